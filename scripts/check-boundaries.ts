@@ -1,0 +1,73 @@
+// Fails the build when a package imports across the boundaries DESIGN.md draws:
+// core is pure (no node:*, @kubernetes/client-node, hono), and runtimes never import each other.
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+
+const root = new URL('..', import.meta.url).pathname;
+const rules: { dir: string; forbidden: RegExp; why: string }[] = [
+  {
+    dir: 'packages/core/src',
+    forbidden: /^(node:|@kubernetes\/client-node|hono|@hono\/|@claimkit\/)/,
+    why: 'core is pure: no runtime modules and no other claimkit package',
+  },
+  {
+    dir: 'packages/controller/src',
+    forbidden: /^@claimkit\/(webhook|cli|e2e)/,
+    why: 'runtimes never import each other',
+  },
+  {
+    dir: 'packages/webhook/src',
+    forbidden: /^@claimkit\/(controller|cli|e2e)/,
+    why: 'runtimes never import each other',
+  },
+  {
+    dir: 'packages/cli/src',
+    forbidden: /^@claimkit\/(controller|webhook|e2e)/,
+    why: 'runtimes never import each other',
+  },
+];
+// The webhook's app must not import a runtime either: only its entry files may.
+const webhookEntries = /main-(node|deno)\.ts$|serve-.*\.ts$/;
+
+function* files(dir: string): Generator<string> {
+  let entries: string[];
+  try {
+    entries = readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const name of entries) {
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) yield* files(p);
+    else if (/\.(ts|mts|js|mjs)$/.test(name)) yield p;
+  }
+}
+
+const importRe =
+  /(?:^|\s)(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g;
+const problems: string[] = [];
+for (const rule of rules) {
+  for (const file of files(join(root, rule.dir))) {
+    const text = readFileSync(file, 'utf8');
+    for (const m of text.matchAll(importRe)) {
+      const spec = m[1] ?? m[2] ?? '';
+      if (rule.forbidden.test(spec))
+        problems.push(`${relative(root, file)}: imports '${spec}' (${rule.why})`);
+      if (
+        rule.dir === 'packages/webhook/src' &&
+        !webhookEntries.test(file) &&
+        !file.endsWith('.test.ts') &&
+        /^(node:|@hono\/node-server)/.test(spec)
+      ) {
+        problems.push(
+          `${relative(root, file)}: imports '${spec}' (only the webhook's entry files may use a runtime)`,
+        );
+      }
+    }
+  }
+}
+if (problems.length > 0) {
+  console.error(`check-boundaries: ${problems.length} forbidden import(s):\n  ${problems.join('\n  ')}`);
+  process.exit(1);
+}
+console.log('check-boundaries: ok');

@@ -1,0 +1,33 @@
+import { defineConfig } from 'vitest/config';
+
+// Tests run against each package's TypeScript sources (the `source` export condition), so no
+// build is needed first.
+const conditions = ['source', 'node', 'import', 'module', 'default'];
+
+export default defineConfig({
+  resolve: { conditions },
+  ssr: { resolve: { conditions, externalConditions: ['source'] } },
+  test: {
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'unit',
+          include: ['packages/*/src/**/*.test.ts'],
+          testTimeout: 30_000,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'e2e',
+          include: ['apps/e2e/src/**/*.test.ts'],
+          globalSetup: ['apps/e2e/src/global-setup.ts'],
+          fileParallelism: false,
+          testTimeout: 120_000,
+          hookTimeout: 600_000,
+        },
+      },
+    ],
+  },
+});
