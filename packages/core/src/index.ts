@@ -1,1 +1,10 @@
-export const version = '0.1.0';
+export * from './api/constants.ts';
+export * from './api/errors.ts';
+export * from './api/json.ts';
+export * from './api/labels.ts';
+export * from './api/meta.ts';
+export type * from './api/ports.ts';
+export * from './api/types.ts';
+export * from './model/api-model.ts';
+export * from './model/clock.ts';
+export * from './model/faults.ts';

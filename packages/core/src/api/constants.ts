@@ -1,0 +1,24 @@
+export const GROUP = 'claimkit.dev';
+export const VERSION = 'v1alpha1';
+export const API_VERSION = `${GROUP}/${VERSION}`;
+
+/** Pool pods carry these labels; see DESIGN.md "PodPool". */
+export const LABEL_POOL = 'claimkit.dev/pool';
+export const LABEL_STATE = 'claimkit.dev/state';
+export const LABEL_CLAIMED_BY = 'claimkit.dev/claimed-by';
+export const ANNOTATION_CLAIMED_BY_UID = 'claimkit.dev/claimed-by-uid';
+
+/** Migration is requested on a PodClaim with these annotations. */
+export const ANNOTATION_MIGRATE = 'claimkit.dev/migrate';
+export const ANNOTATION_MIGRATE_TO = 'claimkit.dev/migrate-to';
+
+/** PodClaimSet claims carry the set's name so the set can select them. */
+export const LABEL_CLAIM_SET = 'claimkit.dev/claim-set';
+
+export const FINALIZER_RELEASE = 'claimkit.dev/release';
+
+export const POD_STATES = ['Idle', 'Bound', 'Draining'] as const;
+export type PodState = (typeof POD_STATES)[number];
+
+/** The field manager / identity the controller writes as; the webhook lets only it set claim spec fields. */
+export const CONTROLLER_NAME = 'claimkit-controller';

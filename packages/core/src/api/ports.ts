@@ -1,0 +1,83 @@
+// The narrow ports every claim algorithm talks through (controller-runtime's Reader / Writer /
+// StatusWriter). The in-memory model implements them for tests and the simulator; the controller
+// and the CLI implement them over @kubernetes/client-node.
+import type { LabelSelector, ObjectKey } from './meta.ts';
+import type { Kind, KindMap } from './types.ts';
+
+export interface ListOptions {
+  namespace?: string;
+  /** A structured selector or its string form (`a=b,c!=d,e in (f),!g`). */
+  labelSelector?: LabelSelector | string;
+  /** Equality-only field selector, e.g. `{ 'spec.nodeName': 'n1' }`. */
+  fieldSelector?: Record<string, string>;
+}
+
+export interface ObjectList<T> {
+  items: T[];
+  resourceVersion: string;
+}
+
+export interface Reader {
+  get<K extends Kind>(kind: K, key: ObjectKey): Promise<KindMap[K]>;
+  list<K extends Kind>(kind: K, opts?: ListOptions): Promise<ObjectList<KindMap[K]>>;
+}
+
+export interface DeletePreconditions {
+  uid?: string;
+  resourceVersion?: string;
+}
+
+export interface DeleteOptions {
+  preconditions?: DeletePreconditions;
+  gracePeriodSeconds?: number;
+}
+
+/** A JSON merge patch (RFC 7386); `null` removes a field. */
+export type MergePatch = { [field: string]: unknown };
+
+export interface PatchOptions {
+  /** Optimistic concurrency: fail with Conflict unless the object is still at this version. */
+  resourceVersion?: string;
+  /** Optimistic concurrency on identity: fail with Conflict unless the object still has this UID. */
+  uid?: string;
+}
+
+export interface Writer {
+  create<K extends Kind>(obj: KindMap[K]): Promise<KindMap[K]>;
+  /** Replace; `metadata.resourceVersion` is the precondition (Conflict when stale). */
+  update<K extends Kind>(obj: KindMap[K]): Promise<KindMap[K]>;
+  patch<K extends Kind>(kind: K, key: ObjectKey, patch: MergePatch, opts?: PatchOptions): Promise<KindMap[K]>;
+  /** Returns the object when it is kept (finalizers: deletionTimestamp set), undefined when gone. */
+  delete<K extends Kind>(kind: K, key: ObjectKey, opts?: DeleteOptions): Promise<KindMap[K] | undefined>;
+}
+
+export interface StatusWriter {
+  updateStatus<K extends Kind>(obj: KindMap[K]): Promise<KindMap[K]>;
+  patchStatus<K extends Kind>(
+    kind: K,
+    key: ObjectKey,
+    patch: MergePatch,
+    opts?: PatchOptions,
+  ): Promise<KindMap[K]>;
+}
+
+export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
+
+export interface WatchEvent<T> {
+  type: WatchEventType;
+  object: T;
+}
+
+export interface Watcher {
+  /**
+   * Streams events after `resourceVersion`; throws ApiError Gone (410) when that version is too
+   * old, so the caller relists. Returns a function that stops the watch.
+   */
+  watch<K extends Kind>(
+    kind: K,
+    opts: ListOptions & { resourceVersion?: string },
+    onEvent: (e: WatchEvent<KindMap[K]>) => void,
+  ): () => void;
+}
+
+export interface Client extends Reader, Writer, StatusWriter {}

@@ -1,0 +1,247 @@
+// The four claimkit kinds and the built-in kinds they touch, matching DESIGN.md and deploy/crds.
+import type { Condition, KubeObject, LabelSelector, ObjectMeta } from './meta.ts';
+
+export interface PodRef {
+  name: string;
+  uid: string;
+}
+
+// ---------- Capture ----------
+export type CaptureBackendType = 'External' | 'Http' | 'Kubelet';
+export type CapturePhase = 'Pending' | 'Capturing' | 'Captured' | 'Failed';
+
+export interface CaptureSpec {
+  selector: LabelSelector;
+  container?: string;
+  leaseSeconds: number;
+  timeoutSeconds: number;
+  maxAttempts: number;
+  backend: { type: CaptureBackendType; url?: string };
+}
+
+export interface CaptureClaim {
+  holder: PodRef;
+  token: number;
+  acquireTime: string;
+  renewTime: string;
+  leaseSeconds: number;
+  job?: { id: string; startTime?: string };
+}
+
+export interface CaptureResult {
+  ref: string;
+  token: number;
+  capturedFrom: PodRef;
+  completionTime: string;
+}
+
+export interface CaptureStatus {
+  phase?: CapturePhase;
+  epoch?: number;
+  claim?: CaptureClaim;
+  result?: CaptureResult;
+  attempts?: number;
+  takeovers?: number;
+  lastError?: string;
+  observedGeneration?: number;
+  conditions?: Condition[];
+}
+
+export interface Capture extends KubeObject {
+  kind: 'Capture';
+  spec: CaptureSpec;
+  status?: CaptureStatus;
+}
+
+// ---------- PodPool ----------
+export type ReleasePolicy = 'Recycle' | 'Delete';
+
+export interface PodTemplateSpec {
+  metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> };
+  spec: PodSpec;
+}
+
+export interface PodPoolSpec {
+  template: PodTemplateSpec;
+  minIdle: number;
+  maxPods: number;
+  releasePolicy: ReleasePolicy;
+  drainSeconds: number;
+}
+
+export interface PodPoolStatus {
+  total?: number;
+  idle?: number;
+  bound?: number;
+  draining?: number;
+  observedGeneration?: number;
+  conditions?: Condition[];
+}
+
+export interface PodPool extends KubeObject {
+  kind: 'PodPool';
+  spec: PodPoolSpec;
+  status?: PodPoolStatus;
+}
+
+// ---------- PodClaim ----------
+export type PodClaimPhase = 'Pending' | 'Bound' | 'Migrating' | 'Lost';
+
+export interface PodClaimSpec {
+  poolName: string;
+  podName?: string;
+  nodeName?: string;
+  sourcePod?: string;
+}
+
+export interface PodClaimStatus {
+  phase?: PodClaimPhase;
+  boundTime?: string;
+  lostTime?: string;
+  migrations?: number;
+  observedGeneration?: number;
+  conditions?: Condition[];
+}
+
+export interface PodClaim extends KubeObject {
+  kind: 'PodClaim';
+  spec: PodClaimSpec;
+  status?: PodClaimStatus;
+}
+
+// ---------- PodClaimSet ----------
+export interface PodClaimSetSpec {
+  replicas: number;
+  selector: LabelSelector;
+  template: { metadata?: { labels?: Record<string, string> }; spec: { poolName: string } };
+}
+
+export interface PodClaimSetStatus {
+  replicas?: number;
+  boundReplicas?: number;
+  pending?: number;
+  migrating?: number;
+  lost?: number;
+  labelSelector?: string;
+  observedGeneration?: number;
+  conditions?: Condition[];
+}
+
+export interface PodClaimSet extends KubeObject {
+  kind: 'PodClaimSet';
+  spec: PodClaimSetSpec;
+  status?: PodClaimSetStatus;
+}
+
+// ---------- built-in kinds (only the fields claimkit uses) ----------
+export interface Container {
+  name: string;
+  image: string;
+  [field: string]: unknown;
+}
+
+export interface PodSpec {
+  containers: Container[];
+  nodeName?: string;
+  [field: string]: unknown;
+}
+
+export type PodPhase = 'Pending' | 'Running' | 'Succeeded' | 'Failed' | 'Unknown';
+
+export interface PodStatus {
+  phase?: PodPhase;
+  conditions?: { type: string; status: string; [field: string]: unknown }[];
+  podIP?: string;
+  [field: string]: unknown;
+}
+
+export interface Pod extends KubeObject {
+  kind: 'Pod';
+  spec: PodSpec;
+  status?: PodStatus;
+}
+
+export interface LeaseSpec {
+  holderIdentity?: string;
+  leaseDurationSeconds?: number;
+  acquireTime?: string;
+  renewTime?: string;
+  leaseTransitions?: number;
+}
+
+export interface Lease extends KubeObject {
+  kind: 'Lease';
+  spec: LeaseSpec;
+}
+
+export interface ConfigMap extends KubeObject {
+  kind: 'ConfigMap';
+  data?: Record<string, string>;
+}
+
+export interface KubeEvent extends KubeObject {
+  kind: 'Event';
+  involvedObject: { apiVersion: string; kind: string; name: string; namespace: string; uid?: string };
+  reason: string;
+  message: string;
+  type: 'Normal' | 'Warning';
+  count?: number;
+  firstTimestamp?: string;
+  lastTimestamp?: string;
+  source?: { component?: string };
+}
+
+export interface KindMap {
+  Capture: Capture;
+  PodPool: PodPool;
+  PodClaim: PodClaim;
+  PodClaimSet: PodClaimSet;
+  Pod: Pod;
+  Lease: Lease;
+  ConfigMap: ConfigMap;
+  Event: KubeEvent;
+}
+
+export type Kind = keyof KindMap;
+export type AnyObject = KindMap[Kind];
+
+export const KIND_INFO: Record<
+  Kind,
+  { apiVersion: string; plural: string; hasStatusSubresource: boolean; hasSpec: boolean }
+> = {
+  Capture: {
+    apiVersion: 'claimkit.dev/v1alpha1',
+    plural: 'captures',
+    hasStatusSubresource: true,
+    hasSpec: true,
+  },
+  PodPool: {
+    apiVersion: 'claimkit.dev/v1alpha1',
+    plural: 'podpools',
+    hasStatusSubresource: true,
+    hasSpec: true,
+  },
+  PodClaim: {
+    apiVersion: 'claimkit.dev/v1alpha1',
+    plural: 'podclaims',
+    hasStatusSubresource: true,
+    hasSpec: true,
+  },
+  PodClaimSet: {
+    apiVersion: 'claimkit.dev/v1alpha1',
+    plural: 'podclaimsets',
+    hasStatusSubresource: true,
+    hasSpec: true,
+  },
+  Pod: { apiVersion: 'v1', plural: 'pods', hasStatusSubresource: true, hasSpec: true },
+  Lease: {
+    apiVersion: 'coordination.k8s.io/v1',
+    plural: 'leases',
+    hasStatusSubresource: false,
+    hasSpec: true,
+  },
+  ConfigMap: { apiVersion: 'v1', plural: 'configmaps', hasStatusSubresource: false, hasSpec: false },
+  Event: { apiVersion: 'v1', plural: 'events', hasStatusSubresource: false, hasSpec: false },
+};
+
+export type { ObjectMeta };

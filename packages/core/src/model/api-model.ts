@@ -1,0 +1,573 @@
+// An in-memory model of kube-apiserver behaviour for the kinds claimkit uses. It really stores
+// objects: every accepted write persists, bumps resourceVersion and is visible to later reads and
+// watches. Conformance tests run the same cases against this model and a real API server.
+import { ApiError, type FieldCause } from '../api/errors.ts';
+import { applyMergePatch, clone, deepEqual, getPath } from '../api/json.ts';
+import { matchesSelector } from '../api/labels.ts';
+import { type KubeObject, keyString, type ObjectKey, toSecondsTimestamp, toTimestamp } from '../api/meta.ts';
+import type {
+  Client,
+  DeleteOptions,
+  ListOptions,
+  MergePatch,
+  ObjectList,
+  PatchOptions,
+  Reader,
+  WatchEvent,
+  WatchEventType,
+  Watcher,
+} from '../api/ports.ts';
+import { KIND_INFO, type Kind, type KindMap } from '../api/types.ts';
+import { type Clock, ManualClock, Rng } from './clock.ts';
+import { FaultInjector, type Verb } from './faults.ts';
+
+type Obj = KubeObject & { [field: string]: unknown };
+
+export interface ModelEvent {
+  rv: number;
+  kind: Kind;
+  type: WatchEventType;
+  object: Obj;
+}
+
+export interface ApiModelOptions {
+  clock?: Clock;
+  seed?: number;
+  /** Per-kind defaulting and validation, e.g. from the CRD schemas. */
+  defaulters?: Partial<Record<Kind, (obj: Obj) => void>>;
+  validators?: Partial<Record<Kind, (obj: Obj) => FieldCause[]>>;
+  /** How many events watches can resume from before answering 410 Gone. */
+  eventWindow?: number;
+}
+
+/** Every write the model accepted, for tests that count API writes. */
+export interface WriteRecord {
+  verb: Verb;
+  kind: Kind;
+  name: string;
+}
+
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
+
+export class ApiModel implements Client, Watcher {
+  readonly clock: Clock;
+  readonly rng: Rng;
+  readonly faults: FaultInjector;
+  readonly writes: WriteRecord[] = [];
+  private readonly store = new Map<Kind, Map<string, Obj>>();
+  private rv = 1;
+  private uidCounter = 0;
+  private readonly events: ModelEvent[] = [];
+  private readonly eventWindow: number;
+  private readonly watchers = new Set<{ kind: Kind; opts: ListOptions; fn: (e: WatchEvent<Obj>) => void }>();
+  private readonly opts: ApiModelOptions;
+
+  constructor(opts: ApiModelOptions = {}) {
+    this.opts = opts;
+    this.clock = opts.clock ?? new ManualClock();
+    this.rng = new Rng(opts.seed ?? 1);
+    this.faults = new FaultInjector(this.rng, () => this.clock.now());
+    this.eventWindow = opts.eventWindow ?? 5000;
+  }
+
+  // ---------------- Reader ----------------
+
+  async get<K extends Kind>(kind: K, key: ObjectKey): Promise<KindMap[K]> {
+    this.fault('get', kind, key.name);
+    return this.getNow(kind, key);
+  }
+
+  /** Synchronous read without faults: for invariant checkers and test assertions. */
+  getNow<K extends Kind>(kind: K, key: ObjectKey): KindMap[K] {
+    const o = this.bucket(kind).get(keyString(key));
+    if (!o) throw new ApiError('NotFound', `${KIND_INFO[kind].plural} "${key.name}" not found`);
+    return clone(o) as unknown as KindMap[K];
+  }
+
+  tryGetNow<K extends Kind>(kind: K, key: ObjectKey): KindMap[K] | undefined {
+    const o = this.bucket(kind).get(keyString(key));
+    return o ? (clone(o) as unknown as KindMap[K]) : undefined;
+  }
+
+  async list<K extends Kind>(kind: K, opts: ListOptions = {}): Promise<ObjectList<KindMap[K]>> {
+    this.fault('list', kind, undefined);
+    return { items: this.listNow(kind, opts), resourceVersion: String(this.rv) };
+  }
+
+  listNow<K extends Kind>(kind: K, opts: ListOptions = {}): KindMap[K][] {
+    const out: KindMap[K][] = [];
+    for (const o of this.bucket(kind).values()) {
+      if (matchesList(o, opts)) out.push(clone(o) as unknown as KindMap[K]);
+    }
+    return out.sort((a, b) => keyString(keyOfObj(a)).localeCompare(keyString(keyOfObj(b))));
+  }
+
+  get resourceVersion(): string {
+    return String(this.rv);
+  }
+
+  // ---------------- Writer ----------------
+
+  async create<K extends Kind>(input: KindMap[K]): Promise<KindMap[K]> {
+    const kind = input.kind as K;
+    const obj = clone(input) as unknown as Obj;
+    const name = obj.metadata?.name || (obj.metadata?.generateName ? obj.metadata.generateName : '');
+    return this.write('create', kind, name, () => {
+      if (!KIND_INFO[kind]) throw new ApiError('BadRequest', `unknown kind ${String(kind)}`);
+      obj.apiVersion = KIND_INFO[kind].apiVersion;
+      const meta = obj.metadata;
+      if (!meta) throw invalid(kind, '', [{ field: 'metadata', message: 'Required value' }]);
+      if (!meta.name && meta.generateName) meta.name = `${meta.generateName}${this.rng.chars(5)}`;
+      const key = { namespace: meta.namespace ?? '', name: meta.name };
+      if (this.bucket(kind).has(keyString(key))) {
+        throw new ApiError('AlreadyExists', `${KIND_INFO[kind].plural} "${meta.name}" already exists`);
+      }
+      if (KIND_INFO[kind].hasStatusSubresource) delete obj.status;
+      meta.uid = this.newUid();
+      meta.creationTimestamp = toSecondsTimestamp(this.clock.now());
+      delete meta.deletionTimestamp;
+      delete meta.resourceVersion;
+      if (KIND_INFO[kind].hasSpec && kind !== 'Lease') meta.generation = 1;
+      this.opts.defaulters?.[kind]?.(obj);
+      this.validate(kind, obj);
+      return this.commit(kind, 'ADDED', obj);
+    }) as unknown as Promise<KindMap[K]>;
+  }
+
+  async update<K extends Kind>(input: KindMap[K]): Promise<KindMap[K]> {
+    const kind = input.kind as K;
+    const obj = clone(input) as unknown as Obj;
+    return this.write('update', kind, obj.metadata.name, () => {
+      const cur = this.mustGet(kind, obj);
+      this.checkUpdatePreconditions(kind, cur, obj.metadata.resourceVersion, obj.metadata.uid, true);
+      if (KIND_INFO[kind].hasStatusSubresource) {
+        if (cur.status === undefined) delete obj.status;
+        else obj.status = clone(cur.status);
+      }
+      return this.replace(kind, cur, obj);
+    }) as unknown as Promise<KindMap[K]>;
+  }
+
+  async patch<K extends Kind>(kind: K, key: ObjectKey, patch: MergePatch, opts: PatchOptions = {}) {
+    return this.write('patch', kind, key.name, () => {
+      const cur = this.mustGetKey(kind, key);
+      const patchRv = (patch.metadata as { resourceVersion?: string } | undefined)?.resourceVersion;
+      this.checkUpdatePreconditions(kind, cur, opts.resourceVersion ?? patchRv, opts.uid, false);
+      const next = applyMergePatch(cur, patch) as Obj;
+      if (KIND_INFO[kind].hasStatusSubresource) {
+        if (cur.status === undefined) delete next.status;
+        else next.status = clone(cur.status);
+      }
+      return this.replace(kind, cur, next);
+    }) as unknown as Promise<KindMap[K]>;
+  }
+
+  async updateStatus<K extends Kind>(input: KindMap[K]): Promise<KindMap[K]> {
+    const kind = input.kind as K;
+    const obj = clone(input) as unknown as Obj;
+    return this.write('updateStatus', kind, obj.metadata.name, () => {
+      this.requireStatusSubresource(kind);
+      const cur = this.mustGet(kind, obj);
+      this.checkUpdatePreconditions(kind, cur, obj.metadata.resourceVersion, obj.metadata.uid, true);
+      const next = clone(cur);
+      if (obj.status === undefined) delete next.status;
+      else next.status = obj.status;
+      return this.replace(kind, cur, next, true);
+    }) as unknown as Promise<KindMap[K]>;
+  }
+
+  async patchStatus<K extends Kind>(kind: K, key: ObjectKey, patch: MergePatch, opts: PatchOptions = {}) {
+    return this.write('patchStatus', kind, key.name, () => {
+      this.requireStatusSubresource(kind);
+      const cur = this.mustGetKey(kind, key);
+      const patchRv = (patch.metadata as { resourceVersion?: string } | undefined)?.resourceVersion;
+      this.checkUpdatePreconditions(kind, cur, opts.resourceVersion ?? patchRv, opts.uid, false);
+      const patched = applyMergePatch(cur, patch) as Obj;
+      const next = clone(cur);
+      if (patched.status === undefined) delete next.status;
+      else next.status = patched.status;
+      return this.replace(kind, cur, next, true);
+    }) as unknown as Promise<KindMap[K]>;
+  }
+
+  async delete<K extends Kind>(kind: K, key: ObjectKey, opts: DeleteOptions = {}) {
+    return this.write('delete', kind, key.name, () => {
+      const cur = this.mustGetKey(kind, key);
+      const pre = opts.preconditions ?? {};
+      if (pre.uid !== undefined && pre.uid !== cur.metadata.uid) {
+        throw new ApiError(
+          'Conflict',
+          `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${cur.metadata.uid}`,
+        );
+      }
+      if (pre.resourceVersion !== undefined && pre.resourceVersion !== cur.metadata.resourceVersion) {
+        throw new ApiError(
+          'Conflict',
+          `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${cur.metadata.resourceVersion}`,
+        );
+      }
+      const graceful =
+        kind === 'Pod' &&
+        opts.gracePeriodSeconds !== 0 &&
+        typeof (cur as { spec?: { nodeName?: string } }).spec?.nodeName === 'string' &&
+        (cur as { spec?: { nodeName?: string } }).spec?.nodeName !== '';
+      if ((cur.metadata.finalizers?.length ?? 0) > 0 || graceful) {
+        if (cur.metadata.deletionTimestamp) return clone(cur);
+        const next = clone(cur);
+        next.metadata.deletionTimestamp = toSecondsTimestamp(this.clock.now());
+        next.metadata.deletionGracePeriodSeconds = graceful ? (opts.gracePeriodSeconds ?? 30) : 0;
+        return this.commit(kind, 'MODIFIED', next);
+      }
+      this.remove(kind, cur);
+      return undefined;
+    }) as Promise<KindMap[K] | undefined>;
+  }
+
+  // ---------------- Watcher ----------------
+
+  watch<K extends Kind>(
+    kind: K,
+    opts: ListOptions & { resourceVersion?: string },
+    onEvent: (e: WatchEvent<KindMap[K]>) => void,
+  ): () => void {
+    const from = opts.resourceVersion === undefined ? this.rv : Number(opts.resourceVersion);
+    const oldest = this.events[0]?.rv ?? this.rv;
+    if (from < oldest - 1 && this.events.length >= this.eventWindow) {
+      throw new ApiError('Gone', `too old resource version: ${from} (${oldest - 1})`);
+    }
+    for (const e of this.events) {
+      if (e.rv > from && e.kind === kind && matchesList(e.object, opts)) {
+        onEvent({ type: e.type, object: clone(e.object) as unknown as KindMap[K] });
+      }
+    }
+    const w = { kind, opts, fn: onEvent as unknown as (e: WatchEvent<Obj>) => void };
+    this.watchers.add(w);
+    return () => this.watchers.delete(w);
+  }
+
+  /** Events after `rv` (all kinds), for cache views. */
+  eventsSince(rv: number): { events: ModelEvent[]; complete: boolean } {
+    const oldest = this.events[0]?.rv ?? this.rv + 1;
+    const complete = rv >= oldest - 1 || this.events.length < this.eventWindow;
+    return { events: this.events.filter((e) => e.rv > rv), complete };
+  }
+
+  // ---------------- what a kubelet and the garbage collector do ----------------
+
+  /** Finishes graceful pod deletions (a kubelet would after the containers stop). */
+  completePodDeletions(filter: (pod: KindMap['Pod']) => boolean = () => true): number {
+    let n = 0;
+    for (const o of [...this.bucket('Pod').values()]) {
+      const pod = o as unknown as KindMap['Pod'];
+      if (pod.metadata.deletionTimestamp && (pod.metadata.finalizers?.length ?? 0) === 0 && filter(pod)) {
+        this.remove('Pod', o);
+        n++;
+      }
+    }
+    return n;
+  }
+
+  /** Sets pod status as a kubelet would (for tests and the simulator), through the status subresource. */
+  setPodStatusNow(key: ObjectKey, status: KindMap['Pod']['status']): KindMap['Pod'] {
+    const cur = this.mustGetKey('Pod', key);
+    const next = clone(cur);
+    next.status = clone(status);
+    return this.commit('Pod', 'MODIFIED', next) as unknown as KindMap['Pod'];
+  }
+
+  /** All objects of every kind, for invariant checkers. */
+  snapshot(): { [K in Kind]: KindMap[K][] } {
+    const out = {} as { [K in Kind]: KindMap[K][] };
+    for (const kind of Object.keys(KIND_INFO) as Kind[]) {
+      (out as Record<Kind, unknown[]>)[kind] = this.listNow(kind);
+    }
+    return out;
+  }
+
+  // ---------------- internals ----------------
+
+  private bucket(kind: Kind): Map<string, Obj> {
+    let b = this.store.get(kind);
+    if (!b) {
+      b = new Map();
+      this.store.set(kind, b);
+    }
+    return b;
+  }
+
+  private fault(verb: Verb, kind: Kind, name: string | undefined): void {
+    const rule = this.faults.check(verb, kind, name);
+    if (rule && !rule.appliedBeforeError) throw FaultInjector.errorFor(rule, verb, kind, name);
+    if (rule) this.pendingAppliedFault = FaultInjector.errorFor(rule, verb, kind, name);
+  }
+
+  private pendingAppliedFault: ApiError | undefined;
+
+  private async write<T>(verb: Verb, kind: Kind, name: string, fn: () => T): Promise<T> {
+    this.pendingAppliedFault = undefined;
+    this.fault(verb, kind, name);
+    const after = this.pendingAppliedFault;
+    this.pendingAppliedFault = undefined;
+    const result = fn();
+    this.writes.push({ verb, kind, name });
+    if (after) throw after;
+    return result;
+  }
+
+  private mustGet(kind: Kind, obj: Obj): Obj {
+    return this.mustGetKey(kind, { namespace: obj.metadata.namespace ?? '', name: obj.metadata.name });
+  }
+
+  private mustGetKey(kind: Kind, key: ObjectKey): Obj {
+    const o = this.bucket(kind).get(keyString(key));
+    if (!o) throw new ApiError('NotFound', `${KIND_INFO[kind].plural} "${key.name}" not found`);
+    return o;
+  }
+
+  private requireStatusSubresource(kind: Kind): void {
+    if (!KIND_INFO[kind].hasStatusSubresource) {
+      throw new ApiError('NotFound', `${KIND_INFO[kind].plural} has no status subresource`);
+    }
+  }
+
+  private checkUpdatePreconditions(
+    kind: Kind,
+    cur: Obj,
+    rv: string | undefined,
+    uid: string | undefined,
+    rvRequired: boolean,
+  ): void {
+    if (rvRequired && (rv === undefined || rv === '')) {
+      throw invalid(kind, cur.metadata.name, [
+        { field: 'metadata.resourceVersion', message: 'Invalid value: 0x0: must be specified for an update' },
+      ]);
+    }
+    if (uid !== undefined && uid !== '' && uid !== cur.metadata.uid) {
+      throw new ApiError(
+        'Conflict',
+        `Precondition failed: UID in precondition: ${uid}, UID in object meta: ${cur.metadata.uid}`,
+      );
+    }
+    if (rv !== undefined && rv !== '' && rv !== cur.metadata.resourceVersion) {
+      throw new ApiError(
+        'Conflict',
+        `Operation cannot be fulfilled on ${KIND_INFO[kind].plural} "${cur.metadata.name}": the object has been modified; please apply your changes to the latest version and try again`,
+      );
+    }
+  }
+
+  /** Common tail of update/patch/status writes: immutables, finalizer rules, generation, commit. */
+  private replace(kind: Kind, cur: Obj, next: Obj, statusOnly = false): Obj {
+    const m = next.metadata;
+    const c = cur.metadata;
+    m.name = c.name;
+    if (c.namespace !== undefined) m.namespace = c.namespace;
+    else delete m.namespace;
+    m.uid = c.uid!;
+    m.creationTimestamp = c.creationTimestamp!;
+    if (c.deletionTimestamp) {
+      m.deletionTimestamp = c.deletionTimestamp;
+      const added = (m.finalizers ?? []).filter((f) => !(c.finalizers ?? []).includes(f));
+      if (added.length > 0) {
+        throw invalid(kind, c.name, [
+          {
+            field: 'metadata.finalizers',
+            message: `Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers ${JSON.stringify(added)}`,
+          },
+        ]);
+      }
+    } else delete m.deletionTimestamp;
+    if (c.deletionGracePeriodSeconds !== undefined)
+      m.deletionGracePeriodSeconds = c.deletionGracePeriodSeconds;
+    if (m.finalizers?.length === 0) delete m.finalizers;
+    if (m.generation === undefined && c.generation !== undefined) m.generation = c.generation;
+    m.generation = c.generation;
+    if (m.generation === undefined) delete m.generation;
+    if (!statusOnly && c.generation !== undefined && !deepEqual(specOf(kind, cur), specOf(kind, next))) {
+      m.generation = c.generation + 1;
+    }
+    if (!statusOnly) this.validate(kind, next);
+    // A no-op write does not bump resourceVersion, as on the real server.
+    const { resourceVersion: _a, ...mNoRv } = m;
+    const { resourceVersion: _b, ...cNoRv } = c;
+    if (deepEqual({ ...next, metadata: mNoRv }, { ...cur, metadata: cNoRv })) return clone(cur);
+    if (c.deletionTimestamp && (m.finalizers?.length ?? 0) === 0) {
+      const gracefulPod = kind === 'Pod' && (c.deletionGracePeriodSeconds ?? 0) > 0;
+      if (!gracefulPod) {
+        this.remove(kind, next);
+        return clone(next);
+      }
+    }
+    return this.commit(kind, 'MODIFIED', next);
+  }
+
+  private validate(kind: Kind, obj: Obj): void {
+    const causes: FieldCause[] = [];
+    const m = obj.metadata;
+    if (!m.name)
+      causes.push({ field: 'metadata.name', message: 'Required value: name or generateName is required' });
+    else if (m.name.length > 253 || !DNS_SUBDOMAIN.test(m.name)) {
+      causes.push({
+        field: 'metadata.name',
+        message: `Invalid value: ${JSON.stringify(m.name)}: a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.'`,
+      });
+    }
+    for (const [k, v] of Object.entries(m.labels ?? {})) {
+      if (typeof v !== 'string' || v.length > 63 || !LABEL_VALUE.test(v)) {
+        causes.push({
+          field: `metadata.labels`,
+          message: `Invalid value: ${JSON.stringify(v)} for label ${k}`,
+        });
+      }
+    }
+    causes.push(...(this.opts.validators?.[kind]?.(obj) ?? []));
+    if (causes.length > 0) throw invalid(kind, m.name, causes);
+  }
+
+  private commit(kind: Kind, type: WatchEventType, obj: Obj): Obj {
+    this.rv++;
+    obj.metadata.resourceVersion = String(this.rv);
+    const stored = clone(obj);
+    this.bucket(kind).set(keyString(keyOfObj(stored)), stored);
+    this.emit({ rv: this.rv, kind, type, object: stored });
+    return clone(stored);
+  }
+
+  private remove(kind: Kind, obj: Obj): void {
+    const key = keyString(keyOfObj(obj));
+    const cur = this.bucket(kind).get(key);
+    if (!cur) return;
+    this.bucket(kind).delete(key);
+    this.rv++;
+    const gone = clone(cur);
+    gone.metadata.resourceVersion = String(this.rv);
+    this.emit({ rv: this.rv, kind, type: 'DELETED', object: gone });
+    this.collectGarbage(cur.metadata.uid!);
+  }
+
+  /** Background-propagation garbage collection: dependents whose every owner is gone are deleted. */
+  private collectGarbage(ownerUid: string): void {
+    const live = new Set<string>();
+    for (const b of this.store.values()) for (const o of b.values()) live.add(o.metadata.uid!);
+    for (const [kind, b] of this.store) {
+      for (const o of [...b.values()]) {
+        const owners = o.metadata.ownerReferences ?? [];
+        if (owners.length === 0 || !owners.some((r) => r.uid === ownerUid)) continue;
+        if (owners.every((r) => !live.has(r.uid))) {
+          void this.delete(kind, keyOfObj(o)).catch(() => undefined);
+        }
+      }
+    }
+  }
+
+  private emit(e: ModelEvent): void {
+    this.events.push(e);
+    if (this.events.length > this.eventWindow) this.events.splice(0, this.events.length - this.eventWindow);
+    for (const w of [...this.watchers]) {
+      if (w.kind === e.kind && matchesList(e.object, w.opts)) w.fn({ type: e.type, object: clone(e.object) });
+    }
+  }
+
+  private newUid(): string {
+    this.uidCounter++;
+    const hex = (this.rng.int(0xffffffff) >>> 0).toString(16).padStart(8, '0');
+    return `${hex}-0000-4000-8000-${this.uidCounter.toString(16).padStart(12, '0')}`;
+  }
+
+  /** Model time as an RFC 3339 timestamp (for fixtures). */
+  nowTimestamp(): string {
+    return toTimestamp(this.clock.now());
+  }
+}
+
+function invalid(kind: Kind, name: string, causes: FieldCause[]): ApiError {
+  const detail = causes.map((c) => `${c.field}: ${c.message}`).join(', ');
+  return new ApiError('Invalid', `${kind} "${name}" is invalid: ${detail}`, { causes });
+}
+
+function keyOfObj(o: { metadata: { namespace?: string; name: string } }): ObjectKey {
+  return { namespace: o.metadata.namespace ?? '', name: o.metadata.name };
+}
+
+function specOf(kind: Kind, o: Obj): unknown {
+  if (KIND_INFO[kind].hasSpec) return o.spec;
+  const { metadata: _m, status: _s, ...rest } = o;
+  return rest;
+}
+
+export function matchesList(o: KubeObject, opts: ListOptions): boolean {
+  if (opts.namespace && (o.metadata.namespace ?? '') !== opts.namespace) return false;
+  if (opts.labelSelector !== undefined && !matchesSelector(o.metadata.labels, opts.labelSelector))
+    return false;
+  for (const [path, want] of Object.entries(opts.fieldSelector ?? {})) {
+    const got = getPath(o, path);
+    if ((got === undefined || got === null ? '' : String(got)) !== want) return false;
+  }
+  return true;
+}
+
+/** A Reader that serves what an informer cache would: the model's state `lag` events ago. */
+export class CacheView implements Reader {
+  private readonly store = new Map<Kind, Map<string, Obj>>();
+  private appliedRv = 0;
+  lag: number;
+
+  private readonly model: ApiModel;
+
+  constructor(model: ApiModel, lag = 0) {
+    this.model = model;
+    this.lag = lag;
+    this.relist();
+  }
+
+  private relist(): void {
+    this.store.clear();
+    const snap = this.model.snapshot();
+    for (const kind of Object.keys(snap) as Kind[]) {
+      const b = new Map<string, Obj>();
+      for (const o of snap[kind]) b.set(keyString(keyOfObj(o)), o as unknown as Obj);
+      this.store.set(kind, b);
+    }
+    this.appliedRv = Number(this.model.resourceVersion);
+  }
+
+  /** Applies events up to `lag` behind the head. */
+  sync(): void {
+    const { events, complete } = this.model.eventsSince(this.appliedRv);
+    if (!complete) {
+      this.relist();
+      return;
+    }
+    const upto = events.length - this.lag;
+    for (let i = 0; i < upto; i++) {
+      const e = events[i]!;
+      let b = this.store.get(e.kind);
+      if (!b) {
+        b = new Map();
+        this.store.set(e.kind, b);
+      }
+      const k = keyString(keyOfObj(e.object));
+      if (e.type === 'DELETED') b.delete(k);
+      else b.set(k, clone(e.object));
+      this.appliedRv = e.rv;
+    }
+  }
+
+  async get<K extends Kind>(kind: K, key: ObjectKey): Promise<KindMap[K]> {
+    this.sync();
+    const o = this.store.get(kind)?.get(keyString(key));
+    if (!o) throw new ApiError('NotFound', `${KIND_INFO[kind].plural} "${key.name}" not found (cache)`);
+    return clone(o) as unknown as KindMap[K];
+  }
+
+  async list<K extends Kind>(kind: K, opts: ListOptions = {}): Promise<ObjectList<KindMap[K]>> {
+    this.sync();
+    const items: KindMap[K][] = [];
+    for (const o of this.store.get(kind)?.values() ?? []) {
+      if (matchesList(o, opts)) items.push(clone(o) as unknown as KindMap[K]);
+    }
+    items.sort((a, b) => keyString(keyOfObj(a)).localeCompare(keyString(keyOfObj(b))));
+    return { items, resourceVersion: String(this.appliedRv) };
+  }
+}
