@@ -38,21 +38,25 @@ export function parseSelector(s: string): LabelSelector {
   for (const raw of parts) {
     const p = raw.trim();
     if (p === '') continue;
-    let m: RegExpMatchArray | null;
-    if ((m = p.match(/^([\w./-]+)\s+(in|notin)\s+\(([^)]*)\)$/))) {
-      const values = m[3]!
+    const setBased = p.match(/^([\w./-]+)\s+(in|notin)\s+\(([^)]*)\)$/);
+    const notEqual = p.match(/^([\w./-]+)\s*!=\s*([\w./-]*)$/);
+    const equal = p.match(/^([\w./-]+)\s*==?\s*([\w./-]*)$/);
+    const absent = p.match(/^!([\w./-]+)$/);
+    const present = p.match(/^([\w./-]+)$/);
+    if (setBased) {
+      const values = setBased[3]!
         .split(',')
         .map((v) => v.trim())
         .filter((v) => v !== '');
-      matchExpressions.push({ key: m[1]!, operator: m[2] === 'in' ? 'In' : 'NotIn', values });
-    } else if ((m = p.match(/^([\w./-]+)\s*!=\s*([\w./-]*)$/))) {
-      matchExpressions.push({ key: m[1]!, operator: 'NotIn', values: [m[2]!] });
-    } else if ((m = p.match(/^([\w./-]+)\s*==?\s*([\w./-]*)$/))) {
-      matchLabels[m[1]!] = m[2]!;
-    } else if ((m = p.match(/^!([\w./-]+)$/))) {
-      matchExpressions.push({ key: m[1]!, operator: 'DoesNotExist' });
-    } else if ((m = p.match(/^([\w./-]+)$/))) {
-      matchExpressions.push({ key: m[1]!, operator: 'Exists' });
+      matchExpressions.push({ key: setBased[1]!, operator: setBased[2] === 'in' ? 'In' : 'NotIn', values });
+    } else if (notEqual) {
+      matchExpressions.push({ key: notEqual[1]!, operator: 'NotIn', values: [notEqual[2]!] });
+    } else if (equal) {
+      matchLabels[equal[1]!] = equal[2]!;
+    } else if (absent) {
+      matchExpressions.push({ key: absent[1]!, operator: 'DoesNotExist' });
+    } else if (present) {
+      matchExpressions.push({ key: present[1]!, operator: 'Exists' });
     } else {
       throw new Error(`invalid label selector ${JSON.stringify(s)}: cannot parse ${JSON.stringify(p)}`);
     }
