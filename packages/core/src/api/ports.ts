@@ -2,7 +2,7 @@
 // StatusWriter). The in-memory model implements them for tests and the simulator; the controller
 // and the CLI implement them over @kubernetes/client-node.
 import type { LabelSelector, ObjectKey } from './meta.ts';
-import type { Kind, KindMap } from './types.ts';
+import type { AnyObject, Kind, KindMap } from './types.ts';
 
 export interface ListOptions {
   namespace?: string;
@@ -43,16 +43,16 @@ export interface PatchOptions {
 }
 
 export interface Writer {
-  create<K extends Kind>(obj: KindMap[K]): Promise<KindMap[K]>;
+  create<T extends AnyObject>(obj: T): Promise<T>;
   /** Replace; `metadata.resourceVersion` is the precondition (Conflict when stale). */
-  update<K extends Kind>(obj: KindMap[K]): Promise<KindMap[K]>;
+  update<T extends AnyObject>(obj: T): Promise<T>;
   patch<K extends Kind>(kind: K, key: ObjectKey, patch: MergePatch, opts?: PatchOptions): Promise<KindMap[K]>;
   /** Returns the object when it is kept (finalizers: deletionTimestamp set), undefined when gone. */
   delete<K extends Kind>(kind: K, key: ObjectKey, opts?: DeleteOptions): Promise<KindMap[K] | undefined>;
 }
 
 export interface StatusWriter {
-  updateStatus<K extends Kind>(obj: KindMap[K]): Promise<KindMap[K]>;
+  updateStatus<T extends AnyObject>(obj: T): Promise<T>;
   patchStatus<K extends Kind>(
     kind: K,
     key: ObjectKey,

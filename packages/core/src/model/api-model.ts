@@ -17,7 +17,7 @@ import type {
   WatchEventType,
   Watcher,
 } from '../api/ports.ts';
-import { KIND_INFO, type Kind, type KindMap } from '../api/types.ts';
+import { type AnyObject, KIND_INFO, type Kind, type KindMap } from '../api/types.ts';
 import { type Clock, ManualClock, Rng } from './clock.ts';
 import { FaultInjector, type Verb } from './faults.ts';
 
@@ -109,8 +109,8 @@ export class ApiModel implements Client, Watcher {
 
   // ---------------- Writer ----------------
 
-  async create<K extends Kind>(input: KindMap[K]): Promise<KindMap[K]> {
-    const kind = input.kind as K;
+  async create<T extends AnyObject>(input: T): Promise<T> {
+    const kind = input.kind as Kind;
     const obj = clone(input) as unknown as Obj;
     const name = obj.metadata?.name || (obj.metadata?.generateName ? obj.metadata.generateName : '');
     return this.write('create', kind, name, () => {
@@ -132,11 +132,11 @@ export class ApiModel implements Client, Watcher {
       this.opts.defaulters?.[kind]?.(obj);
       this.validate(kind, obj);
       return this.commit(kind, 'ADDED', obj);
-    }) as unknown as Promise<KindMap[K]>;
+    }) as unknown as Promise<T>;
   }
 
-  async update<K extends Kind>(input: KindMap[K]): Promise<KindMap[K]> {
-    const kind = input.kind as K;
+  async update<T extends AnyObject>(input: T): Promise<T> {
+    const kind = input.kind as Kind;
     const obj = clone(input) as unknown as Obj;
     return this.write('update', kind, obj.metadata.name, () => {
       const cur = this.mustGet(kind, obj);
@@ -146,7 +146,7 @@ export class ApiModel implements Client, Watcher {
         else obj.status = clone(cur.status);
       }
       return this.replace(kind, cur, obj);
-    }) as unknown as Promise<KindMap[K]>;
+    }) as unknown as Promise<T>;
   }
 
   async patch<K extends Kind>(kind: K, key: ObjectKey, patch: MergePatch, opts: PatchOptions = {}) {
@@ -163,8 +163,8 @@ export class ApiModel implements Client, Watcher {
     }) as unknown as Promise<KindMap[K]>;
   }
 
-  async updateStatus<K extends Kind>(input: KindMap[K]): Promise<KindMap[K]> {
-    const kind = input.kind as K;
+  async updateStatus<T extends AnyObject>(input: T): Promise<T> {
+    const kind = input.kind as Kind;
     const obj = clone(input) as unknown as Obj;
     return this.write('updateStatus', kind, obj.metadata.name, () => {
       this.requireStatusSubresource(kind);
@@ -174,7 +174,7 @@ export class ApiModel implements Client, Watcher {
       if (obj.status === undefined) delete next.status;
       else next.status = obj.status;
       return this.replace(kind, cur, next, true);
-    }) as unknown as Promise<KindMap[K]>;
+    }) as unknown as Promise<T>;
   }
 
   async patchStatus<K extends Kind>(kind: K, key: ObjectKey, patch: MergePatch, opts: PatchOptions = {}) {

@@ -1,0 +1,83 @@
+// The holder's side of a capture (External backend): acquire for a pod, renew, complete, fail,
+// release. Every write carries the resourceVersion it read; on Conflict the operation re-reads and
+// decides again, so a superseded holder gets ClaimSuperseded and writes nothing.
+import { ApiError, isApiError } from '../api/errors.ts';
+import type { ObjectKey } from '../api/meta.ts';
+import type { Client } from '../api/ports.ts';
+import type { Capture, CaptureStatus, PodRef } from '../api/types.ts';
+import { lookupHolder } from '../reconcile/capture.ts';
+import {
+  type AcquireOutcome,
+  completeClaim,
+  decideAcquire,
+  failClaim,
+  releaseClaim,
+  renewClaim,
+  retryCapture,
+} from './claim.ts';
+
+const MAX_CONFLICT_RETRIES = 8;
+
+async function fencedStatusWrite(
+  client: Client,
+  key: ObjectKey,
+  next: (c: Capture) => CaptureStatus,
+): Promise<Capture> {
+  for (let i = 0; ; i++) {
+    const c = await client.get('Capture', key);
+    const status = next(c); // throws ClaimSuperseded before any write
+    try {
+      return await client.updateStatus({ ...c, status });
+    } catch (e) {
+      if (isApiError(e, 'Conflict') && i < MAX_CONFLICT_RETRIES) continue;
+      throw e;
+    }
+  }
+}
+
+export async function acquireCapture(
+  client: Client,
+  key: ObjectKey,
+  pod: PodRef,
+  now: () => number,
+): Promise<{ outcome: AcquireOutcome; capture: Capture }> {
+  for (let i = 0; ; i++) {
+    const c = await client.get('Capture', key);
+    const claim = c.status?.claim;
+    const holder = claim ? await lookupHolder({ client }, key.namespace, claim.holder.name, []) : undefined;
+    const outcome = decideAcquire(c, pod, holder, now());
+    if (outcome.kind === 'held' || outcome.kind === 'closed') return { outcome, capture: c };
+    try {
+      const written = await client.updateStatus({ ...c, status: outcome.status });
+      return { outcome, capture: written };
+    } catch (e) {
+      if (isApiError(e, 'Conflict') && i < MAX_CONFLICT_RETRIES) continue;
+      throw e;
+    }
+  }
+}
+
+export const renewCapture = (client: Client, key: ObjectKey, token: number, now: () => number) =>
+  fencedStatusWrite(client, key, (c) => renewClaim(c.status ?? {}, token, now()));
+
+export const completeCapture = (
+  client: Client,
+  key: ObjectKey,
+  token: number,
+  ref: string,
+  now: () => number,
+) => fencedStatusWrite(client, key, (c) => completeClaim(c.status ?? {}, token, ref, now()));
+
+export const failCapture = (client: Client, key: ObjectKey, token: number, error: string) =>
+  fencedStatusWrite(client, key, (c) => failClaim(c.status ?? {}, token, error, c.spec.maxAttempts));
+
+export const releaseCapture = (client: Client, key: ObjectKey, token: number) =>
+  fencedStatusWrite(client, key, (c) => releaseClaim(c.status ?? {}, token));
+
+export const retryFailedCapture = (client: Client, key: ObjectKey) =>
+  fencedStatusWrite(client, key, (c) => {
+    if (c.status?.phase !== 'Failed') {
+      throw new ApiError('BadRequest', `capture ${key.name} is ${c.status?.phase ?? 'Pending'}, not Failed`);
+    }
+    return retryCapture(c.status);
+  });

@@ -1,0 +1,65 @@
+// Carries out a Decision through the Writer ports. Writes run in order and stop at the first
+// failure: every decision is built so that any prefix of it is a safe state to resume from.
+import { ApiError, isApiError } from '../api/errors.ts';
+import type { Client } from '../api/ports.ts';
+import type { Decision, EventSpec, Write } from './decision.ts';
+
+export interface EventRecorder {
+  record(e: EventSpec): void | Promise<void>;
+}
+
+export interface ApplyResult {
+  applied: number;
+  /** The write that failed and why; Conflict/NotFound mean "re-read and decide again". */
+  failed?: { write: Write; error: ApiError };
+  requeueAfterMs?: number;
+}
+
+export async function applyWrite(client: Client, w: Write): Promise<unknown> {
+  switch (w.op) {
+    case 'create':
+      return client.create(w.object);
+    case 'update':
+      return client.update(w.object);
+    case 'updateStatus':
+      return client.updateStatus(w.object);
+    case 'patch':
+      return client.patch(w.kind, w.key, w.patch, w.precondition);
+    case 'patchStatus':
+      return client.patchStatus(w.kind, w.key, w.patch, w.precondition);
+    case 'delete':
+      return client.delete(w.kind, w.key, w.preconditions ? { preconditions: w.preconditions } : {});
+  }
+}
+
+export async function applyDecision(
+  client: Client,
+  d: Decision,
+  recorder?: EventRecorder,
+): Promise<ApplyResult> {
+  let applied = 0;
+  for (const w of d.writes) {
+    try {
+      await applyWrite(client, w);
+      applied++;
+    } catch (e) {
+      // Deleting what is already gone is done.
+      if (w.op === 'delete' && isApiError(e, 'NotFound')) {
+        applied++;
+        continue;
+      }
+      const error = isApiError(e) ? e : new ApiError('Unavailable', String((e as Error)?.message ?? e));
+      return { applied, failed: { write: w, error } };
+    }
+  }
+  if (recorder) {
+    for (const ev of d.events) {
+      try {
+        await recorder.record(ev);
+      } catch {
+        // Events are best effort, as in client-go's recorder.
+      }
+    }
+  }
+  return d.requeueAfterMs === undefined ? { applied } : { applied, requeueAfterMs: d.requeueAfterMs };
+}
