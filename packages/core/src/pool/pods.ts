@@ -1,0 +1,120 @@
+// Pool pod labels and the writes that change them. Every pod write carries the pod's
+// resourceVersion (compare-and-swap), so two writers can never both win a pod.
+import {
+  ANNOTATION_CLAIMED_BY_UID,
+  LABEL_CLAIMED_BY,
+  LABEL_POOL,
+  LABEL_STATE,
+  type PodState,
+} from '../api/constants.ts';
+import { keyOf } from '../api/meta.ts';
+import type { Pod, PodClaim } from '../api/types.ts';
+import { isDeleting, isPodReady } from '../capture/liveness.ts';
+import type { Write } from '../reconcile/decision.ts';
+
+export const ANNOTATION_DRAINING_SINCE = 'claimkit.dev/draining-since';
+
+export const poolOf = (p: Pod): string | undefined => p.metadata.labels?.[LABEL_POOL];
+export const stateOf = (p: Pod): string | undefined => p.metadata.labels?.[LABEL_STATE];
+export const claimedBy = (p: Pod): string | undefined => p.metadata.labels?.[LABEL_CLAIMED_BY] || undefined;
+export const claimedByUid = (p: Pod): string | undefined =>
+  p.metadata.annotations?.[ANNOTATION_CLAIMED_BY_UID] || undefined;
+
+/** Labelled as ours: name and (when recorded) UID of this claim. */
+export function isClaimedBy(p: Pod, claim: PodClaim): boolean {
+  if (claimedBy(p) !== claim.metadata.name) return false;
+  const uid = claimedByUid(p);
+  return uid === undefined || uid === claim.metadata.uid;
+}
+
+/** A pod a Pending claim may bind: Idle by label, unclaimed, Ready, not deleting. */
+export function isIdleAndReady(p: Pod): boolean {
+  return stateOf(p) === 'Idle' && claimedBy(p) === undefined && !isDeleting(p) && isPodReady(p);
+}
+
+/** CAS: take an Idle pod for a claim. Fails with Conflict if anybody changed the pod since we read it. */
+export function bindPodWrite(pod: Pod, claim: PodClaim, state: PodState = 'Bound'): Write {
+  return {
+    op: 'patch',
+    kind: 'Pod',
+    key: keyOf(pod),
+    patch: {
+      metadata: {
+        labels: { [LABEL_STATE]: state, [LABEL_CLAIMED_BY]: claim.metadata.name },
+        annotations: {
+          [ANNOTATION_CLAIMED_BY_UID]: claim.metadata.uid ?? '',
+          [ANNOTATION_DRAINING_SINCE]: null,
+        },
+      },
+    },
+    precondition: { resourceVersion: pod.metadata.resourceVersion!, uid: pod.metadata.uid! },
+    why: `bind pod ${pod.metadata.name} to claim ${claim.metadata.name}`,
+  };
+}
+
+/** Labels a pod we reference but that lost its claimed-by label (e.g. another claim's finalizer removed its own). */
+export function labelOwnedPodWrite(pod: Pod, claim: PodClaim): Write {
+  return {
+    ...bindPodWrite(pod, claim, (stateOf(pod) as PodState) === 'Draining' ? 'Draining' : 'Bound'),
+    why: `label pod ${pod.metadata.name} as claimed by ${claim.metadata.name}`,
+  };
+}
+
+/** Removes only the claimed-by label and annotation (never replaces it with another claim's name). */
+export function unlabelPodWrite(pod: Pod, why: string): Write {
+  return {
+    op: 'patch',
+    kind: 'Pod',
+    key: keyOf(pod),
+    patch: {
+      metadata: {
+        labels: { [LABEL_CLAIMED_BY]: null },
+        annotations: { [ANNOTATION_CLAIMED_BY_UID]: null },
+      },
+    },
+    precondition: { resourceVersion: pod.metadata.resourceVersion!, uid: pod.metadata.uid! },
+    why,
+  };
+}
+
+export function drainPodWrite(pod: Pod, now: number): Write {
+  return {
+    op: 'patch',
+    kind: 'Pod',
+    key: keyOf(pod),
+    patch: {
+      metadata: {
+        labels: { [LABEL_STATE]: 'Draining' },
+        annotations: { [ANNOTATION_DRAINING_SINCE]: new Date(now).toISOString() },
+      },
+    },
+    precondition: { resourceVersion: pod.metadata.resourceVersion!, uid: pod.metadata.uid! },
+    why: `drain pod ${pod.metadata.name}`,
+  };
+}
+
+/** Release per the pool's releasePolicy: Recycle returns the pod to Idle, Delete removes it. */
+export function releasePodWrite(pod: Pod, policy: 'Recycle' | 'Delete', why: string): Write {
+  if (policy === 'Delete' || isDeleting(pod)) {
+    return {
+      op: 'delete',
+      kind: 'Pod',
+      key: keyOf(pod),
+      preconditions: { uid: pod.metadata.uid!, resourceVersion: pod.metadata.resourceVersion! },
+      why,
+    };
+  }
+  return {
+    op: 'patch',
+    kind: 'Pod',
+    key: keyOf(pod),
+    patch: {
+      metadata: {
+        labels: { [LABEL_STATE]: 'Idle', [LABEL_CLAIMED_BY]: null },
+        annotations: { [ANNOTATION_CLAIMED_BY_UID]: null, [ANNOTATION_DRAINING_SINCE]: null },
+      },
+    },
+    precondition: { resourceVersion: pod.metadata.resourceVersion!, uid: pod.metadata.uid! },
+    why,
+  };
+}

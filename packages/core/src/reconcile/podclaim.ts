@@ -1,0 +1,491 @@
+// PodClaim reconciler: bind, migrate, release, Lost, finalize. Each decision is one resumable step:
+// whatever prefix of its writes landed, the next decision (from a fresh read) continues from there.
+import { ANNOTATION_MIGRATE, ANNOTATION_MIGRATE_TO, FINALIZER_RELEASE } from '../api/constants.ts';
+import { isApiError } from '../api/errors.ts';
+import { keyOf, type ObjectKey, parseTimestamp, toTimestamp } from '../api/meta.ts';
+import type { Client, Reader } from '../api/ports.ts';
+import type { Pod, PodClaim, PodClaimPhase, PodClaimStatus, PodPool } from '../api/types.ts';
+import { isDeleting } from '../capture/liveness.ts';
+import { bindCandidates } from '../pool/candidates.ts';
+import { ClaimIndex } from '../pool/claim-index.ts';
+import {
+  ANNOTATION_DRAINING_SINCE,
+  bindPodWrite,
+  claimedBy,
+  drainPodWrite,
+  isClaimedBy,
+  isIdleAndReady,
+  labelOwnedPodWrite,
+  poolOf,
+  releasePodWrite,
+  stateOf,
+  unlabelPodWrite,
+} from '../pool/pods.ts';
+import { applyDecision, type EventRecorder } from './apply.ts';
+import { failedResult } from './capture.ts';
+import { type Decision, type EventSpec, event, type Write } from './decision.ts';
+
+/** What a live read of the claim's pod found (P2: Lost only on a live answer). */
+export type PodLookup = { found: true; pod: Pod } | { found: false };
+
+export interface PodClaimSnapshot {
+  claim: PodClaim;
+  pool: PodPool | undefined;
+  /** Pods of the claim's pool in its namespace, plus any pod the claim references. */
+  pods: Pod[];
+  /** Claims in the namespace (for the reference index); a live list when the claim is deleting. */
+  claims: PodClaim[];
+  /** Live read of spec.podName, present whenever the cache did not show it healthy and ours. */
+  liveCurrent?: PodLookup;
+  now: number;
+}
+
+/** Retry interval when waiting for something outside our control (an Idle pod, a pool). */
+export const WAIT_MS = 5000;
+
+export function decidePodClaim(s: PodClaimSnapshot): Decision {
+  const c = s.claim;
+  const ns = c.metadata.namespace ?? '';
+  const index = new ClaimIndex(s.claims);
+  const byName = new Map(s.pods.map((p) => [p.metadata.name, p]));
+  const policy = s.pool?.spec.releasePolicy ?? 'Recycle';
+  const labelledOurs = s.pods.filter((p) => isClaimedBy(p, c));
+
+  if (c.metadata.deletionTimestamp) return finalize(s, index, byName, labelledOurs, policy);
+
+  if (!(c.metadata.finalizers ?? []).includes(FINALIZER_RELEASE)) {
+    const next = {
+      ...c,
+      metadata: { ...c.metadata, finalizers: [...(c.metadata.finalizers ?? []), FINALIZER_RELEASE] },
+    };
+    return {
+      writes: [{ op: 'update', object: next, why: 'add release finalizer' }],
+      events: [],
+      requeueAfterMs: 0,
+    };
+  }
+
+  const events: EventSpec[] = [];
+  // ---- the pod we reference: still there and ours? (P2) ----
+  if (c.spec.podName) {
+    const cached = byName.get(c.spec.podName);
+    const cur = s.liveCurrent ? (s.liveCurrent.found ? s.liveCurrent.pod : undefined) : cached;
+    const healthy = cur && !isDeleting(cur) && (isClaimedBy(cur, c) || claimedBy(cur) === undefined);
+    if (!healthy) {
+      // Only a live read may declare the pod gone; the cache may simply not have seen it yet.
+      if (!s.liveCurrent) return { writes: [], events: [], requeueAfterMs: 0 };
+      const why = !cur ? 'is gone' : isDeleting(cur) ? 'is being deleted' : `is claimed by ${claimedBy(cur)}`;
+      const spec = { ...c.spec, podName: '', nodeName: '' };
+      events.push(
+        event(c, 'Warning', 'Lost', `pod ${c.spec.podName} ${why}; claim is Lost and will bind again`),
+      );
+      const status: PodClaimStatus = { ...c.status, phase: 'Lost', lostTime: toTimestamp(s.now) };
+      return {
+        writes: [
+          { op: 'update', object: { ...c, spec }, why: `clear podName: pod ${why}` },
+          statusPatch(c, status, s.now),
+        ],
+        events,
+        requeueAfterMs: 0,
+      };
+    }
+    if (claimedBy(cur) === undefined && !index.otherReference(ns, cur.metadata.name, c)) {
+      // Our pod lost its label (another claim's finalizer removes only its own): label it again.
+      return { writes: [labelOwnedPodWrite(cur, c)], events, requeueAfterMs: 0 };
+    }
+  }
+
+  // ---- a migration in progress: drain and release the source ----
+  if (c.spec.sourcePod) return continueMigration(s, byName, policy);
+
+  // ---- pods labelled ours that we do not reference: adopt one (resume) or release ----
+  const strays = labelledOurs.filter((p) => p.metadata.name !== c.spec.podName && !isDeleting(p));
+  const migrationRequested = c.metadata.annotations?.[ANNOTATION_MIGRATE] !== undefined;
+
+  if (!c.spec.podName) {
+    const adopt = strays.find((p) => !index.otherReference(ns, p.metadata.name, c) && stateOf(p) === 'Bound');
+    if (adopt) return bindClaim(c, adopt, [], s.now, 'resume bind');
+    if (strays.length > 0) return releaseStrays(strays, policy, index, c);
+    const pod = bindCandidates(c.spec.poolName, s.pods, index)[0];
+    if (!pod) {
+      const phase: PodClaimPhase = c.status?.phase === 'Lost' ? 'Lost' : 'Pending';
+      return ensurePhase(c, phase, s.now, WAIT_MS, 'no Idle pod in pool');
+    }
+    return bindClaim(c, pod, [bindPodWrite(pod, c)], s.now, 'bind');
+  }
+
+  if (migrationRequested) {
+    const adopted = strays.find(
+      (p) => !index.otherReference(ns, p.metadata.name, c) && stateOf(p) === 'Bound',
+    );
+    if (adopted) return startMigration(c, byName.get(c.spec.podName)!, adopted, [], s.now);
+    const wanted = c.metadata.annotations?.[ANNOTATION_MIGRATE_TO];
+    let target: Pod | undefined;
+    if (wanted) {
+      const p = byName.get(wanted);
+      if (p && isIdleAndReady(p) && poolOf(p) === c.spec.poolName && !index.isReferenced(ns, wanted))
+        target = p;
+    } else {
+      target = bindCandidates(c.spec.poolName, s.pods, index).find((p) => p.metadata.name !== c.spec.podName);
+    }
+    if (!target) {
+      const msg = wanted
+        ? `migration target ${wanted} is not an Idle pod of pool ${c.spec.poolName}`
+        : 'no Idle pod to migrate to';
+      return {
+        writes: conditionWrites(c, 'Migrating', 'False', 'MigrationPending', msg, s.now),
+        events: [event(c, 'Warning', 'MigrationPending', msg)],
+        requeueAfterMs: WAIT_MS,
+      };
+    }
+    return startMigration(c, byName.get(c.spec.podName)!, target, [bindPodWrite(target, c)], s.now);
+  }
+
+  if (strays.length > 0) return releaseStrays(strays, policy, index, c);
+  const pod = byName.get(c.spec.podName);
+  if (pod && pod.spec.nodeName && pod.spec.nodeName !== c.spec.nodeName) {
+    return {
+      writes: [
+        {
+          op: 'update',
+          object: { ...c, spec: { ...c.spec, nodeName: pod.spec.nodeName } },
+          why: 'sync nodeName',
+        },
+      ],
+      events: [],
+    };
+  }
+  return ensurePhase(c, 'Bound', s.now, undefined, `bound to ${c.spec.podName}`);
+}
+
+function bindClaim(c: PodClaim, pod: Pod, podWrites: Write[], now: number, why: string): Decision {
+  const spec = { ...c.spec, podName: pod.metadata.name, nodeName: pod.spec.nodeName ?? '' };
+  const status: PodClaimStatus = { ...c.status, phase: 'Bound', boundTime: toTimestamp(now) };
+  return {
+    writes: [
+      ...podWrites,
+      { op: 'update', object: { ...c, spec }, why: `${why}: podName=${pod.metadata.name}` },
+      statusPatch(c, status, now),
+    ],
+    events: [
+      event(c, 'Normal', 'Bound', `bound to pod ${pod.metadata.name} on node ${pod.spec.nodeName ?? ''}`),
+    ],
+  };
+}
+
+function startMigration(
+  c: PodClaim,
+  source: Pod | undefined,
+  target: Pod,
+  podWrites: Write[],
+  now: number,
+): Decision {
+  const spec = {
+    ...c.spec,
+    sourcePod: c.spec.podName ?? '',
+    podName: target.metadata.name,
+    nodeName: target.spec.nodeName ?? '',
+  };
+  const status: PodClaimStatus = {
+    ...c.status,
+    phase: 'Migrating',
+    migrations: (c.status?.migrations ?? 0) + 1,
+  };
+  return {
+    writes: [
+      ...podWrites,
+      { op: 'update', object: { ...c, spec }, why: `migrate ${spec.sourcePod} -> ${target.metadata.name}` },
+      statusPatch(c, status, now),
+    ],
+    events: [
+      event(
+        c,
+        'Normal',
+        'MigrationStarted',
+        `migrating from ${source?.metadata.name ?? spec.sourcePod} to ${target.metadata.name} (${c.metadata.annotations?.[ANNOTATION_MIGRATE] ?? ''})`,
+      ),
+    ],
+    requeueAfterMs: 0,
+  };
+}
+
+function continueMigration(
+  s: PodClaimSnapshot,
+  byName: Map<string, Pod>,
+  policy: 'Recycle' | 'Delete',
+): Decision {
+  const c = s.claim;
+  const src = byName.get(c.spec.sourcePod!);
+  const drainMs = (s.pool?.spec.drainSeconds ?? 0) * 1000;
+  if (src && isClaimedBy(src, c) && !isDeleting(src)) {
+    if (stateOf(src) !== 'Draining' && drainMs > 0) {
+      return { writes: [drainPodWrite(src, s.now)], events: [], requeueAfterMs: drainMs };
+    }
+    const since = parseTimestamp(src.metadata.annotations?.[ANNOTATION_DRAINING_SINCE]) ?? s.now - drainMs;
+    if (s.now < since + drainMs) return { writes: [], events: [], requeueAfterMs: since + drainMs - s.now };
+  }
+  // Stop referencing the source first, then release it: a released pod is never still referenced.
+  const annotations = { ...(c.metadata.annotations ?? {}) };
+  delete annotations[ANNOTATION_MIGRATE];
+  delete annotations[ANNOTATION_MIGRATE_TO];
+  const next: PodClaim = {
+    ...c,
+    metadata: { ...c.metadata, annotations },
+    spec: { ...c.spec, sourcePod: '' },
+  };
+  const writes: Write[] = [{ op: 'update', object: next, why: `finish migration from ${c.spec.sourcePod}` }];
+  if (src && isClaimedBy(src, c))
+    writes.push(releasePodWrite(src, policy, `release migration source ${src.metadata.name}`));
+  const phase: PodClaimPhase = c.spec.podName ? 'Bound' : 'Lost';
+  writes.push(statusPatch(c, { ...c.status, phase }, s.now));
+  return {
+    writes,
+    events: [
+      event(
+        c,
+        'Normal',
+        'Migrated',
+        `migration from ${c.spec.sourcePod} to ${c.spec.podName || '(lost)'} finished`,
+      ),
+    ],
+    requeueAfterMs: 0,
+  };
+}
+
+function releaseStrays(
+  strays: Pod[],
+  policy: 'Recycle' | 'Delete',
+  index: ClaimIndex,
+  c: PodClaim,
+): Decision {
+  const ns = c.metadata.namespace ?? '';
+  const writes = strays.map((p) =>
+    index.otherReference(ns, p.metadata.name, c)
+      ? unlabelPodWrite(p, `pod ${p.metadata.name} is referenced by another claim: drop our label`)
+      : releasePodWrite(p, policy, `release stray pod ${p.metadata.name} labelled for ${c.metadata.name}`),
+  );
+  return { writes, events: [], requeueAfterMs: 0 };
+}
+
+/** P3: always completes. Pods we own are released; a pod another claim references keeps that claim. */
+function finalize(
+  s: PodClaimSnapshot,
+  index: ClaimIndex,
+  byName: Map<string, Pod>,
+  labelledOurs: Pod[],
+  policy: 'Recycle' | 'Delete',
+): Decision {
+  const c = s.claim;
+  const ns = c.metadata.namespace ?? '';
+  const writes: Write[] = [];
+  const seen = new Set<string>();
+  const involved = [c.spec.podName, c.spec.sourcePod, ...labelledOurs.map((p) => p.metadata.name)];
+  for (const name of involved) {
+    if (!name || seen.has(name)) continue;
+    seen.add(name);
+    const pod = byName.get(name);
+    if (!pod) continue;
+    const ours = isClaimedBy(pod, c);
+    const other = index.otherReference(ns, name, c);
+    if (other) {
+      if (ours)
+        writes.push(
+          unlabelPodWrite(pod, `finalize: ${name} belongs to ${other.claim.metadata.name}; drop our label`),
+        );
+      continue;
+    }
+    if (ours || claimedBy(pod) === undefined) {
+      if (claimedBy(pod) === undefined && stateOf(pod) === 'Idle') continue;
+      writes.push(releasePodWrite(pod, policy, `finalize: release ${name}`));
+    }
+  }
+  const finalizers = (c.metadata.finalizers ?? []).filter((f) => f !== FINALIZER_RELEASE);
+  if (finalizers.length !== (c.metadata.finalizers ?? []).length) {
+    writes.push({
+      op: 'update',
+      object: { ...c, metadata: { ...c.metadata, finalizers } },
+      why: 'remove release finalizer',
+    });
+  }
+  return {
+    writes,
+    events:
+      writes.length > 0
+        ? [event(c, 'Normal', 'Finalized', `released ${writes.length - 1} pod(s); finalizer removed`)]
+        : [],
+  };
+}
+
+function ensurePhase(
+  c: PodClaim,
+  phase: PodClaimPhase,
+  now: number,
+  requeueAfterMs: number | undefined,
+  msg: string,
+): Decision {
+  const want = phase === 'Bound' ? 'True' : 'False';
+  const cond = (c.status?.conditions ?? []).find((x) => x.type === 'Ready');
+  const upToDate =
+    c.status?.phase === phase &&
+    c.status.observedGeneration === (c.metadata.generation ?? 0) &&
+    cond?.status === want &&
+    cond.reason === phase;
+  const d: Decision = {
+    writes: upToDate ? [] : [statusPatch(c, { ...c.status, phase }, now, msg)],
+    events: [],
+  };
+  if (!upToDate && phase === 'Pending' && c.status?.phase !== 'Pending') {
+    d.events.push(event(c, 'Normal', 'Pending', msg));
+  }
+  if (requeueAfterMs !== undefined) d.requeueAfterMs = requeueAfterMs;
+  return d;
+}
+
+function conditionWrites(
+  c: PodClaim,
+  type: string,
+  status: 'True' | 'False',
+  reason: string,
+  message: string,
+  now: number,
+): Write[] {
+  const prev = (c.status?.conditions ?? []).find((x) => x.type === type);
+  if (prev && prev.status === status && prev.reason === reason && prev.message === message) return [];
+  const conditions = [
+    ...(c.status?.conditions ?? []).filter((x) => x.type !== type),
+    {
+      type,
+      status,
+      reason,
+      message,
+      lastTransitionTime: prev && prev.status === status ? prev.lastTransitionTime : toTimestamp(now),
+      observedGeneration: c.metadata.generation ?? 0,
+    },
+  ];
+  return [
+    {
+      op: 'patchStatus',
+      kind: 'PodClaim',
+      key: keyOf(c),
+      patch: { status: { conditions } },
+      precondition: { uid: c.metadata.uid! },
+      why: `condition ${type}`,
+    },
+  ];
+}
+
+/**
+ * Status as a merge patch fenced on the claim's UID only: it follows a spec write in the same
+ * decision, whose new resourceVersion we do not know. Phase is derived state; safety never reads it.
+ */
+function statusPatch(c: PodClaim, status: PodClaimStatus, now: number, message?: string): Write {
+  const phase = status.phase ?? 'Pending';
+  const prev = (c.status?.conditions ?? []).find((x) => x.type === 'Ready');
+  const want = phase === 'Bound' ? 'True' : 'False';
+  const ready = {
+    type: 'Ready',
+    status: want,
+    reason: phase,
+    message:
+      message ??
+      (phase === 'Bound'
+        ? 'bound'
+        : phase === 'Migrating'
+          ? 'migrating'
+          : phase === 'Lost'
+            ? 'pod lost'
+            : 'waiting for an Idle pod'),
+    lastTransitionTime: prev && prev.status === want ? prev.lastTransitionTime : toTimestamp(now),
+    observedGeneration: c.metadata.generation ?? 0,
+  };
+  const conditions = [...(status.conditions ?? []).filter((x) => x.type !== 'Ready'), ready];
+  return {
+    op: 'patchStatus',
+    kind: 'PodClaim',
+    key: keyOf(c),
+    patch: { status: { ...status, phase, conditions, observedGeneration: c.metadata.generation ?? 0 } },
+    precondition: { uid: c.metadata.uid! },
+    why: `phase ${phase}`,
+  };
+}
+
+// ---------------- gather + act ----------------
+
+export interface PodClaimDeps {
+  cache: Reader;
+  client: Client;
+  now: () => number;
+  recorder?: EventRecorder;
+}
+
+export async function gatherPodClaim(
+  deps: PodClaimDeps,
+  key: ObjectKey,
+): Promise<PodClaimSnapshot | undefined> {
+  let claim: PodClaim;
+  try {
+    claim = await deps.cache.get('PodClaim', key);
+  } catch (e) {
+    if (isApiError(e, 'NotFound')) return undefined;
+    throw e;
+  }
+  const ns = key.namespace;
+  let pool: PodPool | undefined;
+  try {
+    pool = await deps.cache.get('PodPool', { namespace: ns, name: claim.spec.poolName });
+  } catch (e) {
+    if (!isApiError(e, 'NotFound')) throw e;
+  }
+  const pods = (
+    await deps.cache.list('Pod', {
+      namespace: ns,
+      labelSelector: { matchLabels: { 'claimkit.dev/pool': claim.spec.poolName } },
+    })
+  ).items;
+  // Finalize decides on a live view of references: releasing a pod another claim holds would break P1.
+  const claims = (
+    await (claim.metadata.deletionTimestamp ? deps.client : deps.cache).list('PodClaim', { namespace: ns })
+  ).items;
+  const snap: PodClaimSnapshot = { claim, pool, pods, claims, now: deps.now() };
+  for (const name of [claim.spec.podName, claim.spec.sourcePod]) {
+    if (name && !pods.some((p) => p.metadata.name === name)) {
+      // Referenced pods outside the pool selector (relabelled by hand) still count.
+      try {
+        pods.push(await deps.client.get('Pod', { namespace: ns, name }));
+      } catch (e) {
+        if (!isApiError(e, 'NotFound')) throw e;
+      }
+    }
+  }
+  if (claim.spec.podName) {
+    const cached = pods.find((p) => p.metadata.name === claim.spec.podName);
+    const healthy =
+      cached && !isDeleting(cached) && (isClaimedBy(cached, claim) || claimedBy(cached) === undefined);
+    if (!healthy) {
+      try {
+        const pod = await deps.client.get('Pod', { namespace: ns, name: claim.spec.podName });
+        snap.liveCurrent = { found: true, pod };
+        const i = pods.findIndex((p) => p.metadata.name === pod.metadata.name);
+        if (i >= 0) pods[i] = pod;
+        else pods.push(pod);
+      } catch (e) {
+        if (!isApiError(e, 'NotFound')) throw e;
+        snap.liveCurrent = { found: false };
+      }
+    }
+  }
+  snap.now = deps.now();
+  return snap;
+}
+
+export async function reconcilePodClaim(
+  deps: PodClaimDeps,
+  key: ObjectKey,
+): Promise<{ requeueAfterMs?: number }> {
+  const snap = await gatherPodClaim(deps, key);
+  if (!snap) return {};
+  const d = decidePodClaim(snap);
+  const res = await applyDecision(deps.client, d, deps.recorder);
+  if (res.failed) return failedResult(res.failed.error);
+  return d.requeueAfterMs === undefined ? {} : { requeueAfterMs: d.requeueAfterMs };
+}

@@ -1,0 +1,199 @@
+// PodClaimSet reconciler: scale out (with a guard against duplicates from a stale cache), scale in
+// (P4), status counts for the scale subresource.
+import { FINALIZER_RELEASE, LABEL_CLAIM_SET } from '../api/constants.ts';
+import { isApiError } from '../api/errors.ts';
+import { deepEqual } from '../api/json.ts';
+import { formatSelector } from '../api/labels.ts';
+import { keyOf, type ObjectKey, toTimestamp } from '../api/meta.ts';
+import type { Client, Reader } from '../api/ports.ts';
+import type { PodClaim, PodClaimSet, PodClaimSetStatus } from '../api/types.ts';
+import { nextClaimNames } from '../pool/claim-names.ts';
+import { chooseScaleIn, isMigrating } from '../pool/scale-in.ts';
+import { applyDecision, type EventRecorder } from './apply.ts';
+import { failedResult } from './capture.ts';
+import { type Decision, type EventSpec, event, type Write } from './decision.ts';
+
+export interface PodClaimSetSnapshot {
+  set: PodClaimSet;
+  /** Every claim in the namespace (owned ones are picked by owner UID). */
+  claims: PodClaim[];
+  /** True when `claims` came from a live list, not a cache. */
+  live: boolean;
+  now: number;
+}
+
+export interface PodClaimSetDecision extends Decision {
+  /** Creations or deletions were decided from a cache: re-read live and decide again before acting. */
+  needsLiveRead?: boolean;
+}
+
+export function ownedBy(set: PodClaimSet, c: PodClaim): boolean {
+  return (c.metadata.ownerReferences ?? []).some(
+    (r) => r.uid === set.metadata.uid && r.kind === 'PodClaimSet',
+  );
+}
+
+export function decidePodClaimSet(s: PodClaimSetSnapshot): PodClaimSetDecision {
+  const set = s.set;
+  if (set.metadata.deletionTimestamp) return { writes: [], events: [] };
+  const owned = s.claims.filter((c) => ownedBy(set, c));
+  const active = owned.filter((c) => !c.metadata.deletionTimestamp);
+  const want = set.spec.replicas;
+  const writes: Write[] = [];
+  const events: EventSpec[] = [];
+  let blocked = 0;
+  if (active.length < want) {
+    if (!s.live) return { writes: [], events: [], needsLiveRead: true };
+    const taken = new Set(s.claims.map((c) => c.metadata.name));
+    for (const name of nextClaimNames(
+      set.metadata.name,
+      set.metadata.uid ?? '',
+      taken,
+      want - active.length,
+    )) {
+      writes.push({ op: 'create', object: newClaim(set, name), why: `scale out to ${want}` });
+      events.push(event(set, 'Normal', 'ClaimCreated', `created claim ${name}`));
+    }
+  } else if (active.length > want) {
+    if (!s.live) return { writes: [], events: [], needsLiveRead: true };
+    const choice = chooseScaleIn(active, active.length - want);
+    blocked = choice.blocked;
+    for (const v of choice.victims) {
+      writes.push({
+        op: 'delete',
+        kind: 'PodClaim',
+        key: keyOf(v),
+        // The resourceVersion fence: a claim that started migrating since we read it is not deleted.
+        preconditions: { uid: v.metadata.uid!, resourceVersion: v.metadata.resourceVersion! },
+        why: `scale in to ${want}`,
+      });
+      events.push(
+        event(
+          set,
+          'Normal',
+          'ClaimDeleted',
+          `deleted claim ${v.metadata.name} (${v.status?.phase ?? 'Pending'})`,
+        ),
+      );
+    }
+    if (blocked > 0) {
+      events.push(
+        event(set, 'Warning', 'ScaleInBlocked', `${blocked} claim(s) to remove are migrating; waiting`),
+      );
+    }
+  }
+  const status = statusFor(set, active, blocked, s.now);
+  if (!deepEqual(status, set.status ?? {})) {
+    writes.push({
+      op: 'patchStatus',
+      kind: 'PodClaimSet',
+      key: keyOf(set),
+      patch: { status },
+      precondition: { uid: set.metadata.uid! },
+      why: 'status',
+    });
+  }
+  const d: PodClaimSetDecision = { writes, events };
+  if (blocked > 0) d.requeueAfterMs = 5000;
+  return d;
+}
+
+function newClaim(set: PodClaimSet, name: string): PodClaim {
+  return {
+    apiVersion: 'claimkit.dev/v1alpha1',
+    kind: 'PodClaim',
+    metadata: {
+      name,
+      namespace: set.metadata.namespace ?? '',
+      labels: { ...(set.spec.template.metadata?.labels ?? {}), [LABEL_CLAIM_SET]: set.metadata.name },
+      // Created with the finalizer: a claim can never bind a pod before it can release it.
+      finalizers: [FINALIZER_RELEASE],
+      ownerReferences: [
+        {
+          apiVersion: 'claimkit.dev/v1alpha1',
+          kind: 'PodClaimSet',
+          name: set.metadata.name,
+          uid: set.metadata.uid ?? '',
+          controller: true,
+          blockOwnerDeletion: true,
+        },
+      ],
+    },
+    spec: { poolName: set.spec.template.spec.poolName },
+  };
+}
+
+function statusFor(set: PodClaimSet, active: PodClaim[], blocked: number, now: number): PodClaimSetStatus {
+  const bound = active.filter((c) => c.status?.phase === 'Bound' && c.spec.podName).length;
+  const migrating = active.filter(isMigrating).length;
+  const lost = active.filter((c) => c.status?.phase === 'Lost').length;
+  const pending = active.length - bound - migrating - lost;
+  const ready = active.length === set.spec.replicas && bound === set.spec.replicas;
+  const prev = set.status?.conditions ?? [];
+  const cond = (type: string, ok: boolean, reason: string, message: string) => {
+    const p = prev.find((x) => x.type === type);
+    const st = ok ? 'True' : 'False';
+    return {
+      type,
+      status: st as 'True' | 'False',
+      reason,
+      message,
+      lastTransitionTime: p && p.status === st ? p.lastTransitionTime : toTimestamp(now),
+      observedGeneration: set.metadata.generation ?? 0,
+    };
+  };
+  return {
+    replicas: active.length,
+    boundReplicas: bound,
+    pending: Math.max(0, pending),
+    migrating,
+    lost,
+    labelSelector: formatSelector(set.spec.selector),
+    observedGeneration: set.metadata.generation ?? 0,
+    conditions: [
+      cond('Ready', ready, ready ? 'AllBound' : 'Progressing', `${bound}/${set.spec.replicas} claims bound`),
+      cond(
+        'ScaleInBlocked',
+        blocked > 0,
+        blocked > 0 ? 'Migrating' : 'NotBlocked',
+        blocked > 0 ? `${blocked} claim(s) to remove are migrating` : 'scale-in is not blocked',
+      ),
+    ],
+  };
+}
+
+// ---------------- gather + act ----------------
+
+export interface PodClaimSetDeps {
+  cache: Reader;
+  client: Client;
+  now: () => number;
+  recorder?: EventRecorder;
+}
+
+export async function reconcilePodClaimSet(
+  deps: PodClaimSetDeps,
+  key: ObjectKey,
+): Promise<{ requeueAfterMs?: number }> {
+  let set: PodClaimSet;
+  try {
+    set = await deps.cache.get('PodClaimSet', key);
+  } catch (e) {
+    if (isApiError(e, 'NotFound')) return {};
+    throw e;
+  }
+  const claims = (await deps.cache.list('PodClaim', { namespace: key.namespace })).items;
+  let d = decidePodClaimSet({ set, claims, live: false, now: deps.now() });
+  if (d.needsLiveRead) {
+    const liveSet = await deps.client.get('PodClaimSet', key).catch((e) => {
+      if (isApiError(e, 'NotFound')) return undefined;
+      throw e;
+    });
+    if (!liveSet) return {};
+    const live = (await deps.client.list('PodClaim', { namespace: key.namespace })).items;
+    d = decidePodClaimSet({ set: liveSet, claims: live, live: true, now: deps.now() });
+  }
+  const res = await applyDecision(deps.client, d, deps.recorder);
+  if (res.failed) return failedResult(res.failed.error);
+  return d.requeueAfterMs === undefined ? {} : { requeueAfterMs: d.requeueAfterMs };
+}

@@ -1,0 +1,225 @@
+// PodPool reconciler: keep minIdle Idle pods (plus one per Pending claim) within maxPods, delete
+// only Idle pods with a resourceVersion precondition (a concurrent bind wins), release pods whose
+// claim is gone (confirmed live), and report counts.
+import { LABEL_POOL, LABEL_STATE } from '../api/constants.ts';
+import { isApiError } from '../api/errors.ts';
+import { deepEqual } from '../api/json.ts';
+import { keyOf, type ObjectKey, parseTimestamp, toTimestamp } from '../api/meta.ts';
+import type { Client, Reader } from '../api/ports.ts';
+import type { Pod, PodClaim, PodPool, PodPoolStatus } from '../api/types.ts';
+import { isDeleting } from '../capture/liveness.ts';
+import { claimedBy, claimedByUid, releasePodWrite, stateOf } from '../pool/pods.ts';
+import { applyDecision, type EventRecorder } from './apply.ts';
+import { failedResult } from './capture.ts';
+import { type Decision, type EventSpec, event, type Write } from './decision.ts';
+
+export interface PodPoolSnapshot {
+  pool: PodPool;
+  pods: Pod[];
+  claims: PodClaim[];
+  /** Claims named by pod labels but missing from `claims`, confirmed by live reads. */
+  missingClaims: Set<string>;
+  live: boolean;
+  now: number;
+}
+
+export interface PodPoolDecision extends Decision {
+  needsLiveRead?: boolean;
+}
+
+export function isIdlePod(p: Pod): boolean {
+  return stateOf(p) === 'Idle' && claimedBy(p) === undefined && !isDeleting(p);
+}
+
+export function decidePodPool(s: PodPoolSnapshot): PodPoolDecision {
+  const pool = s.pool;
+  if (pool.metadata.deletionTimestamp) return { writes: [], events: [] };
+  const name = pool.metadata.name;
+  const pods = s.pods.filter((p) => p.metadata.labels?.[LABEL_POOL] === name && !isDeleting(p));
+  const idle = pods.filter(isIdlePod);
+  const pendingClaims = s.claims.filter(
+    (c) => c.spec.poolName === name && !c.spec.podName && !c.metadata.deletionTimestamp,
+  ).length;
+  const writes: Write[] = [];
+  const events: EventSpec[] = [];
+
+  // Residue: a pod labelled for a claim that no longer exists goes back to the pool.
+  for (const p of pods) {
+    const owner = claimedBy(p);
+    if (!owner) continue;
+    const claim = s.claims.find((c) => c.metadata.name === owner);
+    const gone =
+      s.missingClaims.has(owner) || (claim && claimedByUid(p) && claim.metadata.uid !== claimedByUid(p));
+    if (gone) {
+      writes.push(
+        releasePodWrite(p, pool.spec.releasePolicy, `pod ${p.metadata.name} names missing claim ${owner}`),
+      );
+      events.push(
+        event(
+          pool,
+          'Warning',
+          'ResidueReleased',
+          `pod ${p.metadata.name} was labelled for missing claim ${owner}`,
+        ),
+      );
+    }
+  }
+
+  const desiredIdle = Math.min(
+    pool.spec.minIdle + pendingClaims,
+    Math.max(0, pool.spec.maxPods - (pods.length - idle.length)),
+  );
+  if (idle.length < desiredIdle && pods.length < pool.spec.maxPods) {
+    if (!s.live) return { writes: [], events: [], needsLiveRead: true };
+    const n = Math.min(desiredIdle - idle.length, pool.spec.maxPods - pods.length);
+    for (let i = 0; i < n; i++)
+      writes.push({ op: 'create', object: newPod(pool), why: `keep ${desiredIdle} Idle` });
+    if (n > 0)
+      events.push(event(pool, 'Normal', 'ScaledUp', `creating ${n} pod(s) to keep ${desiredIdle} Idle`));
+  } else {
+    const excess = Math.max(idle.length - desiredIdle, pods.length - pool.spec.maxPods);
+    if (excess > 0) {
+      if (!s.live) return { writes: [], events: [], needsLiveRead: true };
+      // Newest (and not-yet-Ready) Idle pods go first; warm old pods stay.
+      const victims = [...idle]
+        .sort(
+          (a, b) =>
+            (parseTimestamp(b.metadata.creationTimestamp) ?? 0) -
+              (parseTimestamp(a.metadata.creationTimestamp) ?? 0) ||
+            (a.metadata.name < b.metadata.name ? 1 : -1),
+        )
+        .slice(0, excess);
+      for (const v of victims) {
+        writes.push({
+          op: 'delete',
+          kind: 'Pod',
+          key: keyOf(v),
+          preconditions: { uid: v.metadata.uid!, resourceVersion: v.metadata.resourceVersion! },
+          why: `scale down Idle pods to ${desiredIdle}`,
+        });
+      }
+      if (victims.length > 0)
+        events.push(event(pool, 'Normal', 'ScaledDown', `deleting ${victims.length} Idle pod(s)`));
+    }
+  }
+
+  const status: PodPoolStatus = {
+    total: pods.length,
+    idle: idle.length,
+    bound: pods.filter((p) => stateOf(p) === 'Bound').length,
+    draining: pods.filter((p) => stateOf(p) === 'Draining').length,
+    observedGeneration: pool.metadata.generation ?? 0,
+  };
+  const prevReady = (pool.status?.conditions ?? []).find((c) => c.type === 'Ready');
+  const ok = idle.length >= Math.min(pool.spec.minIdle, pool.spec.maxPods - (pods.length - idle.length));
+  const st = ok ? 'True' : 'False';
+  status.conditions = [
+    {
+      type: 'Ready',
+      status: st,
+      reason: ok ? 'MinIdleKept' : 'ScalingUp',
+      message: `${idle.length} Idle of ${pods.length} pods (minIdle ${pool.spec.minIdle}, maxPods ${pool.spec.maxPods})`,
+      lastTransitionTime:
+        prevReady && prevReady.status === st ? prevReady.lastTransitionTime : toTimestamp(s.now),
+      observedGeneration: pool.metadata.generation ?? 0,
+    },
+  ];
+  if (!deepEqual(status, pool.status ?? {})) {
+    writes.push({
+      op: 'patchStatus',
+      kind: 'PodPool',
+      key: keyOf(pool),
+      patch: { status },
+      precondition: { uid: pool.metadata.uid! },
+      why: 'status',
+    });
+  }
+  return { writes, events };
+}
+
+export function newPod(pool: PodPool): Pod {
+  const t = pool.spec.template;
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name: '',
+      generateName: `${pool.metadata.name}-`,
+      namespace: pool.metadata.namespace ?? '',
+      labels: { ...(t.metadata?.labels ?? {}), [LABEL_POOL]: pool.metadata.name, [LABEL_STATE]: 'Idle' },
+      ...(t.metadata?.annotations ? { annotations: { ...t.metadata.annotations } } : {}),
+      ownerReferences: [
+        {
+          apiVersion: 'claimkit.dev/v1alpha1',
+          kind: 'PodPool',
+          name: pool.metadata.name,
+          uid: pool.metadata.uid ?? '',
+          controller: true,
+          blockOwnerDeletion: true,
+        },
+      ],
+    },
+    spec: JSON.parse(JSON.stringify(t.spec)),
+  };
+}
+
+// ---------------- gather + act ----------------
+
+export interface PodPoolDeps {
+  cache: Reader;
+  client: Client;
+  now: () => number;
+  recorder?: EventRecorder;
+}
+
+async function gather(
+  deps: PodPoolDeps,
+  reader: Reader,
+  key: ObjectKey,
+  live: boolean,
+): Promise<PodPoolSnapshot | undefined> {
+  let pool: PodPool;
+  try {
+    pool = await reader.get('PodPool', key);
+  } catch (e) {
+    if (isApiError(e, 'NotFound')) return undefined;
+    throw e;
+  }
+  const pods = (
+    await reader.list('Pod', {
+      namespace: key.namespace,
+      labelSelector: { matchLabels: { [LABEL_POOL]: key.name } },
+    })
+  ).items;
+  const claims = (await reader.list('PodClaim', { namespace: key.namespace })).items;
+  const missingClaims = new Set<string>();
+  for (const p of pods) {
+    const owner = claimedBy(p);
+    if (!owner || claims.some((c) => c.metadata.name === owner)) continue;
+    try {
+      const c = await deps.client.get('PodClaim', { namespace: key.namespace, name: owner });
+      claims.push(c);
+    } catch (e) {
+      if (!isApiError(e, 'NotFound')) throw e;
+      missingClaims.add(owner);
+    }
+  }
+  return { pool, pods, claims, missingClaims, live, now: deps.now() };
+}
+
+export async function reconcilePodPool(
+  deps: PodPoolDeps,
+  key: ObjectKey,
+): Promise<{ requeueAfterMs?: number }> {
+  let snap = await gather(deps, deps.cache, key, false);
+  if (!snap) return {};
+  let d = decidePodPool(snap);
+  if (d.needsLiveRead) {
+    snap = await gather(deps, deps.client, key, true);
+    if (!snap) return {};
+    d = decidePodPool(snap);
+  }
+  const res = await applyDecision(deps.client, d, deps.recorder);
+  if (res.failed) return failedResult(res.failed.error);
+  return d.requeueAfterMs === undefined ? {} : { requeueAfterMs: d.requeueAfterMs };
+}
