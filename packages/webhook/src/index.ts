@@ -1,1 +1,11 @@
-export {};
+export * from './admission.ts';
+export * from './app.ts';
+export * from './claim-index.ts';
+export * from './config.ts';
+export * from './logger.ts';
+export * from './metrics.ts';
+export { validateCapture } from './rules/captures.ts';
+export { validatePodClaim } from './rules/podclaims.ts';
+export { validatePod } from './rules/pods.ts';
+export { validatePodClaimSet, validatePodPool } from './rules/sets-pools.ts';
+export * from './rules/types.ts';

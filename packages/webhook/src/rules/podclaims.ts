@@ -1,0 +1,88 @@
+// /validate/podclaims — invariant P1 on every writer (DESIGN.md "PodClaim"): poolName is immutable,
+// sourcePod != podName, only the controller writes podName/nodeName/sourcePod, and a pod already
+// referenced by another claim (podName or sourcePod, per the watched claim index) cannot be taken.
+import { field, nonEmpty, obj, str } from './read.ts';
+import type { RuleContext, RuleInput, Verdict, Violation } from './types.ts';
+import { isController, verdict } from './types.ts';
+
+const CONTROLLER_FIELDS = ['podName', 'nodeName', 'sourcePod'] as const;
+
+export function validatePodClaim(input: RuleInput, ctx: RuleContext): Verdict {
+  if (input.operation !== 'CREATE' && input.operation !== 'UPDATE') return verdict([]);
+  const v: Violation[] = [];
+  const warnings: string[] = [];
+  const spec = field(input.object, 'spec');
+  if (obj(spec) === undefined) return verdict([{ field: 'spec', message: 'a PodClaim needs a spec object' }]);
+  const oldSpec = input.operation === 'UPDATE' ? field(input.oldObject, 'spec') : undefined;
+
+  for (const f of ['poolName', ...CONTROLLER_FIELDS] as const) {
+    const raw = field(spec, f);
+    if (raw !== undefined && raw !== null && str(raw) === undefined) {
+      v.push({ field: `spec.${f}`, message: 'must be a string' });
+    }
+  }
+  const poolName = nonEmpty(field(spec, 'poolName'));
+  if (poolName === undefined) v.push({ field: 'spec.poolName', message: 'is required' });
+  if (input.operation === 'UPDATE') {
+    const oldPool = nonEmpty(field(oldSpec, 'poolName'));
+    if (oldPool !== undefined && poolName !== oldPool) {
+      v.push({
+        field: 'spec.poolName',
+        message: `is immutable: ${JSON.stringify(oldPool)} -> ${JSON.stringify(poolName ?? '')}`,
+      });
+    }
+  }
+
+  const podName = nonEmpty(field(spec, 'podName'));
+  const sourcePod = nonEmpty(field(spec, 'sourcePod'));
+  if (podName !== undefined && podName === sourcePod) {
+    v.push({ field: 'spec.sourcePod', message: `must differ from spec.podName (${podName})` });
+  }
+
+  const controller = isController(input.userInfo, ctx.controller);
+  const changed: (typeof CONTROLLER_FIELDS)[number][] = [];
+  for (const f of CONTROLLER_FIELDS) {
+    const before = nonEmpty(field(oldSpec, f)) ?? '';
+    const after = nonEmpty(field(spec, f)) ?? '';
+    if (before !== after) changed.push(f);
+  }
+  if (!controller) {
+    const who = input.userInfo.username ?? '<unknown>';
+    for (const f of changed) {
+      v.push({
+        field: `spec.${f}`,
+        message: `is written only by the claimkit controller, not by ${JSON.stringify(who)}`,
+      });
+    }
+  }
+
+  // P1: a pod is referenced (podName or sourcePod) by at most one claim.
+  const namespace = nonEmpty(field(input.object, 'metadata', 'namespace')) ?? input.namespace ?? '';
+  const self = nonEmpty(field(input.object, 'metadata', 'name')) ?? input.name ?? '';
+  const toCheck: [string, string][] = [];
+  if (changed.includes('podName') && podName !== undefined) toCheck.push(['podName', podName]);
+  if (changed.includes('sourcePod') && sourcePod !== undefined) toCheck.push(['sourcePod', sourcePod]);
+  if (toCheck.length > 0) {
+    if (!ctx.index.enabled) {
+      warnings.push('the claim index is disabled: pod references were not checked against other claims');
+    } else if (!ctx.index.synced()) {
+      v.push({
+        field: `spec.${toCheck[0]![0]}`,
+        message: 'cannot check pod references yet: the claim index has not synced; retry',
+      });
+    } else {
+      for (const [f, pod] of toCheck) {
+        const others = ctx.index.claimsReferencing(namespace, pod).filter((r) => r.name !== self);
+        if (others.length > 0) {
+          v.push({
+            field: `spec.${f}`,
+            message: `pod ${JSON.stringify(pod)} is already referenced by claim ${others
+              .map((r) => JSON.stringify(r.name))
+              .join(', ')}`,
+          });
+        }
+      }
+    }
+  }
+  return verdict(v, warnings);
+}

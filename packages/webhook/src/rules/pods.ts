@@ -1,0 +1,85 @@
+// /validate/pods — invariant P1 at the pod (DESIGN.md "PodPool"): a pool pod is never relabelled from
+// one claim to another in a single write, and its state label, claimed-by label and claimed-by-uid
+// annotation agree. Consistency is checked only when a write touches those keys (or creates the pod),
+// so that pods which were inconsistent before the webhook existed can still be repaired step by step.
+import {
+  ANNOTATION_CLAIMED_BY_UID,
+  LABEL_CLAIMED_BY,
+  LABEL_POOL,
+  LABEL_STATE,
+  POD_STATES,
+  type PodState,
+} from '@claimkit/core';
+import { annotationPath, annotationsOf, labelPath, labelsOf, obj } from './read.ts';
+import type { RuleInput, Verdict, Violation } from './types.ts';
+import { verdict } from './types.ts';
+
+export function validatePod(input: RuleInput): Verdict {
+  if (input.operation !== 'CREATE' && input.operation !== 'UPDATE') return verdict([]);
+  const v: Violation[] = [];
+  const warnings: string[] = [];
+  if (obj(input.object) === undefined) return verdict([{ field: '', message: 'a Pod object is required' }]);
+  const metaRaw = (input.object as Record<string, unknown>).metadata;
+  if (obj(metaRaw) === undefined) return verdict([{ field: 'metadata', message: 'must be an object' }]);
+  const oldLabels = input.operation === 'UPDATE' ? labelsOf(input.oldObject) : {};
+  const oldAnn = input.operation === 'UPDATE' ? annotationsOf(input.oldObject) : {};
+  const labels = labelsOf(input.object);
+  const ann = annotationsOf(input.object);
+
+  const oldClaim = oldLabels[LABEL_CLAIMED_BY] || undefined;
+  const newClaim = labels[LABEL_CLAIMED_BY] || undefined;
+  if (oldClaim !== undefined && newClaim !== undefined && oldClaim !== newClaim) {
+    v.push({
+      field: labelPath(LABEL_CLAIMED_BY),
+      message: `a pod is never relabelled from one claim to another in a single write (${oldClaim} -> ${newClaim}); the label must be removed first`,
+    });
+  }
+  const oldUid = oldAnn[ANNOTATION_CLAIMED_BY_UID] || undefined;
+  const newUid = ann[ANNOTATION_CLAIMED_BY_UID] || undefined;
+  if (oldUid !== undefined && newUid !== undefined && oldUid !== newUid) {
+    v.push({
+      field: annotationPath(ANNOTATION_CLAIMED_BY_UID),
+      message: `a pod is never handed from one claim to another in a single write (uid ${oldUid} -> ${newUid}); the annotation must be removed first`,
+    });
+  }
+
+  const pool = labels[LABEL_POOL];
+  const touched =
+    input.operation === 'CREATE' ||
+    oldLabels[LABEL_POOL] !== pool ||
+    oldLabels[LABEL_STATE] !== labels[LABEL_STATE] ||
+    oldLabels[LABEL_CLAIMED_BY] !== labels[LABEL_CLAIMED_BY] ||
+    oldAnn[ANNOTATION_CLAIMED_BY_UID] !== ann[ANNOTATION_CLAIMED_BY_UID];
+  if (pool !== undefined && touched) {
+    const state = labels[LABEL_STATE];
+    if (state === undefined || !(POD_STATES as readonly string[]).includes(state)) {
+      v.push({
+        field: labelPath(LABEL_STATE),
+        message: `a pool pod needs ${LABEL_STATE} in ${POD_STATES.join('|')}, got ${state === undefined ? 'none' : JSON.stringify(state)}`,
+      });
+    }
+    const s = state as PodState | undefined;
+    if (s === 'Idle' && newClaim !== undefined) {
+      v.push({
+        field: labelPath(LABEL_CLAIMED_BY),
+        message: `an Idle pod must not be claimed (claimed-by ${newClaim}); set the state first or remove the label`,
+      });
+    }
+    if (newClaim !== undefined && newUid === undefined) {
+      v.push({
+        field: annotationPath(ANNOTATION_CLAIMED_BY_UID),
+        message: `is required while ${LABEL_CLAIMED_BY} is set (${newClaim})`,
+      });
+    }
+    if (newClaim === undefined && newUid !== undefined) {
+      v.push({
+        field: annotationPath(ANNOTATION_CLAIMED_BY_UID),
+        message: `must be removed together with ${LABEL_CLAIMED_BY}`,
+      });
+    }
+    if (s === 'Bound' && newClaim === undefined) {
+      warnings.push(`pod is Bound without ${LABEL_CLAIMED_BY}: it should name its claim`);
+    }
+  }
+  return verdict(v, warnings);
+}

@@ -1,0 +1,179 @@
+// /validate/podclaimsets and /validate/podpools — semantic checks the CRD schema cannot express.
+import {
+  ANNOTATION_CLAIMED_BY_UID,
+  LABEL_CLAIMED_BY,
+  LABEL_POOL,
+  LABEL_STATE,
+  type LabelSelector,
+  matchesSelector,
+} from '@claimkit/core';
+import { field, int, jsonEqual, nonEmpty, obj, stringMap } from './read.ts';
+import type { RuleInput, Verdict, Violation } from './types.ts';
+import { verdict } from './types.ts';
+
+const OPERATORS = ['In', 'NotIn', 'Exists', 'DoesNotExist'];
+
+/** Checks a label selector's shape; returns it when usable. */
+function checkSelector(raw: unknown, path: string, v: Violation[]): LabelSelector | undefined {
+  const sel = obj(raw);
+  if (sel === undefined) {
+    v.push({ field: path, message: 'is required' });
+    return undefined;
+  }
+  const out: LabelSelector = {};
+  const before = v.length;
+  const ml = sel.matchLabels;
+  if (ml !== undefined && ml !== null) {
+    const m = obj(ml);
+    if (m === undefined || Object.values(m).some((x) => typeof x !== 'string')) {
+      v.push({ field: `${path}.matchLabels`, message: 'must map label keys to string values' });
+    } else out.matchLabels = m as Record<string, string>;
+  }
+  const me = sel.matchExpressions;
+  if (me !== undefined && me !== null) {
+    if (!Array.isArray(me)) v.push({ field: `${path}.matchExpressions`, message: 'must be a list' });
+    else {
+      out.matchExpressions = [];
+      me.forEach((r, i) => {
+        const p = `${path}.matchExpressions[${i}]`;
+        const key = nonEmpty(field(r, 'key'));
+        const op = field(r, 'operator');
+        const values = field(r, 'values');
+        if (key === undefined) v.push({ field: `${p}.key`, message: 'is required' });
+        if (typeof op !== 'string' || !OPERATORS.includes(op)) {
+          v.push({ field: `${p}.operator`, message: `must be one of ${OPERATORS.join('|')}` });
+        }
+        const vals = Array.isArray(values) && values.every((x) => typeof x === 'string') ? values : undefined;
+        if (values !== undefined && values !== null && vals === undefined) {
+          v.push({ field: `${p}.values`, message: 'must be a list of strings' });
+        }
+        if ((op === 'In' || op === 'NotIn') && (vals === undefined || vals.length === 0)) {
+          v.push({ field: `${p}.values`, message: `must be non-empty for ${op}` });
+        }
+        if ((op === 'Exists' || op === 'DoesNotExist') && vals !== undefined && vals.length > 0) {
+          v.push({ field: `${p}.values`, message: `must be empty for ${op}` });
+        }
+        if (key !== undefined && typeof op === 'string' && OPERATORS.includes(op)) {
+          out.matchExpressions!.push({
+            key,
+            operator: op as 'In' | 'NotIn' | 'Exists' | 'DoesNotExist',
+            values: vals ?? [],
+          });
+        }
+      });
+    }
+  }
+  if (v.length > before) return undefined;
+  if (Object.keys(out.matchLabels ?? {}).length === 0 && (out.matchExpressions ?? []).length === 0) {
+    v.push({ field: path, message: 'an empty selector would select every claim in the namespace' });
+    return undefined;
+  }
+  return out;
+}
+
+export function validatePodClaimSet(input: RuleInput): Verdict {
+  if (input.operation !== 'CREATE' && input.operation !== 'UPDATE') return verdict([]);
+  const v: Violation[] = [];
+  const warnings: string[] = [];
+  const spec = field(input.object, 'spec');
+  if (obj(spec) === undefined)
+    return verdict([{ field: 'spec', message: 'a PodClaimSet needs a spec object' }]);
+  const replicas = field(spec, 'replicas');
+  if (replicas !== undefined && (int(replicas) === undefined || (replicas as number) < 0)) {
+    v.push({ field: 'spec.replicas', message: 'must be a non-negative integer' });
+  }
+  const selector = checkSelector(field(spec, 'selector'), 'spec.selector', v);
+  const template = field(spec, 'template');
+  if (obj(template) === undefined) v.push({ field: 'spec.template', message: 'is required' });
+  const labelsRaw = field(template, 'metadata', 'labels');
+  const labels = stringMap(labelsRaw) ?? {};
+  if (labelsRaw !== undefined && labelsRaw !== null && obj(labelsRaw) === undefined) {
+    v.push({ field: 'spec.template.metadata.labels', message: 'must be a map of strings' });
+  }
+  if (selector !== undefined && !matchesSelector(labels, selector)) {
+    v.push({
+      field: 'spec.template.metadata.labels',
+      message: 'must match spec.selector, or the set could never find the claims it creates',
+    });
+  }
+  const poolName = nonEmpty(field(template, 'spec', 'poolName'));
+  if (obj(template) !== undefined && poolName === undefined) {
+    v.push({ field: 'spec.template.spec.poolName', message: 'is required' });
+  }
+  if (input.operation === 'UPDATE') {
+    const oldSpec = field(input.oldObject, 'spec');
+    const oldPool = nonEmpty(field(oldSpec, 'template', 'spec', 'poolName'));
+    if (oldPool !== undefined && poolName !== undefined && oldPool !== poolName) {
+      v.push({
+        field: 'spec.template.spec.poolName',
+        message: `is immutable: ${JSON.stringify(oldPool)} -> ${JSON.stringify(poolName)}`,
+      });
+    }
+    const oldSel = field(oldSpec, 'selector');
+    if (oldSel !== undefined && !jsonEqual(oldSel, field(spec, 'selector'))) {
+      warnings.push('spec.selector changed: claims matching only the old selector are no longer counted');
+    }
+  }
+  return verdict(v, warnings);
+}
+
+export function validatePodPool(input: RuleInput): Verdict {
+  if (input.operation !== 'CREATE' && input.operation !== 'UPDATE') return verdict([]);
+  const v: Violation[] = [];
+  const warnings: string[] = [];
+  const spec = field(input.object, 'spec');
+  if (obj(spec) === undefined) return verdict([{ field: 'spec', message: 'a PodPool needs a spec object' }]);
+  const nums: Record<string, number | undefined> = {};
+  for (const f of ['minIdle', 'maxPods', 'drainSeconds']) {
+    const raw = field(spec, f);
+    nums[f] = int(raw);
+    if (raw !== undefined && (nums[f] === undefined || nums[f]! < 0)) {
+      v.push({ field: `spec.${f}`, message: 'must be a non-negative integer' });
+      nums[f] = undefined;
+    }
+  }
+  if (nums.minIdle !== undefined && nums.maxPods !== undefined && nums.minIdle > nums.maxPods) {
+    v.push({
+      field: 'spec.minIdle',
+      message: `must not exceed spec.maxPods (${nums.minIdle} > ${nums.maxPods})`,
+    });
+  }
+  const rp = field(spec, 'releasePolicy');
+  if (rp !== undefined && rp !== 'Recycle' && rp !== 'Delete') {
+    v.push({ field: 'spec.releasePolicy', message: 'must be Recycle or Delete' });
+  }
+  const template = field(spec, 'template');
+  if (obj(template) === undefined) {
+    v.push({ field: 'spec.template', message: 'is required' });
+    return verdict(v, warnings);
+  }
+  const containers = field(template, 'spec', 'containers');
+  if (!Array.isArray(containers) || containers.length === 0) {
+    v.push({ field: 'spec.template.spec.containers', message: 'a pool pod needs at least one container' });
+  }
+  const labels = stringMap(field(template, 'metadata', 'labels')) ?? {};
+  for (const reserved of [LABEL_STATE, LABEL_CLAIMED_BY]) {
+    if (Object.hasOwn(labels, reserved)) {
+      v.push({
+        field: `spec.template.metadata.labels[${reserved}]`,
+        message: 'is managed by the claimkit controller and cannot be set in a template',
+      });
+    }
+  }
+  const annotations = stringMap(field(template, 'metadata', 'annotations')) ?? {};
+  if (Object.hasOwn(annotations, ANNOTATION_CLAIMED_BY_UID)) {
+    v.push({
+      field: `spec.template.metadata.annotations[${ANNOTATION_CLAIMED_BY_UID}]`,
+      message: 'is managed by the claimkit controller and cannot be set in a template',
+    });
+  }
+  const name = nonEmpty(field(input.object, 'metadata', 'name')) ?? input.name;
+  const poolLabel = labels[LABEL_POOL];
+  if (poolLabel !== undefined && name !== undefined && poolLabel !== name) {
+    v.push({
+      field: `spec.template.metadata.labels[${LABEL_POOL}]`,
+      message: `must be the pool's own name (${name}) when set, got ${JSON.stringify(poolLabel)}`,
+    });
+  }
+  return verdict(v, warnings);
+}
