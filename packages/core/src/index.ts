@@ -8,3 +8,4 @@ export * from './api/types.ts';
 export * from './model/api-model.ts';
 export * from './model/clock.ts';
 export * from './model/faults.ts';
+export * from './schema/index.ts';

@@ -33,9 +33,13 @@ export interface ModelEvent {
 export interface ApiModelOptions {
   clock?: Clock;
   seed?: number;
-  /** Per-kind defaulting and validation, e.g. from the CRD schemas. */
+  /**
+   * Per-kind defaulting and validation, e.g. from the CRD schemas (`schemaModelOptions()`). Both run
+   * on every write, status writes included, as the API server's do. Validators get the stored
+   * object as `old` on updates, for transition rules such as `self == oldSelf`.
+   */
   defaulters?: Partial<Record<Kind, (obj: Obj) => void>>;
-  validators?: Partial<Record<Kind, (obj: Obj) => FieldCause[]>>;
+  validators?: Partial<Record<Kind, (obj: Obj, old?: Obj) => FieldCause[]>>;
   /** How many events watches can resume from before answering 410 Gone. */
   eventWindow?: number;
 }
@@ -192,36 +196,41 @@ export class ApiModel implements Client, Watcher {
   }
 
   async delete<K extends Kind>(kind: K, key: ObjectKey, opts: DeleteOptions = {}) {
-    return this.write('delete', kind, key.name, () => {
-      const cur = this.mustGetKey(kind, key);
-      const pre = opts.preconditions ?? {};
-      if (pre.uid !== undefined && pre.uid !== cur.metadata.uid) {
-        throw new ApiError(
-          'Conflict',
-          `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${cur.metadata.uid}`,
-        );
-      }
-      if (pre.resourceVersion !== undefined && pre.resourceVersion !== cur.metadata.resourceVersion) {
-        throw new ApiError(
-          'Conflict',
-          `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${cur.metadata.resourceVersion}`,
-        );
-      }
-      const graceful =
-        kind === 'Pod' &&
-        opts.gracePeriodSeconds !== 0 &&
-        typeof (cur as { spec?: { nodeName?: string } }).spec?.nodeName === 'string' &&
-        (cur as { spec?: { nodeName?: string } }).spec?.nodeName !== '';
-      if ((cur.metadata.finalizers?.length ?? 0) > 0 || graceful) {
-        if (cur.metadata.deletionTimestamp) return clone(cur);
-        const next = clone(cur);
-        next.metadata.deletionTimestamp = toSecondsTimestamp(this.clock.now());
-        next.metadata.deletionGracePeriodSeconds = graceful ? (opts.gracePeriodSeconds ?? 30) : 0;
-        return this.commit(kind, 'MODIFIED', next);
-      }
-      this.remove(kind, cur);
-      return undefined;
-    }) as Promise<KindMap[K] | undefined>;
+    return this.write('delete', kind, key.name, () => this.deleteNow(kind, key, opts)) as Promise<
+      KindMap[K] | undefined
+    >;
+  }
+
+  /** Delete without faults or a write record: what the garbage collector does server-side. */
+  private deleteNow(kind: Kind, key: ObjectKey, opts: DeleteOptions = {}): Obj | undefined {
+    const cur = this.mustGetKey(kind, key);
+    const pre = opts.preconditions ?? {};
+    if (pre.uid !== undefined && pre.uid !== cur.metadata.uid) {
+      throw new ApiError(
+        'Conflict',
+        `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${cur.metadata.uid}`,
+      );
+    }
+    if (pre.resourceVersion !== undefined && pre.resourceVersion !== cur.metadata.resourceVersion) {
+      throw new ApiError(
+        'Conflict',
+        `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${cur.metadata.resourceVersion}`,
+      );
+    }
+    const graceful =
+      kind === 'Pod' &&
+      opts.gracePeriodSeconds !== 0 &&
+      typeof (cur as { spec?: { nodeName?: string } }).spec?.nodeName === 'string' &&
+      (cur as { spec?: { nodeName?: string } }).spec?.nodeName !== '';
+    if ((cur.metadata.finalizers?.length ?? 0) > 0 || graceful) {
+      if (cur.metadata.deletionTimestamp) return clone(cur);
+      const next = clone(cur);
+      next.metadata.deletionTimestamp = toSecondsTimestamp(this.clock.now());
+      next.metadata.deletionGracePeriodSeconds = graceful ? (opts.gracePeriodSeconds ?? 30) : 0;
+      return this.commit(kind, 'MODIFIED', next);
+    }
+    this.remove(kind, cur);
+    return undefined;
   }
 
   // ---------------- Watcher ----------------
@@ -231,7 +240,14 @@ export class ApiModel implements Client, Watcher {
     opts: ListOptions & { resourceVersion?: string },
     onEvent: (e: WatchEvent<KindMap[K]>) => void,
   ): () => void {
-    const from = opts.resourceVersion === undefined ? this.rv : Number(opts.resourceVersion);
+    // Unset or "0": synthetic ADDED events for the current state first, as the API server sends.
+    if (opts.resourceVersion === undefined || opts.resourceVersion === '' || opts.resourceVersion === '0') {
+      for (const o of this.listNow(kind, opts)) onEvent({ type: 'ADDED', object: o });
+      const w = { kind, opts, fn: onEvent as unknown as (e: WatchEvent<Obj>) => void };
+      this.watchers.add(w);
+      return () => this.watchers.delete(w);
+    }
+    const from = Number(opts.resourceVersion);
     const oldest = this.events[0]?.rv ?? this.rv;
     if (from < oldest - 1 && this.events.length >= this.eventWindow) {
       throw new ApiError('Gone', `too old resource version: ${from} (${oldest - 1})`);
@@ -298,7 +314,8 @@ export class ApiModel implements Client, Watcher {
 
   private fault(verb: Verb, kind: Kind, name: string | undefined): void {
     const rule = this.faults.check(verb, kind, name);
-    if (rule && !rule.appliedBeforeError) throw FaultInjector.errorFor(rule, verb, kind, name);
+    const isRead = verb === 'get' || verb === 'list';
+    if (rule && (isRead || !rule.appliedBeforeError)) throw FaultInjector.errorFor(rule, verb, kind, name);
     if (rule) this.pendingAppliedFault = FaultInjector.errorFor(rule, verb, kind, name);
   }
 
@@ -387,7 +404,8 @@ export class ApiModel implements Client, Watcher {
     if (!statusOnly && c.generation !== undefined && !deepEqual(specOf(kind, cur), specOf(kind, next))) {
       m.generation = c.generation + 1;
     }
-    if (!statusOnly) this.validate(kind, next);
+    this.opts.defaulters?.[kind]?.(next);
+    this.validate(kind, next, cur);
     // A no-op write does not bump resourceVersion, as on the real server.
     const { resourceVersion: _a, ...mNoRv } = m;
     const { resourceVersion: _b, ...cNoRv } = c;
@@ -395,14 +413,14 @@ export class ApiModel implements Client, Watcher {
     if (c.deletionTimestamp && (m.finalizers?.length ?? 0) === 0) {
       const gracefulPod = kind === 'Pod' && (c.deletionGracePeriodSeconds ?? 0) > 0;
       if (!gracefulPod) {
-        this.remove(kind, next);
+        this.remove(kind, next, next);
         return clone(next);
       }
     }
     return this.commit(kind, 'MODIFIED', next);
   }
 
-  private validate(kind: Kind, obj: Obj): void {
+  private validate(kind: Kind, obj: Obj, old?: Obj): void {
     const causes: FieldCause[] = [];
     const m = obj.metadata;
     if (!m.name)
@@ -421,7 +439,7 @@ export class ApiModel implements Client, Watcher {
         });
       }
     }
-    causes.push(...(this.opts.validators?.[kind]?.(obj) ?? []));
+    causes.push(...(this.opts.validators?.[kind]?.(obj, old) ?? []));
     if (causes.length > 0) throw invalid(kind, m.name, causes);
   }
 
@@ -434,13 +452,14 @@ export class ApiModel implements Client, Watcher {
     return clone(stored);
   }
 
-  private remove(kind: Kind, obj: Obj): void {
+  /** Removes an object; the DELETED event carries `final` (the last state written) or the stored one. */
+  private remove(kind: Kind, obj: Obj, final?: Obj): void {
     const key = keyString(keyOfObj(obj));
     const cur = this.bucket(kind).get(key);
     if (!cur) return;
     this.bucket(kind).delete(key);
     this.rv++;
-    const gone = clone(cur);
+    const gone = clone(final ?? cur);
     gone.metadata.resourceVersion = String(this.rv);
     this.emit({ rv: this.rv, kind, type: 'DELETED', object: gone });
     this.collectGarbage(cur.metadata.uid!);
@@ -454,8 +473,8 @@ export class ApiModel implements Client, Watcher {
       for (const o of [...b.values()]) {
         const owners = o.metadata.ownerReferences ?? [];
         if (owners.length === 0 || !owners.some((r) => r.uid === ownerUid)) continue;
-        if (owners.every((r) => !live.has(r.uid))) {
-          void this.delete(kind, keyOfObj(o)).catch(() => undefined);
+        if (owners.every((r) => !live.has(r.uid)) && b.has(keyString(keyOfObj(o)))) {
+          this.deleteNow(kind, keyOfObj(o));
         }
       }
     }

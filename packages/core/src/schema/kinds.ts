@@ -1,0 +1,24 @@
+import type { Kind } from '../api/types.ts';
+import { captureSchema } from './capture.ts';
+import { podClaimSchema } from './pod-claim.ts';
+import { podClaimSetSchema } from './pod-claim-set.ts';
+import { podPoolSchema } from './pod-pool.ts';
+import type { KindSchema } from './types.ts';
+
+export type CustomKind = 'Capture' | 'PodPool' | 'PodClaim' | 'PodClaimSet';
+
+/** The four claimkit kinds, in the order deploy/crds lists them. */
+export const KIND_SCHEMAS: Record<CustomKind, KindSchema> = {
+  Capture: captureSchema,
+  PodPool: podPoolSchema,
+  PodClaim: podClaimSchema,
+  PodClaimSet: podClaimSetSchema,
+};
+
+export function isCustomKind(kind: string): kind is CustomKind {
+  return Object.hasOwn(KIND_SCHEMAS, kind);
+}
+
+export function schemaFor(kind: Kind | string): KindSchema | undefined {
+  return isCustomKind(kind) ? KIND_SCHEMAS[kind] : undefined;
+}

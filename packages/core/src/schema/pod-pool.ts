@@ -1,0 +1,98 @@
+// PodPool: a warm pool of identical pods (DESIGN.md "PodPool").
+import { AGE, conditions, count, int, objectSchema, observedGeneration, str, stringMap } from './common.ts';
+import type { JSONSchemaProps, KindSchema } from './types.ts';
+
+export const RULE_MIN_IDLE_LE_MAX_PODS = 'self.minIdle <= self.maxPods';
+
+/** A PodTemplateSpec: what claimkit reads is typed, the rest of the pod spec is kept as given. */
+export const podTemplateSpec: JSONSchemaProps = {
+  type: 'object',
+  description: 'The pods of the pool (a PodTemplateSpec).',
+  required: ['spec'],
+  properties: {
+    metadata: {
+      type: 'object',
+      description: 'Labels and annotations of every pool pod.',
+      properties: { labels: stringMap('Pod labels.'), annotations: stringMap('Pod annotations.') },
+    },
+    spec: {
+      type: 'object',
+      description: 'A PodSpec; fields other than containers are passed to the pods unchanged.',
+      'x-kubernetes-preserve-unknown-fields': true,
+      required: ['containers'],
+      properties: {
+        containers: {
+          type: 'array',
+          minItems: 1,
+          items: {
+            type: 'object',
+            'x-kubernetes-preserve-unknown-fields': true,
+            required: ['name', 'image'],
+            properties: { name: str('Container name.', { minLength: 1 }), image: str('Image.') },
+          },
+        },
+        nodeName: str('Node to run on (normally left to the scheduler).'),
+      },
+    },
+  },
+};
+
+export const podPoolSchema: KindSchema = {
+  kind: 'PodPool',
+  listKind: 'PodPoolList',
+  plural: 'podpools',
+  singular: 'podpool',
+  shortNames: ['pool'],
+  categories: ['claimkit'],
+  description: 'A warm pool of identical pods that claims bind.',
+  schema: objectSchema(
+    'PodPool keeps warm pods ready for PodClaims.',
+    {
+      type: 'object',
+      description: 'Pod template and pool size.',
+      required: ['template'],
+      properties: {
+        template: podTemplateSpec,
+        minIdle: int('Idle pods to keep ready.', { default: 2, minimum: 0 }),
+        maxPods: int('Upper bound on pool pods, bound ones included.', { default: 50, minimum: 1 }),
+        releasePolicy: str('What happens to a pod a claim releases.', {
+          enum: ['Recycle', 'Delete'],
+          default: 'Recycle',
+        }),
+        drainSeconds: int('How long a released pod drains before it is recycled or deleted.', {
+          default: 0,
+          minimum: 0,
+        }),
+      },
+      'x-kubernetes-validations': [
+        {
+          rule: RULE_MIN_IDLE_LE_MAX_PODS,
+          message: 'minIdle must not exceed maxPods',
+          fieldPath: '.minIdle',
+        },
+      ],
+    },
+    {
+      type: 'object',
+      description: 'Pod counts by state.',
+      properties: {
+        total: count('Pool pods.'),
+        idle: count('Idle pods.'),
+        bound: count('Bound pods.'),
+        draining: count('Draining pods.'),
+        observedGeneration,
+        conditions,
+      },
+    },
+  ),
+  printerColumns: [
+    { name: 'Min Idle', type: 'integer', jsonPath: '.spec.minIdle' },
+    { name: 'Max', type: 'integer', jsonPath: '.spec.maxPods' },
+    { name: 'Total', type: 'integer', jsonPath: '.status.total' },
+    { name: 'Idle', type: 'integer', jsonPath: '.status.idle' },
+    { name: 'Bound', type: 'integer', jsonPath: '.status.bound' },
+    { name: 'Draining', type: 'integer', jsonPath: '.status.draining', priority: 1 },
+    { name: 'Policy', type: 'string', jsonPath: '.spec.releasePolicy', priority: 1 },
+    AGE,
+  ],
+};

@@ -1,0 +1,4 @@
+// Test support for every package: fixture builders and the API-model conformance cases.
+// Import as `@claimkit/core/testing`.
+export * from '../model/conformance.ts';
+export * from './fixtures.ts';
