@@ -147,7 +147,7 @@ export function createWebhookApp(deps: WebhookDeps): Hono {
       };
     }
     const objKind = (input.object ?? input.oldObject) as { kind?: unknown; apiVersion?: unknown } | undefined;
-    if (objKind?.kind !== undefined && objKind.kind !== route.kind) {
+    if (input.operation !== 'CONNECT' && objKind?.kind !== undefined && objKind.kind !== route.kind) {
       return {
         result: 'bad_request',
         user,

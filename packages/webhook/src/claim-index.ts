@@ -1,6 +1,8 @@
 // Which PodClaim references which pod (spec.podName or spec.sourcePod), from a watched cache.
 // The Node entry feeds it from a @kubernetes/client-node informer on PodClaims (serve-claim-index.ts);
 // tests feed it directly. The webhook asks it whether a podName is already held by another claim.
+// Deleting claims hold no pod against a live claim (as core's ClaimIndex decides for the controller):
+// a finalizer in the middle of a migration must not block the claim that takes the pod over.
 import { field, nonEmpty } from './rules/read.ts';
 
 export interface PodClaimRef {
@@ -25,6 +27,7 @@ function refOf(claim: unknown): PodClaimRef | undefined {
   if (name === undefined) return undefined;
   const ref: PodClaimRef = { namespace: nonEmpty(field(claim, 'metadata', 'namespace')) ?? '', name };
   const uid = nonEmpty(field(claim, 'metadata', 'uid'));
+  if (nonEmpty(field(claim, 'metadata', 'deletionTimestamp')) !== undefined) return ref;
   const podName = nonEmpty(field(claim, 'spec', 'podName'));
   const sourcePod = nonEmpty(field(claim, 'spec', 'sourcePod'));
   if (uid !== undefined) ref.uid = uid;

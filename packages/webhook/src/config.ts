@@ -35,6 +35,18 @@ Certificates are reloaded when their files change.`;
 
 export class ConfigError extends Error {}
 
+const KNOWN_FLAGS = [
+  'port',
+  'host',
+  'tls-cert-file',
+  'tls-private-key-file',
+  'controller-users',
+  'controller-groups',
+  'kubeconfig',
+  'claim-index',
+  'log-level',
+];
+
 function list(s: string | undefined): string[] | undefined {
   if (s === undefined) return undefined;
   return s
@@ -51,27 +63,15 @@ export function parseConfig(argv: readonly string[], env: Record<string, string 
     if (!a.startsWith('--'))
       throw new ConfigError(`unexpected argument ${JSON.stringify(a)}\n\n${CONFIG_HELP}`);
     const eq = a.indexOf('=');
-    if (eq >= 0) flags.set(a.slice(2, eq), a.slice(eq + 1));
+    const name = eq >= 0 ? a.slice(2, eq) : a.slice(2);
+    if (!KNOWN_FLAGS.includes(name)) throw new ConfigError(`unknown flag --${name}\n\n${CONFIG_HELP}`);
+    if (eq >= 0) flags.set(name, a.slice(eq + 1));
     else {
       const next = argv[i + 1];
       if (next === undefined) throw new ConfigError(`flag ${a} needs a value`);
       flags.set(a.slice(2), next);
       i++;
     }
-  }
-  const known = [
-    'port',
-    'host',
-    'tls-cert-file',
-    'tls-private-key-file',
-    'controller-users',
-    'controller-groups',
-    'kubeconfig',
-    'claim-index',
-    'log-level',
-  ];
-  for (const k of flags.keys()) {
-    if (!known.includes(k)) throw new ConfigError(`unknown flag --${k}\n\n${CONFIG_HELP}`);
   }
   const portRaw = flags.get('port') ?? env.CLAIMKIT_WEBHOOK_PORT ?? '8443';
   const port = Number(portRaw);

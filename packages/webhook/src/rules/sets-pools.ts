@@ -152,28 +152,28 @@ export function validatePodPool(input: RuleInput): Verdict {
     v.push({ field: 'spec.template.spec.containers', message: 'a pool pod needs at least one container' });
   }
   const labels = stringMap(field(template, 'metadata', 'labels')) ?? {};
-  for (const reserved of [LABEL_STATE, LABEL_CLAIMED_BY]) {
-    if (Object.hasOwn(labels, reserved)) {
-      v.push({
-        field: `spec.template.metadata.labels[${reserved}]`,
-        message: 'is managed by the claimkit controller and cannot be set in a template',
-      });
-    }
+  if (Object.hasOwn(labels, LABEL_CLAIMED_BY)) {
+    v.push({
+      field: `spec.template.metadata.labels[${LABEL_CLAIMED_BY}]`,
+      message: 'is managed by the claimkit controller: new pool pods would start out claimed',
+    });
+  }
+  if (Object.hasOwn(labels, LABEL_STATE)) {
+    warnings.push(`spec.template.metadata.labels[${LABEL_STATE}] is ignored: new pool pods start Idle`);
   }
   const annotations = stringMap(field(template, 'metadata', 'annotations')) ?? {};
   if (Object.hasOwn(annotations, ANNOTATION_CLAIMED_BY_UID)) {
     v.push({
       field: `spec.template.metadata.annotations[${ANNOTATION_CLAIMED_BY_UID}]`,
-      message: 'is managed by the claimkit controller and cannot be set in a template',
+      message: 'is managed by the claimkit controller: new pool pods would start out claimed',
     });
   }
   const name = nonEmpty(field(input.object, 'metadata', 'name')) ?? input.name;
   const poolLabel = labels[LABEL_POOL];
   if (poolLabel !== undefined && name !== undefined && poolLabel !== name) {
-    v.push({
-      field: `spec.template.metadata.labels[${LABEL_POOL}]`,
-      message: `must be the pool's own name (${name}) when set, got ${JSON.stringify(poolLabel)}`,
-    });
+    warnings.push(
+      `spec.template.metadata.labels[${LABEL_POOL}] is ignored: pool pods are labelled with the pool's name (${name})`,
+    );
   }
   return verdict(v, warnings);
 }
