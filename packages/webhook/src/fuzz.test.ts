@@ -57,7 +57,7 @@ async function check(app: Hono, path: string, body: string): Promise<void> {
   expect(typeof out.response?.allowed).toBe('boolean');
   if (out.response?.allowed === false) {
     expect(typeof out.response.status?.message).toBe('string');
-    expect((out.response.status?.message as string).length).toBeGreaterThan(0);
+    expect(String(out.response.status?.message ?? '').length).toBeGreaterThan(0);
     expect([400, 403]).toContain(out.response.status?.code);
   }
 }
@@ -88,8 +88,9 @@ const VALID: unknown[] = [
 /** Every path into a JSON value (object keys and array indexes). */
 function pathsOf(v: unknown, prefix: (string | number)[] = [], out: (string | number)[][] = []) {
   out.push(prefix);
-  if (Array.isArray(v)) v.forEach((x, i) => pathsOf(x, [...prefix, i], out));
-  else if (v !== null && typeof v === 'object') {
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) pathsOf(v[i], [...prefix, i], out);
+  } else if (v !== null && typeof v === 'object') {
     for (const [k, x] of Object.entries(v)) pathsOf(x, [...prefix, k], out);
   }
   return out;
