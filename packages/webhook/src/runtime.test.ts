@@ -1,0 +1,104 @@
+// Each entry started for real over TLS: the Node entry (@hono/node-server + node:https) and the Deno
+// entry (Deno.serve), answering an AdmissionReview and picking up a renewed certificate.
+
+import { readFileSync } from 'node:fs';
+import { LABEL_CLAIMED_BY } from '@claimkit/core';
+import { afterAll, describe, expect, it } from 'vitest';
+import { poolPod, reviewFor } from './testing/review.ts';
+import {
+  type Cert,
+  denoBinary,
+  httpsRequest,
+  makeCert,
+  opensslAvailable,
+  type Runtime,
+  type Started,
+  startEntry,
+  writeCert,
+} from './testing/serve-tls.ts';
+
+const openssl = opensslAvailable();
+const deno = denoBinary();
+
+const running: Started[] = [];
+afterAll(async () => {
+  await Promise.all(running.map((s) => s.stop()));
+});
+
+async function waitFor<T>(fn: () => Promise<T | undefined>, ms: number): Promise<T> {
+  const end = Date.now() + ms;
+  let last: unknown;
+  while (Date.now() < end) {
+    try {
+      const v = await fn();
+      if (v !== undefined) return v;
+    } catch (err) {
+      last = err;
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`condition not met in ${ms} ms; last error: ${String(last)}`);
+}
+
+function suite(runtime: Runtime) {
+  let cert: Cert;
+  let server: Started;
+
+  it('starts over TLS and answers /healthz and an AdmissionReview', async () => {
+    cert = makeCert();
+    server = await startEntry(runtime, cert, [], deno);
+    running.push(server);
+    const health = await httpsRequest(server.port, '/healthz', { ca: cert.cert });
+    expect(health).toMatchObject({ status: 200, body: 'ok' });
+
+    const body = JSON.stringify(
+      reviewFor({
+        kind: 'Pod',
+        uid: `rt-${runtime}`,
+        oldObject: poolPod('p', 'Bound', { name: 'claim-a', uid: 'ua' }),
+        object: poolPod('p', 'Bound', { name: 'claim-b', uid: 'ub' }),
+      }),
+    );
+    const res = await httpsRequest(server.port, '/validate/pods', { ca: cert.cert, method: 'POST', body });
+    expect(res.status).toBe(200);
+    const review = JSON.parse(res.body);
+    expect(review.response).toMatchObject({ uid: `rt-${runtime}`, allowed: false, status: { code: 403 } });
+    expect(review.response.status.message).toContain(LABEL_CLAIMED_BY);
+
+    const ok = await httpsRequest(server.port, '/validate/pods', {
+      ca: cert.cert,
+      method: 'POST',
+      body: JSON.stringify(reviewFor({ kind: 'Pod', uid: 'ok', object: poolPod('p', 'Idle') })),
+    });
+    expect(JSON.parse(ok.body).response).toEqual({ uid: 'ok', allowed: true });
+    const bad = await httpsRequest(server.port, '/validate/pods', {
+      ca: cert.cert,
+      method: 'POST',
+      body: '{',
+    });
+    expect(bad.status).toBe(400);
+    const metrics = await httpsRequest(server.port, '/metrics', { ca: cert.cert });
+    expect(metrics.body).toContain(
+      'claimkit_webhook_requests_total{path="/validate/pods",result="denied"} 1',
+    );
+  }, 90_000);
+
+  it('reloads the certificate when its files change', async () => {
+    const before = await httpsRequest(server.port, '/healthz', { ca: cert.cert });
+    writeCert(cert.certFile, cert.keyFile, 'renewed.localhost');
+    const renewed = readFileSync(cert.certFile);
+    const after = await waitFor(async () => {
+      const r = await httpsRequest(server.port, '/healthz', { ca: renewed });
+      return r.status === 200 ? r : undefined;
+    }, 30_000);
+    expect(after.fingerprint).not.toBe(before.fingerprint);
+    expect(server.lines.join('\n')).toContain('TLS certificate reloaded');
+  }, 60_000);
+}
+
+describe.skipIf(!openssl)('Node entry (main-node.ts) over TLS', () => suite('node'));
+
+describe.skipIf(!openssl || deno === undefined)(
+  `Deno entry (main-deno.ts) over TLS${deno === undefined ? ' — skipped: the deno npm package did not install a working binary' : ''}`,
+  () => suite('deno'),
+);
