@@ -3,6 +3,7 @@ export * from './app.ts';
 export * from './claim-index.ts';
 export * from './config.ts';
 export * from './logger.ts';
+export * from './manifests.ts';
 export * from './metrics.ts';
 export { validateCapture } from './rules/captures.ts';
 export { validatePodClaim } from './rules/podclaims.ts';

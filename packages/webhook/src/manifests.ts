@@ -1,0 +1,283 @@
+// The webhook's Kubernetes manifests as data. deploy/webhook/*.yaml is generated from this
+// (packages/webhook/scripts/generate-manifests.ts; a unit test keeps them in sync), and the e2e suite
+// registers the same ValidatingWebhookConfiguration by URL with its own caBundle.
+import { GROUP, KIND_INFO, LABEL_POOL, VERSION } from '@claimkit/core';
+import { DEFAULT_CONTROLLER_USERNAME, ROUTES } from './app.ts';
+
+export const WEBHOOK_NAMESPACE = 'claimkit-system';
+export const WEBHOOK_NAME = 'claimkit-webhook';
+export const WEBHOOK_TLS_SECRET = 'claimkit-webhook-tls';
+export const WEBHOOK_IMAGE = 'claimkit/webhook:0.1.0';
+export const SYSTEM_NAMESPACES = ['kube-system', 'kube-public', 'kube-node-lease'];
+
+type Obj = Record<string, unknown>;
+
+export type ClientConfig =
+  | { service: { name: string; namespace: string; path: string; port: number }; caBundle?: string }
+  | { url: string; caBundle?: string };
+
+export interface WebhookConfigurationOptions {
+  name?: string;
+  /** Where the API server calls, per path (in-cluster Service by default). */
+  clientConfig?: (path: string) => ClientConfig;
+  /** Namespaces never sent to the webhook (the system ones and the webhook's own by default). */
+  excludedNamespaces?: string[];
+  /** `namespace/certificate` for cert-manager's CA injector; omit when the caBundle is given. */
+  injectCaFrom?: string;
+  timeoutSeconds?: number;
+}
+
+const LABELS = { 'app.kubernetes.io/name': 'claimkit', 'app.kubernetes.io/component': 'webhook' };
+
+function serviceClient(path: string): ClientConfig {
+  return { service: { name: WEBHOOK_NAME, namespace: WEBHOOK_NAMESPACE, path, port: 443 } };
+}
+
+export function validatingWebhookConfiguration(opts: WebhookConfigurationOptions = {}): Obj {
+  const client = opts.clientConfig ?? serviceClient;
+  const excluded = opts.excludedNamespaces ?? [...SYSTEM_NAMESPACES, WEBHOOK_NAMESPACE];
+  const common = (path: string) => ({
+    admissionReviewVersions: ['v1'],
+    sideEffects: 'None',
+    failurePolicy: 'Fail',
+    matchPolicy: 'Equivalent',
+    timeoutSeconds: opts.timeoutSeconds ?? 5,
+    clientConfig: client(path),
+    namespaceSelector: {
+      matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: excluded }],
+    },
+  });
+  const webhooks = ROUTES.map((r) => {
+    const plural = r.kind === 'Pod' ? 'pods' : KIND_INFO[r.kind as 'Capture'].plural;
+    const resources = r.kind === 'Capture' ? [plural, `${plural}/status`] : [plural];
+    const hook: Obj = {
+      name: `${plural}.webhook.${GROUP}`,
+      ...common(r.path),
+      rules: [
+        {
+          apiGroups: [r.group],
+          apiVersions: [r.group === '' ? 'v1' : VERSION],
+          resources,
+          operations: ['CREATE', 'UPDATE'],
+          scope: 'Namespaced',
+        },
+      ],
+    };
+    if (r.kind === 'Pod')
+      hook.objectSelector = { matchExpressions: [{ key: LABEL_POOL, operator: 'Exists' }] };
+    return hook;
+  });
+  const metadata: Obj = { name: opts.name ?? WEBHOOK_NAME, labels: LABELS };
+  if (opts.injectCaFrom) metadata.annotations = { 'cert-manager.io/inject-ca-from': opts.injectCaFrom };
+  return {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'ValidatingWebhookConfiguration',
+    metadata,
+    webhooks,
+  };
+}
+
+export interface ManifestFile {
+  file: string;
+  comment: string;
+  objects: Obj[];
+}
+
+/** Every file of deploy/webhook, as objects. */
+export function webhookManifests(): ManifestFile[] {
+  const meta = (name: string, extra: Obj = {}) => ({
+    name,
+    namespace: WEBHOOK_NAMESPACE,
+    labels: LABELS,
+    ...extra,
+  });
+  const selector = { matchLabels: LABELS };
+  const dnsNames = [
+    `${WEBHOOK_NAME}.${WEBHOOK_NAMESPACE}.svc`,
+    `${WEBHOOK_NAME}.${WEBHOOK_NAMESPACE}.svc.cluster.local`,
+  ];
+  return [
+    {
+      file: 'namespace.yaml',
+      comment: 'The namespace the webhook runs in (shared with the controller).',
+      objects: [
+        {
+          apiVersion: 'v1',
+          kind: 'Namespace',
+          metadata: { name: WEBHOOK_NAMESPACE, labels: { 'app.kubernetes.io/name': 'claimkit' } },
+        },
+      ],
+    },
+    {
+      file: 'rbac.yaml',
+      comment: 'The webhook reads PodClaims (list/watch) to deny a pod already referenced by another claim.',
+      objects: [
+        { apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta(WEBHOOK_NAME) },
+        {
+          apiVersion: 'rbac.authorization.k8s.io/v1',
+          kind: 'ClusterRole',
+          metadata: { name: WEBHOOK_NAME, labels: LABELS },
+          rules: [{ apiGroups: [GROUP], resources: [KIND_INFO.PodClaim.plural], verbs: ['list', 'watch'] }],
+        },
+        {
+          apiVersion: 'rbac.authorization.k8s.io/v1',
+          kind: 'ClusterRoleBinding',
+          metadata: { name: WEBHOOK_NAME, labels: LABELS },
+          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: WEBHOOK_NAME },
+          subjects: [{ kind: 'ServiceAccount', name: WEBHOOK_NAME, namespace: WEBHOOK_NAMESPACE }],
+        },
+      ],
+    },
+    {
+      file: 'deployment.yaml',
+      comment:
+        'Two replicas and a PodDisruptionBudget: with failurePolicy Fail, no webhook means no writes to claimkit objects or pool pods.',
+      objects: [
+        {
+          apiVersion: 'apps/v1',
+          kind: 'Deployment',
+          metadata: meta(WEBHOOK_NAME),
+          spec: {
+            replicas: 2,
+            selector,
+            template: {
+              metadata: { labels: LABELS },
+              spec: {
+                serviceAccountName: WEBHOOK_NAME,
+                securityContext: {
+                  runAsNonRoot: true,
+                  runAsUser: 65532,
+                  seccompProfile: { type: 'RuntimeDefault' },
+                },
+                containers: [
+                  {
+                    name: 'webhook',
+                    image: WEBHOOK_IMAGE,
+                    args: [
+                      '--port=8443',
+                      '--tls-cert-file=/tls/tls.crt',
+                      '--tls-private-key-file=/tls/tls.key',
+                      `--controller-users=${DEFAULT_CONTROLLER_USERNAME}`,
+                    ],
+                    ports: [{ name: 'https', containerPort: 8443, protocol: 'TCP' }],
+                    readinessProbe: {
+                      httpGet: { path: '/readyz', port: 'https', scheme: 'HTTPS' },
+                      periodSeconds: 5,
+                    },
+                    livenessProbe: {
+                      httpGet: { path: '/healthz', port: 'https', scheme: 'HTTPS' },
+                      periodSeconds: 10,
+                    },
+                    resources: { requests: { cpu: '50m', memory: '64Mi' }, limits: { memory: '256Mi' } },
+                    securityContext: {
+                      allowPrivilegeEscalation: false,
+                      readOnlyRootFilesystem: true,
+                      capabilities: { drop: ['ALL'] },
+                    },
+                    volumeMounts: [{ name: 'tls', mountPath: '/tls', readOnly: true }],
+                  },
+                ],
+                volumes: [{ name: 'tls', secret: { secretName: WEBHOOK_TLS_SECRET } }],
+              },
+            },
+          },
+        },
+        {
+          apiVersion: 'policy/v1',
+          kind: 'PodDisruptionBudget',
+          metadata: meta(WEBHOOK_NAME),
+          spec: { minAvailable: 1, selector },
+        },
+      ],
+    },
+    {
+      file: 'service.yaml',
+      comment: 'The API server calls the webhook through this Service on 443.',
+      objects: [
+        {
+          apiVersion: 'v1',
+          kind: 'Service',
+          metadata: meta(WEBHOOK_NAME),
+          spec: {
+            selector: LABELS,
+            ports: [{ name: 'https', port: 443, targetPort: 'https', protocol: 'TCP' }],
+          },
+        },
+      ],
+    },
+    {
+      file: 'certificate.yaml',
+      comment:
+        'Option A (default): cert-manager issues the serving certificate into the Secret and injects its CA into the webhook configuration. For option B (a Secret you provide) leave this file out: see README.md.',
+      objects: [
+        {
+          apiVersion: 'cert-manager.io/v1',
+          kind: 'Issuer',
+          metadata: meta(`${WEBHOOK_NAME}-selfsigned`),
+          spec: { selfSigned: {} },
+        },
+        {
+          apiVersion: 'cert-manager.io/v1',
+          kind: 'Certificate',
+          metadata: meta(WEBHOOK_NAME),
+          spec: {
+            secretName: WEBHOOK_TLS_SECRET,
+            dnsNames,
+            duration: '2160h',
+            renewBefore: '360h',
+            privateKey: { algorithm: 'ECDSA', size: 256, rotationPolicy: 'Always' },
+            issuerRef: { kind: 'Issuer', name: `${WEBHOOK_NAME}-selfsigned` },
+          },
+        },
+      ],
+    },
+    {
+      file: 'validatingwebhookconfiguration.yaml',
+      comment:
+        "failurePolicy Fail, sideEffects None, 5 s timeout; pods only when labelled claimkit.dev/pool; system namespaces and the webhook's own are never sent. The caBundle is injected by cert-manager (annotation); with a provided Secret, set caBundle on every webhook instead.",
+      objects: [validatingWebhookConfiguration({ injectCaFrom: `${WEBHOOK_NAMESPACE}/${WEBHOOK_NAME}` })],
+    },
+    {
+      file: 'kustomization.yaml',
+      comment: 'kubectl apply -k deploy/webhook (needs cert-manager; see README.md for a provided Secret).',
+      objects: [
+        {
+          apiVersion: 'kustomize.config.k8s.io/v1beta1',
+          kind: 'Kustomization',
+          resources: [
+            'namespace.yaml',
+            'rbac.yaml',
+            'deployment.yaml',
+            'service.yaml',
+            'certificate.yaml',
+            'validatingwebhookconfiguration.yaml',
+          ],
+        },
+      ],
+    },
+  ];
+}
+
+export const GENERATED_HEADER =
+  '# Generated by packages/webhook/scripts/generate-manifests.ts from packages/webhook/src/manifests.ts.\n# Do not edit: change manifests.ts and run `node --conditions=source packages/webhook/scripts/generate-manifests.ts`.\n';
+
+/** A file's text, given a YAML emitter (core's toYaml). */
+export function renderManifestFile(f: ManifestFile, toYaml: (v: unknown) => string): string {
+  const comment = wrap(f.comment)
+    .map((l) => `# ${l}\n`)
+    .join('');
+  return `${GENERATED_HEADER}${comment}${f.objects.map((o) => toYaml(o)).join('---\n')}`;
+}
+
+function wrap(s: string, width = 98): string[] {
+  const out: string[] = [];
+  let line = '';
+  for (const w of s.split(' ')) {
+    if (line && line.length + w.length + 1 > width) {
+      out.push(line);
+      line = w;
+    } else line = line ? `${line} ${w}` : w;
+  }
+  if (line) out.push(line);
+  return out;
+}
