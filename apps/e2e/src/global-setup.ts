@@ -1,1 +1,37 @@
-export default function setup() {}
+// vitest globalSetup of the `e2e` project: one cluster for the whole run (provider from
+// CLAIMKIT_E2E_PROVIDER, default local), handed to test files with provide/inject, stopped in
+// teardown. The local provider also cleans up on signals and through a watchdog if we are killed.
+import type { TestProject } from 'vitest/node';
+import { makeClients, providerFromEnv, startCluster } from './harness/index.ts';
+import type { LocalCluster } from './harness/local.ts';
+import type { E2EClusterInfo } from './harness/vitest.ts';
+
+export default async function setup(project: TestProject) {
+  const provider = providerFromEnv();
+  const t0 = Date.now();
+  const cluster = await startCluster(provider);
+  let kubernetesVersion: string;
+  if (cluster.provider === 'local') {
+    const local = cluster as LocalCluster;
+    kubernetesVersion = local.kubernetesVersion;
+    process.stderr.write(
+      `[e2e] local cluster up in ${((Date.now() - t0) / 1000).toFixed(1)}s ` +
+        `(binaries ${(local.timings.binariesMs / 1000).toFixed(1)}s, start ${(local.timings.startMs / 1000).toFixed(1)}s); ` +
+        `export KUBECONFIG=${cluster.kubeconfigPath}\n`,
+    );
+  } else {
+    kubernetesVersion = (await makeClients(cluster.kubeconfigPath).version.getCode()).gitVersion;
+  }
+  const info: E2EClusterInfo = {
+    provider: cluster.provider,
+    kubeconfigPath: cluster.kubeconfigPath,
+    userKubeconfigPath: cluster.userKubeconfigPath,
+    userName: cluster.userName,
+    server: cluster.server,
+    kubernetesVersion,
+  };
+  project.provide('claimkitE2E', info);
+  return async () => {
+    await cluster.stop();
+  };
+}

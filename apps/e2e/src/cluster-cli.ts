@@ -1,0 +1,118 @@
+// pnpm cluster up | down | status — a local control plane for development, in the background.
+//   eval "$(pnpm -s cluster up)"   starts one (or reuses the running one) and exports KUBECONFIG
+//   pnpm cluster status            lists runs (also test runs in progress) and their health
+//   pnpm cluster down              stops background clusters and cleans up leftovers of crashed runs
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { startLocalCluster } from './harness/local.ts';
+import { runsDir } from './harness/paths.ts';
+import { isAlive, isOurs, type PidFile, readPidFile, reapRuns } from './harness/procs.ts';
+
+const usage = 'usage: pnpm cluster up [--nodes N] | down | status';
+
+function runs(): PidFile[] {
+  let names: string[];
+  try {
+    names = readdirSync(runsDir());
+  } catch {
+    return [];
+  }
+  return names
+    .map((n) => readPidFile(join(runsDir(), n)))
+    .filter((p): p is PidFile => !!p)
+    .sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+}
+
+const running = (p: PidFile) => p.procs.length > 0 && p.procs.every(isOurs);
+
+async function readyz(p: PidFile): Promise<string> {
+  // Anonymous requests may read /readyz (system:public-info-viewer); the CA is per run, so skip
+  // verification for this probe only.
+  const { request } = await import('node:https');
+  return new Promise((resolve) => {
+    const req = request(`${p.server}/readyz`, { rejectUnauthorized: false, timeout: 3_000 }, (res) => {
+      res.resume();
+      resolve(res.statusCode === 200 ? 'ready' : `not ready (HTTP ${res.statusCode})`);
+    });
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', (e) => resolve(`unreachable (${e.message})`));
+    req.end();
+  });
+}
+
+async function up(args: string[]): Promise<number> {
+  const i = args.indexOf('--nodes');
+  const nodes = i >= 0 ? Number(args[i + 1]) : undefined;
+  if (nodes !== undefined && !(Number.isInteger(nodes) && nodes >= 1)) {
+    console.error(usage);
+    return 2;
+  }
+  const existing = runs().find((p) => p.persistent && running(p));
+  if (existing) {
+    console.error(`a cluster is already running (${existing.server}); \`pnpm cluster down\` stops it`);
+    console.log(`export KUBECONFIG=${existing.kubeconfigPath}`);
+    return 0;
+  }
+  const cluster = await startLocalCluster({ persistent: true, ...(nodes ? { nodes } : {}) });
+  console.error(
+    `cluster up in ${((cluster.timings.binariesMs + cluster.timings.startMs) / 1000).toFixed(1)}s: ` +
+      `${cluster.server} (Kubernetes ${cluster.kubernetesVersion}, nodes ${cluster.nodes.join(', ')})\n` +
+      `  admin kubeconfig:     ${cluster.kubeconfigPath}\n` +
+      `  non-admin kubeconfig: ${cluster.userKubeconfigPath} (user ${cluster.userName}, no RBAC bindings)\n` +
+      `  logs:                 ${join(cluster.stateDir, 'logs')}`,
+  );
+  console.log(`export KUBECONFIG=${cluster.kubeconfigPath}`);
+  return 0;
+}
+
+async function down(): Promise<number> {
+  const dir = runsDir();
+  const persistent = runs().filter((p) => p.persistent);
+  let n = 0;
+  for (const p of persistent) {
+    // Only background clusters are stopped on purpose; reapRuns below also removes orphans.
+    n += (await reapRuns(dir, { all: true, only: p.stateDir })).length;
+  }
+  n += (await reapRuns(dir)).length;
+  console.error(n === 0 ? 'no cluster to stop' : `stopped and removed ${n} run(s)`);
+  return 0;
+}
+
+async function status(): Promise<number> {
+  const all = runs();
+  if (all.length === 0) {
+    console.log('no cluster');
+    return 1;
+  }
+  let anyUp = false;
+  for (const p of all) {
+    const kind = p.persistent ? 'background (pnpm cluster up)' : `test run of pid ${p.owner}`;
+    const owner = p.persistent || isAlive(p.owner) ? '' : ' [owner gone: leftover]';
+    const procs = p.procs.map((r) => `${r.name}:${isOurs(r) ? r.pid : 'dead'}`).join(' ');
+    const health = running(p) ? await readyz(p) : 'stopped';
+    anyUp ||= health === 'ready';
+    console.log(
+      `${p.server}  ${health}  ${kind}${owner}\n  since ${p.createdAt}\n  ${procs}\n` +
+        `  export KUBECONFIG=${p.kubeconfigPath}\n  non-admin: ${p.userKubeconfigPath}`,
+    );
+  }
+  return anyUp ? 0 : 1;
+}
+
+const [cmd, ...rest] = process.argv.slice(2);
+let code: number;
+switch (cmd) {
+  case 'up':
+    code = await up(rest);
+    break;
+  case 'down':
+    code = await down();
+    break;
+  case 'status':
+    code = await status();
+    break;
+  default:
+    console.error(usage);
+    code = 2;
+}
+process.exit(code);

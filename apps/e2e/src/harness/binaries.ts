@@ -1,0 +1,48 @@
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { controlPlaneDir } from './paths.ts';
+
+export const BINARIES = [
+  'etcd',
+  'kube-apiserver',
+  'kube-controller-manager',
+  'kube-scheduler',
+  'kwok',
+] as const;
+export type Binary = (typeof BINARIES)[number];
+
+/** The pinned versions in apps/e2e/controlplane/versions.env. */
+export function controlPlaneVersions(): { kubernetes: string; kwok: string; etcd: string } {
+  const env = Object.fromEntries(
+    readFileSync(join(controlPlaneDir, 'versions.env'), 'utf8')
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l && !l.startsWith('#') && l.includes('='))
+      .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+  );
+  return { kubernetes: env.K8S_VERSION ?? '', kwok: env.KWOK_VERSION ?? '', etcd: env.ETCD_VERSION ?? '' };
+}
+
+/**
+ * Runs apps/e2e/controlplane/build.sh, which reuses cached binaries or builds the missing ones
+ * (minutes, the first time), and returns the directory holding them. Build output goes to stderr.
+ */
+export function ensureBinaries(): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('bash', [join(controlPlaneDir, 'build.sh')], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      env: process.env,
+    });
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+      out += d;
+    });
+    child.once('error', reject);
+    child.once('exit', (code) => {
+      const dir = out.trim().split('\n').pop() ?? '';
+      if (code === 0 && dir) resolve(dir);
+      else reject(new Error(`apps/e2e/controlplane/build.sh failed (exit ${code}); see its output above`));
+    });
+  });
+}

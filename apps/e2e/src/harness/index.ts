@@ -1,0 +1,44 @@
+// Public entry of the e2e harness: start a cluster with the provider chosen by
+// CLAIMKIT_E2E_PROVIDER, and get clients for it.
+import { useExistingCluster } from './existing.ts';
+import { startKindCluster } from './kind.ts';
+import { type LocalClusterOptions, startLocalCluster } from './local.ts';
+import type { ClusterHandle, ProviderName } from './types.ts';
+
+export { controlPlaneVersions, ensureBinaries } from './binaries.ts';
+export {
+  applyObjects,
+  type Clients,
+  failureStatus,
+  installCrds,
+  isNotFound,
+  loadKubeConfig,
+  makeClients,
+  readManifests,
+  statusCode,
+} from './kube.ts';
+export { type LocalCluster, type LocalClusterOptions, startLocalCluster } from './local.ts';
+export { E2E_USER } from './pki.ts';
+export type { ClusterHandle, ProviderName } from './types.ts';
+export { waitFor } from './wait.ts';
+
+export function providerFromEnv(): ProviderName {
+  const p = process.env.CLAIMKIT_E2E_PROVIDER ?? 'local';
+  if (p === 'local' || p === 'kind' || p === 'kubeconfig') return p;
+  throw new Error(`CLAIMKIT_E2E_PROVIDER must be local, kind or kubeconfig (got ${JSON.stringify(p)})`);
+}
+
+/** Starts (or attaches to) the cluster the suites run against. */
+export function startCluster(
+  provider: ProviderName = providerFromEnv(),
+  opts: LocalClusterOptions = {},
+): Promise<ClusterHandle> {
+  switch (provider) {
+    case 'local':
+      return startLocalCluster(opts);
+    case 'kind':
+      return startKindCluster({ ...(opts.log ? { log: opts.log } : {}), crdDir: opts.crdDir ?? undefined });
+    case 'kubeconfig':
+      return useExistingCluster({ crdDir: opts.crdDir ?? undefined });
+  }
+}

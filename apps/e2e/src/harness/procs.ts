@@ -1,0 +1,179 @@
+// Child processes of a local cluster: each runs in its own process group (detached), is recorded
+// in the run's pid file, and is killed by group. Works across processes: `cluster down`, the
+// watchdog and the next start only need the pid file.
+import { type ChildProcess, spawn } from 'node:child_process';
+import {
+  closeSync,
+  existsSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { join } from 'node:path';
+
+export interface ProcRecord {
+  name: string;
+  pid: number;
+  /** Absolute path of the executable: a pid is only killed while /proc/<pid>/cmdline still names it. */
+  exe: string;
+}
+
+export interface PidFile {
+  /** The process that owns the run; when it is gone (and not `persistent`) the run is garbage. */
+  owner: number;
+  persistent: boolean;
+  createdAt: string;
+  stateDir: string;
+  kubeconfigPath: string;
+  userKubeconfigPath: string;
+  server: string;
+  procs: ProcRecord[];
+}
+
+export const PID_FILE = 'pids.json';
+
+export function readPidFile(stateDir: string): PidFile | undefined {
+  try {
+    return JSON.parse(readFileSync(join(stateDir, PID_FILE), 'utf8')) as PidFile;
+  } catch {
+    return undefined;
+  }
+}
+
+export function writePidFile(stateDir: string, data: PidFile): void {
+  const tmp = join(stateDir, `${PID_FILE}.tmp`);
+  writeFileSync(tmp, JSON.stringify(data, null, 2));
+  // rename is atomic: readers never see a half-written file.
+  renameSync(tmp, join(stateDir, PID_FILE));
+}
+
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** True when pid is alive and (on Linux) still runs `exe` — guards against recycled pids. */
+export function isOurs(rec: ProcRecord): boolean {
+  if (!isAlive(rec.pid)) return false;
+  const procPath = `/proc/${rec.pid}/cmdline`;
+  if (!existsSync('/proc/self')) return true;
+  try {
+    const argv0 = readFileSync(procPath, 'utf8').split('\0')[0] ?? '';
+    return argv0 === rec.exe;
+  } catch {
+    return false;
+  }
+}
+
+function signalGroup(pid: number, sig: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, sig);
+  } catch {
+    try {
+      process.kill(pid, sig);
+    } catch {
+      // already gone
+    }
+  }
+}
+
+/** Synchronous best effort (usable from an 'exit' handler): SIGTERM every recorded group. */
+export function signalAll(procs: ProcRecord[], sig: NodeJS.Signals = 'SIGTERM'): void {
+  for (const p of [...procs].reverse()) if (isOurs(p)) signalGroup(p.pid, sig);
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** SIGTERM in reverse start order, wait up to graceMs for each group, then SIGKILL. */
+export async function killAll(procs: ProcRecord[], graceMs = 10_000): Promise<void> {
+  const live = [...procs].reverse().filter(isOurs);
+  for (const p of live) signalGroup(p.pid, 'SIGTERM');
+  const deadline = Date.now() + graceMs;
+  while (live.some(isOurs) && Date.now() < deadline) await sleep(100);
+  for (const p of live) if (isOurs(p)) signalGroup(p.pid, 'SIGKILL');
+  const hard = Date.now() + 5_000;
+  while (live.some(isOurs) && Date.now() < hard) await sleep(50);
+  // Group members the leader left behind (none expected) get the same treatment.
+  for (const p of live) signalGroup(p.pid, 'SIGKILL');
+}
+
+export interface Started {
+  rec: ProcRecord;
+  child: ChildProcess;
+  /** Resolves with the exit code/signal when the process ends. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  logPath: string;
+}
+
+/** Starts exe in its own process group with stdout+stderr appended to <logDir>/<name>.log. */
+export function startProc(name: string, exe: string, args: string[], logDir: string, cwd: string): Started {
+  const logPath = join(logDir, `${name}.log`);
+  const fd = openSync(logPath, 'a');
+  const child = spawn(exe, args, {
+    cwd,
+    detached: true,
+    stdio: ['ignore', fd, fd],
+    env: { ...process.env, HOME: cwd },
+  });
+  closeSync(fd);
+  child.unref();
+  if (child.pid === undefined) throw new Error(`cannot start ${name} (${exe})`);
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((res) => {
+    child.once('exit', (code, signal) => res({ code, signal }));
+    child.once('error', () => res({ code: -1, signal: null }));
+  });
+  return { rec: { name, pid: child.pid, exe }, child, exited, logPath };
+}
+
+export function tail(path: string, lines = 30): string {
+  try {
+    return readFileSync(path, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+  } catch {
+    return '';
+  }
+}
+
+function ageMs(path: string): number {
+  try {
+    return Date.now() - statSync(path).mtimeMs;
+  } catch {
+    return Number.POSITIVE_INFINITY;
+  }
+}
+
+/**
+ * Cleans up runs left behind: owner gone (crashed test run) or, with `all`, every run including
+ * persistent ones (`cluster down`). Returns the state dirs that were cleaned.
+ */
+export async function reapRuns(
+  dir: string,
+  opts: { all?: boolean; except?: string; only?: string } = {},
+): Promise<string[]> {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  const cleaned: string[] = [];
+  for (const n of names) {
+    const stateDir = join(dir, n);
+    if (stateDir === opts.except || (opts.only !== undefined && stateDir !== opts.only)) continue;
+    const pf = readPidFile(stateDir);
+    if (!pf && !opts.all && ageMs(stateDir) < 5 * 60_000) continue; // a run still being set up
+    const orphan = !pf || (pf.persistent ? !pf.procs.some(isOurs) : !isAlive(pf.owner));
+    if (!opts.all && !orphan) continue;
+    if (pf) await killAll(pf.procs, 5_000);
+    rmSync(stateDir, { recursive: true, force: true });
+    cleaned.push(stateDir);
+  }
+  return cleaned;
+}

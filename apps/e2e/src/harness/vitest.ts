@@ -1,0 +1,106 @@
+// Helpers for test files of the e2e project (they import vitest; the harness proper does not).
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, inject } from 'vitest';
+import { type Clients, isNotFound, makeClients } from './kube.ts';
+import type { ProviderName } from './types.ts';
+import { waitFor } from './wait.ts';
+
+/** What global-setup.ts provides to every test file (serializable). */
+export interface E2EClusterInfo {
+  provider: ProviderName;
+  kubeconfigPath: string;
+  userKubeconfigPath: string;
+  userName: string;
+  server: string;
+  /** The version the control plane was built with (local provider), else what /version said. */
+  kubernetesVersion: string;
+}
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    claimkitE2E: E2EClusterInfo;
+  }
+}
+
+/** The cluster of this test run. */
+export function e2eCluster(): E2EClusterInfo {
+  const info = inject('claimkitE2E');
+  if (!info) throw new Error('no e2e cluster: run this file in the vitest `e2e` project (global-setup.ts)');
+  return info;
+}
+
+const cache = new Map<string, Clients>();
+
+/**
+ * Typed clients for the cluster: 'admin' (cluster-admin) or 'user' (authenticated, no RBAC
+ * bindings). This is the one entry point suites use, so an API-model conformance suite can run the
+ * same cases against core's in-memory model and against `e2eClients()`.
+ */
+export function e2eClients(identity: 'admin' | 'user' = 'admin'): Clients {
+  const info = e2eCluster();
+  const path = identity === 'admin' ? info.kubeconfigPath : info.userKubeconfigPath;
+  let c = cache.get(path);
+  if (!c) {
+    c = makeClients(path);
+    cache.set(path, c);
+  }
+  return c;
+}
+
+/** Creates a fresh namespace (ready for pods: its `default` service account exists). */
+export async function createTestNamespace(prefix = 'e2e', c: Clients = e2eClients()): Promise<string> {
+  const name = `${prefix
+    .toLowerCase()
+    .replace(/[^a-z0-9-]/g, '-')
+    .slice(0, 40)}-${randomBytes(3).toString('hex')}`;
+  await c.core.createNamespace({ body: { metadata: { name, labels: { 'claimkit.dev/e2e': 'true' } } } });
+  await waitFor(
+    `service account default/${name}`,
+    () => c.core.readNamespacedServiceAccount({ name: 'default', namespace: name }),
+    { timeoutMs: 60_000 },
+  );
+  return name;
+}
+
+/** Deletes a namespace and waits (up to timeoutMs) until it is gone. */
+export async function deleteTestNamespace(name: string, c: Clients = e2eClients(), timeoutMs = 60_000) {
+  try {
+    await c.core.deleteNamespace({ name });
+  } catch (e) {
+    if (isNotFound(e)) return;
+    throw e;
+  }
+  await waitFor(
+    `namespace ${name} to be deleted`,
+    async () => {
+      try {
+        await c.core.readNamespace({ name });
+        return false;
+      } catch (e) {
+        if (isNotFound(e)) return true;
+        throw e;
+      }
+    },
+    { timeoutMs, intervalMs: 250 },
+  );
+}
+
+/**
+ * One namespace per test file: created in beforeAll, deleted in afterAll.
+ *   const ns = useTestNamespace('smoke');  ...  ns.name
+ */
+export function useTestNamespace(prefix = 'e2e'): { readonly name: string } {
+  let name = '';
+  beforeAll(async () => {
+    name = await createTestNamespace(prefix);
+  });
+  afterAll(async () => {
+    if (name) await deleteTestNamespace(name);
+  });
+  return {
+    get name() {
+      if (!name) throw new Error('the test namespace is created in beforeAll; read .name inside a test');
+      return name;
+    },
+  };
+}
