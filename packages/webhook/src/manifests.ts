@@ -22,6 +22,8 @@ export interface WebhookConfigurationOptions {
   clientConfig?: (path: string) => ClientConfig;
   /** Namespaces never sent to the webhook (the system ones and the webhook's own by default). */
   excludedNamespaces?: string[];
+  /** Replaces the namespaceSelector built from excludedNamespaces (e.g. one test namespace). */
+  namespaceSelector?: Obj;
   /** `namespace/certificate` for cert-manager's CA injector; omit when the caBundle is given. */
   injectCaFrom?: string;
   timeoutSeconds?: number;
@@ -43,7 +45,7 @@ export function validatingWebhookConfiguration(opts: WebhookConfigurationOptions
     matchPolicy: 'Equivalent',
     timeoutSeconds: opts.timeoutSeconds ?? 5,
     clientConfig: client(path),
-    namespaceSelector: {
+    namespaceSelector: opts.namespaceSelector ?? {
       matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: excluded }],
     },
   });

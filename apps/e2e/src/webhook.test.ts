@@ -1,0 +1,309 @@
+// The admission webhook on the real API server: served over TLS from this process on 127.0.0.1,
+// registered by URL with its caBundle, limited to this file's namespace (and removed afterwards, so
+// a failurePolicy: Fail webhook never outlives the suite). The admin identity plays the controller.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  ANNOTATION_CLAIMED_BY_UID,
+  API_VERSION,
+  GROUP,
+  LABEL_CLAIMED_BY,
+  LABEL_POOL,
+  LABEL_STATE,
+  VERSION,
+} from '@claimkit/core';
+import { createWebhookApp, jsonLogger, validatingWebhookConfiguration } from '@claimkit/webhook';
+import { type WatchedIndex, watchPodClaims } from '@claimkit/webhook/serve-claim-index';
+import { type RunningServer, serveNodeHttps } from '@claimkit/webhook/serve-node';
+import {
+  AdmissionregistrationV1Api,
+  CustomObjectsApi,
+  KubeConfig,
+  type V1Pod,
+} from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { failureStatus, loadKubeConfig, makeClients, waitFor } from './harness/index.ts';
+import { apiMessage } from './harness/kube.ts';
+import { e2eClients, e2eCluster, useTestNamespace } from './harness/vitest.ts';
+
+const ADMIN_USER = 'claimkit-e2e-admin'; // the harness's cluster-admin client certificate
+const MALLORY = 'mallory@example.invalid';
+const local = e2eCluster().provider === 'local';
+
+async function denial(p: Promise<unknown>): Promise<{ code: number | undefined; message: string }> {
+  try {
+    await p;
+  } catch (e) {
+    return { code: await failureStatus(Promise.reject(e)), message: apiMessage(e) };
+  }
+  throw new Error('expected the API server to reject the write');
+}
+
+// The webhook can only be reached from an API server on this machine (the local provider).
+describe.skipIf(!local)('admission webhook on the API server (registered by URL)', () => {
+  const ns = useTestNamespace('webhook');
+  const cfgName = `claimkit-e2e-webhook-${process.pid}`;
+  let server: RunningServer | undefined;
+  let watched: WatchedIndex | undefined;
+  let admission: AdmissionregistrationV1Api;
+  const custom = () => e2eClients().kc.makeApiClient(CustomObjectsApi);
+
+  beforeAll(async () => {
+    const info = e2eCluster();
+    const dir = mkdtempSync(join(tmpdir(), 'claimkit-e2e-webhook-'));
+    const certFile = join(dir, 'tls.crt');
+    const keyFile = join(dir, 'tls.key');
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-keyout',
+        keyFile,
+        '-out',
+        certFile,
+        '-days',
+        '1',
+        '-subj',
+        '/CN=127.0.0.1',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1,DNS:localhost',
+      ],
+      { stdio: 'ignore' },
+    );
+    const logger = jsonLogger('warn', (l) => process.stderr.write(`[webhook] ${l}\n`));
+    watched = watchPodClaims(loadKubeConfig(info.kubeconfigPath), logger, 1000);
+    const app = createWebhookApp({ controller: { usernames: [ADMIN_USER] }, index: watched.index, logger });
+    server = await serveNodeHttps({
+      fetch: app.fetch,
+      port: 0,
+      host: '127.0.0.1',
+      certFile,
+      keyFile,
+      logger,
+    });
+    await waitFor('the claim index to sync', () => watched!.index.synced(), { timeoutMs: 30_000 });
+
+    admission = e2eClients().kc.makeApiClient(AdmissionregistrationV1Api);
+    const caBundle = readFileSync(certFile).toString('base64');
+    const body = validatingWebhookConfiguration({
+      name: cfgName,
+      clientConfig: (path) => ({ url: `https://127.0.0.1:${server!.port}${path}`, caBundle }),
+      namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns.name } },
+      timeoutSeconds: 10,
+    });
+    await admission.createValidatingWebhookConfiguration({ body: body as never });
+    // The API server picks the configuration up asynchronously: wait until a bad pool pod is refused.
+    await waitFor(
+      'the API server to call the webhook',
+      async () => {
+        try {
+          await e2eClients().core.createNamespacedPod({
+            namespace: ns.name,
+            dryRun: 'All',
+            body: poolPod('probe', 'NoSuchState'),
+          });
+          return false;
+        } catch (e) {
+          return apiMessage(e).includes('claimkit');
+        }
+      },
+      { timeoutMs: 30_000, intervalMs: 250 },
+    );
+  }, 120_000);
+
+  afterAll(async () => {
+    await admission?.deleteValidatingWebhookConfiguration({ name: cfgName }).catch(() => {});
+    await watched?.stop();
+    await server?.close();
+  });
+
+  function poolPod(name: string, state: string, claim?: { name: string; uid: string }): V1Pod {
+    return {
+      metadata: {
+        name,
+        labels: {
+          [LABEL_POOL]: 'web',
+          [LABEL_STATE]: state,
+          ...(claim ? { [LABEL_CLAIMED_BY]: claim.name } : {}),
+        },
+        annotations: claim ? { [ANNOTATION_CLAIMED_BY_UID]: claim.uid } : {},
+      },
+      spec: { containers: [{ name: 'main', image: 'registry.k8s.io/pause:3.10' }] },
+    };
+  }
+
+  /** Read-modify-replace, retried on 409 (kwok and the scheduler write the pod too). */
+  async function updatePod(name: string, mutate: (p: V1Pod) => void): Promise<V1Pod> {
+    const core = e2eClients().core;
+    for (let i = 0; ; i++) {
+      const pod = await core.readNamespacedPod({ name, namespace: ns.name });
+      mutate(pod);
+      try {
+        return await core.replaceNamespacedPod({ name, namespace: ns.name, body: pod });
+      } catch (e) {
+        if (i < 20 && (await failureStatus(Promise.reject(e))) === 409) continue;
+        throw e;
+      }
+    }
+  }
+
+  it('rejects a direct claimed-by relabel from one claim to another; allows it in two steps', async () => {
+    const core = e2eClients().core;
+    await core.createNamespacedPod({
+      namespace: ns.name,
+      body: poolPod('pool-1', 'Bound', { name: 'a', uid: 'uid-a' }),
+    });
+    const d = await denial(
+      updatePod('pool-1', (pod) => {
+        pod.metadata!.labels![LABEL_CLAIMED_BY] = 'b';
+        pod.metadata!.annotations![ANNOTATION_CLAIMED_BY_UID] = 'uid-b';
+      }),
+    );
+    expect(d.code).toBe(403);
+    expect(d.message).toContain('never relabelled from one claim to another');
+    expect(d.message).toContain(`metadata.labels[${LABEL_CLAIMED_BY}]`);
+
+    // Remove first, then label for the other claim: each write is allowed.
+    await updatePod('pool-1', (pod) => {
+      delete pod.metadata!.labels![LABEL_CLAIMED_BY];
+      delete pod.metadata!.annotations![ANNOTATION_CLAIMED_BY_UID];
+    });
+    const relabelled = await updatePod('pool-1', (pod) => {
+      pod.metadata!.labels![LABEL_CLAIMED_BY] = 'b';
+      pod.metadata!.annotations = { ...pod.metadata!.annotations, [ANNOTATION_CLAIMED_BY_UID]: 'uid-b' };
+    });
+    expect(relabelled.metadata?.labels?.[LABEL_CLAIMED_BY]).toBe('b');
+  });
+
+  it('rejects a Capture status result with a stale token', async () => {
+    const api = custom();
+    const key = { group: GROUP, version: VERSION, namespace: ns.name, plural: 'captures' };
+    await api.createNamespacedCustomObject({
+      ...key,
+      body: {
+        apiVersion: API_VERSION,
+        kind: 'Capture',
+        metadata: { name: 'cap' },
+        spec: { selector: { matchLabels: { app: 'x' } }, backend: { type: 'External' } },
+      },
+    });
+    const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+    const claim = (holder: string, token: number) => ({
+      holder: { name: holder, uid: `${holder}-uid` },
+      token,
+      acquireTime: now,
+      renewTime: now,
+      leaseSeconds: 3000,
+    });
+    const setStatus = async (status: Record<string, unknown>) => {
+      const cur = (await api.getNamespacedCustomObject({ ...key, name: 'cap' })) as Record<string, unknown>;
+      return api.replaceNamespacedCustomObjectStatus({ ...key, name: 'cap', body: { ...cur, status } });
+    };
+    await setStatus({ phase: 'Capturing', epoch: 1, claim: claim('pod-a', 1) });
+    await setStatus({ phase: 'Capturing', epoch: 2, claim: claim('pod-b', 2) }); // takeover, higher token
+    const result = (token: number) => ({
+      ref: `snap-${token}`,
+      token,
+      capturedFrom: { name: 'pod-a', uid: 'pod-a-uid' },
+      completionTime: now,
+    });
+    // pod-a finishes late with its old token: the API server refuses the write.
+    const d = await denial(setStatus({ phase: 'Captured', epoch: 2, result: result(1) }));
+    expect(d.code).toBe(403);
+    expect(d.message).toContain('no result without the current claim token');
+    // A new holder without a higher token is refused too.
+    const d2 = await denial(setStatus({ phase: 'Capturing', epoch: 2, claim: claim('pod-c', 2) }));
+    expect(d2.message).toContain('a new holder needs a higher token');
+    // The current holder's result goes through.
+    await setStatus({ phase: 'Captured', epoch: 2, result: result(2) });
+  });
+
+  it('lets only the controller identity set podName; an impersonated user cannot', async () => {
+    const admin = e2eClients();
+    await admin.rbac.createNamespacedRole({
+      namespace: ns.name,
+      body: {
+        metadata: { name: 'claim-editor' },
+        rules: [
+          {
+            apiGroups: [GROUP],
+            resources: ['podclaims'],
+            verbs: ['get', 'list', 'create', 'update', 'patch'],
+          },
+        ],
+      },
+    });
+    await admin.rbac.createNamespacedRoleBinding({
+      namespace: ns.name,
+      body: {
+        metadata: { name: 'claim-editor' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'claim-editor' },
+        subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: MALLORY }],
+      },
+    });
+    const base = loadKubeConfig(e2eCluster().kubeconfigPath);
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: base.clusters,
+      contexts: base.contexts,
+      currentContext: base.currentContext,
+      users: base.users.map((u) => ({ ...u, impersonateUser: MALLORY })),
+    });
+    const mallory = makeClients(kc).kc.makeApiClient(CustomObjectsApi);
+    const key = { group: GROUP, version: VERSION, namespace: ns.name, plural: 'podclaims' };
+    const claimBody = (name: string) => ({
+      apiVersion: API_VERSION,
+      kind: 'PodClaim',
+      metadata: { name },
+      spec: { poolName: 'web' },
+    });
+    await mallory.createNamespacedCustomObject({ ...key, body: claimBody('mine') });
+    const cur = (await mallory.getNamespacedCustomObject({ ...key, name: 'mine' })) as {
+      spec: Record<string, unknown>;
+    };
+    const d = await denial(
+      mallory.replaceNamespacedCustomObject({
+        ...key,
+        name: 'mine',
+        body: { ...cur, spec: { ...cur.spec, podName: 'pool-x' } },
+      }),
+    );
+    expect(d.code).toBe(403);
+    expect(d.message).toContain('spec.podName');
+    expect(d.message).toContain(MALLORY);
+
+    // The controller's identity may bind; then another claim cannot take the same pod.
+    const api = custom();
+    const mine = (await api.getNamespacedCustomObject({ ...key, name: 'mine' })) as {
+      spec: Record<string, unknown>;
+    };
+    await api.replaceNamespacedCustomObject({
+      ...key,
+      name: 'mine',
+      body: { ...mine, spec: { ...mine.spec, podName: 'pool-x' } },
+    });
+    await api.createNamespacedCustomObject({ ...key, body: claimBody('theirs') });
+    await waitFor('the claim index to see mine -> pool-x', () =>
+      watched!.index.claimsReferencing(ns.name, 'pool-x').some((r) => r.name === 'mine'),
+    );
+    const theirs = (await api.getNamespacedCustomObject({ ...key, name: 'theirs' })) as {
+      spec: Record<string, unknown>;
+    };
+    const d2 = await denial(
+      api.replaceNamespacedCustomObject({
+        ...key,
+        name: 'theirs',
+        body: { ...theirs, spec: { ...theirs.spec, podName: 'pool-x' } },
+      }),
+    );
+    expect(d2.message).toContain('already referenced by claim "mine"');
+  });
+});
