@@ -3,6 +3,7 @@
 // carry the current token or they are superseded (C1).
 import { parseTimestamp, toTimestamp } from '../api/meta.ts';
 import type { Capture, CaptureClaim, CaptureStatus, PodRef } from '../api/types.ts';
+import { isBroken } from '../sim/broken-rules.ts';
 import { classifyHolder, type HolderLookup, type Liveness } from './liveness.ts';
 
 /** A terminal or renewing write whose claim has moved on (or was closed) is rejected with this. */
@@ -124,7 +125,9 @@ export function recordJob(status: CaptureStatus, token: number, jobId: string, n
 
 /** The fenced terminal write of a successful capture: result carries the producing token. */
 export function completeClaim(status: CaptureStatus, token: number, ref: string, now: number): CaptureStatus {
-  const claim = requireToken(status, token, 'complete');
+  const claim = isBroken('C1-unfenced-result')
+    ? (status.claim ?? { holder: { name: '', uid: '' }, token })
+    : requireToken(status, token, 'complete');
   const { claim: _closed, lastError: _e, ...rest } = status;
   return {
     ...rest,

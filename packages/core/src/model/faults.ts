@@ -51,7 +51,11 @@ export class FaultInjector {
   }
 
   /** Returns the rule that fires for this call, consuming one of its `times`. */
+  /** While true no rule fires (the simulator's own users and kubelets are not under test). */
+  suspended = false;
+
   check(verb: Verb, kind: Kind, name: string | undefined): FaultRule | undefined {
+    if (this.suspended) return undefined;
     const now = this.now();
     this.rules = this.rules.filter((r) => (r.untilMs === undefined || r.untilMs > now) && r.times !== 0);
     for (const r of this.rules) {

@@ -2,6 +2,7 @@
 // are excluded: a claim that is going away no longer holds a pod against a live claim.
 import { keyString } from '../api/meta.ts';
 import type { PodClaim } from '../api/types.ts';
+import { isBroken } from '../sim/broken-rules.ts';
 
 export interface PodReference {
   claim: PodClaim;
@@ -49,7 +50,8 @@ export function claimsForPodEvent(
   labelClaim: string | undefined,
 ): string[] {
   const ns = pod.metadata.namespace ?? '';
-  const names = new Set(index.referencing(ns, pod.metadata.name).map((r) => r.claim.metadata.name));
+  const byReference = isBroken('P6-label-only-pod-events') ? [] : index.referencing(ns, pod.metadata.name);
+  const names = new Set(byReference.map((r) => r.claim.metadata.name));
   if (labelClaim) names.add(labelClaim);
   return [...names].sort();
 }

@@ -16,7 +16,7 @@ export function claimNameFor(setName: string, setUid: string, ordinal: number): 
   let suffix = '';
   for (let i = 0; i < 5; i++) {
     suffix += ALPHABET[h % ALPHABET.length];
-    h = Math.floor(h / ALPHABET.length) ^ fnv1a(`${suffix}${ordinal}`);
+    h = (Math.floor(h / ALPHABET.length) ^ fnv1a(`${suffix}${ordinal}`)) >>> 0;
   }
   return `${setName}-${suffix}`;
 }

@@ -3,6 +3,7 @@
 import { ANNOTATION_MIGRATE } from '../api/constants.ts';
 import { parseTimestamp } from '../api/meta.ts';
 import type { PodClaim } from '../api/types.ts';
+import { isBroken } from '../sim/broken-rules.ts';
 
 export function isMigrating(c: PodClaim): boolean {
   return (
@@ -21,7 +22,9 @@ function rank(c: PodClaim): number {
 /** Up to `count` claims to delete, in deletion order, and how many could not be chosen. */
 export function chooseScaleIn(claims: PodClaim[], count: number): { victims: PodClaim[]; blocked: number } {
   if (count <= 0) return { victims: [], blocked: 0 };
-  const eligible = claims.filter((c) => !c.metadata.deletionTimestamp && !isMigrating(c));
+  const eligible = claims.filter(
+    (c) => !c.metadata.deletionTimestamp && (isBroken('P4-scale-in-picks-migrating') || !isMigrating(c)),
+  );
   eligible.sort((a, b) => {
     const r = rank(a) - rank(b);
     if (r !== 0) return r;

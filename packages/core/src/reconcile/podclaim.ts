@@ -21,6 +21,7 @@ import {
   stateOf,
   unlabelPodWrite,
 } from '../pool/pods.ts';
+import { isBroken } from '../sim/broken-rules.ts';
 import { applyDecision, type EventRecorder } from './apply.ts';
 import { failedResult } from './capture.ts';
 import { type Decision, type EventSpec, event, type Write } from './decision.ts';
@@ -70,12 +71,26 @@ export function decidePodClaim(s: PodClaimSnapshot): Decision {
   if (c.spec.podName) {
     const cached = byName.get(c.spec.podName);
     const cur = s.liveCurrent ? (s.liveCurrent.found ? s.liveCurrent.pod : undefined) : cached;
-    const healthy = cur && !isDeleting(cur) && (isClaimedBy(cur, c) || claimedBy(cur) === undefined);
+    // An unlabelled pod referenced by several claims (a legacy writer's doing) stays with the oldest.
+    const olderRival =
+      cur && claimedBy(cur) === undefined
+        ? index
+            .referencing(ns, cur.metadata.name)
+            .find((r) => r.claim.metadata.uid !== c.metadata.uid && isOlder(r.claim, c))
+        : undefined;
+    const healthy =
+      cur && !isDeleting(cur) && (isClaimedBy(cur, c) || (claimedBy(cur) === undefined && !olderRival));
     if (!healthy) {
       // Only a live read may declare the pod gone; the cache may simply not have seen it yet.
       if (!s.liveCurrent) return { writes: [], events: [], requeueAfterMs: 0 };
-      const why = !cur ? 'is gone' : isDeleting(cur) ? 'is being deleted' : `is claimed by ${claimedBy(cur)}`;
-      const spec = { ...c.spec, podName: '', nodeName: '' };
+      const why = !cur
+        ? 'is gone'
+        : isDeleting(cur)
+          ? 'is being deleted'
+          : olderRival
+            ? `is also referenced by older claim ${olderRival.claim.metadata.name}`
+            : `is claimed by ${claimedBy(cur)}`;
+      const spec = isBroken('P2-lost-keeps-pod') ? c.spec : { ...c.spec, podName: '', nodeName: '' };
       events.push(
         event(c, 'Warning', 'Lost', `pod ${c.spec.podName} ${why}; claim is Lost and will bind again`),
       );
@@ -89,7 +104,7 @@ export function decidePodClaim(s: PodClaimSnapshot): Decision {
         requeueAfterMs: 0,
       };
     }
-    if (claimedBy(cur) === undefined && !index.otherReference(ns, cur.metadata.name, c)) {
+    if (claimedBy(cur) === undefined) {
       // Our pod lost its label (another claim's finalizer removes only its own): label it again.
       return { writes: [labelOwnedPodWrite(cur, c)], events, requeueAfterMs: 0 };
     }
@@ -129,6 +144,7 @@ export function decidePodClaim(s: PodClaimSnapshot): Decision {
       target = bindCandidates(c.spec.poolName, s.pods, index).find((p) => p.metadata.name !== c.spec.podName);
     }
     if (!target) {
+      if (c.status?.phase !== 'Bound') return ensurePhase(c, 'Bound', s.now, 0, `bound to ${c.spec.podName}`);
       const msg = wanted
         ? `migration target ${wanted} is not an Idle pod of pool ${c.spec.poolName}`
         : 'no Idle pod to migrate to';
@@ -143,7 +159,7 @@ export function decidePodClaim(s: PodClaimSnapshot): Decision {
 
   if (strays.length > 0) return releaseStrays(strays, policy, index, c);
   const pod = byName.get(c.spec.podName);
-  if (pod && pod.spec.nodeName && pod.spec.nodeName !== c.spec.nodeName) {
+  if (pod?.spec.nodeName && pod.spec.nodeName !== c.spec.nodeName) {
     return {
       writes: [
         {
@@ -156,6 +172,12 @@ export function decidePodClaim(s: PodClaimSnapshot): Decision {
     };
   }
   return ensurePhase(c, 'Bound', s.now, undefined, `bound to ${c.spec.podName}`);
+}
+
+function isOlder(a: PodClaim, b: PodClaim): boolean {
+  const ta = parseTimestamp(a.metadata.creationTimestamp) ?? 0;
+  const tb = parseTimestamp(b.metadata.creationTimestamp) ?? 0;
+  return ta !== tb ? ta < tb : a.metadata.name < b.metadata.name;
 }
 
 function bindClaim(c: PodClaim, pod: Pod, podWrites: Write[], now: number, why: string): Decision {
@@ -288,6 +310,7 @@ function finalize(
     const ours = isClaimedBy(pod, c);
     const other = index.otherReference(ns, name, c);
     if (other) {
+      if (isBroken('P3-finalize-skips-shared-pod')) return { writes, events: [], requeueAfterMs: 1000 };
       if (ours)
         writes.push(
           unlabelPodWrite(pod, `finalize: ${name} belongs to ${other.claim.metadata.name}; drop our label`),
@@ -459,9 +482,8 @@ export async function gatherPodClaim(
   }
   if (claim.spec.podName) {
     const cached = pods.find((p) => p.metadata.name === claim.spec.podName);
-    const healthy =
-      cached && !isDeleting(cached) && (isClaimedBy(cached, claim) || claimedBy(cached) === undefined);
-    if (!healthy) {
+    // Anything but "labelled ours" is confirmed live before deciding on it.
+    if (!(cached && !isDeleting(cached) && isClaimedBy(cached, claim))) {
       try {
         const pod = await deps.client.get('Pod', { namespace: ns, name: claim.spec.podName });
         snap.liveCurrent = { found: true, pod };

@@ -1,0 +1,167 @@
+// The invariants of DESIGN.md as checkers over plain data, for core tests, the simulator, e2e and
+// `claimctl doctor`. Safety invariants hold after every single write; convergence invariants hold
+// once the controllers are quiet (every queue drained, no faults) — they describe where the
+// system must end up, e.g. a Bound claim whose pod was just deleted is fine until reconciled.
+import { keyString } from '../api/meta.ts';
+import type { Capture, Pod, PodClaim } from '../api/types.ts';
+import { captureCandidates } from '../capture/candidates.ts';
+import { isClaimLive } from '../capture/claim.ts';
+import { classifyHolder } from '../capture/liveness.ts';
+import { claimedBy, isIdleAndReady } from '../pool/pods.ts';
+
+export type InvariantId = 'C1' | 'C2' | 'P1' | 'P2' | 'P3' | 'P4' | 'P5' | 'P6';
+
+export interface Violation {
+  invariant: InvariantId;
+  message: string;
+  objects: string[];
+}
+
+export interface ClusterState {
+  captures: Capture[];
+  pods: Pod[];
+  claims: PodClaim[];
+}
+
+const ns = (o: { metadata: { namespace?: string } }) => o.metadata.namespace ?? '';
+const id = (kind: string, o: { metadata: { namespace?: string; name: string } }) =>
+  `${kind}/${keyString({ namespace: ns(o), name: o.metadata.name })}`;
+
+/** Invariants that must hold after every write. */
+export function checkSafety(s: ClusterState): Violation[] {
+  const out: Violation[] = [];
+  for (const c of s.captures) {
+    const st = c.status ?? {};
+    if (st.claim && st.claim.token !== st.epoch) {
+      out.push({
+        invariant: 'C1',
+        message: `claim token ${st.claim.token} is not the epoch ${st.epoch}`,
+        objects: [id('Capture', c)],
+      });
+    }
+    if (st.result && st.result.token > (st.epoch ?? 0)) {
+      out.push({
+        invariant: 'C1',
+        message: `result token ${st.result.token} was never issued (epoch ${st.epoch})`,
+        objects: [id('Capture', c)],
+      });
+    }
+  }
+  // P1: one non-deleting claim per pod, and a referenced pod's label never names another claim.
+  const refs = new Map<string, PodClaim[]>();
+  for (const c of s.claims) {
+    if (c.metadata.deletionTimestamp) continue;
+    for (const pod of new Set([c.spec.podName, c.spec.sourcePod])) {
+      if (!pod) continue;
+      const k = keyString({ namespace: ns(c), name: pod });
+      refs.set(k, [...(refs.get(k) ?? []), c]);
+    }
+  }
+  const pods = new Map(s.pods.map((p) => [keyString({ namespace: ns(p), name: p.metadata.name }), p]));
+  for (const [k, cs] of refs) {
+    if (cs.length > 1) {
+      out.push({
+        invariant: 'P1',
+        message: `pod ${k} is referenced by ${cs.length} claims: ${cs.map((c) => c.metadata.name).join(', ')}`,
+        objects: [`Pod/${k}`, ...cs.map((c) => id('PodClaim', c))],
+      });
+    }
+    const pod = pods.get(k);
+    const label = pod && claimedBy(pod);
+    if (
+      pod &&
+      label &&
+      cs.length === 1 &&
+      label !== cs[0]!.metadata.name &&
+      !pod.metadata.deletionTimestamp
+    ) {
+      out.push({
+        invariant: 'P1',
+        message: `pod ${k} is referenced by ${cs[0]!.metadata.name} but labelled claimed-by=${label}`,
+        objects: [`Pod/${k}`, id('PodClaim', cs[0]!)],
+      });
+    }
+  }
+  return out;
+}
+
+/** Invariants that must hold once every controller is quiet. */
+export function checkConvergence(s: ClusterState, now: number): Violation[] {
+  const out: Violation[] = [];
+  const pods = new Map(s.pods.map((p) => [keyString({ namespace: ns(p), name: p.metadata.name }), p]));
+  const claims = new Map(s.claims.map((c) => [keyString({ namespace: ns(c), name: c.metadata.name }), c]));
+  // C2: no live claim held by a dead holder while a Ready candidate exists.
+  for (const c of s.captures) {
+    const claim = c.status?.claim;
+    if (!claim || !isClaimLive(claim, now)) continue;
+    const pod = pods.get(keyString({ namespace: ns(c), name: claim.holder.name }));
+    const liveness = classifyHolder(claim.holder, pod ? { found: true, pod } : { found: false });
+    if (liveness.state === 'dead' && captureCandidates(c, s.pods, claim.holder).length > 0) {
+      out.push({
+        invariant: 'C2',
+        message: `capture is held by dead holder ${claim.holder.name} (${liveness.reason}) while a Ready candidate exists`,
+        objects: [id('Capture', c)],
+      });
+    }
+  }
+  for (const c of s.claims) {
+    // P3: finalizers complete.
+    if (c.metadata.deletionTimestamp) {
+      out.push({
+        invariant: 'P3',
+        message: 'claim is still deleting: its finalizer did not complete',
+        objects: [id('PodClaim', c)],
+      });
+      continue;
+    }
+    // P2: never Bound to a pod that is gone; Lost clears podName/nodeName.
+    if (c.spec.podName) {
+      const pod = pods.get(keyString({ namespace: ns(c), name: c.spec.podName }));
+      if (!pod || pod.metadata.deletionTimestamp) {
+        out.push({
+          invariant: 'P2',
+          message: `claim references pod ${c.spec.podName}, which is gone`,
+          objects: [id('PodClaim', c)],
+        });
+      }
+    }
+    if (c.status?.phase === 'Lost' && (c.spec.podName || c.spec.nodeName)) {
+      out.push({
+        invariant: 'P2',
+        message: 'Lost claim still has podName/nodeName',
+        objects: [id('PodClaim', c)],
+      });
+    }
+    if (!c.spec.podName) {
+      const idle = s.pods.some(
+        (p) =>
+          ns(p) === ns(c) &&
+          p.metadata.labels?.['claimkit.dev/pool'] === c.spec.poolName &&
+          isIdleAndReady(p),
+      );
+      if (idle) {
+        out.push({
+          invariant: 'P2',
+          message: `claim is ${c.status?.phase ?? 'Pending'} while an Idle pod exists`,
+          objects: [id('PodClaim', c)],
+        });
+      }
+    }
+  }
+  // P5: no residue.
+  for (const p of s.pods) {
+    const owner = claimedBy(p);
+    if (!owner || p.metadata.deletionTimestamp) continue;
+    const c = claims.get(keyString({ namespace: ns(p), name: owner }));
+    if (!c || (c.spec.podName !== p.metadata.name && c.spec.sourcePod !== p.metadata.name)) {
+      out.push({
+        invariant: 'P5',
+        message: c
+          ? `pod is labelled for ${owner}, which does not reference it`
+          : `pod is labelled for missing claim ${owner}`,
+        objects: [id('Pod', p), ...(c ? [id('PodClaim', c)] : [])],
+      });
+    }
+  }
+  return [...checkSafety(s), ...out];
+}

@@ -1,0 +1,124 @@
+// Transition invariants, checked on every watch event (every write): tokens only grow (C1),
+// results are written with the token that produced them (C1), takeovers only from dead or
+// expired holders (C2), no direct A->B relabel (P1), scale-in never deletes a migrating claim (P4).
+import { LABEL_CLAIMED_BY } from '../api/constants.ts';
+import { keyString } from '../api/meta.ts';
+import type { WatchEventType } from '../api/ports.ts';
+import type { Capture, Kind, Pod, PodClaim } from '../api/types.ts';
+import { isClaimLive } from '../capture/claim.ts';
+import { classifyHolder } from '../capture/liveness.ts';
+import { isMigrating } from '../pool/scale-in.ts';
+import type { Violation } from './check.ts';
+
+export class InvariantTracker {
+  readonly violations: Violation[] = [];
+  private readonly captures = new Map<string, Capture>();
+  private readonly pods = new Map<string, Pod>();
+  private readonly claims = new Map<string, PodClaim>();
+  /** Tokens issued per capture, with the holder each went to. */
+  private readonly issued = new Map<string, Map<number, string>>();
+  private readonly now: () => number;
+
+  constructor(now: () => number) {
+    this.now = now;
+  }
+
+  observe(kind: Kind, type: WatchEventType, obj: unknown): void {
+    if (kind === 'Capture') this.onCapture(type, obj as Capture);
+    else if (kind === 'Pod') this.onPod(type, obj as Pod);
+    else if (kind === 'PodClaim') this.onClaim(type, obj as PodClaim);
+  }
+
+  private key(o: { metadata: { namespace?: string; name: string } }): string {
+    return keyString({ namespace: o.metadata.namespace ?? '', name: o.metadata.name });
+  }
+
+  private fail(invariant: Violation['invariant'], message: string, objects: string[]): void {
+    this.violations.push({ invariant, message, objects });
+  }
+
+  private onCapture(type: WatchEventType, c: Capture): void {
+    const k = this.key(c);
+    const prev = this.captures.get(k);
+    if (type === 'DELETED') {
+      this.captures.delete(k);
+      return;
+    }
+    const ps = prev?.status ?? {};
+    const ns = c.status ?? {};
+    const obj = [`Capture/${k}`];
+    if ((ns.epoch ?? 0) < (ps.epoch ?? 0))
+      this.fail('C1', `epoch went down from ${ps.epoch} to ${ns.epoch}`, obj);
+    const tokens = this.issued.get(k) ?? new Map<number, string>();
+    this.issued.set(k, tokens);
+    if (ns.claim && ns.claim.token !== ps.claim?.token) {
+      if (ns.claim.token <= (ps.epoch ?? 0)) {
+        this.fail('C1', `new claim token ${ns.claim.token} is not above the previous epoch ${ps.epoch}`, obj);
+      }
+      tokens.set(ns.claim.token, ns.claim.holder.uid);
+      // C2: a live claim is only taken from a holder that is definitely dead.
+      const old = ps.claim;
+      if (old && old.holder.uid !== ns.claim.holder.uid && isClaimLive(old, this.now())) {
+        const pod = this.pods.get(
+          keyString({ namespace: c.metadata.namespace ?? '', name: old.holder.name }),
+        );
+        const liveness = classifyHolder(old.holder, pod ? { found: true, pod } : { found: false });
+        if (liveness.state !== 'dead') {
+          this.fail(
+            'C2',
+            `live claim of ${old.holder.name} (token ${old.token}) was taken over while its holder was alive`,
+            obj,
+          );
+        }
+      }
+    }
+    if (ns.result && JSON.stringify(ns.result) !== JSON.stringify(ps.result)) {
+      if (ps.result) this.fail('C1', 'a durable result was overwritten', obj);
+      const holderUid = tokens.get(ns.result.token);
+      if (ps.claim?.token !== ns.result.token) {
+        this.fail(
+          'C1',
+          `result written with token ${ns.result.token} but the claim was ${ps.claim ? `token ${ps.claim.token}` : 'closed'}`,
+          obj,
+        );
+      } else if (holderUid !== undefined && holderUid !== ns.result.capturedFrom.uid) {
+        this.fail('C1', `result of token ${ns.result.token} claims to come from another pod`, obj);
+      }
+    }
+    this.captures.set(k, c);
+  }
+
+  private onPod(type: WatchEventType, p: Pod): void {
+    const k = this.key(p);
+    const prev = this.pods.get(k);
+    if (type === 'DELETED') {
+      this.pods.delete(k);
+      return;
+    }
+    const a = prev?.metadata.labels?.[LABEL_CLAIMED_BY];
+    const b = p.metadata.labels?.[LABEL_CLAIMED_BY];
+    if (a && b && a !== b)
+      this.fail('P1', `pod relabelled claimed-by ${a} -> ${b} in one write`, [`Pod/${k}`]);
+    this.pods.set(k, p);
+  }
+
+  private onClaim(type: WatchEventType, c: PodClaim): void {
+    const k = this.key(c);
+    const prev = this.claims.get(k);
+    if (type === 'DELETED') {
+      this.claims.delete(k);
+      return;
+    }
+    const ownedBySet = (c.metadata.ownerReferences ?? []).some((r) => r.kind === 'PodClaimSet');
+    if (
+      ownedBySet &&
+      prev &&
+      !prev.metadata.deletionTimestamp &&
+      c.metadata.deletionTimestamp &&
+      isMigrating(prev)
+    ) {
+      this.fail('P4', 'scale-in deleted a migrating claim', [`PodClaim/${k}`]);
+    }
+    this.claims.set(k, c);
+  }
+}

@@ -1,0 +1,777 @@
+// The deterministic simulator: several controller replicas (all active, no leader election) run
+// core's reconcilers against the in-memory API model while pods die, are replaced under the same
+// name, migrations are requested, claim sets scale, capture backends succeed/fail/hang, the API
+// injects faults and caches lag. Safety invariants are checked after every step, convergence
+// invariants after every quiet period. A violation comes with the seed and a shrunk, replayable trace.
+import { LABEL_CLAIM_SET, LABEL_POOL } from '../api/constants.ts';
+import { type ApiErrorReason, isApiError } from '../api/errors.ts';
+import { matchesSelector } from '../api/labels.ts';
+import { keyOf, keyString, type ObjectKey, parseKey } from '../api/meta.ts';
+import type { Client, MergePatch, Reader } from '../api/ports.ts';
+import type { AnyObject, Capture, Kind, Pod, PodClaim, PodClaimSet, PodPool } from '../api/types.ts';
+import { ClaimSuperseded } from '../capture/claim.ts';
+import { acquireCapture, completeCapture, failCapture, renewCapture } from '../capture/holder-ops.ts';
+import { type ClusterState, checkConvergence, checkSafety, type Violation } from '../invariants/check.ts';
+import { InvariantTracker } from '../invariants/tracker.ts';
+import { type ApiModel, type ApiModelOptions, CacheView, ApiModel as Model } from '../model/api-model.ts';
+import { ManualClock, Rng } from '../model/clock.ts';
+import type { Verb } from '../model/faults.ts';
+import { ClaimIndex, claimsForPodEvent } from '../pool/claim-index.ts';
+import { claimedBy } from '../pool/pods.ts';
+import { reconcileCapture } from '../reconcile/capture.ts';
+import { reconcilePodClaim } from '../reconcile/podclaim.ts';
+import { reconcilePodClaimSet } from '../reconcile/podclaimset.ts';
+import { reconcilePodPool } from '../reconcile/podpool.ts';
+import { type BrokenRule, brokenRules } from './broken-rules.ts';
+import { SimCaptureAgent } from './capture-agent.ts';
+
+export interface SimOptions {
+  seed: number;
+  steps: number;
+  /** Controller replicas, all active at once (default 2). */
+  replicas?: number;
+  /** Probability that a step injects an API fault (default 0.04). */
+  faultRate?: number;
+  /** Legacy-writer actions that force the seed's corrupt states (default true). */
+  adversary?: boolean;
+  /** Steps between quiet periods with convergence checks (default 300). */
+  quiesceEvery?: number;
+  /** Test-only: break these rules to prove the simulator catches them. */
+  broken?: BrokenRule[];
+  /** Extra model options (e.g. CRD schema defaulting and validation). */
+  modelOptions?: Omit<ApiModelOptions, 'clock' | 'seed'>;
+}
+
+export type Action =
+  | { t: 'reconcile'; ctl: number }
+  | { t: 'reconcileCrash'; ctl: number; after: number }
+  | { t: 'tick'; ms: number }
+  | { t: 'kubelet' }
+  | { t: 'deletePod'; pool: boolean; i: number }
+  | { t: 'replaceWorker'; i: number }
+  | { t: 'migrate'; i: number; to: boolean }
+  | { t: 'scaleSet'; replicas: number }
+  | { t: 'createClaim' }
+  | { t: 'deleteClaim'; i: number }
+  | { t: 'fault'; verb: Verb; kind: Kind; reason: ApiErrorReason; times: number; applied: boolean }
+  | { t: 'lag'; ctl: number; lag: number; reads: number }
+  | { t: 'restart'; ctl: number }
+  | { t: 'holder'; i: number; op: 'acquire' | 'complete' | 'fail' | 'renew' }
+  | { t: 'agent'; fate: 'succeed' | 'fail' | 'hang'; down: boolean }
+  | { t: 'resetCapture'; http: boolean }
+  | { t: 'adversary'; i: number; j: number }
+  | { t: 'stripLabel'; i: number; deletePod: boolean }
+  | { t: 'quiesce' };
+
+export interface SimResult {
+  seed: number;
+  steps: number;
+  violations: Violation[];
+  /** The actions that ran, up to and including the first violating one. */
+  trace: Action[];
+  stats: Record<string, number>;
+}
+
+const NS = 'sim';
+const LEASE_SECONDS = 60;
+const WORKERS = 3;
+
+interface Controller {
+  cache: CacheView;
+  queue: Map<string, number>;
+  failures: Map<string, number>;
+  lagReads: number;
+}
+
+const RECONCILED_KINDS = ['Capture', 'PodPool', 'PodClaim', 'PodClaimSet'] as const;
+
+class World {
+  readonly clock = new ManualClock(Date.UTC(2026, 0, 1));
+  readonly model: ApiModel;
+  readonly agent: SimCaptureAgent;
+  readonly tracker: InvariantTracker;
+  readonly ctls: Controller[] = [];
+  readonly stats: Record<string, number> = {};
+  /** External-capture holder processes: what each worker pod believes its token is. */
+  readonly beliefs = new Map<string, number>();
+  /** Set by an adversary write; P1 safety is suspended until the next quiet period repairs it. */
+  corrupted = false;
+  readonly violations: Violation[] = [];
+  private claimSeq = 0;
+
+  constructor(seed: number, replicas: number, modelOptions: SimOptions['modelOptions']) {
+    this.model = new Model({ ...(modelOptions ?? {}), clock: this.clock, seed });
+    this.agent = new SimCaptureAgent(() => this.clock.now());
+    this.tracker = new InvariantTracker(() => this.clock.now());
+    for (const kind of ['Capture', 'Pod', 'PodClaim'] as const) {
+      this.model.watch(kind, {}, (e) => this.tracker.observe(kind, e.type, e.object));
+    }
+    for (let i = 0; i < replicas; i++) this.ctls.push(this.newController());
+    for (const kind of ['Capture', 'PodPool', 'PodClaim', 'PodClaimSet', 'Pod'] as const) {
+      this.model.watch(kind, {}, (e) => this.route(kind, e.object as AnyObject));
+    }
+  }
+
+  count(name: string): void {
+    this.stats[name] = (this.stats[name] ?? 0) + 1;
+  }
+
+  private newController(): Controller {
+    return { cache: new CacheView(this.model, 0), queue: new Map(), failures: new Map(), lagReads: 0 };
+  }
+
+  /** Event handlers map every change to the keys it affects, on every replica (P6 for pods). */
+  private route(kind: Kind, obj: AnyObject): void {
+    const ns = obj.metadata.namespace ?? '';
+    for (const ctl of this.ctls) {
+      const add = (k: string, name: string) =>
+        ctl.queue.set(
+          `${k}|${ns}/${name}`,
+          Math.min(ctl.queue.get(`${k}|${ns}/${name}`) ?? Infinity, this.clock.now()),
+        );
+      if (kind === 'Capture' || kind === 'PodPool' || kind === 'PodClaimSet') add(kind, obj.metadata.name);
+      if (kind === 'PodClaim') {
+        const c = obj as PodClaim;
+        add('PodClaim', c.metadata.name);
+        add('PodPool', c.spec.poolName);
+        for (const r of c.metadata.ownerReferences ?? [])
+          if (r.kind === 'PodClaimSet') add('PodClaimSet', r.name);
+      }
+      if (kind === 'Pod') {
+        const p = obj as Pod;
+        const pool = p.metadata.labels?.[LABEL_POOL];
+        if (pool) add('PodPool', pool);
+        const claims = this.model.listNow('PodClaim', { namespace: ns });
+        for (const name of claimsForPodEvent(
+          p,
+          new ClaimIndex(claims, { includeDeleting: true }),
+          claimedBy(p),
+        )) {
+          add('PodClaim', name);
+        }
+        for (const c of this.model.listNow('Capture', { namespace: ns })) {
+          if (
+            matchesSelector(p.metadata.labels, c.spec.selector) ||
+            c.status?.claim?.holder.name === p.metadata.name
+          ) {
+            add('Capture', c.metadata.name);
+          }
+        }
+      }
+    }
+  }
+
+  enqueueAll(ctl: Controller): void {
+    for (const kind of RECONCILED_KINDS) {
+      for (const o of this.model.listNow(kind))
+        ctl.queue.set(`${kind}|${keyString(keyOf(o))}`, this.clock.now());
+    }
+  }
+
+  setup(rng: Rng): Promise<void> {
+    return (async () => {
+      const m = this.model;
+      const pool: PodPool = {
+        apiVersion: 'claimkit.dev/v1alpha1',
+        kind: 'PodPool',
+        metadata: { name: 'web', namespace: NS },
+        spec: {
+          template: {
+            metadata: { labels: { app: 'web' } },
+            spec: { containers: [{ name: 'main', image: 'web:1' }] },
+          },
+          minIdle: 2,
+          maxPods: 8,
+          releasePolicy: rng.chance(0.5) ? 'Recycle' : 'Delete',
+          drainSeconds: rng.chance(0.5) ? 0 : 3,
+        },
+      };
+      await m.create(pool);
+      const set: PodClaimSet = {
+        apiVersion: 'claimkit.dev/v1alpha1',
+        kind: 'PodClaimSet',
+        metadata: { name: 'set', namespace: NS },
+        spec: {
+          replicas: 2,
+          selector: { matchLabels: { [LABEL_CLAIM_SET]: 'set' } },
+          template: { metadata: { labels: { tier: 'sim' } }, spec: { poolName: 'web' } },
+        },
+      };
+      await m.create(set);
+      for (let i = 0; i < WORKERS; i++) await this.createWorker(i);
+      await this.createCapture(true);
+      await this.createCapture(false);
+      await this.createClaim();
+      for (const ctl of this.ctls) this.enqueueAll(ctl);
+    })();
+  }
+
+  async createWorker(i: number): Promise<void> {
+    await this.model.create({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: `worker-${i}`, namespace: NS, labels: { app: 'worker' } },
+      spec: { containers: [{ name: 'main', image: 'worker:1' }], nodeName: `node-${i % 2}` },
+    } as Pod);
+  }
+
+  async createCapture(http: boolean): Promise<void> {
+    const c: Capture = {
+      apiVersion: 'claimkit.dev/v1alpha1',
+      kind: 'Capture',
+      metadata: { name: http ? 'cap-http' : 'cap-ext', namespace: NS },
+      spec: {
+        selector: { matchLabels: { app: 'worker' } },
+        leaseSeconds: LEASE_SECONDS,
+        timeoutSeconds: 30,
+        maxAttempts: 3,
+        backend: http ? { type: 'Http', url: 'http://{nodeName}:8750/v1/captures' } : { type: 'External' },
+      },
+    };
+    await this.model.create(c);
+  }
+
+  async createClaim(): Promise<void> {
+    const name = `solo-${this.claimSeq++}`;
+    await this.model.create({
+      apiVersion: 'claimkit.dev/v1alpha1',
+      kind: 'PodClaim',
+      metadata: { name, namespace: NS },
+      spec: { poolName: 'web' },
+    } as PodClaim);
+  }
+
+  /** What a scheduler and kubelets do: place pods, make them Running/Ready, finish deletions. */
+  async kubelet(): Promise<void> {
+    const m = this.model;
+    m.completePodDeletions();
+    for (const p of m.listNow('Pod', { namespace: NS })) {
+      if (p.metadata.deletionTimestamp) continue;
+      if (!p.spec.nodeName) {
+        const n = Number.parseInt(p.metadata.uid?.slice(-1) ?? '0', 16) % 2;
+        await m.patch('Pod', keyOf(p), { spec: { nodeName: `node-${n}` } });
+        continue;
+      }
+      if (p.status?.phase !== 'Running') {
+        m.setPodStatusNow(keyOf(p), {
+          phase: 'Running',
+          conditions: [{ type: 'Ready', status: 'True' }],
+          podIP: '10.0.0.1',
+        });
+      }
+    }
+  }
+
+  state(): ClusterState {
+    return {
+      captures: this.model.listNow('Capture'),
+      pods: this.model.listNow('Pod'),
+      claims: this.model.listNow('PodClaim'),
+    };
+  }
+
+  /** One controller processes its next due key. `crashAfter` writes, the process "dies". */
+  async reconcileNext(i: number, crashAfter?: number): Promise<boolean> {
+    const ctl = this.ctls[i % this.ctls.length]!;
+    const now = this.clock.now();
+    let next: string | undefined;
+    let due = Infinity;
+    for (const [k, d] of ctl.queue) {
+      if (d <= now && d < due) {
+        next = k;
+        due = d;
+      }
+    }
+    if (next === undefined) return false;
+    ctl.queue.delete(next);
+    if (ctl.lagReads > 0) {
+      ctl.lagReads--;
+      if (ctl.lagReads === 0) ctl.cache.lag = 0;
+    }
+    let client: Client = this.model;
+    if (crashAfter !== undefined) client = crashingClient(this.model, crashAfter);
+    const [kind, rest] = next.split('|') as [Kind, string];
+    const key = parseKey(rest);
+    const deps = { cache: ctl.cache as Reader, client, now: () => this.clock.now(), backend: this.agent };
+    this.count(`reconcile.${kind}`);
+    try {
+      let res: { requeueAfterMs?: number } = {};
+      if (kind === 'Capture') res = await reconcileCapture(deps, key);
+      else if (kind === 'PodClaim') res = await reconcilePodClaim(deps, key);
+      else if (kind === 'PodClaimSet') res = await reconcilePodClaimSet(deps, key);
+      else if (kind === 'PodPool') res = await reconcilePodPool(deps, key);
+      ctl.failures.delete(next);
+      if (res.requeueAfterMs !== undefined) this.requeue(ctl, next, now + res.requeueAfterMs);
+    } catch (e) {
+      if (e instanceof CrashNow) {
+        this.count('crash');
+        this.restart(i);
+        return true;
+      }
+      if (!isApiError(e)) {
+        this.violations.push({
+          invariant: 'P3',
+          message: `reconciler threw: ${(e as Error)?.stack ?? e}`,
+          objects: [next],
+        });
+        return true;
+      }
+      this.count(`error.${e.reason}`);
+      const n = (ctl.failures.get(next) ?? 0) + 1;
+      ctl.failures.set(next, n);
+      this.requeue(ctl, next, now + Math.min(30_000, 50 * 2 ** n));
+    }
+    return true;
+  }
+
+  private requeue(ctl: Controller, key: string, at: number): void {
+    ctl.queue.set(key, Math.min(ctl.queue.get(key) ?? Infinity, at));
+  }
+
+  restart(i: number): void {
+    const ctl = this.newController();
+    this.ctls[i % this.ctls.length] = ctl;
+    this.enqueueAll(ctl);
+  }
+
+  nextDue(): number {
+    let due = Infinity;
+    for (const ctl of this.ctls) for (const d of ctl.queue.values()) due = Math.min(due, d);
+    return due;
+  }
+}
+
+class CrashNow extends Error {}
+
+/** A client that dies after `n` writes: the decision's remaining writes never happen. */
+function crashingClient(model: ApiModel, n: number): Client {
+  let left = n;
+  const guard = () => {
+    if (left-- <= 0) throw new CrashNow('controller crashed mid-decision');
+  };
+  const guarded =
+    <A extends unknown[], R>(fn: (...args: A) => Promise<R>) =>
+    (...args: A): Promise<R> => {
+      guard();
+      return fn(...args);
+    };
+  return {
+    get: (k, key) => model.get(k, key),
+    list: (k, o) => model.list(k, o),
+    create: guarded((o) => model.create(o)),
+    update: guarded((o) => model.update(o)),
+    updateStatus: guarded((o) => model.updateStatus(o)),
+    patch: guarded((k, key, p: MergePatch, o) => model.patch(k, key, p, o)),
+    patchStatus: guarded((k, key, p: MergePatch, o) => model.patchStatus(k, key, p, o)),
+    delete: guarded((k, key, o) => model.delete(k, key, o)),
+  } as Client;
+}
+
+// ---------------- action generation ----------------
+
+// NotFound is not injected on live reads: a quorum GET answering NotFound is authoritative, and
+// liveness rests on it. Stale NotFound answers come from lagging caches (the `lag` action).
+const FAULT_REASONS: ApiErrorReason[] = [
+  'Conflict',
+  'Unavailable',
+  'Timeout',
+  'TooManyRequests',
+  'Gone',
+  'Forbidden',
+];
+const FAULT_VERBS: Verb[] = [
+  'get',
+  'list',
+  'update',
+  'patch',
+  'updateStatus',
+  'patchStatus',
+  'create',
+  'delete',
+];
+const FAULT_KINDS: Kind[] = ['Pod', 'PodClaim', 'Capture', 'PodClaimSet', 'PodPool'];
+
+function genAction(
+  rng: Rng,
+  opts: Required<Pick<SimOptions, 'replicas' | 'faultRate' | 'adversary'>>,
+): Action {
+  const r = rng.next();
+  if (r < opts.faultRate) {
+    const reason = rng.pick(FAULT_REASONS);
+    return {
+      t: 'fault',
+      verb: rng.pick(FAULT_VERBS),
+      kind: rng.pick(FAULT_KINDS),
+      reason,
+      times: 1 + rng.int(3),
+      applied: reason === 'Timeout' && rng.chance(0.5),
+    };
+  }
+  const x = rng.next() * 100;
+  const ctl = rng.int(opts.replicas);
+  if (x < 50) return { t: 'reconcile', ctl };
+  if (x < 52) return { t: 'reconcileCrash', ctl, after: rng.int(3) };
+  if (x < 62) return { t: 'tick', ms: rng.chance(0.05) ? (LEASE_SECONDS + 1) * 1000 : rng.int(1500) };
+  if (x < 70) return { t: 'kubelet' };
+  if (x < 73) return { t: 'deletePod', pool: rng.chance(0.6), i: rng.int(16) };
+  if (x < 75) return { t: 'replaceWorker', i: rng.int(WORKERS) };
+  if (x < 78) return { t: 'migrate', i: rng.int(8), to: rng.chance(0.3) };
+  if (x < 80) return { t: 'scaleSet', replicas: rng.int(5) };
+  if (x < 81) return { t: 'createClaim' };
+  if (x < 82) return { t: 'deleteClaim', i: rng.int(8) };
+  if (x < 84) return { t: 'lag', ctl, lag: 1 + rng.int(4), reads: 1 + rng.int(6) };
+  if (x < 85) return { t: 'restart', ctl };
+  if (x < 93)
+    return {
+      t: 'holder',
+      i: rng.int(WORKERS),
+      op: rng.pick(['acquire', 'complete', 'fail', 'renew'] as const),
+    };
+  if (x < 95)
+    return {
+      t: 'agent',
+      fate: rng.pick(['succeed', 'succeed', 'fail', 'hang'] as const),
+      down: rng.chance(0.15),
+    };
+  if (x < 96) return { t: 'resetCapture', http: rng.chance(0.5) };
+  if (x < 97 && opts.adversary) return { t: 'adversary', i: rng.int(8), j: rng.int(8) };
+  if (x < 98 && opts.adversary) return { t: 'stripLabel', i: rng.int(8), deletePod: rng.chance(0.5) };
+  return { t: 'reconcile', ctl };
+}
+
+// ---------------- applying actions ----------------
+
+async function apply(w: World, a: Action): Promise<void> {
+  // Faults hit controllers and capture holders; the simulated users and kubelets are not under test.
+  const underTest = a.t === 'reconcile' || a.t === 'reconcileCrash' || a.t === 'holder';
+  w.model.faults.suspended = !underTest;
+  try {
+    await applyAction(w, a);
+  } finally {
+    w.model.faults.suspended = false;
+  }
+}
+
+async function applyAction(w: World, a: Action): Promise<void> {
+  const m = w.model;
+  const nth = <T>(xs: T[], i: number): T | undefined => (xs.length === 0 ? undefined : xs[i % xs.length]);
+  const swallow = async (p: Promise<unknown>) => {
+    try {
+      await p;
+    } catch (e) {
+      if (!isApiError(e) && !(e instanceof ClaimSuperseded)) throw e;
+    }
+  };
+  w.count(`action.${a.t}`);
+  switch (a.t) {
+    case 'reconcile':
+      await w.reconcileNext(a.ctl);
+      return;
+    case 'reconcileCrash':
+      await w.reconcileNext(a.ctl, a.after);
+      return;
+    case 'tick':
+      w.clock.advance(a.ms);
+      return;
+    case 'kubelet':
+      await w.kubelet();
+      return;
+    case 'deletePod': {
+      const pods = m
+        .listNow('Pod', { namespace: NS })
+        .filter((p) => (a.pool ? p.metadata.labels?.[LABEL_POOL] : p.metadata.labels?.app === 'worker'));
+      const p = nth(pods, a.i);
+      if (p) await swallow(m.delete('Pod', keyOf(p)));
+      return;
+    }
+    case 'replaceWorker': {
+      const key = { namespace: NS, name: `worker-${a.i}` };
+      const cur = m.tryGetNow('Pod', key);
+      if (cur) await swallow(m.delete('Pod', key, { gracePeriodSeconds: 0 }));
+      if (!m.tryGetNow('Pod', key)) await w.createWorker(a.i);
+      return;
+    }
+    case 'migrate': {
+      const claims = m
+        .listNow('PodClaim', { namespace: NS })
+        .filter((c) => c.spec.podName && !c.metadata.deletionTimestamp);
+      const c = nth(claims, a.i);
+      if (!c) return;
+      const annotations: Record<string, string> = { 'claimkit.dev/migrate': 'sim' };
+      if (a.to) {
+        const idle = m
+          .listNow('Pod', { namespace: NS, labelSelector: 'claimkit.dev/state=Idle' })
+          .filter((p) => !claimedBy(p));
+        const t = nth(idle, a.i);
+        if (t) annotations['claimkit.dev/migrate-to'] = t.metadata.name;
+      }
+      await swallow(m.patch('PodClaim', keyOf(c), { metadata: { annotations } }));
+      return;
+    }
+    case 'scaleSet':
+      await swallow(
+        m.patch('PodClaimSet', { namespace: NS, name: 'set' }, { spec: { replicas: a.replicas } }),
+      );
+      return;
+    case 'createClaim':
+      await w.createClaim();
+      return;
+    case 'deleteClaim': {
+      const solo = m
+        .listNow('PodClaim', { namespace: NS })
+        .filter((c) => !(c.metadata.ownerReferences ?? []).length);
+      const c = nth(solo, a.i);
+      if (c) await swallow(m.delete('PodClaim', keyOf(c)));
+      return;
+    }
+    case 'fault':
+      m.faults.inject({
+        verbs: [a.verb],
+        kinds: [a.kind],
+        reason: a.reason,
+        times: a.times,
+        appliedBeforeError: a.applied,
+      });
+      return;
+    case 'lag': {
+      const ctl = w.ctls[a.ctl % w.ctls.length]!;
+      ctl.cache.sync();
+      ctl.cache.lag = a.lag;
+      ctl.lagReads = a.reads;
+      return;
+    }
+    case 'restart':
+      w.restart(a.ctl);
+      return;
+    case 'holder': {
+      const name = `worker-${a.i}`;
+      const pod = m.tryGetNow('Pod', { namespace: NS, name });
+      const key: ObjectKey = { namespace: NS, name: 'cap-ext' };
+      if (!pod || !m.tryGetNow('Capture', key)) return;
+      const now = () => w.clock.now();
+      const belief = w.beliefs.get(pod.metadata.uid ?? '');
+      try {
+        if (a.op === 'acquire') {
+          const { outcome, capture } = await acquireCapture(
+            m,
+            key,
+            { name, uid: pod.metadata.uid ?? '' },
+            now,
+          );
+          if (outcome.kind !== 'held' && outcome.kind !== 'closed') {
+            w.beliefs.set(pod.metadata.uid ?? '', capture.status?.claim?.token ?? 0);
+          }
+        } else if (belief !== undefined) {
+          if (a.op === 'complete') await completeCapture(m, key, belief, `ref-${name}-${belief}`, now);
+          else if (a.op === 'fail') await failCapture(m, key, belief, 'holder failed');
+          else await renewCapture(m, key, belief, now);
+          if (a.op !== 'renew') w.beliefs.delete(pod.metadata.uid ?? '');
+        }
+      } catch (e) {
+        if (e instanceof ClaimSuperseded) {
+          w.count('superseded');
+          w.beliefs.delete(pod.metadata.uid ?? '');
+        } else if (!isApiError(e)) throw e;
+      }
+      return;
+    }
+    case 'agent':
+      w.agent.nextFate = a.fate;
+      w.agent.down = a.down;
+      return;
+    case 'resetCapture': {
+      const key = { namespace: NS, name: a.http ? 'cap-http' : 'cap-ext' };
+      const c = m.tryGetNow('Capture', key);
+      if (c && (c.status?.phase === 'Captured' || c.status?.phase === 'Failed')) {
+        await swallow(m.delete('Capture', key));
+        await swallow(w.createCapture(a.http));
+      }
+      return;
+    }
+    case 'adversary': {
+      // A legacy writer (the seed's buggy operator) points claim i at the pod claim j holds.
+      const claims = m.listNow('PodClaim', { namespace: NS }).filter((c) => !c.metadata.deletionTimestamp);
+      const ci = nth(claims, a.i);
+      const cj = nth(claims, a.j);
+      if (!ci || !cj || ci === cj || !cj.spec.podName || cj.spec.sourcePod || ci.spec.sourcePod) return;
+      if (ci.metadata.name === cj.metadata.name) return;
+      w.corrupted = true;
+      await swallow(m.patch('PodClaim', keyOf(ci), { spec: { podName: cj.spec.podName } }));
+      // ...and then the claim holding it is deleted, as in the seed's story (a user deletes it here;
+      // scale-in of a set never picks a migrating claim, which the tracker checks separately).
+      if (a.i % 2 === 0 && !cj.metadata.ownerReferences?.length)
+        await swallow(m.delete('PodClaim', keyOf(cj)));
+      return;
+    }
+    case 'stripLabel': {
+      // A legacy writer (the seed's reclaimCN) removes the claimed-by label of a bound pod, and the
+      // pod may then be deleted: its events must still reach the claim through spec.podName (P6).
+      const claims = m
+        .listNow('PodClaim', { namespace: NS })
+        .filter((c) => c.spec.podName && !c.metadata.deletionTimestamp);
+      const c = nth(claims, a.i);
+      if (!c) return;
+      const key = { namespace: NS, name: c.spec.podName! };
+      await swallow(m.patch('Pod', key, { metadata: { labels: { 'claimkit.dev/claimed-by': null } } }));
+      if (a.deletePod) await swallow(m.delete('Pod', key));
+      return;
+    }
+    case 'quiesce':
+      await quiesce(w);
+      return;
+  }
+}
+
+/** Faults off, caches caught up, every queue drained (time advanced as timers ask). */
+async function quiesce(w: World): Promise<void> {
+  w.model.faults.clear();
+  w.agent.down = false;
+  if (w.agent.nextFate === 'hang') w.agent.nextFate = 'succeed';
+  for (const ctl of w.ctls) {
+    ctl.cache.lag = 0;
+    ctl.lagReads = 0;
+  }
+  const horizon = w.clock.now() + 120_000;
+  for (let i = 0; i < 5000; i++) {
+    await w.kubelet();
+    let worked = false;
+    for (let c = 0; c < w.ctls.length; c++) {
+      while (await w.reconcileNext(c)) {
+        worked = true;
+        if (++i > 5000) break;
+      }
+    }
+    if (worked) continue;
+    const due = w.nextDue();
+    if (due === Infinity || due > horizon) break;
+    w.clock.set(Math.max(w.clock.now(), due));
+  }
+}
+
+async function checkStep(w: World, a: Action): Promise<Violation[]> {
+  const out: Violation[] = [...w.violations, ...w.tracker.violations];
+  w.violations.length = 0;
+  w.tracker.violations.length = 0;
+  const state = w.state();
+  if (a.t === 'quiesce') {
+    out.push(...checkConvergence(state, w.clock.now()));
+    for (const v of w.agent.tokenViolations())
+      out.push({ invariant: 'C1', message: `agent accepted ${v}`, objects: [] });
+    w.corrupted = false;
+  } else if (!w.corrupted) {
+    out.push(...checkSafety(state));
+  } else {
+    out.push(...checkSafety(state).filter((v) => v.invariant !== 'P1'));
+  }
+  return out;
+}
+
+/** Runs a fixed list of actions (a trace) from a fresh world; returns the first violations. */
+export async function runTrace(
+  seed: number,
+  actions: Action[],
+  opts: Omit<SimOptions, 'seed' | 'steps'> = {},
+): Promise<{ violations: Violation[]; at: number; stats: Record<string, number> }> {
+  brokenRules.clear();
+  for (const b of opts.broken ?? []) brokenRules.add(b);
+  try {
+    const w = new World(seed, opts.replicas ?? 2, opts.modelOptions);
+    await w.setup(new Rng(seed ^ 0x5eed));
+    for (let i = 0; i < actions.length; i++) {
+      await apply(w, actions[i]!);
+      const v = await checkStep(w, actions[i]!);
+      if (v.length > 0) return { violations: v, at: i, stats: w.stats };
+    }
+    await apply(w, { t: 'quiesce' });
+    const v = await checkStep(w, { t: 'quiesce' });
+    if ((opts as { debug?: boolean }).debug) {
+      const console = (globalThis as unknown as { console: { log(s: string): void } }).console;
+      for (const c of w.model.listNow('PodClaim'))
+        console.log(
+          JSON.stringify({
+            m: c.metadata.name,
+            d: c.metadata.deletionTimestamp,
+            spec: c.spec,
+            st: c.status?.phase,
+            a: c.metadata.annotations,
+          }),
+        );
+      for (const p of w.model.listNow('Pod'))
+        console.log(
+          JSON.stringify({ p: p.metadata.name, l: p.metadata.labels, d: p.metadata.deletionTimestamp }),
+        );
+      for (const c of w.ctls) console.log(JSON.stringify([...c.queue]));
+    }
+    return { violations: v, at: v.length > 0 ? actions.length : -1, stats: w.stats };
+  } finally {
+    brokenRules.clear();
+  }
+}
+
+/** Generates and runs a simulation; on a violation, returns the seed and a shrunk trace. */
+export async function simulate(opts: SimOptions): Promise<SimResult> {
+  const rng = new Rng(opts.seed);
+  const gen = {
+    replicas: opts.replicas ?? 2,
+    faultRate: opts.faultRate ?? 0.04,
+    adversary: opts.adversary ?? true,
+  };
+  const every = opts.quiesceEvery ?? 300;
+  const actions: Action[] = [];
+  for (let i = 0; i < opts.steps; i++) {
+    actions.push((i + 1) % every === 0 ? { t: 'quiesce' } : genAction(rng, gen));
+  }
+  const run = await runTrace(opts.seed, actions, opts);
+  if (run.violations.length === 0) {
+    return { seed: opts.seed, steps: opts.steps, violations: [], trace: [], stats: run.stats };
+  }
+  const failing = actions.slice(0, run.at + 1);
+  const trace = await shrink(opts.seed, failing, opts);
+  const final = await runTrace(opts.seed, trace, opts);
+  return {
+    seed: opts.seed,
+    steps: opts.steps,
+    violations: final.violations.length > 0 ? final.violations : run.violations,
+    trace,
+    stats: run.stats,
+  };
+}
+
+/** Delta debugging: drop chunks of actions while the trace still violates an invariant. */
+export async function shrink(
+  seed: number,
+  trace: Action[],
+  opts: Omit<SimOptions, 'seed' | 'steps'>,
+  budget = 300,
+): Promise<Action[]> {
+  let cur = trace;
+  let chunk = Math.max(1, Math.floor(cur.length / 2));
+  let runs = 0;
+  while (chunk >= 1 && runs < budget) {
+    let changed = false;
+    for (let start = 0; start < cur.length && runs < budget; ) {
+      const candidate = [...cur.slice(0, start), ...cur.slice(start + chunk)];
+      runs++;
+      const r = await runTrace(seed, candidate, opts);
+      if (r.violations.length > 0) {
+        cur = candidate.slice(0, r.at + 1);
+        changed = true;
+      } else start += chunk;
+    }
+    if (!changed) chunk = Math.floor(chunk / 2);
+  }
+  return cur;
+}
+
+export function formatTrace(seed: number, trace: Action[]): string {
+  return [
+    `seed ${seed}, ${trace.length} action(s):`,
+    ...trace.map((a, i) => `  ${i}: ${JSON.stringify(a)}`),
+  ].join('\n');
+}
+
+export function formatViolations(vs: Violation[]): string {
+  return vs
+    .map((v) => `${v.invariant}: ${v.message}${v.objects.length ? ` [${v.objects.join(', ')}]` : ''}`)
+    .join('\n');
+}
