@@ -30,3 +30,4 @@ export * from './schema/index.ts';
 export * from './sim/broken-rules.ts';
 export * from './sim/capture-agent.ts';
 export * from './sim/simulator.ts';
+export * from './reconcile/capture-sweep.ts';

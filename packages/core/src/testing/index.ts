@@ -2,3 +2,4 @@
 // Import as `@claimkit/core/testing`.
 export * from '../model/conformance.ts';
 export * from './fixtures.ts';
+export * from './model-helpers.ts';
