@@ -9,7 +9,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:https';
-import { cpus } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { capture, claimStatus, poolPod, reviewFor } from '../src/testing/review.ts';
 import { denoBinary, makeCert, type Started, startProcess, WEBHOOK_DIR } from '../src/testing/serve-tls.ts';
@@ -23,7 +23,7 @@ const RATE = Number(arg('rate', '1000'));
 const COUNT = Number(arg('count', '5000'));
 const WARMUP = Number(arg('warmup', '3000'));
 const RUNTIMES = arg('runtimes', 'node,deno').split(',');
-const ROUNDS = Number(arg('rounds', '5'));
+const ROUNDS = Number(arg('rounds', '20'));
 const TARGET_OVERHEAD_MS = 1;
 
 const ENDPOINTS: Record<string, string> = {
@@ -295,6 +295,7 @@ async function benchRuntime(runtime: string, cert: ReturnType<typeof makeCert>, 
   }
 }
 
+const loadBefore = loadavg()[0]!;
 const cert = makeCert();
 const deno = RUNTIMES.includes('deno') ? denoBinary() : undefined;
 const handlersInProcess = await inProcess();
@@ -305,7 +306,12 @@ for (const rt of RUNTIMES) runtimes[rt] = await benchRuntime(rt, cert, deno);
 const result = {
   date: new Date().toISOString(),
   command: 'node --conditions=source packages/webhook/bench/latency.ts',
-  machine: { cpus: cpus().length, model: cpus()[0]?.model ?? '' },
+  machine: {
+    cpus: cpus().length,
+    model: cpus()[0]?.model ?? '',
+    loadAvg1mBefore: r3(loadBefore),
+    loadAvg1mAfter: r3(loadavg()[0]!),
+  },
   method:
     'TLS on 127.0.0.1, keep-alive; open loop at `rate` req/s for `count` requests per endpoint (in `rounds` rounds of rotating order), latency from the due time; then a closed loop with 16 in flight for 2 s (max throughput). Server in its own process, load generator in Node. handlersInProcessNode: app.fetch alone, no sockets.',
   rounds: ROUNDS,
