@@ -74,4 +74,9 @@ start=$(date +%s)
 "$GO" build -trimpath -ldflags="$ldflags" -o "$tmp/" "${pkgs[@]}"
 for b in $todo; do mv -f "$tmp/$b" "$bin/$b"; done
 log "built in $(($(date +%s) - start))s"
+# Each entry is ~400 MB: keep this one and the two most recently built others (other checkouts).
+for old in $(ls -1dt "$cache/controlplane"/*/ 2>/dev/null | grep -vF "$dir/" | tail -n +3); do
+  log "removing old cache entry $old"
+  rm -rf "$old"
+done
 echo "$bin"
