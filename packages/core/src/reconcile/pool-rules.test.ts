@@ -64,17 +64,22 @@ const converged = (model: ApiModel, now: number) =>
 
 describe('binding', () => {
   test('candidates: Idle, same pool, unreferenced, Ready, not deleting; oldest first, then name', () => {
-    const at = (s: number) => (p: { metadata: { creationTimestamp?: string } }) =>
-      void (p.metadata.creationTimestamp = new Date(T0_MS + s * 1000).toISOString());
+    const at = (s: number) => (p: { metadata: { creationTimestamp?: string } }) => {
+      p.metadata.creationTimestamp = new Date(T0_MS + s * 1000).toISOString();
+    };
     const pods = [
       poolPod('b', idle(), at(5)),
       poolPod('a', idle(), at(5)),
       poolPod('old', idle(), at(1)),
-      poolPod('other-pool', idle(), at(0), (p) => void (p.metadata.labels![LABEL_POOL] = 'x')),
+      poolPod('other-pool', idle(), at(0), (p) => {
+        p.metadata.labels![LABEL_POOL] = 'x';
+      }),
       poolPod('bound', claimedBy('z'), at(0)),
       poolPod('referenced', idle(), at(0)),
       pod('not-ready', inPool('web'), idle(), at(0)),
-      poolPod('deleting', idle(), at(0), (p) => void (p.metadata.deletionTimestamp = '2026-01-01T00:00:00Z')),
+      poolPod('deleting', idle(), at(0), (p) => {
+        p.metadata.deletionTimestamp = '2026-01-01T00:00:00Z';
+      }),
     ];
     const index = new ClaimIndex([podClaim('r', boundTo('referenced'))]);
     expect(bindCandidates('web', pods, index).map((p) => p.metadata.name)).toEqual(['old', 'a', 'b']);
@@ -247,7 +252,9 @@ describe('pool scaling', () => {
     await put(model, poolPod('bound-1', claimedBy(c)));
     await put(
       model,
-      poolPod('draining-1', claimedBy(c), (p) => void (p.metadata.labels![LABEL_STATE] = 'Draining')),
+      poolPod('draining-1', claimedBy(c), (p) => {
+        p.metadata.labels![LABEL_STATE] = 'Draining';
+      }),
     );
     // The pool reads idle-1 as Idle; before its delete lands, a claim binds it.
     const racing: Client = {

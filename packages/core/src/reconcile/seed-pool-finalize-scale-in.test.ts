@@ -85,7 +85,9 @@ describe('seed B: scale-in during a migration', () => {
     );
     await put(
       model,
-      poolPod('pod-1', claimedBy(a), (p) => void (p.metadata.labels!['claimkit.dev/state'] = 'Draining')),
+      poolPod('pod-1', claimedBy(a), (p) => {
+        p.metadata.labels!['claimkit.dev/state'] = 'Draining';
+      }),
     );
     await put(model, poolPod('pod-2', claimedBy(a)));
     return { ...w, a, b, set };
@@ -103,7 +105,9 @@ describe('seed B: scale-in during a migration', () => {
     const mk = (name: string, secs: number, ...mods: Parameters<typeof podClaim>[1][]) =>
       podClaim(
         name,
-        (o) => void (o.metadata.creationTimestamp = new Date(T0_MS + secs * 1000).toISOString()),
+        (o) => {
+          o.metadata.creationTimestamp = new Date(T0_MS + secs * 1000).toISOString();
+        },
         ...mods,
       );
     const claims: PodClaim[] = [
@@ -111,7 +115,9 @@ describe('seed B: scale-in during a migration', () => {
       mk('new-bound', 10, boundTo('p2')),
       mk('migrating', 20, boundTo('p3'), migratingFrom('p4')),
       mk('requested', 30, boundTo('p5'), requestMigration()),
-      mk('lost', 5, (o) => void (o.status = { phase: 'Lost' })),
+      mk('lost', 5, (o) => {
+        o.status = { phase: 'Lost' };
+      }),
       mk('pending', 1),
     ];
     expect(chooseScaleIn(claims, 4).victims.map((c) => c.metadata.name)).toEqual([
