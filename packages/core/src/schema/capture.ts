@@ -13,7 +13,8 @@ import {
 } from './common.ts';
 import type { KindSchema } from './types.ts';
 
-export const RULE_HTTP_NEEDS_URL = "self.type != 'Http' || (has(self.url) && self.url != '')";
+// `has(self.type)` guards the API server's validation of the default itself.
+export const RULE_HTTP_NEEDS_URL = "!has(self.type) || self.type != 'Http' || (has(self.url) && self.url != '')";
 
 export const captureSchema: KindSchema = {
   kind: 'Capture',
@@ -41,7 +42,7 @@ export const captureSchema: KindSchema = {
         backend: {
           type: 'object',
           description: 'Who performs the capture.',
-          default: {},
+          default: { type: 'External' },
           properties: {
             type: str(
               'External: the holder completes with a fenced write. Http: an agent API. Kubelet: ContainerCheckpoint.',
