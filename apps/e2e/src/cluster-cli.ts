@@ -4,8 +4,9 @@
 //   pnpm cluster down              stops background clusters and cleans up leftovers of crashed runs
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { installCrds, makeClients } from './harness/kube.ts';
 import { startLocalCluster } from './harness/local.ts';
-import { runsDir } from './harness/paths.ts';
+import { crdDir, runsDir } from './harness/paths.ts';
 import { isAlive, isOurs, type PidFile, readPidFile, reapRuns } from './harness/procs.ts';
 
 const usage = 'usage: pnpm cluster up [--nodes N] | down | status';
@@ -53,7 +54,14 @@ async function up(args: string[]): Promise<number> {
     console.log(`export KUBECONFIG=${existing.kubeconfigPath}`);
     return 0;
   }
-  const cluster = await startLocalCluster({ persistent: true, ...(nodes ? { nodes } : {}) });
+  const cluster = await startLocalCluster({ persistent: true, crdDir: false, ...(nodes ? { nodes } : {}) });
+  // Unlike a test run, a development cluster is still useful when a CRD does not apply: say so.
+  try {
+    const crds = await installCrds(makeClients(cluster.kubeconfigPath), crdDir);
+    if (crds.length > 0) console.error(`CRDs established: ${crds.join(', ')}`);
+  } catch (e) {
+    console.error(`WARNING: the CRDs in ${crdDir} were NOT all installed: ${(e as Error).message}`);
+  }
   console.error(
     `cluster up in ${((cluster.timings.binariesMs + cluster.timings.startMs) / 1000).toFixed(1)}s: ` +
       `${cluster.server} (Kubernetes ${cluster.kubernetesVersion}, nodes ${cluster.nodes.join(', ')})\n` +
@@ -99,20 +107,24 @@ async function status(): Promise<number> {
   return anyUp ? 0 : 1;
 }
 
-const [cmd, ...rest] = process.argv.slice(2);
-let code: number;
-switch (cmd) {
-  case 'up':
-    code = await up(rest);
-    break;
-  case 'down':
-    code = await down();
-    break;
-  case 'status':
-    code = await status();
-    break;
-  default:
-    console.error(usage);
-    code = 2;
+async function main(cmd: string | undefined, rest: string[]): Promise<number> {
+  switch (cmd) {
+    case 'up':
+      return up(rest);
+    case 'down':
+      return down();
+    case 'status':
+      return status();
+    default:
+      console.error(usage);
+      return 2;
+  }
 }
-process.exit(code);
+
+const [cmd, ...rest] = process.argv.slice(2);
+try {
+  process.exit(await main(cmd, rest));
+} catch (e) {
+  console.error(`cluster ${cmd}: ${e instanceof Error ? e.message : String(e)}`);
+  process.exit(1);
+}
