@@ -1,6 +1,7 @@
 // pnpm cluster up | down | status — a local control plane for development, in the background.
 //   eval "$(pnpm -s cluster up)"   starts one (or reuses the running one) and exports KUBECONFIG
-//   pnpm cluster status            lists runs (also test runs in progress) and their health
+//   pnpm cluster status            lists runs (also test runs in progress) and their health;
+//                                  exits 1 when one of them is not ready
 //   pnpm cluster down              stops background clusters and cleans up leftovers of crashed runs
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -90,21 +91,21 @@ async function status(): Promise<number> {
   const all = runs();
   if (all.length === 0) {
     console.log('no cluster');
-    return 1;
+    return 0;
   }
-  let anyUp = false;
+  let allUp = true;
   for (const p of all) {
     const kind = p.persistent ? 'background (pnpm cluster up)' : `test run of pid ${p.owner}`;
     const owner = p.persistent || isAlive(p.owner) ? '' : ' [owner gone: leftover]';
     const procs = p.procs.map((r) => `${r.name}:${isOurs(r) ? r.pid : 'dead'}`).join(' ');
     const health = running(p) ? await readyz(p) : 'stopped';
-    anyUp ||= health === 'ready';
+    allUp &&= health === 'ready';
     console.log(
       `${p.server}  ${health}  ${kind}${owner}\n  since ${p.createdAt}\n  ${procs}\n` +
         `  export KUBECONFIG=${p.kubeconfigPath}\n  non-admin: ${p.userKubeconfigPath}`,
     );
   }
-  return anyUp ? 0 : 1;
+  return allUp ? 0 : 1; // 1: some listed cluster is not healthy
 }
 
 async function main(cmd: string | undefined, rest: string[]): Promise<number> {

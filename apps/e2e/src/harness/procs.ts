@@ -165,6 +165,8 @@ export async function reapRuns(
   }
   const cleaned: string[] = [];
   for (const n of names) {
+    // Only local runs (run-*, up-*) have processes and pid files; kind-*/kubeconfig-* are not ours.
+    if (!/^(run|up)-/.test(n)) continue;
     const stateDir = join(dir, n);
     if (stateDir === opts.except || (opts.only !== undefined && stateDir !== opts.only)) continue;
     const pf = readPidFile(stateDir);
