@@ -223,6 +223,8 @@ async function startOnce(
   };
 
   let controlPlaneUp = false;
+  // Stops the polling loops of a failed start (they would otherwise run on until their deadline).
+  const abort = new AbortController();
   try {
     const pki: Pki = await createPki(join(stateDir, 'pki'), { serviceIP: SERVICE_IP });
     const tls: Tls = {
@@ -251,7 +253,10 @@ async function startOnce(
     ]);
     await Promise.race([
       dies(etcd),
-      waitFor('etcd /health', () => httpOk(`http://127.0.0.1:${etcdPort}/health`), { timeoutMs }),
+      waitFor('etcd /health', () => httpOk(`http://127.0.0.1:${etcdPort}/health`), {
+        timeoutMs,
+        signal: abort.signal,
+      }),
     ]);
     log(`etcd ready on 127.0.0.1:${etcdPort}`);
 
@@ -281,7 +286,7 @@ async function startOnce(
       waitFor(
         'kube-apiserver /readyz',
         async () => (await httpsGet(`${server}/readyz`, tls)).status === 200,
-        { timeoutMs, intervalMs: 250 },
+        { timeoutMs, intervalMs: 250, signal: abort.signal },
       ),
     ]);
     log(`kube-apiserver ready at ${server}`);
@@ -329,7 +334,11 @@ async function startOnce(
       '--node-lease-duration-seconds=40',
       `--server-address=127.0.0.1:${kwokPort}`,
     ]);
-    const running = [kcm, sched, kwok].map(dies);
+    const running = [kcm, sched, kwok].map((s) => {
+      const p = dies(s);
+      p.catch(() => {}); // also handled when no guard() is waiting (e.g. exits at stop())
+      return p;
+    });
     const guard = <T>(p: Promise<T>) => Promise.race([p, ...running]);
 
     const admin = makeClients(kubeconfigPath);
@@ -354,12 +363,12 @@ async function startOnce(
         waitFor(
           'kube-controller-manager /healthz',
           () => httpsGet(`https://127.0.0.1:${kcmPort}/healthz`).then((r) => r.status === 200),
-          { timeoutMs, intervalMs: 250 },
+          { timeoutMs, intervalMs: 250, signal: abort.signal },
         ),
         waitFor(
           'kube-scheduler /healthz',
           () => httpsGet(`https://127.0.0.1:${schedPort}/healthz`).then((r) => r.status === 200),
-          { timeoutMs, intervalMs: 250 },
+          { timeoutMs, intervalMs: 250, signal: abort.signal },
         ),
         waitFor(
           `${nodeCount} fake nodes Ready and untainted`,
@@ -372,13 +381,13 @@ async function startOnce(
             );
             return ready.length >= nodeCount;
           },
-          { timeoutMs, intervalMs: 250 },
+          { timeoutMs, intervalMs: 250, signal: abort.signal },
         ),
         // The service account controller works (pods need the namespace's `default` account).
         waitFor(
           'the default service account',
           () => admin.core.readNamespacedServiceAccount({ name: 'default', namespace: 'default' }),
-          { timeoutMs, intervalMs: 250 },
+          { timeoutMs, intervalMs: 250, signal: abort.signal },
         ),
       ]),
     );
@@ -406,6 +415,7 @@ async function startOnce(
       stop,
     };
   } catch (e) {
+    abort.abort();
     const logs = procs.map(
       (p) => `--- ${p.name} (${join(logDir, `${p.name}.log`)}):\n${tail(join(logDir, `${p.name}.log`), 15)}`,
     );

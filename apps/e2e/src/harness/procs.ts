@@ -92,17 +92,21 @@ export function signalAll(procs: ProcRecord[], sig: NodeJS.Signals = 'SIGTERM'):
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** SIGTERM in reverse start order, wait up to graceMs for each group, then SIGKILL. */
-export async function killAll(procs: ProcRecord[], graceMs = 10_000): Promise<void> {
-  const live = [...procs].reverse().filter(isOurs);
-  for (const p of live) signalGroup(p.pid, 'SIGTERM');
-  const deadline = Date.now() + graceMs;
-  while (live.some(isOurs) && Date.now() < deadline) await sleep(100);
-  for (const p of live) if (isOurs(p)) signalGroup(p.pid, 'SIGKILL');
-  const hard = Date.now() + 5_000;
-  while (live.some(isOurs) && Date.now() < hard) await sleep(50);
-  // Group members the leader left behind (none expected) get the same treatment.
-  for (const p of live) signalGroup(p.pid, 'SIGKILL');
+/**
+ * Stops processes one by one in reverse start order (kwok, scheduler, controller-manager, then the
+ * API server, then etcd: an API server whose etcd is already gone hangs in its graceful shutdown):
+ * SIGTERM, up to graceMs for the group to exit, then SIGKILL.
+ */
+export async function killAll(procs: ProcRecord[], graceMs = 5_000): Promise<void> {
+  for (const p of [...procs].reverse()) {
+    if (!isOurs(p)) continue;
+    signalGroup(p.pid, 'SIGTERM');
+    const deadline = Date.now() + graceMs;
+    while (isOurs(p) && Date.now() < deadline) await sleep(25);
+    if (isOurs(p)) signalGroup(p.pid, 'SIGKILL');
+    const hard = Date.now() + 5_000;
+    while (isOurs(p) && Date.now() < hard) await sleep(25);
+  }
 }
 
 export interface Started {
