@@ -1,0 +1,305 @@
+// `claimctl doctor`: pure checks over a plain snapshot of a namespace (or a cluster). Every
+// finding has a stable code, a one-line explanation and the objects involved; the symptoms are
+// those of seeds/capture-claim-dead-owner.md and seeds/pool-claim-finalize-scale-in.md.
+import { ANNOTATION_MIGRATE, FINALIZER_RELEASE } from '../api/constants.ts';
+import { keyString, parseTimestamp } from '../api/meta.ts';
+import type { Capture, Pod, PodClaim, PodClaimSet, PodPool } from '../api/types.ts';
+import { isClaimLive } from '../capture/claim.ts';
+import { classifyHolder, isDeleting } from '../capture/liveness.ts';
+import { claimedBy, claimedByUid } from '../pool/pods.ts';
+import { chooseScaleIn, isMigrating } from '../pool/scale-in.ts';
+
+export interface DoctorSnapshot {
+  captures: Capture[];
+  pools: PodPool[];
+  claims: PodClaim[];
+  claimSets: PodClaimSet[];
+  /** Every pod of the namespace(s) examined (a live list: a pod not here is NotFound). */
+  pods: Pod[];
+  now: number;
+}
+
+export interface DoctorOptions {
+  /** How long a deletion, a migration or a blocked scale-in may take before it counts as stuck. */
+  stuckAfterMs?: number;
+}
+
+export const DEFAULT_STUCK_AFTER_MS = 5 * 60_000;
+
+export const CHECKS = {
+  CK001: { name: 'FinalizerStuck', fixable: true },
+  CK002: { name: 'BoundToMissingPod', fixable: true },
+  CK003: { name: 'LabelNamesMissingClaim', fixable: true },
+  CK004: { name: 'LabelNotReferenced', fixable: true },
+  CK005: { name: 'PodReferencedTwice', fixable: true },
+  CK006: { name: 'CaptureHolderDead', fixable: true },
+  CK007: { name: 'CaptureLeaseExpired', fixable: true },
+  CK008: { name: 'MigrationStuck', fixable: true },
+  CK009: { name: 'ScaleInBlocked', fixable: false },
+  CK010: { name: 'ReferencedPodUnlabelled', fixable: true },
+} as const;
+
+export type DoctorCode = keyof typeof CHECKS;
+
+export interface Finding {
+  code: DoctorCode;
+  /** The check's name, e.g. FinalizerStuck. */
+  name: string;
+  namespace: string;
+  /** One line: what is wrong and why it matters. */
+  message: string;
+  /** `Kind/namespace/name` of every object involved; the first is the subject. */
+  objects: string[];
+  /** Whether `planRepairs` has a repair for it (some only resolve once another finding is fixed). */
+  fixable: boolean;
+}
+
+const nsOf = (o: { metadata: { namespace?: string } }) => o.metadata.namespace ?? '';
+export const objectId = (kind: string, o: { metadata: { namespace?: string; name: string } }): string =>
+  `${kind}/${keyString({ namespace: nsOf(o), name: o.metadata.name })}`;
+const podId = (ns: string, name: string) => `Pod/${keyString({ namespace: ns, name })}`;
+
+function finding(
+  code: DoctorCode,
+  namespace: string,
+  message: string,
+  objects: string[],
+  fixable: boolean = CHECKS[code].fixable,
+): Finding {
+  return { code, name: CHECKS[code].name, namespace, message, objects, fixable };
+}
+
+function age(ms: number): string {
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 120) return `${s}s`;
+  if (s < 7200) return `${Math.round(s / 60)}m`;
+  return `${Math.round(s / 3600)}h`;
+}
+
+/** Claims by `ns/pod` they reference through podName or sourcePod (deleting claims excluded). */
+export function referencesByPod(
+  claims: PodClaim[],
+): Map<string, { claim: PodClaim; field: 'podName' | 'sourcePod' }[]> {
+  const out = new Map<string, { claim: PodClaim; field: 'podName' | 'sourcePod' }[]>();
+  for (const c of claims) {
+    if (c.metadata.deletionTimestamp) continue;
+    for (const field of ['podName', 'sourcePod'] as const) {
+      const name = c.spec[field];
+      if (!name) continue;
+      if (field === 'sourcePod' && name === c.spec.podName) continue;
+      const k = keyString({ namespace: nsOf(c), name });
+      out.set(k, [...(out.get(k) ?? []), { claim: c, field }]);
+    }
+  }
+  return out;
+}
+
+/** When a migration started: the Ready condition's transition to Migrating, else the claim's creation. */
+export function migrationSince(c: PodClaim): number | undefined {
+  const ready = (c.status?.conditions ?? []).find((x) => x.type === 'Ready' && x.reason === 'Migrating');
+  return parseTimestamp(ready?.lastTransitionTime) ?? parseTimestamp(c.metadata.creationTimestamp);
+}
+
+export function diagnose(s: DoctorSnapshot, opts: DoctorOptions = {}): Finding[] {
+  const stuckAfter = opts.stuckAfterMs ?? DEFAULT_STUCK_AFTER_MS;
+  const out: Finding[] = [];
+  const pods = new Map(s.pods.map((p) => [keyString({ namespace: nsOf(p), name: p.metadata.name }), p]));
+  const claims = new Map(s.claims.map((c) => [keyString({ namespace: nsOf(c), name: c.metadata.name }), c]));
+  const refs = referencesByPod(s.claims);
+
+  for (const c of s.claims) {
+    const ns = nsOf(c);
+    const id = objectId('PodClaim', c);
+    // CK001: a deleting claim whose release finalizer has not completed.
+    if (c.metadata.deletionTimestamp && (c.metadata.finalizers ?? []).includes(FINALIZER_RELEASE)) {
+      const since = parseTimestamp(c.metadata.deletionTimestamp) ?? s.now;
+      if (s.now - since >= stuckAfter) {
+        const involved = [c.spec.podName, c.spec.sourcePod].filter((x): x is string => Boolean(x));
+        out.push(
+          finding(
+            'CK001',
+            ns,
+            `claim ${c.metadata.name} has been deleting for ${age(s.now - since)}; its release finalizer did not complete`,
+            [id, ...involved.map((p) => podId(ns, p))],
+          ),
+        );
+      }
+      continue;
+    }
+    if (c.metadata.deletionTimestamp) continue;
+    // CK002: Bound (or anything) to a pod that is gone.
+    if (c.spec.podName) {
+      const pod = pods.get(keyString({ namespace: ns, name: c.spec.podName }));
+      if (!pod) {
+        out.push(
+          finding(
+            'CK002',
+            ns,
+            `claim ${c.metadata.name} is ${c.status?.phase ?? 'Pending'} with podName ${c.spec.podName}, which does not exist; it should be Lost with podName and nodeName cleared`,
+            [id, podId(ns, c.spec.podName)],
+          ),
+        );
+      }
+    }
+    // CK008: a migration in flight (or requested and pending) past the threshold.
+    if (c.spec.sourcePod) {
+      const since = migrationSince(c) ?? s.now;
+      if (s.now - since >= stuckAfter) {
+        out.push(
+          finding(
+            'CK008',
+            ns,
+            `claim ${c.metadata.name} has been migrating from ${c.spec.sourcePod} to ${c.spec.podName || '(none)'} for ${age(s.now - since)}`,
+            [id, podId(ns, c.spec.sourcePod), ...(c.spec.podName ? [podId(ns, c.spec.podName)] : [])],
+          ),
+        );
+      }
+    } else if (c.metadata.annotations?.[ANNOTATION_MIGRATE] !== undefined) {
+      const cond = (c.status?.conditions ?? []).find((x) => x.type === 'Migrating' && x.status === 'False');
+      const since = parseTimestamp(cond?.lastTransitionTime);
+      if (cond && since !== undefined && s.now - since >= stuckAfter) {
+        out.push(
+          finding(
+            'CK008',
+            ns,
+            `claim ${c.metadata.name} asked to migrate ${age(s.now - since)} ago and has not started: ${cond.message}`,
+            [id],
+            false,
+          ),
+        );
+      }
+    }
+  }
+
+  for (const p of s.pods) {
+    const ns = nsOf(p);
+    const k = keyString({ namespace: ns, name: p.metadata.name });
+    const id = objectId('Pod', p);
+    const refsHere = refs.get(k) ?? [];
+    // CK005: two claims reference one pod.
+    if (refsHere.length > 1) {
+      out.push(
+        finding(
+          'CK005',
+          ns,
+          `pod ${p.metadata.name} is referenced by ${refsHere.length} claims: ${refsHere
+            .map((r) => `${r.claim.metadata.name}.${r.field}`)
+            .join(', ')}`,
+          [id, ...refsHere.map((r) => objectId('PodClaim', r.claim))],
+        ),
+      );
+    }
+    if (isDeleting(p)) continue;
+    const label = claimedBy(p);
+    if (label) {
+      const owner = claims.get(keyString({ namespace: ns, name: label }));
+      const uid = claimedByUid(p);
+      if (!owner || (uid !== undefined && owner.metadata.uid !== uid)) {
+        // CK003: the label names a claim that is gone (or a same-named successor).
+        out.push(
+          finding(
+            'CK003',
+            ns,
+            owner
+              ? `pod ${p.metadata.name} is labelled claimed-by=${label} with uid ${uid}, but ${label} now has uid ${owner.metadata.uid}`
+              : `pod ${p.metadata.name} is labelled claimed-by=${label}, which does not exist`,
+            [id, ...refsHere.map((r) => objectId('PodClaim', r.claim))],
+          ),
+        );
+      } else if (
+        !owner.metadata.deletionTimestamp &&
+        owner.spec.podName !== p.metadata.name &&
+        owner.spec.sourcePod !== p.metadata.name
+      ) {
+        // CK004: the named claim exists but does not reference the pod.
+        out.push(
+          finding(
+            'CK004',
+            ns,
+            `pod ${p.metadata.name} is labelled claimed-by=${label}, but ${label} references ${owner.spec.podName || '(no pod)'}`,
+            [id, objectId('PodClaim', owner), ...refsHere.map((r) => objectId('PodClaim', r.claim))],
+          ),
+        );
+      }
+    } else if (refsHere.length === 1 && refsHere[0]!.field === 'podName') {
+      // CK010: the pod of exactly one claim, but not labelled for it.
+      const r = refsHere[0]!;
+      out.push(
+        finding(
+          'CK010',
+          ns,
+          `pod ${p.metadata.name} is referenced by ${r.claim.metadata.name}.${r.field} but has no claimed-by label`,
+          [id, objectId('PodClaim', r.claim)],
+        ),
+      );
+    }
+  }
+
+  for (const c of s.captures) {
+    const claim = c.status?.claim;
+    if (!claim || c.metadata.deletionTimestamp) continue;
+    const ns = nsOf(c);
+    const id = objectId('Capture', c);
+    const holderId = podId(ns, claim.holder.name);
+    if (!isClaimLive(claim, s.now)) {
+      out.push(
+        finding(
+          'CK007',
+          ns,
+          `capture ${c.metadata.name} is held by ${claim.holder.name} (token ${claim.token}) on a lease that expired ${age(s.now - (parseTimestamp(claim.renewTime) ?? 0) - claim.leaseSeconds * 1000)} ago`,
+          [id, holderId],
+        ),
+      );
+      continue;
+    }
+    const pod = pods.get(keyString({ namespace: ns, name: claim.holder.name }));
+    const liveness = classifyHolder(claim.holder, pod ? { found: true, pod } : { found: false });
+    if (liveness.state === 'dead') {
+      out.push(
+        finding(
+          'CK006',
+          ns,
+          `capture ${c.metadata.name} is held by ${claim.holder.name} (token ${claim.token}), which is dead (${liveness.reason}); new pods stand down until the lease expires`,
+          [id, holderId],
+        ),
+      );
+    }
+  }
+
+  for (const set of s.claimSets) {
+    if (set.metadata.deletionTimestamp) continue;
+    const ns = nsOf(set);
+    const active = s.claims.filter(
+      (c) =>
+        nsOf(c) === ns &&
+        !c.metadata.deletionTimestamp &&
+        (c.metadata.ownerReferences ?? []).some(
+          (r) => r.kind === 'PodClaimSet' && r.uid === set.metadata.uid,
+        ),
+    );
+    const excess = active.length - set.spec.replicas;
+    if (excess <= 0) continue;
+    const { blocked } = chooseScaleIn(active, excess);
+    if (blocked === 0) continue;
+    const cond = (set.status?.conditions ?? []).find(
+      (x) => x.type === 'ScaleInBlocked' && x.status === 'True',
+    );
+    const since = parseTimestamp(cond?.lastTransitionTime);
+    if (since !== undefined && s.now - since < stuckAfter) continue;
+    const migrating = active.filter(isMigrating);
+    out.push(
+      finding(
+        'CK009',
+        ns,
+        `claim set ${set.metadata.name} wants ${set.spec.replicas} claims, has ${active.length}; ${blocked} cannot be removed while migrating (${migrating
+          .map((c) => c.metadata.name)
+          .join(', ')})${since !== undefined ? ` for ${age(s.now - since)}` : ''}`,
+        [objectId('PodClaimSet', set), ...migrating.map((c) => objectId('PodClaim', c))],
+      ),
+    );
+  }
+
+  return out.sort(
+    (a, b) => a.code.localeCompare(b.code) || (a.objects[0] ?? '').localeCompare(b.objects[0] ?? ''),
+  );
+}

@@ -1,0 +1,3 @@
+export * from './checks.ts';
+export * from './repair.ts';
+export * from './run.ts';

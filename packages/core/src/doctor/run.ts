@@ -1,0 +1,95 @@
+// Gathers a doctor snapshot through the Reader port and runs rounds of repairs through the Client
+// port: diagnose -> plan -> apply -> read again, until nothing fixable is left (or no progress).
+import type { ApiError } from '../api/errors.ts';
+import type { Client, Reader } from '../api/ports.ts';
+import { applyDecision, type EventRecorder } from '../reconcile/apply.ts';
+import type { Write } from '../reconcile/decision.ts';
+import { type DoctorOptions, type DoctorSnapshot, diagnose, type Finding } from './checks.ts';
+import { planRepairs, type Repair } from './repair.ts';
+
+export async function gatherDoctorSnapshot(
+  reader: Reader,
+  opts: { namespace?: string; now: number },
+): Promise<DoctorSnapshot> {
+  const lo = opts.namespace ? { namespace: opts.namespace } : {};
+  const [captures, pools, claims, claimSets, pods] = await Promise.all([
+    reader.list('Capture', lo),
+    reader.list('PodPool', lo),
+    reader.list('PodClaim', lo),
+    reader.list('PodClaimSet', lo),
+    reader.list('Pod', lo),
+  ]);
+  return {
+    captures: captures.items,
+    pools: pools.items,
+    claims: claims.items,
+    claimSets: claimSets.items,
+    pods: pods.items,
+    now: opts.now,
+  };
+}
+
+export interface AppliedRepair {
+  finding: Finding;
+  writes: Write[];
+  applied: number;
+  /** The write that failed (Conflict: the object changed since it was read; the next round re-plans). */
+  failed?: { write: Write; error: ApiError };
+}
+
+export interface DoctorRun {
+  /** Findings before any repair. */
+  findings: Finding[];
+  /** Repairs, per round (dry run: the first round's plan, nothing applied). */
+  rounds: AppliedRepair[][];
+  /** Findings after the last round (equal to `findings` when not fixing). */
+  remaining: Finding[];
+}
+
+export interface RunDoctorOptions extends DoctorOptions {
+  namespace?: string;
+  now: () => number;
+  fix?: boolean;
+  dryRun?: boolean;
+  maxRounds?: number;
+  recorder?: EventRecorder;
+}
+
+export async function runDoctor(client: Client, opts: RunDoctorOptions): Promise<DoctorRun> {
+  const gather = () =>
+    gatherDoctorSnapshot(client, {
+      ...(opts.namespace ? { namespace: opts.namespace } : {}),
+      now: opts.now(),
+    });
+  let snap = await gather();
+  const findings = diagnose(snap, opts);
+  const run: DoctorRun = { findings, rounds: [], remaining: findings };
+  if (!opts.fix) return run;
+  let current = findings;
+  for (let round = 0; round < (opts.maxRounds ?? 8); round++) {
+    const plan = planRepairs(snap, current);
+    if (plan.repairs.length === 0) break;
+    if (opts.dryRun) {
+      run.rounds.push(
+        plan.repairs.map((r: Repair) => ({ finding: r.finding, writes: r.decision.writes, applied: 0 })),
+      );
+      return run;
+    }
+    const done: AppliedRepair[] = [];
+    for (const r of plan.repairs) {
+      const res = await applyDecision(client, r.decision, opts.recorder);
+      done.push({
+        finding: r.finding,
+        writes: r.decision.writes,
+        applied: res.applied,
+        ...(res.failed ? { failed: res.failed } : {}),
+      });
+    }
+    run.rounds.push(done);
+    snap = await gather();
+    current = diagnose(snap, opts);
+    run.remaining = current;
+    if (done.every((d) => d.applied === 0)) break;
+  }
+  return run;
+}
