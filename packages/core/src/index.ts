@@ -33,4 +33,3 @@ export * from './schema/index.ts';
 export * from './sim/broken-rules.ts';
 export * from './sim/capture-agent.ts';
 export * from './sim/simulator.ts';
-export * from './lease/leader-lease.ts';
