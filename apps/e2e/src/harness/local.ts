@@ -197,18 +197,21 @@ async function startOnce(
     if (process.listenerCount(sig) === 0) process.kill(process.pid, sig);
   };
   const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
-  if (!persistent) {
-    startWatchdog(stateDir);
-    process.on('exit', onExit);
-    for (const s of signals) process.once(s, onSignal);
-  }
+  // A persistent cluster (`cluster up`) outlives this process once it is up, but not a start that
+  // is interrupted half-way: the handlers are there until startOnce returns.
+  if (!persistent) startWatchdog(stateDir);
+  process.on('exit', onExit);
+  for (const s of signals) process.once(s, onSignal);
+  const detach = () => {
+    process.off('exit', onExit);
+    for (const s of signals) process.off(s, onSignal);
+  };
 
   let stopped: Promise<void> | undefined;
   const stop = (): Promise<void> => {
     stopped ??= (async () => {
       await killAll(procs);
-      process.off('exit', onExit);
-      for (const s of signals) process.off(s, onSignal);
+      detach();
       if (keepState) rmSync(join(stateDir, PID_FILE), { force: true });
       else rmSync(stateDir, { recursive: true, force: true });
     })();
@@ -401,6 +404,7 @@ async function startOnce(
     }
 
     const kubernetesVersion = controlPlaneVersions().kubernetes;
+    if (persistent) detach();
     return {
       provider: 'local',
       kubeconfigPath,
