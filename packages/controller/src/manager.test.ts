@@ -1,0 +1,260 @@
+// The whole controller loop on core's in-memory API model: real writes, real conflicts, real
+// watches; invariants checked at the end of every scenario.
+import {
+  ApiModel,
+  type Capture,
+  type Client,
+  checkConvergence,
+  checkSafety,
+  keyOf,
+  type Pod,
+  type PodClaim,
+  type PodClaimSet,
+  type PodPool,
+  SimCaptureAgent,
+  schemaModelOptions,
+} from '@claimkit/core';
+import { afterEach, describe, expect, it } from 'vitest';
+import { LeaseElector } from './leader.ts';
+import { Manager } from './manager.ts';
+
+const NS = 'ns1';
+const running: { stop(): Promise<void> | void }[] = [];
+afterEach(async () => {
+  for (const r of running.splice(0).reverse()) await r.stop();
+});
+
+function model(): ApiModel {
+  return new ApiModel({ clock: { now: () => Date.now() }, ...schemaModelOptions() });
+}
+
+/** A scheduler + kubelet: place pods, make them Running and Ready, finish graceful deletions. */
+function kubelet(m: ApiModel) {
+  let busy = false;
+  const t = setInterval(async () => {
+    if (busy) return;
+    busy = true;
+    try {
+      m.completePodDeletions();
+      for (const p of m.listNow('Pod')) {
+        if (p.metadata.deletionTimestamp) continue;
+        if (!p.spec.nodeName)
+          await m.patch('Pod', keyOf(p), { spec: { nodeName: 'node-1' } }).catch(() => {});
+        else if (p.status?.phase !== 'Running')
+          m.setPodStatusNow(keyOf(p), { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] });
+      }
+    } finally {
+      busy = false;
+    }
+  }, 5);
+  const r = { stop: () => clearInterval(t) };
+  running.push(r);
+  return r;
+}
+
+async function startManager(m: ApiModel, extra: Partial<ConstructorParameters<typeof Manager>[0]> = {}) {
+  const mgr = new Manager({
+    client: m,
+    source: m,
+    concurrency: 4,
+    sweepIntervalMs: 200,
+    resyncMs: 1000,
+    ...extra,
+  });
+  running.push(mgr);
+  await mgr.start();
+  return mgr;
+}
+
+async function until<T>(what: string, f: () => T | undefined | false, ms = 10_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = f();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+function state(m: ApiModel) {
+  return { captures: m.listNow('Capture'), pods: m.listNow('Pod'), claims: m.listNow('PodClaim') };
+}
+function expectInvariants(m: ApiModel) {
+  expect(checkSafety(state(m))).toEqual([]);
+  expect(checkConvergence(state(m), Date.now())).toEqual([]);
+}
+async function settled(m: ApiModel, ms = 10_000) {
+  await until('convergence', () => checkConvergence(state(m), Date.now()).length === 0, ms);
+}
+
+const pool = (minIdle = 2, drainSeconds = 0): PodPool => ({
+  apiVersion: 'claimkit.dev/v1alpha1',
+  kind: 'PodPool',
+  metadata: { name: 'web', namespace: NS },
+  spec: {
+    template: {
+      metadata: { labels: { app: 'web' } },
+      spec: { containers: [{ name: 'main', image: 'web:1' }] },
+    },
+    minIdle,
+    maxPods: 20,
+    releasePolicy: 'Recycle',
+    drainSeconds,
+  },
+});
+const claimSet = (replicas: number): PodClaimSet => ({
+  apiVersion: 'claimkit.dev/v1alpha1',
+  kind: 'PodClaimSet',
+  metadata: { name: 'set', namespace: NS },
+  spec: {
+    replicas,
+    selector: { matchLabels: { 'claimkit.dev/claim-set': 'set' } },
+    template: { metadata: { labels: { 'claimkit.dev/claim-set': 'set' } }, spec: { poolName: 'web' } },
+  },
+});
+const bound = (m: ApiModel) =>
+  m.listNow('PodClaim', { namespace: NS }).filter((c) => c.status?.phase === 'Bound');
+
+describe('Manager on the in-memory API model', () => {
+  it('binds a claim set from a pool, replaces a lost pod, scales in, with every invariant kept', async () => {
+    const m = model();
+    kubelet(m);
+    const mgr = await startManager(m);
+    expect(mgr.ready).toBe(true);
+    await m.create(pool(2));
+    await m.create(claimSet(2));
+    await until('2 bound claims', () => bound(m).length === 2);
+    await settled(m);
+    // P2: delete a bound pod; the claim goes Lost and binds another Idle pod.
+    const victim = bound(m)[0]!;
+    const oldPod = victim.spec.podName!;
+    await m.delete('Pod', { namespace: NS, name: oldPod });
+    await until('claim rebinds', () => {
+      const c = m.tryGetNow('PodClaim', keyOf(victim));
+      return c?.status?.phase === 'Bound' && c.spec.podName && c.spec.podName !== oldPod;
+    });
+    // Scale in to 1.
+    await m.patch('PodClaimSet', { namespace: NS, name: 'set' }, { spec: { replicas: 1 } });
+    await until('one claim', () => m.listNow('PodClaim', { namespace: NS }).length === 1);
+    await settled(m);
+    expectInvariants(m);
+    expect(mgr.metrics.reconciles.total({ kind: 'PodClaim' })).toBeGreaterThan(0);
+    expect(mgr.metrics.registry.render()).toMatch(/claimkit_podclaims\{phase="Bound"\} 1/);
+    expect(mgr.metrics.apiRequests.total({ verb: 'patch', resource: 'Pod' })).toBeGreaterThan(0);
+  });
+
+  it('two replicas at once (no leader election) keep every invariant', async () => {
+    const m = model();
+    kubelet(m);
+    await startManager(m);
+    await startManager(m);
+    await m.create(pool(3));
+    await m.create(claimSet(4));
+    await until('4 bound claims', () => bound(m).length === 4);
+    for (const c of bound(m).slice(0, 2)) await m.delete('Pod', { namespace: NS, name: c.spec.podName! });
+    await m.patch('PodClaimSet', { namespace: NS, name: 'set' }, { spec: { replicas: 2 } });
+    const safety: unknown[] = [];
+    const t = setInterval(() => safety.push(...checkSafety(state(m))), 2);
+    try {
+      await until('2 bound claims', () => bound(m).length === 2 && m.listNow('PodClaim').length === 2);
+      await settled(m);
+    } finally {
+      clearInterval(t);
+    }
+    expect(safety).toEqual([]);
+    expectInvariants(m);
+  });
+
+  it('a deleted holder is taken over on the pod event, not at lease expiry (Http backend)', async () => {
+    const m = model();
+    kubelet(m);
+    const agent = new SimCaptureAgent(() => Date.now());
+    agent.nextDurationMs = 60_000;
+    const mgr = await startManager(m, { backend: agent });
+    const mkPod = (name: string): Pod => ({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name, namespace: NS, labels: { app: 'db' } },
+      spec: { containers: [{ name: 'main', image: 'db:1' }] },
+    });
+    await m.create(mkPod('db-0'));
+    await m.create(mkPod('db-1'));
+    const cap: Capture = {
+      apiVersion: 'claimkit.dev/v1alpha1',
+      kind: 'Capture',
+      metadata: { name: 'snap', namespace: NS },
+      spec: {
+        selector: { matchLabels: { app: 'db' } },
+        leaseSeconds: 3000,
+        timeoutSeconds: 1800,
+        maxAttempts: 3,
+        backend: { type: 'Http', url: 'http://agent' },
+      },
+    };
+    await m.create(cap);
+    const first = await until('a job', () => {
+      const c = m.tryGetNow('Capture', { namespace: NS, name: 'snap' });
+      return c?.status?.claim?.job ? c.status.claim : undefined;
+    });
+    await m.delete('Pod', { namespace: NS, name: first.holder.name });
+    const t0 = Date.now();
+    const next = await until('takeover', () => {
+      const c = m.tryGetNow('Capture', { namespace: NS, name: 'snap' });
+      return c?.status?.claim && c.status.claim.token > first.token ? c.status.claim : undefined;
+    });
+    expect(Date.now() - t0).toBeLessThan(2000);
+    expect(next.holder.name).not.toBe(first.holder.name);
+    expect(agent.tokenViolations()).toEqual([]);
+    expect(mgr.metrics.takeovers.total()).toBeGreaterThanOrEqual(1);
+    expectInvariants(m);
+  });
+
+  it('with leader election only the leader reconciles; on release the other takes over', async () => {
+    const m = model();
+    kubelet(m);
+    const mk = (identity: string) =>
+      new LeaseElector({
+        client: m as Client,
+        namespace: 'kube-system',
+        identity,
+        retryPeriodMs: 50,
+        leaseDurationMs: 2000,
+      });
+    const e1 = mk('a');
+    const a = await startManager(m, { elector: e1 });
+    await until('a leads', () => a.leading);
+    const b = await startManager(m, { elector: mk('b') });
+    await m.create(pool(1));
+    await until('an idle pod', () => m.listNow('Pod', { namespace: NS }).length === 1);
+    expect(b.leading).toBe(false);
+    expect(b.reconciles).toBe(0);
+    await a.stop();
+    await until('b leads', () => b.leading, 5000);
+    await m.create({ ...claimSet(1) });
+    await until('bound', () => bound(m).length === 1);
+    expect(
+      m.getNow('Lease', { namespace: 'kube-system', name: 'claimkit-controller' }).spec.holderIdentity,
+    ).toBe('b');
+    expectInvariants(m);
+  });
+
+  it('a finalizer completes for a claim deleted mid-migration', async () => {
+    const m = model();
+    kubelet(m);
+    await startManager(m);
+    await m.create(pool(2, 600));
+    await m.create(claimSet(1));
+    const c = (await until('bound', () => bound(m)[0])) as PodClaim;
+    await until('an idle pod', () =>
+      m.listNow('Pod', { namespace: NS }).some((p) => p.metadata.labels?.['claimkit.dev/state'] === 'Idle'),
+    );
+    await m.patch('PodClaim', keyOf(c), { metadata: { annotations: { 'claimkit.dev/migrate': 'test' } } });
+    await until('migrating', () => m.tryGetNow('PodClaim', keyOf(c))?.spec.sourcePod);
+    await m.delete('PodClaim', keyOf(c));
+    const t0 = Date.now();
+    await until('claim gone', () => !m.tryGetNow('PodClaim', keyOf(c)));
+    expect(Date.now() - t0).toBeLessThan(1000);
+    await settled(m);
+    expectInvariants(m);
+  });
+});

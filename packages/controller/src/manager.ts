@@ -1,0 +1,382 @@
+// The controller Manager: informers -> work queue -> core's reconcilers -> API writes. It owns the
+// informers, the queue and its workers, the capture sweep and resync timers, leader election
+// (efficiency only) and metrics. Everything it talks to is a port, so unit tests run the whole loop
+// on core's in-memory ApiModel and the process wires @claimkit/kube.
+import {
+  type CaptureBackend,
+  type Client,
+  type EventRecorder,
+  type EventSpec,
+  type Kind,
+  type ObjectKey,
+  type PodClaim,
+  reconcileCapture,
+  reconcilePodClaim,
+  reconcilePodClaimSet,
+  reconcilePodPool,
+  sweepCaptures,
+} from '@claimkit/core';
+import { errorText, Informer, InformerCache, type InformerSource } from './informer.ts';
+import { instrumentClient, instrumentSource } from './instrument.ts';
+import { type Logger, silentLogger } from './log.ts';
+import { ControllerMetrics } from './metrics.ts';
+import { WorkQueue } from './queue.ts';
+import {
+  keysForClaim,
+  keysForPod,
+  PodReferenceIndex,
+  parseQueueKey,
+  queueKey,
+  RECONCILE_KINDS,
+  type ReconcileKind,
+} from './routing.ts';
+import { realTimers, type Timers } from './timers.ts';
+
+export interface Elector {
+  /** Campaigns until release(); calls back when leadership starts and stops. */
+  run(handlers: { onStartedLeading: () => void; onStoppedLeading: () => void }): void;
+  /** Stops campaigning and gives the lease up if held. */
+  release(): Promise<void>;
+}
+
+export interface ManagerOptions {
+  /** Live reads and all writes. */
+  client: Client;
+  /** List + watch for the informers. */
+  source: InformerSource;
+  /** Watch one namespace (default: all). */
+  namespace?: string;
+  concurrency?: number;
+  sweepIntervalMs?: number;
+  /** Re-enqueue every object this often (default 10 min; 0 = never). */
+  resyncMs?: number;
+  timers?: Timers;
+  /** Wall clock for decisions (default timers.now). */
+  now?: () => number;
+  log?: Logger;
+  recorder?: EventRecorder;
+  backend?: CaptureBackend;
+  metrics?: ControllerMetrics;
+  /** With an elector only the leader runs workers and the sweep (efficiency, never safety). */
+  elector?: Elector;
+  /** How long stop() waits for in-flight reconciles (default 20 s). */
+  shutdownGraceMs?: number;
+  /** Count API requests through the wrapper (leave false when the client reports them itself). */
+  instrument?: boolean;
+  queue?: { baseDelayMs?: number; maxDelayMs?: number; qps?: number; burst?: number };
+}
+
+type AnyInformer = Informer<Kind>;
+
+export class Manager {
+  readonly metrics: ControllerMetrics;
+  readonly queue: WorkQueue;
+  readonly cache: InformerCache;
+  readonly refs = new PodReferenceIndex();
+  private readonly opts: ManagerOptions;
+  private readonly timers: Timers;
+  private readonly log: Logger;
+  private readonly client: Client;
+  private readonly source: InformerSource;
+  private readonly informers: AnyInformer[] = [];
+  private readonly captures: Informer<'Capture'>;
+  private readonly claims: Informer<'PodClaim'>;
+  private readonly recorder: EventRecorder;
+  private active = false;
+  private activeGate: { promise: Promise<void>; resolve: () => void } = gate();
+  private workers: Promise<void>[] = [];
+  private sweepTimer: unknown;
+  private resyncTimer: unknown;
+  private sweeping = false;
+  private stopping = false;
+  private started = false;
+  ready = false;
+  /** Reconciles completed (any result), for tests and benches. */
+  reconciles = 0;
+
+  constructor(opts: ManagerOptions) {
+    this.opts = opts;
+    this.timers = opts.timers ?? realTimers;
+    this.log = opts.log ?? silentLogger;
+    this.metrics = opts.metrics ?? new ControllerMetrics();
+    const obs = (r: { verb: string; kind: string; code: number }) =>
+      this.metrics.apiRequests.inc({ verb: r.verb, resource: r.kind, code: String(r.code) });
+    this.client = opts.instrument === false ? opts.client : instrumentClient(opts.client, obs);
+    this.source = opts.instrument === false ? opts.source : instrumentSource(opts.source, obs);
+    this.queue = new WorkQueue({
+      timers: this.timers,
+      ...opts.queue,
+      onDepth: (d) => this.metrics.queueDepth.set(d),
+    });
+    this.cache = new InformerCache(this.client);
+    this.recorder = this.wrapRecorder(opts.recorder);
+    const inf = <K extends Kind>(kind: K) => {
+      const i = new Informer(kind, this.source, {
+        ...(opts.namespace ? { namespace: opts.namespace } : {}),
+        timers: this.timers,
+        log: this.log,
+      });
+      this.cache.add(i);
+      this.informers.push(i as unknown as AnyInformer);
+      return i;
+    };
+    this.captures = inf('Capture');
+    this.claims = inf('PodClaim');
+    const sets = inf('PodClaimSet');
+    const pools = inf('PodPool');
+    const pods = inf('Pod');
+    this.captures.on((_t, c) => this.add(queueKey('Capture', ns(c), c.metadata.name)));
+    sets.on((_t, s) => this.add(queueKey('PodClaimSet', ns(s), s.metadata.name)));
+    pools.on((_t, p) => this.add(queueKey('PodPool', ns(p), p.metadata.name)));
+    this.claims.on((t, c, old) => {
+      this.refs.update(t === 'DELETED' ? undefined : c, old);
+      for (const k of keysForClaim(c, old)) this.add(k);
+    });
+    const view = {
+      captures: (n: string) => this.captures.list(n),
+      claims: (n: string) => this.claims.list(n),
+      refs: this.refs,
+    };
+    pods.on((_t, p, old) => {
+      for (const k of keysForPod(view, p, old)) this.add(k);
+    });
+    this.metrics.claimPhases = () => {
+      const out: Record<string, number> = { Pending: 0, Bound: 0, Migrating: 0, Lost: 0 };
+      for (const c of this.claims.list()) {
+        const phase = c.status?.phase ?? 'Pending';
+        out[phase] = (out[phase] ?? 0) + 1;
+      }
+      return out;
+    };
+  }
+
+  /** Starts informers (throws if the first list fails: RBAC, unreachable), then campaigns or runs. */
+  async start(): Promise<void> {
+    if (this.started) throw new Error('manager already started');
+    this.started = true;
+    await Promise.all(this.informers.map((i) => i.start()));
+    this.ready = true;
+    this.log.info('caches synced', {
+      objects: Object.fromEntries(this.informers.map((i) => [i.kind, i.size])),
+    });
+    const n = Math.max(1, this.opts.concurrency ?? 4);
+    for (let i = 0; i < n; i++) this.workers.push(this.worker(i));
+    if (this.opts.elector) {
+      this.opts.elector.run({
+        onStartedLeading: () => this.activate(),
+        onStoppedLeading: () => this.deactivate(),
+      });
+    } else this.activate();
+  }
+
+  get leading(): boolean {
+    return this.active;
+  }
+
+  /** Stop intake, finish in-flight work (up to the grace period), release the Lease. */
+  async stop(): Promise<void> {
+    if (this.stopping) return;
+    this.stopping = true;
+    this.log.info('shutting down', { inFlight: this.queue.inFlight() });
+    for (const i of this.informers) i.stop();
+    this.clearTimers();
+    this.queue.shutDown();
+    this.activeGate.resolve();
+    const grace = this.opts.shutdownGraceMs ?? 20_000;
+    let timer: unknown;
+    await Promise.race([
+      Promise.all([this.queue.drained(), ...this.workers]),
+      new Promise<void>((r) => {
+        timer = this.timers.setTimeout(r, grace);
+      }),
+    ]);
+    this.timers.clearTimeout(timer);
+    if (this.opts.elector) await this.opts.elector.release();
+    this.ready = false;
+    this.log.info('stopped');
+  }
+
+  /** Enqueue every object of the reconciled kinds. */
+  resync(): void {
+    for (const i of this.informers) {
+      if (!RECONCILE_KINDS.includes(i.kind as ReconcileKind)) continue;
+      for (const o of i.list()) this.add(queueKey(i.kind as ReconcileKind, ns(o), o.metadata.name));
+    }
+  }
+
+  /** Runs the capture sweep once (the timer calls this every sweepIntervalMs while active). */
+  async sweep(): Promise<void> {
+    if (this.sweeping) return;
+    this.sweeping = true;
+    try {
+      const report = await sweepCaptures(this.deps(), this.opts.namespace);
+      this.metrics.sweeps.inc({ result: 'success' });
+      if (report.changed.length > 0 || report.stale.length > 0) this.log.info('capture sweep', { ...report });
+    } catch (e) {
+      this.metrics.sweeps.inc({ result: 'error' });
+      this.log.warn('capture sweep failed', { error: errorText(e) });
+    } finally {
+      this.sweeping = false;
+    }
+  }
+
+  private add(key: string): void {
+    this.queue.add(key);
+  }
+
+  private activate(): void {
+    if (this.active || this.stopping) return;
+    this.active = true;
+    this.metrics.leader.set(1);
+    this.log.info('running workers', { concurrency: this.opts.concurrency ?? 4 });
+    this.resync();
+    this.activeGate.resolve();
+    this.armSweep();
+    this.armResync();
+  }
+
+  private deactivate(): void {
+    if (!this.active) return;
+    this.active = false;
+    this.metrics.leader.set(0);
+    this.activeGate = gate();
+    this.clearTimers();
+    this.log.warn('lost leadership; workers paused');
+  }
+
+  private clearTimers(): void {
+    if (this.sweepTimer !== undefined) this.timers.clearTimeout(this.sweepTimer);
+    if (this.resyncTimer !== undefined) this.timers.clearTimeout(this.resyncTimer);
+    this.sweepTimer = this.resyncTimer = undefined;
+  }
+
+  private armSweep(): void {
+    const ms = this.opts.sweepIntervalMs ?? 30_000;
+    if (ms <= 0) return;
+    this.sweepTimer = this.timers.setTimeout(async () => {
+      if (!this.active || this.stopping) return;
+      await this.sweep();
+      if (this.active && !this.stopping) this.armSweep();
+    }, ms);
+  }
+
+  private armResync(): void {
+    const ms = this.opts.resyncMs ?? 600_000;
+    if (ms <= 0) return;
+    this.resyncTimer = this.timers.setTimeout(() => {
+      if (!this.active || this.stopping) return;
+      this.resync();
+      this.armResync();
+    }, ms);
+  }
+
+  private async worker(_i: number): Promise<void> {
+    for (;;) {
+      while (!this.active && !this.stopping) await this.activeGate.promise;
+      if (this.stopping) return;
+      const key = await this.queue.get();
+      if (key === undefined) return;
+      try {
+        await this.process(key);
+      } finally {
+        this.queue.done(key);
+      }
+    }
+  }
+
+  private deps() {
+    return {
+      cache: this.cache,
+      client: this.client,
+      now: this.opts.now ?? (() => this.timers.now()),
+      recorder: this.recorder,
+      ...(this.opts.backend ? { backend: this.opts.backend } : {}),
+    };
+  }
+
+  /** One reconcile of one key, with metrics, logs and the requeue policy. */
+  async process(key: string): Promise<void> {
+    const { kind, namespace, name } = parseQueueKey(key);
+    const t0 = performance.now();
+    let result = 'success';
+    try {
+      const res = await reconcile(kind, this.deps(), { namespace, name });
+      if (res.requeueAfterMs === 0) {
+        result = 'requeue';
+        this.queue.addBackoff(key);
+      } else {
+        this.queue.forget(key);
+        if (res.requeueAfterMs !== undefined) this.queue.addAfter(key, res.requeueAfterMs);
+      }
+    } catch (e) {
+      result = 'error';
+      const delay = this.queue.addRateLimited(key);
+      this.metrics.queueRetries.inc({ kind });
+      this.log.warn('reconcile failed; retrying', {
+        kind,
+        namespace,
+        name,
+        error: errorText(e),
+        retryInMs: delay,
+      });
+    }
+    const secs = (performance.now() - t0) / 1000;
+    this.reconciles++;
+    this.metrics.reconciles.inc({ kind, result });
+    this.metrics.reconcileSeconds.observe(secs, { kind, result });
+    this.log.debug('reconciled', { kind, namespace, name, result, ms: Math.round(secs * 1000) });
+  }
+
+  private wrapRecorder(inner: EventRecorder | undefined): EventRecorder {
+    return {
+      record: async (e: EventSpec) => {
+        this.metrics.events.inc({ type: e.type, reason: e.reason });
+        if (e.reason === 'TakenOver') {
+          const reason = /\(([^)]+)\)/.exec(e.message)?.[1] ?? 'unknown';
+          this.metrics.takeovers.inc({ reason });
+        }
+        this.log.info('event', {
+          kind: e.regarding.kind,
+          namespace: e.regarding.namespace,
+          name: e.regarding.name,
+          type: e.type,
+          reason: e.reason,
+          message: e.message,
+        });
+        await inner?.record(e);
+      },
+    };
+  }
+
+  /** PodClaims in the cache (for tests and metrics). */
+  cachedClaims(namespace?: string): PodClaim[] {
+    return this.claims.list(namespace);
+  }
+}
+
+function reconcile(
+  kind: ReconcileKind,
+  deps: Parameters<typeof reconcileCapture>[0],
+  key: ObjectKey,
+): Promise<{ requeueAfterMs?: number }> {
+  switch (kind) {
+    case 'Capture':
+      return reconcileCapture(deps, key);
+    case 'PodClaim':
+      return reconcilePodClaim(deps, key);
+    case 'PodClaimSet':
+      return reconcilePodClaimSet(deps, key);
+    case 'PodPool':
+      return reconcilePodPool(deps, key);
+  }
+}
+
+const ns = (o: { metadata: { namespace?: string } }) => o.metadata.namespace ?? '';
+
+function gate(): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => {
+    resolve = r;
+  });
+  return { promise, resolve };
+}

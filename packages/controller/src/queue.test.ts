@@ -1,0 +1,114 @@
+import { describe, expect, it } from 'vitest';
+import { WorkQueue } from './queue.ts';
+import { FakeTimers } from './testing/fake-timers.ts';
+
+const mk = (opts: ConstructorParameters<typeof WorkQueue>[0] = {}) => {
+  const timers = new FakeTimers();
+  return { timers, q: new WorkQueue({ timers, ...opts }) };
+};
+
+describe('WorkQueue', () => {
+  it('de-duplicates a key added many times', async () => {
+    const { q } = mk();
+    q.add('a');
+    q.add('b');
+    q.add('a');
+    expect(q.len()).toBe(2);
+    expect(await q.get()).toBe('a');
+    expect(await q.get()).toBe('b');
+    expect(q.len()).toBe(0);
+  });
+
+  it('never hands the same key to two workers; an add while processing re-queues on done', async () => {
+    const { q } = mk();
+    q.add('a');
+    const k = await q.get();
+    q.add('a');
+    expect(q.len()).toBe(0); // not visible to another worker
+    let second: string | undefined = 'pending';
+    const p = q.get().then((x) => {
+      second = x;
+    });
+    await Promise.resolve();
+    expect(second).toBe('pending');
+    q.done(k!);
+    await p;
+    expect(second).toBe('a');
+  });
+
+  it('addAfter waits for the clock and keeps the earliest due time', async () => {
+    const { q, timers } = mk();
+    q.addAfter('a', 1000);
+    q.addAfter('a', 300);
+    q.addAfter('a', 5000);
+    timers.advance(299);
+    expect(q.len()).toBe(0);
+    timers.advance(1);
+    expect(q.len()).toBe(1);
+    expect(await q.get()).toBe('a');
+    q.done('a');
+    timers.advance(10_000);
+    expect(q.len()).toBe(0);
+  });
+
+  it('an immediate add supersedes a pending delayed one', () => {
+    const { q, timers } = mk();
+    q.addAfter('a', 1000);
+    q.add('a');
+    expect(q.len()).toBe(1);
+    timers.advance(2000);
+    expect(q.len()).toBe(1);
+  });
+
+  it('backs off per key exponentially and forgets on success', () => {
+    const { q } = mk({ baseDelayMs: 10, maxDelayMs: 100, burst: 1000 });
+    expect([q.when('a'), q.when('a'), q.when('a'), q.when('a'), q.when('a'), q.when('a')]).toEqual([
+      10, 20, 40, 80, 100, 100,
+    ]);
+    expect(q.when('b')).toBe(10);
+    q.forget('a');
+    expect(q.when('a')).toBe(10);
+  });
+
+  it('limits the overall retry rate with a token bucket', () => {
+    const { q, timers } = mk({ baseDelayMs: 1, qps: 10, burst: 2 });
+    expect(q.when('a')).toBe(1);
+    expect(q.when('b')).toBe(1);
+    expect(q.when('c')).toBe(100); // bucket empty: one token per 100 ms
+    expect(q.when('d')).toBe(200);
+    timers.advance(1000);
+    expect(q.when('e')).toBe(1);
+  });
+
+  it('shutDown releases waiting workers and stops intake', async () => {
+    const { q } = mk();
+    const p = q.get();
+    q.shutDown();
+    expect(await p).toBeUndefined();
+    q.add('a');
+    expect(await q.get()).toBeUndefined();
+  });
+
+  it('drained resolves when in-flight keys are done', async () => {
+    const { q } = mk();
+    q.add('a');
+    await q.get();
+    let drained = false;
+    const p = q.drained().then(() => {
+      drained = true;
+    });
+    await Promise.resolve();
+    expect(drained).toBe(false);
+    q.done('a');
+    await p;
+    expect(drained).toBe(true);
+  });
+
+  it('reports its depth', () => {
+    const depths: number[] = [];
+    const { q } = mk({ onDepth: (d) => depths.push(d) });
+    q.add('a');
+    q.add('b');
+    expect(depths.at(-1)).toBe(2);
+  });
+});

@@ -1,0 +1,214 @@
+// A level-triggered work queue, after client-go's workqueue: a key is queued at most once however
+// often it is added (dirty set), never handed to two workers at once (processing set: an add while
+// a worker holds the key re-queues it when the worker calls done), delayed adds keep the earliest
+// due time, and failures back off per key (exponential) and overall (token bucket).
+import type { Timers } from './timers.ts';
+import { realTimers } from './timers.ts';
+
+export interface WorkQueueOptions {
+  timers?: Timers;
+  /** Per-key backoff: baseDelayMs * 2^failures, capped at maxDelayMs. */
+  baseDelayMs?: number;
+  maxDelayMs?: number;
+  /** Overall rate limit of rate-limited adds (retries): qps with a burst. */
+  qps?: number;
+  burst?: number;
+  /** Called whenever the depth changes (for the queue-depth gauge). */
+  onDepth?: (depth: number) => void;
+}
+
+export class WorkQueue {
+  private readonly timers: Timers;
+  private readonly baseDelayMs: number;
+  private readonly maxDelayMs: number;
+  private readonly qps: number;
+  private readonly burst: number;
+  private readonly onDepth: ((depth: number) => void) | undefined;
+
+  private readonly queue: string[] = [];
+  private readonly dirty = new Set<string>();
+  private readonly processing = new Set<string>();
+  private readonly waiting = new Map<string, number>(); // key -> due time
+  private readonly failures = new Map<string, number>();
+  private readonly getters: ((key: string | undefined) => void)[] = [];
+  private timer: unknown;
+  private timerDue = Infinity;
+  private tokens: number;
+  private tokensAt: number;
+  private shutdown = false;
+  private drainWaiters: (() => void)[] = [];
+
+  constructor(opts: WorkQueueOptions = {}) {
+    this.timers = opts.timers ?? realTimers;
+    this.baseDelayMs = opts.baseDelayMs ?? 5;
+    this.maxDelayMs = opts.maxDelayMs ?? 60_000;
+    this.qps = opts.qps ?? 50;
+    this.burst = opts.burst ?? 200;
+    this.onDepth = opts.onDepth;
+    this.tokens = this.burst;
+    this.tokensAt = this.timers.now();
+  }
+
+  /** Queue a key now (de-duplicated). */
+  add(key: string): void {
+    if (this.shutdown) return;
+    this.waiting.delete(key);
+    if (this.dirty.has(key)) return;
+    this.dirty.add(key);
+    if (this.processing.has(key)) return; // re-queued by done()
+    const getter = this.getters.shift();
+    if (getter) {
+      this.dirty.delete(key);
+      this.processing.add(key);
+      getter(key);
+      return;
+    }
+    this.queue.push(key);
+    this.depthChanged();
+  }
+
+  /** Queue a key after ms; an earlier pending due time wins. */
+  addAfter(key: string, ms: number): void {
+    if (this.shutdown) return;
+    if (ms <= 0) {
+      this.add(key);
+      return;
+    }
+    if (this.dirty.has(key)) return; // already due now
+    const due = this.timers.now() + ms;
+    const cur = this.waiting.get(key);
+    if (cur !== undefined && cur <= due) return;
+    this.waiting.set(key, due);
+    this.arm();
+  }
+
+  /** Queue a key after its backoff: max(per-key exponential, overall token bucket). */
+  addRateLimited(key: string): number {
+    const delay = this.when(key);
+    this.addAfter(key, delay);
+    return delay;
+  }
+
+  /** The delay the next rate-limited add of key would get (and counts the failure). */
+  when(key: string): number {
+    const n = this.failures.get(key) ?? 0;
+    this.failures.set(key, n + 1);
+    const item = Math.min(this.maxDelayMs, this.baseDelayMs * 2 ** Math.min(n, 40));
+    return Math.max(item, this.reserveToken());
+  }
+
+  /**
+   * Queue a key after its per-key backoff only (no overall bucket): for "decide again at once"
+   * results (a conflict, a step done), so a lagging cache cannot turn into a hot loop.
+   */
+  addBackoff(key: string): number {
+    const n = this.failures.get(key) ?? 0;
+    this.failures.set(key, n + 1);
+    const delay = n === 0 ? 0 : Math.min(this.maxDelayMs, this.baseDelayMs * 2 ** Math.min(n - 1, 40));
+    this.addAfter(key, delay);
+    return delay;
+  }
+
+  /** Clears the key's failure count (after a success). */
+  forget(key: string): void {
+    this.failures.delete(key);
+  }
+
+  numRequeues(key: string): number {
+    return this.failures.get(key) ?? 0;
+  }
+
+  /** The next key to work on; undefined once the queue is shut down. */
+  get(): Promise<string | undefined> {
+    const key = this.queue.shift();
+    if (key !== undefined) {
+      this.dirty.delete(key);
+      this.processing.add(key);
+      this.depthChanged();
+      return Promise.resolve(key);
+    }
+    if (this.shutdown) return Promise.resolve(undefined);
+    return new Promise((r) => this.getters.push(r));
+  }
+
+  /** A worker finished key; if it was added meanwhile it goes back in the queue. */
+  done(key: string): void {
+    this.processing.delete(key);
+    if (this.dirty.has(key)) {
+      this.dirty.delete(key);
+      this.add(key);
+    }
+    if (this.processing.size === 0) {
+      for (const w of this.drainWaiters.splice(0)) w();
+    }
+  }
+
+  /** Keys ready now (the depth gauge). */
+  len(): number {
+    return this.queue.length;
+  }
+
+  /** Keys waiting for a delayed add. */
+  delayed(): number {
+    return this.waiting.size;
+  }
+
+  inFlight(): number {
+    return this.processing.size;
+  }
+
+  get shuttingDown(): boolean {
+    return this.shutdown;
+  }
+
+  /** Stops intake: pending gets return undefined; in-flight keys may still call done. */
+  shutDown(): void {
+    this.shutdown = true;
+    if (this.timer !== undefined) this.timers.clearTimeout(this.timer);
+    this.timer = undefined;
+    this.waiting.clear();
+    this.queue.length = 0;
+    this.dirty.clear();
+    for (const g of this.getters.splice(0)) g(undefined);
+    this.depthChanged();
+  }
+
+  /** Resolves once no key is being processed. */
+  drained(): Promise<void> {
+    if (this.processing.size === 0) return Promise.resolve();
+    return new Promise((r) => this.drainWaiters.push(r));
+  }
+
+  private reserveToken(): number {
+    const now = this.timers.now();
+    this.tokens = Math.min(this.burst, this.tokens + ((now - this.tokensAt) * this.qps) / 1000);
+    this.tokensAt = now;
+    this.tokens -= 1;
+    return this.tokens >= 0 ? 0 : Math.ceil((-this.tokens * 1000) / this.qps);
+  }
+
+  private arm(): void {
+    let next = Infinity;
+    for (const due of this.waiting.values()) if (due < next) next = due;
+    if (next === Infinity || next >= this.timerDue) return;
+    if (this.timer !== undefined) this.timers.clearTimeout(this.timer);
+    this.timerDue = next;
+    this.timer = this.timers.setTimeout(() => this.fire(), next - this.timers.now());
+  }
+
+  private fire(): void {
+    this.timer = undefined;
+    this.timerDue = Infinity;
+    const now = this.timers.now();
+    const due = [...this.waiting].filter(([, t]) => t <= now).sort((a, b) => a[1] - b[1]);
+    for (const [k] of due) {
+      this.waiting.delete(k);
+      this.add(k);
+    }
+    this.arm();
+  }
+
+  private depthChanged(): void {
+    this.onDepth?.(this.queue.length);
+  }
+}
