@@ -11,6 +11,11 @@ const rules: { dir: string; forbidden: RegExp; why: string }[] = [
     why: 'core is pure: no runtime modules and no other claimkit package',
   },
   {
+    dir: 'packages/kube/src',
+    forbidden: /^@claimkit\/(controller|webhook|cli|e2e)/,
+    why: 'kube is shared Kubernetes I/O: it imports no runtime package',
+  },
+  {
     dir: 'packages/controller/src',
     forbidden: /^@claimkit\/(webhook|cli|e2e)/,
     why: 'runtimes never import each other',
