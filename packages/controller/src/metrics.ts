@@ -96,9 +96,9 @@ export class Histogram implements Metric {
   render(): string {
     const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} histogram`];
     for (const { labels, counts, sum, n } of this.values.values()) {
-      this.buckets.forEach((b, i) =>
-        lines.push(`${this.name}_bucket${labelText({ ...labels, le: String(b) })} ${counts[i]}`),
-      );
+      this.buckets.forEach((b, i) => {
+        lines.push(`${this.name}_bucket${labelText({ ...labels, le: String(b) })} ${counts[i]}`);
+      });
       lines.push(`${this.name}_bucket${labelText({ ...labels, le: '+Inf' })} ${n}`);
       lines.push(`${this.name}_sum${labelText(labels)} ${sum}`);
       lines.push(`${this.name}_count${labelText(labels)} ${n}`);
