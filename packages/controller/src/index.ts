@@ -1,1 +1,14 @@
-export {};
+export * from './agent/agent.ts';
+export * from './backends/index.ts';
+export * from './flags.ts';
+export * from './informer.ts';
+export * from './instrument.ts';
+export * from './leader.ts';
+export * from './log.ts';
+export * from './manager.ts';
+export * from './metrics.ts';
+export * from './queue.ts';
+export * from './routing.ts';
+export * from './runtime.ts';
+export * from './server.ts';
+export * from './timers.ts';

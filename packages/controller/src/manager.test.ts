@@ -217,8 +217,9 @@ describe('Manager on the in-memory API model', () => {
         client: m as Client,
         namespace: 'kube-system',
         identity,
-        retryPeriodMs: 50,
-        leaseDurationMs: 2000,
+        retryPeriodSeconds: 0.05,
+        leaseDurationSeconds: 2,
+        renewDeadlineSeconds: 1,
       });
     const e1 = mk('a');
     const a = await startManager(m, { elector: e1 });

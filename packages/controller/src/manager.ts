@@ -10,6 +10,7 @@ import {
   type Kind,
   type ObjectKey,
   type PodClaim,
+  type Reader,
   reconcileCapture,
   reconcilePodClaim,
   reconcilePodClaimSet,
@@ -39,6 +40,18 @@ export interface Elector {
   release(): Promise<void>;
 }
 
+/** The first list of an informer failed (RBAC, CRDs missing, cluster unreachable). */
+export class InformerStartError extends Error {
+  override readonly name = 'InformerStartError';
+  readonly kind: Kind;
+  override readonly cause: unknown;
+  constructor(kind: Kind, cause: unknown) {
+    super(`listing ${kind}: ${(cause as Error)?.message ?? String(cause)}`);
+    this.kind = kind;
+    this.cause = cause;
+  }
+}
+
 export interface ManagerOptions {
   /** Live reads and all writes. */
   client: Client;
@@ -55,7 +68,8 @@ export interface ManagerOptions {
   now?: () => number;
   log?: Logger;
   recorder?: EventRecorder;
-  backend?: CaptureBackend;
+  /** A backend, or one built over the manager's cache (to pick by spec.backend.type). */
+  backend?: CaptureBackend | ((cache: Reader) => CaptureBackend);
   metrics?: ControllerMetrics;
   /** With an elector only the leader runs workers and the sweep (efficiency, never safety). */
   elector?: Elector;
@@ -82,6 +96,7 @@ export class Manager {
   private readonly captures: Informer<'Capture'>;
   private readonly claims: Informer<'PodClaim'>;
   private readonly recorder: EventRecorder;
+  private readonly backend: CaptureBackend | undefined;
   private active = false;
   private activeGate: { promise: Promise<void>; resolve: () => void } = gate();
   private workers: Promise<void>[] = [];
@@ -110,6 +125,7 @@ export class Manager {
     });
     this.cache = new InformerCache(this.client);
     this.recorder = this.wrapRecorder(opts.recorder);
+    this.backend = typeof opts.backend === 'function' ? opts.backend(this.cache) : opts.backend;
     const inf = <K extends Kind>(kind: K) => {
       const i = new Informer(kind, this.source, {
         ...(opts.namespace ? { namespace: opts.namespace } : {}),
@@ -154,7 +170,13 @@ export class Manager {
   async start(): Promise<void> {
     if (this.started) throw new Error('manager already started');
     this.started = true;
-    await Promise.all(this.informers.map((i) => i.start()));
+    await Promise.all(
+      this.informers.map((i) =>
+        i.start().catch((e: unknown) => {
+          throw new InformerStartError(i.kind, e);
+        }),
+      ),
+    );
     this.ready = true;
     this.log.info('caches synced', {
       objects: Object.fromEntries(this.informers.map((i) => [i.kind, i.size])),
@@ -290,7 +312,7 @@ export class Manager {
       client: this.client,
       now: this.opts.now ?? (() => this.timers.now()),
       recorder: this.recorder,
-      ...(this.opts.backend ? { backend: this.opts.backend } : {}),
+      ...(this.backend ? { backend: this.backend } : {}),
     };
   }
 

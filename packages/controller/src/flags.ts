@@ -1,0 +1,115 @@
+// Command-line flags of DESIGN.md. Unknown flags and bad values are a one-line error (exit 2).
+import { parseArgs } from 'node:util';
+import { LOG_LEVELS, type LogLevel } from './log.ts';
+
+export interface ControllerFlags {
+  kubeconfig?: string;
+  context?: string;
+  namespace?: string;
+  leaderElect: boolean;
+  leaseNamespace: string;
+  identity: string;
+  metricsAddr: string;
+  healthAddr: string;
+  concurrency: number;
+  sweepIntervalMs: number;
+  logLevel: LogLevel;
+}
+
+export class FlagError extends Error {
+  override readonly name = 'FlagError';
+}
+
+export const USAGE = `usage: claimkit-controller [flags]
+  --kubeconfig PATH        kubeconfig (default $KUBECONFIG, ~/.kube/config, in-cluster)
+  --context NAME           kubeconfig context
+  --namespace NS           watch one namespace (default: all)
+  --leader-elect           run workers only while holding the Lease (efficiency, not safety)
+  --lease-namespace NS     namespace of the Lease (default $POD_NAMESPACE or claimkit-system)
+  --identity ID            leader election identity (default $POD_NAME or hostname-pid)
+  --metrics-addr ADDR      Prometheus /metrics ([host]:port, 0 disables; default :8080)
+  --health-addr ADDR       /healthz and /readyz ([host]:port, 0 disables; default :8081)
+  --concurrency N          reconcile workers (default 4)
+  --sweep-interval DUR     capture recovery sweep period (e.g. 30s, 1m; default 30s)
+  --log-level LEVEL        debug|info|warn|error (default info)
+`;
+
+/** `30s`, `1m`, `500ms`, `2h` or plain seconds. */
+export function parseDuration(s: string): number {
+  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(s.trim());
+  if (!m) throw new FlagError(`not a duration: ${JSON.stringify(s)} (want e.g. 30s, 1m, 500ms)`);
+  const n = Number(m[1]);
+  const unit = m[2] ?? 's';
+  return Math.round(n * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[unit]!);
+}
+
+/** `:8080`, `127.0.0.1:8080`, `[::1]:8080`, or `0` (disabled). */
+export function parseAddr(flag: string, s: string): { host: string; port: number } | undefined {
+  if (s === '0') return undefined;
+  const m = /^(?:\[([^\]]+)\]|([^:]*)):(\d{1,5})$/.exec(s);
+  const port = m ? Number(m[3]) : Number.NaN;
+  if (!m || port > 65535) throw new FlagError(`--${flag}: want [host]:port or 0, got ${JSON.stringify(s)}`);
+  return { host: m[1] ?? (m[2] || '0.0.0.0'), port };
+}
+
+export function parseFlags(argv: string[], env: Record<string, string | undefined> = process.env): ControllerFlags & { help: boolean } {
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      options: {
+        kubeconfig: { type: 'string' },
+        context: { type: 'string' },
+        namespace: { type: 'string', short: 'n' },
+        'leader-elect': { type: 'boolean' },
+        'lease-namespace': { type: 'string' },
+        identity: { type: 'string' },
+        'metrics-addr': { type: 'string' },
+        'health-addr': { type: 'string' },
+        concurrency: { type: 'string' },
+        'sweep-interval': { type: 'string' },
+        'log-level': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+      strict: true,
+      allowPositionals: false,
+      allowNegative: true,
+    }));
+  } catch (e) {
+    throw new FlagError((e as Error).message.split('\n')[0]!);
+  }
+  const str = (k: string) => values[k] as string | undefined;
+  const concurrency = Number(str('concurrency') ?? '4');
+  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 1000)
+    throw new FlagError(`--concurrency: want an integer from 1 to 1000, got ${JSON.stringify(str('concurrency'))}`);
+  let sweepIntervalMs: number;
+  try {
+    sweepIntervalMs = parseDuration(str('sweep-interval') ?? '30s');
+  } catch (e) {
+    throw new FlagError(`--sweep-interval: ${(e as Error).message}`);
+  }
+  if (sweepIntervalMs < 100) throw new FlagError('--sweep-interval: must be at least 100ms');
+  const logLevel = (str('log-level') ?? 'info') as LogLevel;
+  if (!LOG_LEVELS.includes(logLevel))
+    throw new FlagError(`--log-level: want one of ${LOG_LEVELS.join('|')}, got ${JSON.stringify(logLevel)}`);
+  const metricsAddr = str('metrics-addr') ?? ':8080';
+  const healthAddr = str('health-addr') ?? ':8081';
+  parseAddr('metrics-addr', metricsAddr);
+  parseAddr('health-addr', healthAddr);
+  for (const k of ['kubeconfig', 'context', 'namespace', 'lease-namespace', 'identity'])
+    if (str(k) === '') throw new FlagError(`--${k}: must not be empty`);
+  return {
+    ...(str('kubeconfig') ? { kubeconfig: str('kubeconfig')! } : {}),
+    ...(str('context') ? { context: str('context')! } : {}),
+    ...(str('namespace') ? { namespace: str('namespace')! } : {}),
+    leaderElect: values['leader-elect'] === true,
+    leaseNamespace: str('lease-namespace') ?? env.POD_NAMESPACE ?? 'claimkit-system',
+    identity: str('identity') ?? env.POD_NAME ?? `${env.HOSTNAME ?? 'claimkit'}-${process.pid}`,
+    metricsAddr,
+    healthAddr,
+    concurrency,
+    sweepIntervalMs,
+    logLevel,
+    help: values.help === true,
+  };
+}

@@ -1,0 +1,74 @@
+#!/usr/bin/env node
+// claimkit-controller: the reconcilers of Captures, PodPools, PodClaims and PodClaimSets.
+import { FlagError, parseAddr, parseFlags, USAGE } from './flags.ts';
+import { jsonLogger } from './log.ts';
+import { createKubeController, explainStartError } from './runtime.ts';
+import { serveEndpoints } from './server.ts';
+
+function die(msg: string, code: number): never {
+  process.stderr.write(`claimkit-controller: ${msg}\n`);
+  process.exit(code);
+}
+
+let flags: ReturnType<typeof parseFlags>;
+try {
+  flags = parseFlags(process.argv.slice(2));
+} catch (e) {
+  if (e instanceof FlagError) die(`${e.message} (see --help)`, 2);
+  throw e;
+}
+if (flags.help) {
+  process.stdout.write(USAGE);
+  process.exit(0);
+}
+
+const log = jsonLogger(flags.logLevel).with({ logger: 'claimkit-controller' });
+let ctl: ReturnType<typeof createKubeController>;
+try {
+  ctl = createKubeController({
+    ...(flags.kubeconfig ? { kubeconfig: flags.kubeconfig } : {}),
+    ...(flags.context ? { context: flags.context } : {}),
+    ...(flags.namespace ? { namespace: flags.namespace } : {}),
+    concurrency: flags.concurrency,
+    sweepIntervalMs: flags.sweepIntervalMs,
+    leaderElect: flags.leaderElect,
+    leaseNamespace: flags.leaseNamespace,
+    identity: flags.identity,
+    log,
+    timeoutMs: 15_000,
+  });
+} catch (e) {
+  die(explainStartError(e), 1);
+}
+const { manager, server } = ctl;
+const servers = await serveEndpoints(manager, {
+  ...(parseAddr('metrics-addr', flags.metricsAddr) ? { metrics: parseAddr('metrics-addr', flags.metricsAddr)! } : {}),
+  ...(parseAddr('health-addr', flags.healthAddr) ? { health: parseAddr('health-addr', flags.healthAddr)! } : {}),
+}).catch((e: Error) => die(`cannot listen: ${e.message}`, 1));
+
+let stopping = false;
+async function shutdown(sig: string) {
+  if (stopping) return;
+  stopping = true;
+  log.info('signal received; shutting down', { signal: sig });
+  await manager.stop();
+  await servers.close();
+  process.exit(0);
+}
+for (const sig of ['SIGTERM', 'SIGINT'] as const) process.on(sig, () => void shutdown(sig));
+
+log.info('starting', {
+  server,
+  namespace: flags.namespace ?? '(all)',
+  leaderElect: flags.leaderElect,
+  identity: flags.identity,
+  concurrency: flags.concurrency,
+  sweepIntervalMs: flags.sweepIntervalMs,
+  ...servers.addresses,
+});
+try {
+  await manager.start();
+} catch (e) {
+  await servers.close();
+  die(explainStartError(e, server), 1);
+}

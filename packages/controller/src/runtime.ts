@@ -1,0 +1,141 @@
+// The controller on a real cluster: the Manager wired to @claimkit/kube (client with request
+// metrics, informer source over its watch streams, event recorder, Lease elector) and to the Http
+// and Kubelet capture backends. Used by main.ts, `npm start`, the e2e suites and the benchmarks.
+import { isApiError, KIND_INFO } from '@claimkit/core';
+import {
+  createKubeClient,
+  KubeConfigError,
+  KubeEventRecorder,
+  type KubeClient,
+  loadKubeConfig,
+} from '@claimkit/kube';
+import { IsomorphicFetchHttpLibrary, type KubeConfig, RequestContext } from '@kubernetes/client-node';
+import { DispatchingBackend, HttpCaptureBackend, KubeletCaptureBackend } from './backends/index.ts';
+import type { InformerSource } from './informer.ts';
+import { LeaseElector } from './leader.ts';
+import { type Logger, silentLogger } from './log.ts';
+import { InformerStartError, Manager, type ManagerOptions } from './manager.ts';
+import { ControllerMetrics } from './metrics.ts';
+
+export interface KubeControllerOptions {
+  kubeconfig?: string | KubeConfig;
+  context?: string;
+  namespace?: string;
+  concurrency?: number;
+  sweepIntervalMs?: number;
+  resyncMs?: number;
+  leaderElect?: boolean;
+  leaseNamespace?: string;
+  identity?: string;
+  log?: Logger;
+  shutdownGraceMs?: number;
+  /** Per-request timeout of the API client (default 30 s). */
+  timeoutMs?: number;
+  /** Capture agent request timeout (default 5 s). */
+  backendTimeoutMs?: number;
+  queue?: ManagerOptions['queue'];
+}
+
+export interface KubeController {
+  manager: Manager;
+  client: KubeClient;
+  server: string;
+}
+
+export function kubeInformerSource(c: KubeClient): InformerSource {
+  return {
+    list: (kind, opts) => c.list(kind, opts),
+    watch: (kind, opts, onEvent, onClose) => {
+      const h = c.watchStream(kind, opts, { onEvent, onClose: (e) => onClose?.(e) });
+      return () => h.stop();
+    },
+  };
+}
+
+/** POST through the API server with the kubeconfig's credentials (the node proxy). */
+function apiServerRequest(kc: KubeConfig, server: string, timeoutMs: number) {
+  const http = new IsomorphicFetchHttpLibrary();
+  return async (method: 'POST', path: string) => {
+    const ctx = new RequestContext(`${server}${path}`, method as never);
+    ctx.setHeaderParam('Accept', 'application/json');
+    ctx.setSignal(AbortSignal.timeout(timeoutMs));
+    await kc.applySecurityAuthentication(ctx);
+    const resp = await http.send(ctx).toPromise();
+    return { status: resp.httpStatusCode, text: await resp.body.text() };
+  };
+}
+
+export function createKubeController(o: KubeControllerOptions = {}): KubeController {
+  const kc =
+    typeof o.kubeconfig === 'object'
+      ? o.kubeconfig
+      : loadKubeConfig({
+          ...(o.kubeconfig ? { kubeconfig: o.kubeconfig } : {}),
+          ...(o.context ? { context: o.context } : {}),
+        });
+  const log = o.log ?? silentLogger;
+  const metrics = new ControllerMetrics();
+  const client = createKubeClient(kc, {
+    timeoutMs: o.timeoutMs ?? 30_000,
+    userAgent: 'claimkit-controller',
+    onRequest: (verb, kind, code) => metrics.apiRequests.inc({ verb, resource: kind, code: String(code) }),
+  });
+  const identity = o.identity ?? `claimkit-controller-${process.pid}`;
+  const recorder = new KubeEventRecorder(client, {
+    component: 'claimkit-controller',
+    instance: identity,
+    onError: (e, ev) =>
+      log.debug('recording an event failed', { reason: ev.reason, error: (e as Error)?.message ?? String(e) }),
+  });
+  const manager = new Manager({
+    client,
+    source: kubeInformerSource(client),
+    instrument: false,
+    metrics,
+    log,
+    recorder,
+    ...(o.namespace ? { namespace: o.namespace } : {}),
+    ...(o.concurrency ? { concurrency: o.concurrency } : {}),
+    ...(o.sweepIntervalMs ? { sweepIntervalMs: o.sweepIntervalMs } : {}),
+    ...(o.resyncMs !== undefined ? { resyncMs: o.resyncMs } : {}),
+    ...(o.shutdownGraceMs ? { shutdownGraceMs: o.shutdownGraceMs } : {}),
+    ...(o.queue ? { queue: o.queue } : {}),
+    backend: (cache) =>
+      new DispatchingBackend(cache, {
+        Http: new HttpCaptureBackend({ timeoutMs: o.backendTimeoutMs ?? 5000 }),
+        Kubelet: new KubeletCaptureBackend({
+          apiServer: apiServerRequest(kc, client.server, 120_000),
+        }),
+      }),
+    ...(o.leaderElect
+      ? {
+          elector: new LeaseElector({
+            client,
+            namespace: o.leaseNamespace ?? 'claimkit-system',
+            identity,
+            log,
+          }),
+        }
+      : {}),
+  });
+  return { manager, client, server: client.server };
+}
+
+/** One readable sentence for a failure to start (bad kubeconfig, unreachable, RBAC, CRDs missing). */
+export function explainStartError(e: unknown, server?: string): string {
+  if (e instanceof KubeConfigError) return e.message;
+  if (e instanceof InformerStartError) {
+    const cause = e.cause;
+    const plural = KIND_INFO[e.kind].plural;
+    const group = KIND_INFO[e.kind].apiVersion.includes('/') ? KIND_INFO[e.kind].apiVersion.split('/')[0] : '';
+    const resource = group ? `${plural}.${group}` : plural;
+    if (isApiError(cause, 'Forbidden')) {
+      return `missing RBAC: the controller may not list and watch ${resource} (${cause.message}); grant verbs get,list,watch on ${resource} (see deploy/controller/rbac.yaml)`;
+    }
+    if (isApiError(cause, 'NotFound') && group) {
+      return `the API server${server ? ` at ${server}` : ''} does not serve ${resource}: install the CRDs (kubectl apply -f deploy/crds)`;
+    }
+    return `cannot list ${resource}${server ? ` from ${server}` : ''}: ${(cause as Error)?.message ?? String(cause)}`;
+  }
+  return (e as Error)?.message ?? String(e);
+}
