@@ -1,0 +1,471 @@
+// claimctl on core's in-memory API model: argument parsing, every output format, every command.
+import {
+  ANNOTATION_MIGRATE,
+  ANNOTATION_MIGRATE_TO,
+  ApiModel,
+  type KubeEvent,
+  LABEL_CLAIMED_BY,
+  ManualClock,
+  schemaModelOptions,
+} from '@claimkit/core';
+import {
+  boundTo,
+  capture,
+  claimedBy,
+  forPool,
+  idle,
+  inNamespace,
+  inPool,
+  inSet,
+  migratingFrom,
+  notReady,
+  onNode,
+  pod,
+  podClaim,
+  podClaimSet,
+  podPool,
+  put,
+  ready,
+  running,
+  T0_MS,
+  withReleaseFinalizer,
+  withReplicas,
+  withSelector,
+} from '@claimkit/core/testing';
+import { describe, expect, test } from 'vitest';
+import { parseDuration, parseFlags, UsageError } from './args.ts';
+import { run } from './cli.ts';
+import type { Ctx } from './context.ts';
+import { humanDuration, makeStyle, table, wantColor } from './output.ts';
+
+function world() {
+  const clock = new ManualClock(T0_MS);
+  const model = new ApiModel({ ...schemaModelOptions(), clock });
+  return { clock, model };
+}
+
+async function claimctl(model: ApiModel, clock: ManualClock, ...argv: string[]) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const connects: unknown[] = [];
+  const ctx: Ctx = {
+    out: (t) => out.push(t),
+    err: (t) => err.push(t),
+    style: makeStyle(false),
+    now: () => clock.now(),
+    env: {},
+    connect: async (o) => {
+      connects.push(o);
+      return { client: model, namespace: 'default' };
+    },
+  };
+  const code = await run(argv, ctx);
+  return { code, out: out.join('\n'), err: err.join('\n'), connects };
+}
+
+const poolPod = (name: string, ...mods: Parameters<typeof pod>[1][]) =>
+  pod(name, inPool('web'), onNode('n1'), running(), notReady(), ...mods);
+
+async function sample() {
+  const w = world();
+  const { model, clock } = w;
+  await put(model, podPool('web'));
+  const set = await put(model, podClaimSet('web-set', withReplicas(1)));
+  const a = await put(
+    model,
+    podClaim('web-set-abcde', inSet(set), withReleaseFinalizer(), boundTo('web-1', 'n1')),
+  );
+  await put(model, poolPod('web-1', claimedBy(a)));
+  await put(model, poolPod('web-2', idle()));
+  await put(model, podClaim('other', forPool('web'), inNamespace('team-b')));
+  clock.advance(5 * 60_000);
+  return { ...w, a };
+}
+
+describe('argument parsing', () => {
+  const specs = {
+    namespace: { short: 'n', type: 'string' as const },
+    fix: { type: 'boolean' as const },
+    output: { short: 'o', type: 'string' as const },
+  };
+  test('long, inline, short, glued short, booleans and --', () => {
+    expect(parseFlags(['pc', '--namespace', 'a', '-ojson', '--fix', 'x'], specs)).toEqual({
+      flags: { namespace: 'a', output: 'json', fix: true },
+      positionals: ['pc', 'x'],
+    });
+    expect(parseFlags(['--namespace=b', '-n', 'c', '--fix=false', '--', '-z'], specs)).toEqual({
+      flags: { namespace: 'c', fix: false },
+      positionals: ['-z'],
+    });
+    expect(parseFlags(['-o=yaml'], specs).flags.output).toBe('yaml');
+  });
+  test('errors are one-line UsageErrors', () => {
+    expect(() => parseFlags(['--nope'], specs)).toThrow(new UsageError('unknown flag: --nope'));
+    expect(() => parseFlags(['-x'], specs)).toThrow(/unknown shorthand flag: 'x'/);
+    expect(() => parseFlags(['-n'], specs)).toThrow('flag needs an argument: -n');
+    expect(() => parseFlags(['--fix=maybe'], specs)).toThrow(/invalid value for --fix/);
+  });
+  test('durations', () => {
+    expect(parseDuration('0', 'd')).toBe(0);
+    expect(parseDuration('90s', 'd')).toBe(90_000);
+    expect(parseDuration('1h30m', 'd')).toBe(5_400_000);
+    expect(parseDuration('250ms', 'd')).toBe(250);
+    expect(() => parseDuration('5 minutes', 'd')).toThrow(/invalid duration/);
+    expect(() => parseDuration('', 'd')).toThrow(/invalid duration/);
+  });
+  test('ages like kubectl', () => {
+    expect(humanDuration(45_000)).toBe('45s');
+    expect(humanDuration(5 * 60_000 + 10_000)).toBe('5m10s');
+    expect(humanDuration(3 * 3_600_000)).toBe('3h');
+    expect(humanDuration(50 * 3_600_000)).toBe('2d2h');
+  });
+  test('colour only on a TTY, never with NO_COLOR', () => {
+    expect(wantColor(true, {})).toBe(true);
+    expect(wantColor(false, {})).toBe(false);
+    expect(wantColor(true, { NO_COLOR: '1' })).toBe(false);
+    expect(wantColor(false, { FORCE_COLOR: '1' })).toBe(true);
+    expect(makeStyle(true).red('x')).toBe('\u001b[31mx\u001b[39m');
+    expect(table(['A', 'LONGER'], [['xx', 'y']])).toBe('A    LONGER\nxx   y');
+  });
+});
+
+describe('usage', () => {
+  test('--help and help for every command, exit 0, no cluster', async () => {
+    const { model, clock } = world();
+    const top = await claimctl(model, clock, '--help');
+    expect(top.code).toBe(0);
+    expect(top.out).toContain('doctor');
+    for (const cmd of ['get', 'describe', 'doctor', 'capture', 'claim', 'simulate', 'manifests']) {
+      const r = await claimctl(model, clock, cmd, '--help');
+      expect(r.code, cmd).toBe(0);
+      expect(r.out, cmd).toMatch(/Usage:/);
+      expect(r.connects).toEqual([]);
+      expect((await claimctl(model, clock, 'help', cmd)).out).toBe(r.out);
+    }
+  });
+  test('unknown commands, flags and bad values: one line, exit 2, no stack trace', async () => {
+    const { model, clock } = world();
+    for (const argv of [
+      ['frobnicate'],
+      ['get'],
+      ['get', 'pods'],
+      ['get', 'pc', '--bogus'],
+      ['get', 'pc', '-o', 'xml'],
+      ['get', 'pc', '-n', 'a', '-A'],
+      ['doctor', '--stuck-after', 'soon'],
+      ['doctor', '--dry-run'],
+      ['capture', 'acquire', 'c'],
+      ['capture', 'complete', 'c', '--token', 'x', '--ref', 'r'],
+      ['capture', 'explode', 'c'],
+      ['simulate', '--faults', '2'],
+      ['manifests', '--components', 'crds,operator'],
+      ['--bogus'],
+    ]) {
+      const r = await claimctl(model, clock, ...argv);
+      expect(r.code, argv.join(' ')).toBe(2);
+      expect(r.err.split('\n'), argv.join(' ')).toHaveLength(1);
+      expect(r.err, argv.join(' ')).toMatch(/^error: /);
+    }
+  });
+  test('API errors: one line, the stack only with --verbose', async () => {
+    const { model, clock } = world();
+    const r = await claimctl(model, clock, 'get', 'pc', 'missing');
+    expect(r.code).toBe(2);
+    expect(r.err).toBe('Error from server (NotFound): podclaims "missing" not found');
+    const v = await claimctl(model, clock, '--verbose', 'get', 'pc', 'missing');
+    expect(v.err.split('\n').length).toBeGreaterThan(1);
+    expect(v.err).toMatch(/at /);
+  });
+});
+
+describe('get', () => {
+  test('table: kubectl columns, current namespace', async () => {
+    const { model, clock } = await sample();
+    const r = await claimctl(model, clock, 'get', 'pc');
+    expect(r.code).toBe(0);
+    expect(r.out).toBe(
+      [
+        'NAME            POOL   PHASE   POD     SOURCE POD   AGE',
+        'web-set-abcde   web    Bound   web-1   <none>       5m',
+      ].join('\n'),
+    );
+    expect(r.connects).toEqual([{}]);
+  });
+  test('wide, -A, -l, kubeconfig and context are passed on', async () => {
+    const { model, clock } = await sample();
+    const r = await claimctl(
+      model,
+      clock,
+      'get',
+      'podclaims',
+      '-A',
+      '-o',
+      'wide',
+      '--context',
+      'x',
+      '--kubeconfig',
+      '/k',
+    );
+    expect(r.out.split('\n')[0]).toMatch(
+      /^NAMESPACE\s+NAME\s+POOL\s+PHASE\s+POD\s+SOURCE POD\s+NODE\s+MIGRATIONS\s+AGE$/,
+    );
+    expect(r.out).toContain('team-b');
+    expect(r.connects).toEqual([{ kubeconfig: '/k', context: 'x' }]);
+    const l = await claimctl(
+      model,
+      clock,
+      'get',
+      'pc',
+      '-A',
+      '-l',
+      'claimkit.dev/claim-set=web-set',
+      '-o',
+      'name',
+    );
+    expect(l.out).toBe('podclaim.claimkit.dev/web-set-abcde');
+  });
+  test('json and yaml: an object for one name, a List otherwise', async () => {
+    const { model, clock } = await sample();
+    const one = JSON.parse((await claimctl(model, clock, 'get', 'pc', 'web-set-abcde', '-o', 'json')).out);
+    expect(one.kind).toBe('PodClaim');
+    expect(one.spec.podName).toBe('web-1');
+    const list = JSON.parse((await claimctl(model, clock, 'get', 'pool', '-o', 'json')).out);
+    expect(list).toMatchObject({ kind: 'List', items: [{ kind: 'PodPool' }] });
+    const yaml = (await claimctl(model, clock, 'get', 'pcs', 'web-set', '-o', 'yaml')).out;
+    expect(yaml).toMatch(/^apiVersion: claimkit.dev\/v1alpha1\nkind: PodClaimSet\n/);
+    expect(yaml).toContain('replicas: 1');
+  });
+  test('every resource and short name has a table', async () => {
+    const { model, clock } = await sample();
+    const holder = await put(
+      model,
+      pod('db-1', ready(), (p) => {
+        p.metadata.labels = { app: 'db' };
+      }),
+    );
+    await put(model, capture('snap', withSelector({ app: 'db' })));
+    const { acquireCapture } = await import('@claimkit/core');
+    await acquireCapture(
+      model,
+      { namespace: 'default', name: 'snap' },
+      { name: 'db-1', uid: holder.metadata.uid! },
+      () => clock.now(),
+    );
+    const cap = await claimctl(model, clock, 'get', 'cap');
+    expect(cap.out.split('\n')[0]).toMatch(/^NAME\s+PHASE\s+HOLDER\s+TOKEN\s+EPOCH\s+LEASE\s+AGE$/);
+    expect(cap.out.split('\n')[1]).toMatch(/^snap\s+Capturing\s+db-1\s+1\s+1\s+50m\s+0s$/);
+    expect((await claimctl(model, clock, 'get', 'cap', '-o', 'wide')).out).toMatch(
+      /ATTEMPTS\s+BACKEND\s+RESULT/,
+    );
+    expect((await claimctl(model, clock, 'get', 'pool')).out.split('\n')[0]).toMatch(
+      /^NAME\s+TOTAL\s+IDLE\s+BOUND\s+DRAINING\s+AGE$/,
+    );
+    expect((await claimctl(model, clock, 'get', 'pcs')).out.split('\n')[0]).toMatch(
+      /^NAME\s+REPLICAS\s+BOUND\s+PENDING\s+MIGRATING\s+LOST\s+AGE$/,
+    );
+    const empty = await claimctl(model, clock, 'get', 'pc', '-n', 'nowhere');
+    expect(empty).toMatchObject({ code: 0, out: '', err: 'No resources found in nowhere namespace.' });
+  });
+});
+
+describe('describe', () => {
+  test('fields, conditions and events', async () => {
+    const { model, clock, a } = await sample();
+    await model.patchStatus(
+      'PodClaim',
+      { namespace: 'default', name: a.metadata.name },
+      {
+        status: {
+          conditions: [
+            {
+              type: 'Ready',
+              status: 'True',
+              reason: 'Bound',
+              message: 'bound',
+              lastTransitionTime: new Date(clock.now()).toISOString(),
+            },
+          ],
+        },
+      },
+    );
+    const ev: KubeEvent = {
+      apiVersion: 'v1',
+      kind: 'Event',
+      metadata: { name: 'e1', namespace: 'default' },
+      involvedObject: {
+        apiVersion: 'claimkit.dev/v1alpha1',
+        kind: 'PodClaim',
+        name: a.metadata.name,
+        namespace: 'default',
+        uid: a.metadata.uid!,
+      },
+      reason: 'Bound',
+      message: 'bound to pod web-1 on node n1',
+      type: 'Normal',
+      count: 2,
+      lastTimestamp: new Date(clock.now() - 60_000).toISOString(),
+      source: { component: 'claimkit-controller' },
+    };
+    await model.create(ev);
+    const r = await claimctl(model, clock, 'describe', 'pc', a.metadata.name);
+    expect(r.code).toBe(0);
+    expect(r.out).toContain(`Name:         ${a.metadata.name}`);
+    expect(r.out).toContain('  Pool Name: web');
+    expect(r.out).toContain('  Finalizers:          claimkit.dev/release');
+    expect(r.out).toMatch(
+      /Conditions:\n {2}Type\s+Status\s+Reason\s+Age\s+Message\n {2}Ready\s+True\s+Bound\s+0s\s+bound/,
+    );
+    expect(r.out).toMatch(
+      /Events:\n {2}Type\s+Reason\s+Age\s+From\s+Message\n {2}Normal\s+Bound\s+60s \(x2\)\s+claimkit-controller\s+bound to pod web-1/,
+    );
+    const none = await claimctl(model, clock, 'describe', 'pool', 'web');
+    expect(none.out).toContain('Events:\n  <none>');
+  });
+});
+
+describe('doctor', () => {
+  async function broken() {
+    const w = await sample();
+    await put(w.model, podClaim('ghost', forPool('web'), withReleaseFinalizer(), boundTo('cn-zkskr', 'n1')));
+    await put(w.model, poolPod('web-9', claimedBy('mxxhz')));
+    return w;
+  }
+  test('healthy: exit 0', async () => {
+    const { model, clock } = await sample();
+    expect(await claimctl(model, clock, 'doctor')).toMatchObject({ code: 0, out: 'no problems found' });
+  });
+  test('problems: codes and objects, exit 1', async () => {
+    const { model, clock } = await broken();
+    const r = await claimctl(model, clock, 'doctor');
+    expect(r.code).toBe(1);
+    expect(r.out).toContain(
+      'CK002 BoundToMissingPod PodClaim/default/ghost: claim ghost is Bound with podName cn-zkskr, which does not exist',
+    );
+    expect(r.out).toContain('CK003 LabelNamesMissingClaim Pod/default/web-9');
+    expect(r.out).toContain('2 problem(s) found, 2 fixable');
+    const j = JSON.parse((await claimctl(model, clock, 'doctor', '-o', 'json')).out);
+    expect(j.findings.map((f: { code: string }) => f.code)).toEqual(['CK002', 'CK003']);
+  });
+  test('--fix --dry-run prints the writes and changes nothing; --fix repairs; then healthy', async () => {
+    const { model, clock } = await broken();
+    const before = model.writes.length;
+    const dry = await claimctl(model, clock, 'doctor', '--fix', '--dry-run');
+    expect(dry.code).toBe(1);
+    expect(dry.out).toMatch(
+      /update PodClaim default\/ghost \(resourceVersion \d+\): doctor: pod cn-zkskr is gone/,
+    );
+    expect(dry.out).toMatch(/patch Pod default\/web-9 \(resourceVersion \d+, uid [\w-]+\)/);
+    expect(model.writes.length).toBe(before);
+    const fix = await claimctl(model, clock, 'doctor', '--fix');
+    expect(fix.code).toBe(0);
+    expect(fix.out).toContain('fixed CK002 PodClaim/default/ghost');
+    expect(fix.out).toContain('all problems repaired');
+    expect(
+      model.getNow('Pod', { namespace: 'default', name: 'web-9' }).metadata.labels?.[LABEL_CLAIMED_BY],
+    ).toBeUndefined();
+    expect(await claimctl(model, clock, 'doctor', '-A')).toMatchObject({ code: 0 });
+  });
+  test('--stuck-after decides when a deletion is stuck', async () => {
+    const { model, clock } = await sample();
+    const set = model.getNow('PodClaimSet', { namespace: 'default', name: 'web-set' });
+    await put(
+      model,
+      podClaim('m', inSet(set), withReleaseFinalizer(), boundTo('web-2', 'n1'), migratingFrom('web-1')),
+    );
+    await model.delete('PodClaim', { namespace: 'default', name: 'm' });
+    clock.advance(60_000);
+    expect((await claimctl(model, clock, 'doctor')).out).not.toContain('CK001');
+    const r = await claimctl(model, clock, 'doctor', '--stuck-after', '30s');
+    expect(r.out).toContain('CK001 FinalizerStuck PodClaim/default/m');
+  });
+});
+
+describe('capture', () => {
+  async function cap() {
+    const w = world();
+    const p = await put(
+      w.model,
+      pod('db-1', ready(), (x) => {
+        x.metadata.labels = { app: 'db' };
+      }),
+    );
+    await put(w.model, capture('snap', withSelector({ app: 'db' })));
+    return { ...w, p };
+  }
+  test('acquire, renew, complete; a stale token is refused with exit 3', async () => {
+    const { model, clock } = await cap();
+    const acq = await claimctl(model, clock, 'capture', 'acquire', 'snap', '--pod', 'db-1');
+    expect(acq).toMatchObject({ code: 0, out: 'acquired capture snap for db-1: token 1' });
+    expect((await claimctl(model, clock, 'capture', 'renew', 'snap', '--token', '1')).code).toBe(0);
+    const stale = await claimctl(model, clock, 'capture', 'complete', 'snap', '--token', '7', '--ref', 'r');
+    expect(stale.code).toBe(3);
+    expect(stale.err).toMatch(
+      /claim superseded: complete with token 7, but the current token is 1; nothing was written/,
+    );
+    const done = await claimctl(
+      model,
+      clock,
+      'capture',
+      'complete',
+      'snap',
+      '--token',
+      '1',
+      '--ref',
+      'img:1',
+      '-o',
+      'json',
+    );
+    expect(done.code).toBe(0);
+    expect(JSON.parse(done.out).capture).toMatchObject({
+      phase: 'Captured',
+      result: { ref: 'img:1', token: 1 },
+    });
+    expect((await claimctl(model, clock, 'capture', 'release', 'snap', '--token', '1')).code).toBe(3);
+  });
+  test('held by a live pod: exit 1; fail and retry', async () => {
+    const { model, clock } = await cap();
+    await claimctl(model, clock, 'capture', 'acquire', 'snap', '--pod', 'db-1');
+    await put(
+      model,
+      pod('db-2', ready(), (x) => {
+        x.metadata.labels = { app: 'db' };
+      }),
+    );
+    const held = await claimctl(model, clock, 'capture', 'acquire', 'snap', '--pod', 'db-2');
+    expect(held.code).toBe(1);
+    expect(held.out).toContain('held by db-1');
+    const f = await claimctl(model, clock, 'capture', 'fail', 'snap', '--token', '1', '--error', 'boom');
+    expect(f.out).toContain('attempt 1 failed; phase Pending');
+    expect((await claimctl(model, clock, 'capture', 'retry', 'snap')).code).toBe(2); // not Failed
+  });
+});
+
+describe('claim migrate', () => {
+  test('sets the annotations', async () => {
+    const { model, clock, a } = await sample();
+    const r = await claimctl(model, clock, 'claim', 'migrate', a.metadata.name, '--to', 'web-2');
+    expect(r.code).toBe(0);
+    const c = model.getNow('PodClaim', { namespace: 'default', name: a.metadata.name });
+    expect(c.metadata.annotations).toMatchObject({
+      [ANNOTATION_MIGRATE]: 'claimctl',
+      [ANNOTATION_MIGRATE_TO]: 'web-2',
+    });
+    await claimctl(model, clock, 'claim', 'migrate', a.metadata.name, '--reason', 'drain');
+    const c2 = model.getNow('PodClaim', { namespace: 'default', name: a.metadata.name });
+    expect(c2.metadata.annotations?.[ANNOTATION_MIGRATE]).toBe('drain');
+    expect(c2.metadata.annotations?.[ANNOTATION_MIGRATE_TO]).toBeUndefined();
+  });
+});
+
+describe('simulate', () => {
+  test('a clean run exits 0 and reports the seed', async () => {
+    const { model, clock } = world();
+    const r = await claimctl(model, clock, 'simulate', '--seed', '3', '--steps', '150');
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/^ok: seed 3, 150 steps, 2 replica\(s\), fault rate 0.04: no invariant violated/);
+    const j = JSON.parse(
+      (await claimctl(model, clock, 'simulate', '--seed', '3', '--steps', '50', '-o', 'json')).out,
+    );
+    expect(j).toMatchObject({ seed: 3, steps: 50, violations: [] });
+  });
+});

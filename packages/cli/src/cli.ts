@@ -1,0 +1,83 @@
+// The dispatcher: global flags, help, lazy command modules (startup stays fast: nothing heavy is
+// imported for --help, and the Kubernetes client only when a command talks to a cluster).
+import { GLOBAL_FLAGS, UsageError } from './args.ts';
+import type { Ctx } from './context.ts';
+
+export const VERSION = '0.1.0';
+
+export const HELP = `claimctl: inspect, repair and drive claimkit claims (also: kubectl claim ...)
+
+Usage:
+  claimctl COMMAND [ARGS] [flags]
+
+Commands:
+  get TYPE [NAME...]          list captures (cap), podpools (pool), podclaims (pc), podclaimsets (pcs)
+  describe TYPE [NAME...]     details with conditions and recent Events
+  doctor [--fix [--dry-run]]  find (and repair) stuck finalizers, residue labels, lost pods, dead holders
+  capture OP NAME             acquire|renew|complete|fail|release|retry a Capture (External backend)
+  claim migrate NAME          ask the controller to migrate a claim to another pod
+  simulate                    run core's deterministic simulator against the invariants
+  manifests                   print deployable YAML (crds, controller, webhook)
+  version                     print the version
+
+Run 'claimctl COMMAND --help' for a command's flags. Global flags:
+  -h, --help                  help
+  -v, --verbose               show stack traces of errors
+
+Exit status: 0 ok, 1 problems found (doctor, simulate) or not acquired, 2 usage or API error,
+3 superseded capture token.`;
+
+type Runner = (ctx: Ctx, argv: string[]) => Promise<number>;
+
+const COMMANDS: Record<string, () => Promise<Runner>> = {
+  get: async () => (await import('./commands/get.ts')).runGet,
+  describe: async () => (await import('./commands/describe.ts')).runDescribe,
+  doctor: async () => (await import('./commands/doctor.ts')).runDoctorCommand,
+  capture: async () => (await import('./commands/capture.ts')).runCapture,
+  claim: async () => (await import('./commands/claim.ts')).runClaim,
+  simulate: async () => (await import('./commands/simulate.ts')).runSimulate,
+  manifests: async () => (await import('./manifests.ts')).runManifests,
+};
+
+function describeError(e: unknown): string {
+  const err = e as { name?: string; reason?: string; code?: number; message?: string };
+  if (err?.name === 'ApiError' && err.reason) return `Error from server (${err.reason}): ${err.message}`;
+  return `error: ${err?.message ?? String(e)}`;
+}
+
+export async function run(argv: string[], ctx: Ctx): Promise<number> {
+  const verbose = argv.includes('--verbose') || argv.includes('-v');
+  // The command is the first argument that is not a global flag.
+  const i = argv.findIndex((a) => !['-v', '--verbose'].includes(a));
+  const first = i < 0 ? undefined : argv[i];
+  const rest = i < 0 ? [] : argv.slice(i + 1).filter((a) => a !== '--verbose' && a !== '-v');
+  try {
+    if (first === undefined || first === '-h' || first === '--help' || first === 'help') {
+      if (first === 'help' && rest[0] && COMMANDS[rest[0]]) {
+        return await (await COMMANDS[rest[0]]!())(ctx, ['--help']);
+      }
+      ctx.out(HELP);
+      return 0;
+    }
+    if (first === 'version' || first === '--version') {
+      ctx.out(`claimctl ${VERSION}`);
+      return 0;
+    }
+    if (first.startsWith('-')) {
+      const known = Object.values(GLOBAL_FLAGS).some((f) => `-${f.short}` === first) || first === '--help';
+      throw new UsageError(known ? `${first} goes after the command` : `unknown flag: ${first}`);
+    }
+    const load = COMMANDS[first];
+    if (!load)
+      throw new UsageError(`unknown command ${JSON.stringify(first)} for claimctl (see claimctl --help)`);
+    return await (await load())(ctx, rest);
+  } catch (e) {
+    if (e instanceof UsageError) {
+      ctx.err(`error: ${e.message}`);
+      return 2;
+    }
+    ctx.err(describeError(e));
+    if (verbose && e instanceof Error && e.stack) ctx.err(e.stack);
+    return 2;
+  }
+}

@@ -1,0 +1,17 @@
+// The real cluster, through @claimkit/kube (client-node). Imported lazily: only commands that talk
+// to a cluster pay for loading the Kubernetes client.
+import { createKubeClient, loadKubeConfig } from '@claimkit/kube';
+import { VERSION } from './cli.ts';
+import type { Connection, ConnectOptions } from './context.ts';
+
+export async function connectCluster(opts: ConnectOptions): Promise<Connection> {
+  const kc = loadKubeConfig({
+    ...(opts.kubeconfig ? { kubeconfig: opts.kubeconfig } : {}),
+    ...(opts.context ? { context: opts.context } : {}),
+  });
+  const current = kc.getContextObject(kc.getCurrentContext());
+  return {
+    client: createKubeClient(kc, { userAgent: `claimctl/${VERSION}` }),
+    namespace: current?.namespace || 'default',
+  };
+}

@@ -1,0 +1,126 @@
+// claimctl get TYPE [NAME...]: kubectl-like listing in table, wide, json, yaml and name formats.
+import { type AnyObject, type Client, type KubeObject, toYaml } from '@claimkit/core';
+import { type FlagSpecs, oneOf, type Parsed, parseFlags, str } from '../args.ts';
+import type { Ctx } from '../context.ts';
+import { table } from '../output.ts';
+import { type ResourceInfo, resolveResource } from '../resources.ts';
+import { ALL_NAMESPACES_HELP, CLUSTER_HELP, connect, NAMESPACED, namespaceOf } from './common.ts';
+
+export const OUTPUTS = ['table', 'wide', 'json', 'yaml', 'name'] as const;
+export type OutputFormat = (typeof OUTPUTS)[number];
+
+export const GET_FLAGS: FlagSpecs = {
+  ...NAMESPACED,
+  selector: { short: 'l', type: 'string' },
+  output: { short: 'o', type: 'string' },
+};
+
+export const GET_HELP = `Show claimkit resources.
+
+Usage:
+  claimctl get TYPE [NAME...] [flags]
+
+Types (short names): captures (cap), podpools (pool), podclaims (pc), podclaimsets (pcs)
+
+Examples:
+  claimctl get pc                       # claims in the current namespace
+  claimctl get cap -A -o wide           # captures everywhere, with backend and result
+  claimctl get pcs web -o yaml
+  claimctl get pc -l claimkit.dev/claim-set=web -o name
+
+Flags:
+  -l, --selector SELECTOR   label selector (a=b,c!=d,e in (f,g),!h)
+  -o, --output FORMAT       table (default), wide, json, yaml, name
+${ALL_NAMESPACES_HELP}
+${CLUSTER_HELP}`;
+
+/** Lists or gets the objects a `get`/`describe` names. */
+export async function fetchObjects(
+  client: Client,
+  r: ResourceInfo,
+  names: string[],
+  namespace: string | undefined,
+  selector: string | undefined,
+): Promise<KubeObject[]> {
+  if (names.length > 0) {
+    if (namespace === undefined) {
+      const all = (await client.list(r.kind, {})).items as KubeObject[];
+      return names.flatMap((n) => all.filter((o) => o.metadata.name === n));
+    }
+    const out: KubeObject[] = [];
+    for (const name of names) out.push((await client.get(r.kind, { namespace, name })) as KubeObject);
+    return out;
+  }
+  const items = (
+    await client.list(r.kind, {
+      ...(namespace !== undefined ? { namespace } : {}),
+      ...(selector ? { labelSelector: selector } : {}),
+    })
+  ).items as KubeObject[];
+  return items.sort(
+    (a, b) =>
+      (a.metadata.namespace ?? '').localeCompare(b.metadata.namespace ?? '') ||
+      a.metadata.name.localeCompare(b.metadata.name),
+  );
+}
+
+export function render(
+  r: ResourceInfo,
+  objs: KubeObject[],
+  format: OutputFormat,
+  opts: { allNamespaces: boolean; single: boolean; now: number },
+): string {
+  switch (format) {
+    case 'json':
+    case 'yaml': {
+      const doc =
+        opts.single && objs.length === 1 ? objs[0] : { apiVersion: 'v1', kind: 'List', items: objs };
+      return format === 'json' ? JSON.stringify(doc, null, 2) : toYaml(doc).trimEnd();
+    }
+    case 'name':
+      return objs.map((o) => `${r.singular}.claimkit.dev/${o.metadata.name}`).join('\n');
+    case 'table':
+    case 'wide': {
+      const cols = r.columns.filter((c) => format === 'wide' || !c.wide);
+      const headers = [...(opts.allNamespaces ? ['NAMESPACE'] : []), 'NAME', ...cols.map((c) => c.header)];
+      const rows = objs.map((o) => [
+        ...(opts.allNamespaces ? [o.metadata.namespace ?? ''] : []),
+        o.metadata.name,
+        ...cols.map((c) => c.value(o as never, opts.now)),
+      ]);
+      return table(headers, rows);
+    }
+  }
+}
+
+export async function runGet(ctx: Ctx, argv: string[]): Promise<number> {
+  const p: Parsed = parseFlags(argv, GET_FLAGS);
+  if (p.flags.help) {
+    ctx.out(GET_HELP);
+    return 0;
+  }
+  if (p.positionals.length === 0) {
+    ctx.err(
+      'error: you must specify the type of resource to get (captures, podpools, podclaims, podclaimsets)',
+    );
+    return 2;
+  }
+  const r = resolveResource(p.positionals[0]!);
+  const names = p.positionals.slice(1);
+  const format = oneOf(str(p, 'output') ?? 'table', OUTPUTS, 'output format');
+  const selector = str(p, 'selector');
+  const conn = await connect(ctx, p);
+  const namespace = namespaceOf(p, conn, true);
+  const objs = await fetchObjects(conn.client, r, names, namespace, selector);
+  if (objs.length === 0 && (format === 'table' || format === 'wide')) {
+    ctx.err(namespace === undefined ? 'No resources found' : `No resources found in ${namespace} namespace.`);
+    return 0;
+  }
+  const text = render(r, objs as AnyObject[], format, {
+    allNamespaces: namespace === undefined,
+    single: names.length === 1,
+    now: ctx.now(),
+  });
+  if (text !== '') ctx.out(text);
+  return 0;
+}

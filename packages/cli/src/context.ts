@@ -1,0 +1,27 @@
+// What a command runs with: output streams, colour, the clock and a way to reach a cluster.
+// main.ts fills it from the process; unit tests fill it with buffers and core's ApiModel.
+import type { Client } from '@claimkit/core';
+import type { Style } from './output.ts';
+
+export interface Connection {
+  client: Client;
+  /** The namespace of the kubeconfig context (kubectl's default for -n). */
+  namespace: string;
+}
+
+export interface ConnectOptions {
+  kubeconfig?: string;
+  context?: string;
+}
+
+export interface Ctx {
+  out(text: string): void;
+  err(text: string): void;
+  style: Style;
+  now(): number;
+  env: Record<string, string | undefined>;
+  connect(opts: ConnectOptions): Promise<Connection>;
+}
+
+/** Exit codes: 0 ok, 1 problems found / not acquired, 2 usage or API error, 3 superseded token. */
+export const EXIT = { ok: 0, problems: 1, error: 2, superseded: 3 } as const;

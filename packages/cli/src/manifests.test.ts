@@ -1,0 +1,46 @@
+import { describe, expect, test } from 'vitest';
+import { MANIFESTS } from './manifests.generated.ts';
+import { parseComponents, renderManifests } from './manifests.ts';
+import { COMPONENTS, readComponent } from './manifests-source.ts';
+
+const deploy = new URL('../../../deploy/', import.meta.url);
+
+describe('manifests', () => {
+  for (const c of COMPONENTS) {
+    test(`embedded ${c} manifests match deploy/${c}`, () => {
+      expect(
+        MANIFESTS[c],
+        'run: node --conditions=source packages/cli/scripts/generate-manifests.ts',
+      ).toEqual(readComponent(deploy, c));
+    });
+  }
+  test('CRDs first, a shared document once, each document tagged with its source', () => {
+    const ns = 'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: claimkit-system\n';
+    const text = renderManifests(['webhook', 'crds', 'controller'], {
+      crds: [
+        {
+          file: 'a.yaml',
+          yaml: '# comment\napiVersion: x\nkind: CustomResourceDefinition\nmetadata:\n  name: a\n',
+        },
+      ],
+      controller: [{ file: 'namespace.yaml', yaml: ns }],
+      webhook: [
+        {
+          file: 'namespace.yaml',
+          yaml: `# header only\n---\n${ns}---\nkind: Service\nmetadata:\n  name: w\n  namespace: claimkit-system\n`,
+        },
+      ],
+    });
+    expect(text.match(/^---$/gm)).toHaveLength(3);
+    expect(text.indexOf('CustomResourceDefinition')).toBeLessThan(text.indexOf('Namespace'));
+    expect(text).toContain('# Source: deploy/controller/namespace.yaml');
+    expect(text).not.toContain('# Source: deploy/webhook/namespace.yaml\napiVersion: v1\nkind: Namespace');
+    expect(text).toContain('kind: Service');
+  });
+  test('components', () => {
+    expect(parseComponents(undefined)).toEqual(['crds', 'controller', 'webhook']);
+    expect(parseComponents('crds, webhook')).toEqual(['crds', 'webhook']);
+    expect(() => parseComponents('crds,helm')).toThrow(/unknown component "helm"/);
+    expect(renderManifests(['crds'])).toContain('kind: CustomResourceDefinition');
+  });
+});

@@ -1,0 +1,125 @@
+// The four claimkit kinds as `claimctl get` sees them: names, short names and printer columns.
+import {
+  type Capture,
+  claimExpiry,
+  formatSelector,
+  type PodClaim,
+  type PodClaimSet,
+  type PodPool,
+} from '@claimkit/core';
+import { UsageError } from './args.ts';
+import { age, humanDuration, orNone } from './output.ts';
+
+export type ResourceKind = 'Capture' | 'PodPool' | 'PodClaim' | 'PodClaimSet';
+
+interface Column<T> {
+  header: string;
+  wide?: boolean;
+  value(o: T, now: number): string;
+}
+
+export interface ResourceInfo<T = unknown> {
+  kind: ResourceKind;
+  plural: string;
+  singular: string;
+  short: string;
+  columns: Column<T>[];
+}
+
+const AGE = <T extends { metadata: { creationTimestamp?: string } }>(): Column<T> => ({
+  header: 'AGE',
+  value: (o, now) => age(o.metadata.creationTimestamp, now),
+});
+
+const captures: ResourceInfo<Capture> = {
+  kind: 'Capture',
+  plural: 'captures',
+  singular: 'capture',
+  short: 'cap',
+  columns: [
+    { header: 'PHASE', value: (c) => c.status?.phase ?? 'Pending' },
+    { header: 'HOLDER', value: (c) => orNone(c.status?.claim?.holder.name) },
+    { header: 'TOKEN', value: (c) => orNone(c.status?.claim?.token) },
+    { header: 'EPOCH', value: (c) => String(c.status?.epoch ?? 0) },
+    {
+      header: 'LEASE',
+      value: (c, now) => {
+        const claim = c.status?.claim;
+        if (!claim) return '<none>';
+        const left = claimExpiry(claim) - now;
+        return left > 0 ? humanDuration(left) : 'expired';
+      },
+    },
+    { header: 'ATTEMPTS', wide: true, value: (c) => String(c.status?.attempts ?? 0) },
+    { header: 'BACKEND', wide: true, value: (c) => c.spec.backend?.type ?? 'External' },
+    { header: 'RESULT', wide: true, value: (c) => orNone(c.status?.result?.ref) },
+    AGE<Capture>(),
+  ],
+};
+
+const podpools: ResourceInfo<PodPool> = {
+  kind: 'PodPool',
+  plural: 'podpools',
+  singular: 'podpool',
+  short: 'pool',
+  columns: [
+    { header: 'TOTAL', value: (p) => String(p.status?.total ?? 0) },
+    { header: 'IDLE', value: (p) => String(p.status?.idle ?? 0) },
+    { header: 'BOUND', value: (p) => String(p.status?.bound ?? 0) },
+    { header: 'DRAINING', value: (p) => String(p.status?.draining ?? 0) },
+    { header: 'MIN IDLE', wide: true, value: (p) => String(p.spec.minIdle) },
+    { header: 'MAX PODS', wide: true, value: (p) => String(p.spec.maxPods) },
+    { header: 'RELEASE', wide: true, value: (p) => p.spec.releasePolicy },
+    AGE<PodPool>(),
+  ],
+};
+
+const podclaims: ResourceInfo<PodClaim> = {
+  kind: 'PodClaim',
+  plural: 'podclaims',
+  singular: 'podclaim',
+  short: 'pc',
+  columns: [
+    { header: 'POOL', value: (c) => c.spec.poolName },
+    {
+      header: 'PHASE',
+      value: (c) => (c.metadata.deletionTimestamp ? 'Terminating' : (c.status?.phase ?? 'Pending')),
+    },
+    { header: 'POD', value: (c) => orNone(c.spec.podName) },
+    { header: 'SOURCE POD', value: (c) => orNone(c.spec.sourcePod) },
+    { header: 'NODE', wide: true, value: (c) => orNone(c.spec.nodeName) },
+    { header: 'MIGRATIONS', wide: true, value: (c) => String(c.status?.migrations ?? 0) },
+    AGE<PodClaim>(),
+  ],
+};
+
+const podclaimsets: ResourceInfo<PodClaimSet> = {
+  kind: 'PodClaimSet',
+  plural: 'podclaimsets',
+  singular: 'podclaimset',
+  short: 'pcs',
+  columns: [
+    { header: 'REPLICAS', value: (s) => String(s.spec.replicas) },
+    { header: 'BOUND', value: (s) => String(s.status?.boundReplicas ?? 0) },
+    { header: 'PENDING', value: (s) => String(s.status?.pending ?? 0) },
+    { header: 'MIGRATING', value: (s) => String(s.status?.migrating ?? 0) },
+    { header: 'LOST', value: (s) => String(s.status?.lost ?? 0) },
+    { header: 'POOL', wide: true, value: (s) => s.spec.template.spec.poolName },
+    { header: 'SELECTOR', wide: true, value: (s) => formatSelector(s.spec.selector) },
+    AGE<PodClaimSet>(),
+  ],
+};
+
+export const RESOURCES = [captures, podpools, podclaims, podclaimsets] as ResourceInfo[];
+
+/** `pc`, `podclaim`, `podclaims`, `podclaims.claimkit.dev`, `PodClaim` all name the same kind. */
+export function resolveResource(name: string): ResourceInfo {
+  const n = name.toLowerCase().replace(/\.claimkit\.dev$/, '');
+  const r = RESOURCES.find((x) => n === x.plural || n === x.singular || n === x.short);
+  if (!r) {
+    throw new UsageError(
+      `unknown resource type ${JSON.stringify(name)} (want one of: ${RESOURCES.map((x) => `${x.plural} (${x.short})`).join(', ')})`,
+    );
+  }
+  return r;
+}
