@@ -52,7 +52,10 @@ export function parseAddr(flag: string, s: string): { host: string; port: number
   return { host: m[1] ?? (m[2] || '0.0.0.0'), port };
 }
 
-export function parseFlags(argv: string[], env: Record<string, string | undefined> = process.env): ControllerFlags & { help: boolean } {
+export function parseFlags(
+  argv: string[],
+  env: Record<string, string | undefined> = process.env,
+): ControllerFlags & { help: boolean } {
   let values: Record<string, string | boolean | undefined>;
   try {
     ({ values } = parseArgs({
@@ -81,7 +84,9 @@ export function parseFlags(argv: string[], env: Record<string, string | undefine
   const str = (k: string) => values[k] as string | undefined;
   const concurrency = Number(str('concurrency') ?? '4');
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 1000)
-    throw new FlagError(`--concurrency: want an integer from 1 to 1000, got ${JSON.stringify(str('concurrency'))}`);
+    throw new FlagError(
+      `--concurrency: want an integer from 1 to 1000, got ${JSON.stringify(str('concurrency'))}`,
+    );
   let sweepIntervalMs: number;
   try {
     sweepIntervalMs = parseDuration(str('sweep-interval') ?? '30s');

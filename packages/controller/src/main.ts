@@ -42,8 +42,12 @@ try {
 }
 const { manager, server } = ctl;
 const servers = await serveEndpoints(manager, {
-  ...(parseAddr('metrics-addr', flags.metricsAddr) ? { metrics: parseAddr('metrics-addr', flags.metricsAddr)! } : {}),
-  ...(parseAddr('health-addr', flags.healthAddr) ? { health: parseAddr('health-addr', flags.healthAddr)! } : {}),
+  ...(parseAddr('metrics-addr', flags.metricsAddr)
+    ? { metrics: parseAddr('metrics-addr', flags.metricsAddr)! }
+    : {}),
+  ...(parseAddr('health-addr', flags.healthAddr)
+    ? { health: parseAddr('health-addr', flags.healthAddr)! }
+    : {}),
 }).catch((e: Error) => die(`cannot listen: ${e.message}`, 1));
 
 let stopping = false;

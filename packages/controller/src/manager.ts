@@ -263,7 +263,7 @@ export class Manager {
     this.metrics.leader.set(0);
     this.activeGate = gate();
     this.clearTimers();
-    this.log.warn('lost leadership; workers paused');
+    if (!this.stopping) this.log.warn('lost leadership; workers paused');
   }
 
   private clearTimers(): void {

@@ -4,9 +4,10 @@
 import { isApiError, KIND_INFO } from '@claimkit/core';
 import {
   createKubeClient,
+  type KubeClient,
+  type KubeClientOptions,
   KubeConfigError,
   KubeEventRecorder,
-  type KubeClient,
   loadKubeConfig,
 } from '@claimkit/kube';
 import { IsomorphicFetchHttpLibrary, type KubeConfig, RequestContext } from '@kubernetes/client-node';
@@ -85,7 +86,10 @@ export function createKubeController(o: KubeControllerOptions = {}): KubeControl
     component: 'claimkit-controller',
     instance: identity,
     onError: (e, ev) =>
-      log.debug('recording an event failed', { reason: ev.reason, error: (e as Error)?.message ?? String(e) }),
+      log.debug('recording an event failed', {
+        reason: ev.reason,
+        error: (e as Error)?.message ?? String(e),
+      }),
   });
   const manager = new Manager({
     client,
@@ -121,13 +125,20 @@ export function createKubeController(o: KubeControllerOptions = {}): KubeControl
   return { manager, client, server: client.server };
 }
 
+/** A client for a kubeconfig file (tests, `npm start`, benchmarks). */
+export function kubeClient(kubeconfig: string, opts: KubeClientOptions = {}): KubeClient {
+  return createKubeClient(loadKubeConfig({ kubeconfig }), { userAgent: 'claimkit-e2e', ...opts });
+}
+
 /** One readable sentence for a failure to start (bad kubeconfig, unreachable, RBAC, CRDs missing). */
 export function explainStartError(e: unknown, server?: string): string {
   if (e instanceof KubeConfigError) return e.message;
   if (e instanceof InformerStartError) {
     const cause = e.cause;
     const plural = KIND_INFO[e.kind].plural;
-    const group = KIND_INFO[e.kind].apiVersion.includes('/') ? KIND_INFO[e.kind].apiVersion.split('/')[0] : '';
+    const group = KIND_INFO[e.kind].apiVersion.includes('/')
+      ? KIND_INFO[e.kind].apiVersion.split('/')[0]
+      : '';
     const resource = group ? `${plural}.${group}` : plural;
     if (isApiError(cause, 'Forbidden')) {
       return `missing RBAC: the controller may not list and watch ${resource} (${cause.message}); grant verbs get,list,watch on ${resource} (see deploy/controller/rbac.yaml)`;

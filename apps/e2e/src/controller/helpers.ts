@@ -1,0 +1,111 @@
+// Shared by the controller e2e suites: the controller in-process (Manager on @claimkit/kube against
+// the harness's kubeconfig), a client for the test's own writes, polling with deadlines, and the
+// invariant check every test ends with.
+
+import { createKubeController, jsonLogger, type KubeController, kubeClient } from '@claimkit/controller';
+import {
+  type Capture,
+  checkConvergence,
+  checkSafety,
+  type Pod,
+  type PodClaim,
+  type Violation,
+} from '@claimkit/core';
+import { waitFor } from '../harness/index.ts';
+import { e2eCluster } from '../harness/vitest.ts';
+
+export type Kube = ReturnType<typeof kubeClient>;
+
+let shared: Kube | undefined;
+export function kube(): Kube {
+  shared ??= kubeClient(e2eCluster().kubeconfigPath);
+  return shared;
+}
+
+export interface RunningController extends KubeController {
+  stop(): Promise<void>;
+}
+
+/** Runs a controller in this process, watching one namespace. */
+export async function startController(
+  namespace: string,
+  opts: { sweepIntervalMs?: number; identity?: string } = {},
+): Promise<RunningController> {
+  const ctl = createKubeController({
+    kubeconfig: e2eCluster().kubeconfigPath,
+    namespace,
+    concurrency: 4,
+    sweepIntervalMs: opts.sweepIntervalMs ?? 2000,
+    identity: opts.identity ?? `e2e-${process.pid}`,
+    shutdownGraceMs: 5000,
+    ...(process.env.CLAIMKIT_E2E_CONTROLLER_LOG
+      ? { log: jsonLogger(process.env.CLAIMKIT_E2E_CONTROLLER_LOG as 'debug') }
+      : {}),
+  });
+  await ctl.manager.start();
+  return { ...ctl, stop: () => ctl.manager.stop() };
+}
+
+export function until<T>(what: string, f: () => Promise<T | undefined | false>, timeoutMs = 30_000) {
+  return waitFor(what, f, { timeoutMs, intervalMs: 50 });
+}
+
+export async function clusterState(ns: string) {
+  const c = kube();
+  const [captures, pods, claims] = await Promise.all([
+    c.list('Capture', { namespace: ns }),
+    c.list('Pod', { namespace: ns }),
+    c.list('PodClaim', { namespace: ns }),
+  ]);
+  return {
+    captures: captures.items as Capture[],
+    pods: pods.items as Pod[],
+    claims: claims.items as PodClaim[],
+  };
+}
+
+const fmt = (vs: Violation[]) =>
+  vs.map((v) => `${v.invariant}: ${v.message} [${v.objects.join(', ')}]`).join('\n');
+
+/** Safety now, and convergence within timeoutMs (the controller may still be finishing). */
+export async function expectAllInvariants(ns: string, timeoutMs = 30_000): Promise<void> {
+  const safety = checkSafety(await clusterState(ns));
+  if (safety.length > 0) throw new Error(`safety invariants violated in ${ns}:\n${fmt(safety)}`);
+  let last: Violation[] = [];
+  try {
+    await until(
+      `every invariant in ${ns}`,
+      async () => {
+        last = checkConvergence(await clusterState(ns), Date.now());
+        return last.length === 0;
+      },
+      timeoutMs,
+    );
+  } catch {
+    throw new Error(`invariants violated in ${ns}:\n${fmt(last)}`);
+  }
+}
+
+export function podSpec(name: string, ns: string, labels: Record<string, string>): Pod {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: ns, labels },
+    spec: {
+      containers: [{ name: 'main', image: 'registry.example/claimkit/app:1' }],
+      terminationGracePeriodSeconds: 0,
+    } as Pod['spec'],
+  };
+}
+
+export const isReady = (p: Pod) =>
+  p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+
+export async function getOrUndefined<T>(p: Promise<T>): Promise<T | undefined> {
+  try {
+    return await p;
+  } catch (e) {
+    if ((e as { reason?: string }).reason === 'NotFound') return undefined;
+    throw e;
+  }
+}

@@ -1,0 +1,26 @@
+// Writes deploy/controller/*.yaml from packages/controller/src/manifests.ts.
+// `--check` writes nothing and exits 1 when a file is out of date.
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { toYaml } from '@claimkit/core';
+import { controllerManifests, renderManifestFile } from '../src/manifests.ts';
+
+const check = process.argv.includes('--check');
+const dir = new URL('../../../deploy/controller/', import.meta.url);
+mkdirSync(dir, { recursive: true });
+let stale = 0;
+for (const f of controllerManifests()) {
+  const file = new URL(f.file, dir);
+  const text = renderManifestFile(f, toYaml);
+  const current = existsSync(file) ? readFileSync(file, 'utf8') : undefined;
+  if (current === text) continue;
+  stale++;
+  if (check) console.error(`out of date: deploy/controller/${f.file}`);
+  else {
+    writeFileSync(file, text);
+    console.log(`wrote deploy/controller/${f.file}`);
+  }
+}
+if (check && stale > 0) {
+  console.error('run: node --conditions=source packages/controller/scripts/generate-manifests.ts');
+  process.exit(1);
+}

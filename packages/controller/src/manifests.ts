@@ -1,0 +1,208 @@
+// The controller's Kubernetes manifests as data. deploy/controller/*.yaml is generated from this
+// (scripts/generate-manifests.ts; manifests.test.ts keeps them in sync).
+import { CONTROLLER_NAME, GROUP, KIND_INFO } from '@claimkit/core';
+
+export const CONTROLLER_NAMESPACE = 'claimkit-system';
+export const CONTROLLER_IMAGE = 'claimkit/controller:0.1.0';
+export const METRICS_PORT = 8080;
+export const HEALTH_PORT = 8081;
+
+type Obj = Record<string, unknown>;
+
+export interface ManifestFile {
+  file: string;
+  comment: string;
+  objects: Obj[];
+}
+
+const LABELS = { 'app.kubernetes.io/name': 'claimkit', 'app.kubernetes.io/component': 'controller' };
+const meta = (name: string) => ({ name, namespace: CONTROLLER_NAMESPACE, labels: LABELS });
+const plural = (k: 'Capture' | 'PodPool' | 'PodClaim' | 'PodClaimSet') => KIND_INFO[k].plural;
+
+/** What the controller does with each resource (ClusterRole rules). */
+export function controllerRules(): Obj[] {
+  const crds = [plural('Capture'), plural('PodPool'), plural('PodClaim'), plural('PodClaimSet')];
+  return [
+    {
+      apiGroups: [GROUP],
+      resources: crds,
+      verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
+    },
+    { apiGroups: [GROUP], resources: crds.map((r) => `${r}/status`), verbs: ['get', 'update', 'patch'] },
+    { apiGroups: [GROUP], resources: [`${plural('PodClaimSet')}/scale`], verbs: ['get', 'update', 'patch'] },
+    { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'] },
+    { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
+    { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
+    // Kubelet capture backend: ContainerCheckpoint through the API server's node proxy.
+    { apiGroups: [''], resources: ['nodes/proxy'], verbs: ['create', 'get'] },
+  ];
+}
+
+export function controllerManifests(): ManifestFile[] {
+  const args = [
+    '--leader-elect',
+    `--lease-namespace=${CONTROLLER_NAMESPACE}`,
+    `--metrics-addr=:${METRICS_PORT}`,
+    `--health-addr=:${HEALTH_PORT}`,
+    '--concurrency=4',
+    '--sweep-interval=30s',
+    '--log-level=info',
+  ];
+  return [
+    {
+      file: 'namespace.yaml',
+      comment: 'The namespace the controller runs in (shared with the webhook).',
+      objects: [
+        {
+          apiVersion: 'v1',
+          kind: 'Namespace',
+          metadata: { name: CONTROLLER_NAMESPACE, labels: { 'app.kubernetes.io/name': 'claimkit' } },
+        },
+      ],
+    },
+    {
+      file: 'rbac.yaml',
+      comment:
+        'The controller reconciles the four claimkit kinds (and their status and scale), manages pool pods, records Events, elects a leader on a Lease in its namespace, and checkpoints containers through nodes/proxy for the Kubelet capture backend.',
+      objects: [
+        { apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta(CONTROLLER_NAME) },
+        {
+          apiVersion: 'rbac.authorization.k8s.io/v1',
+          kind: 'ClusterRole',
+          metadata: { name: CONTROLLER_NAME, labels: LABELS },
+          rules: controllerRules(),
+        },
+        {
+          apiVersion: 'rbac.authorization.k8s.io/v1',
+          kind: 'ClusterRoleBinding',
+          metadata: { name: CONTROLLER_NAME, labels: LABELS },
+          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: CONTROLLER_NAME },
+          subjects: [{ kind: 'ServiceAccount', name: CONTROLLER_NAME, namespace: CONTROLLER_NAMESPACE }],
+        },
+        {
+          apiVersion: 'rbac.authorization.k8s.io/v1',
+          kind: 'Role',
+          metadata: meta(`${CONTROLLER_NAME}-leader-election`),
+          rules: [
+            {
+              apiGroups: ['coordination.k8s.io'],
+              resources: ['leases'],
+              verbs: ['get', 'list', 'watch', 'create', 'update', 'patch'],
+            },
+          ],
+        },
+        {
+          apiVersion: 'rbac.authorization.k8s.io/v1',
+          kind: 'RoleBinding',
+          metadata: meta(`${CONTROLLER_NAME}-leader-election`),
+          roleRef: {
+            apiGroup: 'rbac.authorization.k8s.io',
+            kind: 'Role',
+            name: `${CONTROLLER_NAME}-leader-election`,
+          },
+          subjects: [{ kind: 'ServiceAccount', name: CONTROLLER_NAME, namespace: CONTROLLER_NAMESPACE }],
+        },
+      ],
+    },
+    {
+      file: 'deployment.yaml',
+      comment:
+        'Two replicas with --leader-elect: only the leader runs workers (efficiency); a standby takes over within the lease duration. Safety never depends on it.',
+      objects: [
+        {
+          apiVersion: 'apps/v1',
+          kind: 'Deployment',
+          metadata: meta(CONTROLLER_NAME),
+          spec: {
+            replicas: 2,
+            selector: { matchLabels: LABELS },
+            template: {
+              metadata: { labels: LABELS },
+              spec: {
+                serviceAccountName: CONTROLLER_NAME,
+                terminationGracePeriodSeconds: 30,
+                securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
+                containers: [
+                  {
+                    name: 'controller',
+                    image: CONTROLLER_IMAGE,
+                    args,
+                    env: [
+                      { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+                      { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+                    ],
+                    ports: [
+                      { name: 'metrics', containerPort: METRICS_PORT },
+                      { name: 'health', containerPort: HEALTH_PORT },
+                    ],
+                    livenessProbe: { httpGet: { path: '/healthz', port: 'health' }, periodSeconds: 10 },
+                    readinessProbe: { httpGet: { path: '/readyz', port: 'health' }, periodSeconds: 5 },
+                    resources: {
+                      requests: { cpu: '100m', memory: '128Mi' },
+                      limits: { memory: '512Mi' },
+                    },
+                    securityContext: {
+                      allowPrivilegeEscalation: false,
+                      readOnlyRootFilesystem: true,
+                      capabilities: { drop: ['ALL'] },
+                    },
+                  },
+                ],
+              },
+            },
+          },
+        },
+      ],
+    },
+    {
+      file: 'service.yaml',
+      comment: 'Prometheus scrapes /metrics here.',
+      objects: [
+        {
+          apiVersion: 'v1',
+          kind: 'Service',
+          metadata: meta(`${CONTROLLER_NAME}-metrics`),
+          spec: {
+            selector: LABELS,
+            ports: [{ name: 'metrics', port: METRICS_PORT, targetPort: 'metrics' }],
+          },
+        },
+      ],
+    },
+    {
+      file: 'kustomization.yaml',
+      comment: 'kubectl apply -k deploy/controller (after deploy/crds).',
+      objects: [
+        {
+          apiVersion: 'kustomize.config.k8s.io/v1beta1',
+          kind: 'Kustomization',
+          resources: ['namespace.yaml', 'rbac.yaml', 'deployment.yaml', 'service.yaml'],
+        },
+      ],
+    },
+  ];
+}
+
+export const GENERATED_HEADER =
+  '# Generated by packages/controller/scripts/generate-manifests.ts from packages/controller/src/manifests.ts.\n' +
+  '# Do not edit: change manifests.ts and run `node --conditions=source packages/controller/scripts/generate-manifests.ts`.\n';
+
+export function renderManifestFile(f: ManifestFile, toYaml: (v: unknown) => string): string {
+  const comment = wrap(f.comment)
+    .map((l) => `# ${l}\n`)
+    .join('');
+  return `${GENERATED_HEADER}${comment}${f.objects.map((o) => toYaml(o)).join('---\n')}`;
+}
+
+function wrap(s: string, width = 98): string[] {
+  const out: string[] = [];
+  let line = '';
+  for (const w of s.split(' ')) {
+    if (line && line.length + w.length + 1 > width) {
+      out.push(line);
+      line = w;
+    } else line = line ? `${line} ${w}` : w;
+  }
+  if (line) out.push(line);
+  return out;
+}
