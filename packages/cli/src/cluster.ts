@@ -1,6 +1,6 @@
 // The real cluster, through @claimkit/kube (client-node). Imported lazily: only commands that talk
 // to a cluster pay for loading the Kubernetes client.
-import { createKubeClient, loadKubeConfig } from '@claimkit/kube';
+import { createKubeClient, KubeEventRecorder, loadKubeConfig } from '@claimkit/kube';
 import { VERSION } from './cli.ts';
 import type { Connection, ConnectOptions } from './context.ts';
 
@@ -10,8 +10,10 @@ export async function connectCluster(opts: ConnectOptions): Promise<Connection> 
     ...(opts.context ? { context: opts.context } : {}),
   });
   const current = kc.getContextObject(kc.getCurrentContext());
+  const client = createKubeClient(kc, { userAgent: `claimctl/${VERSION}` });
   return {
-    client: createKubeClient(kc, { userAgent: `claimctl/${VERSION}` }),
+    client,
     namespace: current?.namespace || 'default',
+    recorder: new KubeEventRecorder(client, { component: 'claimctl' }),
   };
 }

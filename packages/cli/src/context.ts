@@ -1,12 +1,14 @@
 // What a command runs with: output streams, colour, the clock and a way to reach a cluster.
 // main.ts fills it from the process; unit tests fill it with buffers and core's ApiModel.
-import type { Client } from '@claimkit/core';
+import type { Client, EventRecorder } from '@claimkit/core';
 import type { Style } from './output.ts';
 
 export interface Connection {
   client: Client;
   /** The namespace of the kubeconfig context (kubectl's default for -n). */
   namespace: string;
+  /** Records Kubernetes Events for repairs (doctor --fix); optional. */
+  recorder?: EventRecorder;
 }
 
 export interface ConnectOptions {

@@ -146,6 +146,7 @@ export async function runDoctorCommand(ctx: Ctx, argv: string[]): Promise<number
     fix,
     dryRun,
     stuckAfterMs,
+    ...(conn.recorder ? { recorder: conn.recorder } : {}),
   });
   if (format === 'json') {
     ctx.out(
