@@ -124,6 +124,39 @@ describe('KubeClient over a local API server', () => {
     expect(calls.map((c) => c[0])).toEqual(['patch', 'patchStatus', 'updateStatus', 'update', 'patchStatus']);
   });
 
+  it('a merge patch with another uid (422 on metadata.uid from the server) is a Conflict', async () => {
+    srv.on(
+      () => true,
+      (_r, res) =>
+        json(
+          res,
+          422,
+          status(
+            422,
+            'Invalid',
+            'ConfigMap "a" is invalid: metadata.uid: Invalid value: "x": field is immutable',
+            {
+              details: {
+                causes: [
+                  {
+                    reason: 'FieldValueInvalid',
+                    message: 'Invalid value: "x": field is immutable',
+                    field: 'metadata.uid',
+                  },
+                ],
+              },
+            },
+          ),
+        ),
+      true,
+    );
+    const k = { namespace: 'ns', name: 'a' };
+    const e = await failure(client.patch('ConfigMap', k, { data: {} }, { uid: 'x' }));
+    expect([e.reason, e.code]).toEqual(['Conflict', 409]);
+    // Without a uid option the server's answer stands.
+    expect((await failure(client.patch('ConfigMap', k, { metadata: { uid: 'x' } }))).reason).toBe('Invalid');
+  });
+
   it('delete sends DeleteOptions; a Status answer is gone, a finalized object is kept', async () => {
     srv.on(
       (r) => r.method === 'DELETE',

@@ -3,10 +3,11 @@
 // it; this file builds the REST paths, bodies and content types and maps every failure to ApiError.
 import {
   type AnyObject,
-  type ApiError,
+  ApiError,
   type Client,
   type DeleteOptions,
   formatSelector,
+  isApiError,
   KIND_INFO,
   type Kind,
   type KindMap,
@@ -340,15 +341,35 @@ class KubeClientImpl implements KubeClient {
       body = { ...patch, metadata: meta };
     }
     const sub = verb === 'patchStatus' && KIND_INFO[kind]?.hasStatusSubresource ? 'status' : undefined;
-    const o = await this.call<KindMap[K]>(
-      verb,
-      kind,
-      'PATCH',
-      objectPath(kind, key, sub),
-      `${KIND_INFO[kind].plural} ${keyText(key)}${sub ? '/status' : ''}`,
-      { body, contentType: MERGE_PATCH_CT },
-    );
-    return withTypeMeta(kind, o);
+    try {
+      const o = await this.call<KindMap[K]>(
+        verb,
+        kind,
+        'PATCH',
+        objectPath(kind, key, sub),
+        `${KIND_INFO[kind].plural} ${keyText(key)}${sub ? '/status' : ''}`,
+        { body, contentType: MERGE_PATCH_CT },
+      );
+      return withTypeMeta(kind, o);
+    } catch (e) {
+      // A merge patch with another metadata.uid is answered 422 "metadata.uid: field is immutable";
+      // the port promises Conflict (as for update and delete preconditions): the object we meant is gone.
+      if (
+        opts.uid !== undefined &&
+        isApiError(e, 'Invalid') &&
+        e.causes.some((c) => c.field === 'metadata.uid')
+      ) {
+        throw new ApiError(
+          'Conflict',
+          `Precondition failed: UID in precondition: ${opts.uid} (${e.message})`,
+          {
+            code: 409,
+            causes: e.causes,
+          },
+        );
+      }
+      throw e;
+    }
   }
 
   patch<K extends Kind>(
