@@ -99,6 +99,14 @@ export class ApiModel implements Client, Watcher {
     return { items: this.listNow(kind, opts), resourceVersion: String(this.rv) };
   }
 
+  /**
+   * The stored objects themselves, without copies, for read-only hot paths (invariant checks and
+   * event routing in the simulator). Callers must not mutate them.
+   */
+  peek<K extends Kind>(kind: K): readonly KindMap[K][] {
+    return [...this.bucket(kind).values()] as unknown as KindMap[K][];
+  }
+
   listNow<K extends Kind>(kind: K, opts: ListOptions = {}): KindMap[K][] {
     const out: KindMap[K][] = [];
     for (const o of this.bucket(kind).values()) {
@@ -266,7 +274,15 @@ export class ApiModel implements Client, Watcher {
   eventsSince(rv: number): { events: ModelEvent[]; complete: boolean } {
     const oldest = this.events[0]?.rv ?? this.rv + 1;
     const complete = rv >= oldest - 1 || this.events.length < this.eventWindow;
-    return { events: this.events.filter((e) => e.rv > rv), complete };
+    // Events are in resourceVersion order: binary search for the first one after `rv`.
+    let lo = 0;
+    let hi = this.events.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.events[mid]!.rv > rv) hi = mid;
+      else lo = mid + 1;
+    }
+    return { events: this.events.slice(lo), complete };
   }
 
   // ---------------- what a kubelet and the garbage collector do ----------------

@@ -129,10 +129,14 @@ export function decidePodClaim(s: PodClaimSnapshot): Decision {
     return bindClaim(c, pod, [bindPodWrite(pod, c)], s.now, 'bind');
   }
 
+  // A migration target we CAS'd but did not record yet is adopted; any other stray is released.
+  const adopted = migrationRequested
+    ? strays.find((p) => !index.otherReference(ns, p.metadata.name, c) && stateOf(p) === 'Bound')
+    : undefined;
+  const toRelease = strays.filter((p) => p !== adopted);
+  if (toRelease.length > 0) return releaseStrays(toRelease, policy, index, c);
+
   if (migrationRequested) {
-    const adopted = strays.find(
-      (p) => !index.otherReference(ns, p.metadata.name, c) && stateOf(p) === 'Bound',
-    );
     if (adopted) return startMigration(c, byName.get(c.spec.podName)!, adopted, [], s.now);
     const wanted = c.metadata.annotations?.[ANNOTATION_MIGRATE_TO];
     let target: Pod | undefined;
@@ -157,7 +161,6 @@ export function decidePodClaim(s: PodClaimSnapshot): Decision {
     return startMigration(c, byName.get(c.spec.podName)!, target, [bindPodWrite(target, c)], s.now);
   }
 
-  if (strays.length > 0) return releaseStrays(strays, policy, index, c);
   const pod = byName.get(c.spec.podName);
   if (pod?.spec.nodeName && pod.spec.nodeName !== c.spec.nodeName) {
     return {

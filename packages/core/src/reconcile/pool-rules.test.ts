@@ -208,6 +208,29 @@ describe('migration', () => {
     expect(model.getNow('Pod', key('p1')).metadata.labels?.[LABEL_STATE]).toBe('Idle');
   });
 
+  test('a stray source left Draining by a failed release is released while a new migration waits (sim seed 5)', async () => {
+    const { model, deps, clock } = world();
+    await put(model, podPool('web'));
+    const c = await put(
+      model,
+      podClaim('c', withReleaseFinalizer(), boundTo('p2', 'n1'), requestMigration()),
+    );
+    await put(
+      model,
+      poolPod('p1', claimedBy(c), (p) => {
+        p.metadata.labels!['claimkit.dev/state'] = 'Draining';
+      }),
+    );
+    await put(model, poolPod('p2', claimedBy(c)));
+    await reconcilePodClaim(deps, key('c'));
+    expect(model.getNow('Pod', key('p1')).metadata.labels).toMatchObject({ [LABEL_STATE]: 'Idle' });
+    expect(model.getNow('Pod', key('p1')).metadata.labels?.[LABEL_CLAIMED_BY]).toBeUndefined();
+    // The released pod is then a fine migration target.
+    await run(deps, 'c');
+    expect(model.getNow('PodClaim', key('c')).spec).toMatchObject({ podName: 'p1', sourcePod: '' });
+    expect(converged(model, clock.now())).toEqual([]);
+  });
+
   test('no Idle target: the claim stays Bound and says why', async () => {
     const { model, deps } = world();
     await put(model, podPool('web'));

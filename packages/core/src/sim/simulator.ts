@@ -38,6 +38,8 @@ export interface SimOptions {
   quiesceEvery?: number;
   /** Test-only: break these rules to prove the simulator catches them. */
   broken?: BrokenRule[];
+  /** Replays spent shrinking a failing trace (default 300; 0 keeps the whole failing prefix). */
+  shrinkBudget?: number;
   /** Extra model options (e.g. CRD schema defaulting and validation). */
   modelOptions?: Omit<ApiModelOptions, 'clock' | 'seed'>;
 }
@@ -123,42 +125,43 @@ class World {
   /** Event handlers map every change to the keys it affects, on every replica (P6 for pods). */
   private route(kind: Kind, obj: AnyObject): void {
     const ns = obj.metadata.namespace ?? '';
-    for (const ctl of this.ctls) {
-      const add = (k: string, name: string) =>
-        ctl.queue.set(
-          `${k}|${ns}/${name}`,
-          Math.min(ctl.queue.get(`${k}|${ns}/${name}`) ?? Infinity, this.clock.now()),
-        );
-      if (kind === 'Capture' || kind === 'PodPool' || kind === 'PodClaimSet') add(kind, obj.metadata.name);
-      if (kind === 'PodClaim') {
-        const c = obj as PodClaim;
-        add('PodClaim', c.metadata.name);
-        add('PodPool', c.spec.poolName);
-        for (const r of c.metadata.ownerReferences ?? [])
-          if (r.kind === 'PodClaimSet') add('PodClaimSet', r.name);
+    const keys: string[] = [];
+    const add = (k: string, name: string) => keys.push(`${k}|${ns}/${name}`);
+    if (kind === 'Capture' || kind === 'PodPool' || kind === 'PodClaimSet') add(kind, obj.metadata.name);
+    if (kind === 'PodClaim') {
+      const c = obj as PodClaim;
+      add('PodClaim', c.metadata.name);
+      add('PodPool', c.spec.poolName);
+      for (const r of c.metadata.ownerReferences ?? [])
+        if (r.kind === 'PodClaimSet') add('PodClaimSet', r.name);
+    }
+    if (kind === 'Pod') {
+      const p = obj as Pod;
+      const pool = p.metadata.labels?.[LABEL_POOL];
+      if (pool) add('PodPool', pool);
+      const claims = this.model
+        .peek('PodClaim')
+        .filter((c) => (c.metadata.namespace ?? '') === ns) as PodClaim[];
+      for (const name of claimsForPodEvent(
+        p,
+        new ClaimIndex(claims, { includeDeleting: true }),
+        claimedBy(p),
+      )) {
+        add('PodClaim', name);
       }
-      if (kind === 'Pod') {
-        const p = obj as Pod;
-        const pool = p.metadata.labels?.[LABEL_POOL];
-        if (pool) add('PodPool', pool);
-        const claims = this.model.listNow('PodClaim', { namespace: ns });
-        for (const name of claimsForPodEvent(
-          p,
-          new ClaimIndex(claims, { includeDeleting: true }),
-          claimedBy(p),
-        )) {
-          add('PodClaim', name);
-        }
-        for (const c of this.model.listNow('Capture', { namespace: ns })) {
-          if (
-            matchesSelector(p.metadata.labels, c.spec.selector) ||
-            c.status?.claim?.holder.name === p.metadata.name
-          ) {
-            add('Capture', c.metadata.name);
-          }
+      for (const c of this.model.peek('Capture')) {
+        if ((c.metadata.namespace ?? '') !== ns) continue;
+        if (
+          matchesSelector(p.metadata.labels, c.spec.selector) ||
+          c.status?.claim?.holder.name === p.metadata.name
+        ) {
+          add('Capture', c.metadata.name);
         }
       }
     }
+    const now = this.clock.now();
+    for (const ctl of this.ctls)
+      for (const k of keys) ctl.queue.set(k, Math.min(ctl.queue.get(k) ?? Infinity, now));
   }
 
   enqueueAll(ctl: Controller): void {
@@ -264,9 +267,9 @@ class World {
 
   state(): ClusterState {
     return {
-      captures: this.model.listNow('Capture'),
-      pods: this.model.listNow('Pod'),
-      claims: this.model.listNow('PodClaim'),
+      captures: this.model.peek('Capture') as Capture[],
+      pods: this.model.peek('Pod') as Pod[],
+      claims: this.model.peek('PodClaim') as PodClaim[],
     };
   }
 
@@ -726,7 +729,7 @@ export async function simulate(opts: SimOptions): Promise<SimResult> {
     return { seed: opts.seed, steps: opts.steps, violations: [], trace: [], stats: run.stats };
   }
   const failing = actions.slice(0, run.at + 1);
-  const trace = await shrink(opts.seed, failing, opts);
+  const trace = await shrink(opts.seed, failing, opts, opts.shrinkBudget ?? 300);
   const final = await runTrace(opts.seed, trace, opts);
   return {
     seed: opts.seed,
