@@ -14,7 +14,8 @@ import {
 import type { KindSchema } from './types.ts';
 
 // `has(self.type)` guards the API server's validation of the default itself.
-export const RULE_HTTP_NEEDS_URL = "!has(self.type) || self.type != 'Http' || (has(self.url) && self.url != '')";
+export const RULE_HTTP_NEEDS_URL =
+  "!has(self.type) || self.type != 'Http' || (has(self.url) && self.url != '')";
 
 export const captureSchema: KindSchema = {
   kind: 'Capture',
