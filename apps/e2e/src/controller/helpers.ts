@@ -109,3 +109,20 @@ export async function getOrUndefined<T>(p: Promise<T>): Promise<T | undefined> {
     throw e;
   }
 }
+
+/**
+ * Before the controller stops: delete the namespace's PodClaims and wait until their finalizers
+ * completed, so the namespace can be deleted afterwards.
+ */
+export async function finalizeClaims(ns: string, timeoutMs = 30_000): Promise<void> {
+  const c = kube();
+  for (const cl of (await c.list('PodClaimSet', { namespace: ns })).items)
+    await getOrUndefined(c.delete('PodClaimSet', { namespace: ns, name: cl.metadata.name }));
+  for (const cl of (await c.list('PodClaim', { namespace: ns })).items)
+    await getOrUndefined(c.delete('PodClaim', { namespace: ns, name: cl.metadata.name }));
+  await until(
+    `PodClaims in ${ns} finalized`,
+    async () => (await c.list('PodClaim', { namespace: ns })).items.length === 0,
+    timeoutMs,
+  );
+}

@@ -1,0 +1,180 @@
+// Seed B (seeds/pool-claim-finalize-scale-in.md) on the real control plane, controller in process:
+// a claim set of 2 with a migration in progress is scaled in to 1 (the migrating claim is not
+// chosen); the two-claims-one-pod state is forced and the migrating claim deleted (its finalizer
+// completes in well under a second, its labels are gone, the other claim keeps its pod); a bound
+// pod is deleted (the claim goes Lost, clears podName/nodeName, binds a new Idle pod); a pod deleted
+// right after its label was removed still reaches its claim (P6, by spec.podName).
+import {
+  ANNOTATION_CLAIMED_BY_UID,
+  ANNOTATION_MIGRATE,
+  LABEL_CLAIMED_BY,
+  LABEL_STATE,
+  type PodClaim,
+  type PodClaimSet,
+  type PodPool,
+} from '@claimkit/core';
+import { afterAll, describe, expect, it } from 'vitest';
+import { useTestNamespace } from '../harness/vitest.ts';
+import {
+  expectAllInvariants,
+  finalizeClaims,
+  getOrUndefined,
+  kube,
+  type RunningController,
+  startController,
+  until,
+} from './helpers.ts';
+
+const pool = (ns: string, minIdle: number): PodPool => ({
+  apiVersion: 'claimkit.dev/v1alpha1',
+  kind: 'PodPool',
+  metadata: { name: 'web', namespace: ns },
+  spec: {
+    template: {
+      metadata: { labels: { app: 'web' } },
+      spec: {
+        containers: [{ name: 'main', image: 'registry.example/web:1' }],
+        terminationGracePeriodSeconds: 0,
+      },
+    } as PodPool['spec']['template'],
+    minIdle,
+    maxPods: 20,
+    releasePolicy: 'Recycle',
+    drainSeconds: 600, // a migration stays in progress (source draining) for the whole test
+  },
+});
+
+describe('Seed B: finalize during a migration and scale-in', () => {
+  const ns = useTestNamespace('ctl-seed-b');
+  let ctl: RunningController | undefined;
+  afterAll(async () => {
+    if (ctl) await finalizeClaims(ns.name).catch(() => {});
+    await ctl?.stop();
+  });
+  const claims = async () => (await kube().list('PodClaim', { namespace: ns.name })).items;
+  const claim = (name: string) => getOrUndefined(kube().get('PodClaim', { namespace: ns.name, name }));
+  const pod = (name: string) => getOrUndefined(kube().get('Pod', { namespace: ns.name, name }));
+  const bound = async (name: string) => {
+    const c = await claim(name);
+    return c?.status?.phase === 'Bound' && c.spec.podName ? c : undefined;
+  };
+
+  it('the full story', async () => {
+    const c = kube();
+    ctl = await startController(ns.name);
+    await c.create(pool(ns.name, 2));
+    const set: PodClaimSet = {
+      apiVersion: 'claimkit.dev/v1alpha1',
+      kind: 'PodClaimSet',
+      metadata: { name: 'set', namespace: ns.name },
+      spec: {
+        replicas: 2,
+        selector: { matchLabels: { 'claimkit.dev/claim-set': 'set' } },
+        template: { metadata: { labels: { 'claimkit.dev/claim-set': 'set' } }, spec: { poolName: 'web' } },
+      },
+    };
+    await c.create(set);
+    const [a, b] = await until('2 bound claims', async () => {
+      const cs = (await claims()).filter((x) => x.status?.phase === 'Bound');
+      return cs.length === 2 ? cs : undefined;
+    });
+
+    // A migration in progress on claim a (the source drains for drainSeconds).
+    await until('an Idle pod to migrate to', async () =>
+      (await c.list('Pod', { namespace: ns.name })).items.some(
+        (p) => p.metadata.labels?.[LABEL_STATE] === 'Idle' && p.status?.phase === 'Running',
+      ),
+    );
+    await c.patch(
+      'PodClaim',
+      { namespace: ns.name, name: a!.metadata.name },
+      {
+        metadata: { annotations: { [ANNOTATION_MIGRATE]: 'e2e' } },
+      },
+    );
+    const migrating = await until('a migrating', async () => {
+      const x = await claim(a!.metadata.name);
+      return x?.spec.sourcePod && x.spec.podName ? x : undefined;
+    });
+
+    // Scale-in to 1 at that moment: the migrating claim is not chosen.
+    await c.patch('PodClaimSet', { namespace: ns.name, name: 'set' }, { spec: { replicas: 1 } });
+    await until('b deleted', async () => !(await claim(b!.metadata.name)));
+    const still = await claim(a!.metadata.name);
+    expect(still?.metadata.deletionTimestamp).toBeUndefined();
+    expect(still?.spec.sourcePod).toBe(migrating.spec.sourcePod);
+
+    // Force the seed's two-claims-one-pod state: another claim references a's migration target
+    // (written with the controller stopped, as a legacy writer would), then delete a.
+    const other: PodClaim = {
+      apiVersion: 'claimkit.dev/v1alpha1',
+      kind: 'PodClaim',
+      metadata: { name: 'other', namespace: ns.name },
+      spec: { poolName: 'web' },
+    };
+    await c.create(other);
+    const o = await until('other bound', () => bound('other'));
+    await ctl.stop();
+    ctl = undefined;
+    const target = migrating.spec.podName!;
+    const source = migrating.spec.sourcePod!;
+    const cur = (await claim('other'))!;
+    await c.update({ ...cur, spec: { ...cur.spec, podName: target } });
+    await c.patch(
+      'Pod',
+      { namespace: ns.name, name: target },
+      {
+        metadata: {
+          labels: { [LABEL_CLAIMED_BY]: 'other' },
+          annotations: { [ANNOTATION_CLAIMED_BY_UID]: cur.metadata.uid },
+        },
+      },
+    );
+    await c.delete('PodClaim', { namespace: ns.name, name: a!.metadata.name });
+    ctl = await startController(ns.name);
+    const t0 = Date.now();
+    await until('a finalized', async () => !(await claim(a!.metadata.name)), 10_000);
+    const finalizeMs = Date.now() - t0;
+    expect(finalizeMs).toBeLessThan(1000);
+    for (const p of (await c.list('Pod', { namespace: ns.name })).items)
+      expect(p.metadata.labels?.[LABEL_CLAIMED_BY], p.metadata.name).not.toBe(a!.metadata.name);
+    const srcPod = await pod(source);
+    if (srcPod) expect(srcPod.metadata.labels?.[LABEL_STATE]).toBe('Idle');
+    const kept = await until('other keeps its pod', async () => {
+      const x = await bound('other');
+      const p = await pod(target);
+      return x?.spec.podName === target && p?.metadata.labels?.[LABEL_CLAIMED_BY] === 'other' ? x : undefined;
+    });
+    expect(kept.spec.podName).toBe(target);
+    expect(o.spec.podName).not.toBe(target); // other's earlier pod was released as a stray
+
+    // Delete a bound pod: the claim goes Lost, clears podName/nodeName, binds a new Idle pod.
+    const lostBefore = ctl.manager.metrics.events.get({ type: 'Warning', reason: 'Lost' });
+    await c.delete('Pod', { namespace: ns.name, name: target }, { gracePeriodSeconds: 0 });
+    const rebound = await until('other rebinds', async () => {
+      const x = await bound('other');
+      return x && x.spec.podName !== target ? x : undefined;
+    });
+    expect(rebound.status?.lostTime).toBeDefined();
+    expect(ctl.manager.metrics.events.get({ type: 'Warning', reason: 'Lost' })).toBeGreaterThan(lostBefore);
+
+    // P6: a pod deleted right after its claimed-by label was removed still reaches its claim.
+    const q = rebound.spec.podName!;
+    await c.patch(
+      'Pod',
+      { namespace: ns.name, name: q },
+      { metadata: { labels: { [LABEL_CLAIMED_BY]: null } } },
+    );
+    await c.delete('Pod', { namespace: ns.name, name: q }, { gracePeriodSeconds: 0 });
+    const again = await until(
+      'other rebinds after its unlabelled pod is deleted',
+      async () => {
+        const x = await bound('other');
+        return x && x.spec.podName !== q && x.spec.podName !== target ? x : undefined;
+      },
+      10_000,
+    );
+    expect(again.spec.nodeName).toBeTruthy();
+    await expectAllInvariants(ns.name);
+  });
+});
