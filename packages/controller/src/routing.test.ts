@@ -63,8 +63,8 @@ describe('routing', () => {
       { apiVersion: 'claimkit.dev/v1alpha1', kind: 'PodClaimSet', name: 'set', uid: 'u' },
     ];
     expect(keysForClaim(c, undefined).sort()).toEqual([
-      'PodClaim|ns/a',
       'PodClaimSet|ns/set',
+      'PodClaim|ns/a',
       'PodPool|ns/web',
     ]);
   });
