@@ -1,7 +1,24 @@
 // Plain-data helpers. Objects crossing a port are JSON: cloning through JSON keeps them so.
 
 export function clone<T>(v: T): T {
-  return v === undefined ? v : (JSON.parse(JSON.stringify(v)) as T);
+  return cloneValue(v) as T;
+}
+
+// A recursive copy of JSON data (faster than a JSON round trip in V8); like JSON, it drops
+// undefined object members and functions.
+function cloneValue(v: unknown): unknown {
+  if (v === null || typeof v !== 'object') return v;
+  if (Array.isArray(v)) {
+    const out = new Array(v.length);
+    for (let i = 0; i < v.length; i++) out[i] = v[i] === undefined ? null : cloneValue(v[i]);
+    return out;
+  }
+  const out: Record<string, unknown> = {};
+  for (const k in v as Record<string, unknown>) {
+    const x = (v as Record<string, unknown>)[k];
+    if (x !== undefined && typeof x !== 'function') out[k] = cloneValue(x);
+  }
+  return out;
 }
 
 export function deepEqual(a: unknown, b: unknown): boolean {
