@@ -42,6 +42,8 @@ export interface InformerOptions {
   labelSelector?: string;
   timers?: Timers;
   log?: Logger;
+  /** How long the first list waits out 429/503/504 answers before start() fails (default 60 s). */
+  startRetryMs?: number;
   /** Restart a watch that delivered nothing for this long (default 5 min). */
   watchdogMs?: number;
 }
@@ -60,6 +62,7 @@ export class Informer<K extends Kind> {
   private synced = false;
   private failures = 0;
   private lastEventAt = 0;
+  private startedAt = 0;
   private watchdog: unknown;
   private retryTimer: unknown;
   private syncWaiters: (() => void)[] = [];
@@ -89,6 +92,7 @@ export class Informer<K extends Kind> {
   /** Lists (retrying with backoff) and watches; resolves after the first successful list. */
   async start(): Promise<void> {
     this.stopped = false;
+    this.startedAt = this.timers.now();
     await this.relist(true);
     this.armWatchdog();
   }
@@ -139,7 +143,16 @@ export class Informer<K extends Kind> {
     try {
       list = await this.source.list(this.kind, this.listOpts());
     } catch (e) {
-      if (first) throw e;
+      // The first list fails start() on a permanent error (RBAC, CRDs missing, unreachable: code 0),
+      // but waits out an API server that answered "not now" (429, 503, 504) for up to startRetryMs.
+      const answeredBusy = isApiError(e) && e.transient && e.code !== 0;
+      if (first && !(answeredBusy && this.timers.now() - this.startedAt < (this.opts.startRetryMs ?? 60_000)))
+        throw e;
+      if (first) {
+        const ms = Math.min(5000, Math.max(200, ((e as ApiError).retryAfterSeconds ?? 0) * 1000));
+        await new Promise<void>((r) => this.timers.setTimeout(r, ms));
+        return this.relist(true);
+      }
       this.opts.log?.warn('list failed; retrying', { kind: this.kind, error: errorText(e) });
       this.retry(() => this.relist());
       return;
