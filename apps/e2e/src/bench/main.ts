@@ -1,0 +1,564 @@
+// `pnpm bench`: controller benchmarks on the local control plane (apps/e2e harness), side by side in
+// one run, merged into bench/results.json under `controller` (the `webhook` key is kept); then the
+// webhook's latency benchmark (packages/webhook/bench/latency.ts) unless --controller-only.
+//
+//   pnpm bench [--controller-only] [--trials 25] [--binds 500] [--rss 10000]
+//   CLAIMKIT_BENCH_KUBECONFIG=... pnpm bench     # against a running cluster (e.g. `pnpm cluster up`)
+//
+// Not timed tests: numbers are measured and recorded, targets are reported beside them.
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { cpus, loadavg } from 'node:os';
+import { join } from 'node:path';
+import { CaptureAgent, createKubeController, kubeClient, WRITE_VERBS } from '@claimkit/controller';
+import {
+  ANNOTATION_MIGRATE,
+  type Capture,
+  FINALIZER_RELEASE,
+  LABEL_CLAIMED_BY,
+  LABEL_POOL,
+  LABEL_STATE,
+  type Pod,
+  type PodClaim,
+  type PodPool,
+} from '@claimkit/core';
+import { makeClients, startLocalCluster, waitFor } from '../harness/index.ts';
+
+const root = new URL('../../../../', import.meta.url).pathname;
+function arg(name: string, dflt: string): string {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1]! : dflt;
+}
+const TRIALS = Number(arg('trials', '25'));
+const BINDS = Number(arg('binds', '500'));
+const RSS_N = Number(arg('rss', '10000'));
+const say = (s: string) => process.stderr.write(`[bench] ${s}\n`);
+
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))]!;
+};
+const r1 = (x: number) => Math.round(x * 10) / 10;
+const summary = (xs: number[]) => ({
+  n: xs.length,
+  p50Ms: r1(pct(xs, 50)),
+  p99Ms: r1(pct(xs, 99)),
+  maxMs: r1(Math.max(...xs)),
+  meanMs: r1(xs.reduce((a, b) => a + b, 0) / xs.length),
+});
+
+let cluster: { kubeconfigPath: string; stop(): Promise<void> } | undefined;
+const given = process.env.CLAIMKIT_BENCH_KUBECONFIG;
+if (given) cluster = { kubeconfigPath: given, stop: async () => {} };
+else {
+  say('starting the local control plane ...');
+  cluster = await startLocalCluster({ log: (m) => say(m) });
+}
+const kubeconfig = cluster.kubeconfigPath;
+const admin = makeClients(kubeconfig);
+const kube = kubeClient(kubeconfig, { timeoutMs: 60_000 });
+
+async function namespace(prefix: string): Promise<string> {
+  const name = `${prefix}-${Date.now().toString(36)}`;
+  await admin.core.createNamespace({
+    body: { metadata: { name, labels: { 'claimkit.dev/bench': 'true' } } },
+  });
+  await waitFor(`sa default/${name}`, () =>
+    admin.core.readNamespacedServiceAccount({ name: 'default', namespace: name }),
+  );
+  return name;
+}
+
+/** Runs fn over items with `n` in flight. */
+async function pool<T>(items: T[], n: number, fn: (x: T, i: number) => Promise<unknown>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(n, items.length) }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        await fn(items[i]!, i);
+      }
+    }),
+  );
+}
+
+const podFor = (
+  name: string,
+  ns: string,
+  labels: Record<string, string>,
+  extra: Partial<Pod['spec']> = {},
+): Pod => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name, namespace: ns, labels },
+  spec: {
+    containers: [{ name: 'main', image: 'registry.k8s.io/pause:3.10' }],
+    terminationGracePeriodSeconds: 0,
+    ...extra,
+  } as Pod['spec'],
+});
+const ready = (p: Pod) => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
+
+// ---------------- takeover latency ----------------
+async function benchTakeover() {
+  const ns = await namespace('bench-takeover');
+  const ctl = createKubeController({ kubeconfig, namespace: ns, concurrency: 4 });
+  await ctl.manager.start();
+  const agent = new CaptureAgent({
+    capture: (_r, signal) =>
+      new Promise((_res, rej) => signal.addEventListener('abort', () => rej(new Error('superseded')))),
+  });
+  const url = (await agent.listen(0, '127.0.0.1')).url;
+  await pool(
+    Array.from({ length: TRIALS + 3 }, (_, i) => i),
+    8,
+    (i) => kube.create(podFor(`cand-${i}`, ns, { app: 'cand' })),
+  );
+  await waitFor(
+    'candidates Ready',
+    async () => (await kube.list('Pod', { namespace: ns })).items.filter(ready).length >= TRIALS + 3,
+    { timeoutMs: 120_000 },
+  );
+  const tokens = new Map<number, number>(); // token -> first seen (ms)
+  const h = kube.watchStream(
+    'Capture',
+    { namespace: ns },
+    {
+      onEvent: (e) => {
+        const t = e.object.status?.claim?.token;
+        if (t !== undefined && !tokens.has(t)) tokens.set(t, performance.now());
+      },
+    },
+  );
+  const cap: Capture = {
+    apiVersion: 'claimkit.dev/v1alpha1',
+    kind: 'Capture',
+    metadata: { name: 'snap', namespace: ns },
+    spec: {
+      selector: { matchLabels: { app: 'cand' } },
+      leaseSeconds: 3000,
+      timeoutSeconds: 1800,
+      maxAttempts: 3,
+      backend: { type: 'Http', url },
+    },
+  };
+  await kube.create(cap);
+  const lat: number[] = [];
+  for (let i = 0; i < TRIALS; i++) {
+    const claim = await waitFor(
+      'a running job',
+      async () => {
+        const c = await kube.get('Capture', { namespace: ns, name: 'snap' });
+        return c.status?.claim?.job ? c.status.claim : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 20 },
+    );
+    const t0 = performance.now();
+    await kube.delete('Pod', { namespace: ns, name: claim.holder.name }, { gracePeriodSeconds: 0 });
+    await waitFor('takeover', () => tokens.has(claim.token + 1), { timeoutMs: 30_000, intervalMs: 2 });
+    lat.push(tokens.get(claim.token + 1)! - t0);
+  }
+  h.stop();
+  const takeovers = ctl.manager.metrics.takeovers.total();
+  await ctl.manager.stop();
+  await agent.close();
+  return {
+    method: `Capture with leaseSeconds 3000 and the Http backend (reference agent, jobs never finish); ${TRIALS + 3} Ready candidate pods on kwok; per trial: delete the holder pod (grace 0), latency = from the delete call to the watch event carrying the next token.`,
+    ...summary(lat),
+    takeoverEvents: takeovers,
+    agentTokensStrictlyIncreasing: agent.tokenViolations().length === 0,
+    targetP99Ms: 1000,
+  };
+}
+
+// ---------------- finalize latency of a migrating claim ----------------
+async function benchFinalize() {
+  const ns = await namespace('bench-finalize');
+  const ctl = createKubeController({ kubeconfig, namespace: ns, concurrency: 4 });
+  await ctl.manager.start();
+  const n = 10;
+  const p: PodPool = {
+    apiVersion: 'claimkit.dev/v1alpha1',
+    kind: 'PodPool',
+    metadata: { name: 'mig', namespace: ns },
+    spec: {
+      template: {
+        metadata: { labels: { app: 'mig' } },
+        spec: {
+          containers: [{ name: 'main', image: 'registry.k8s.io/pause:3.10' }],
+          terminationGracePeriodSeconds: 0,
+        },
+      } as PodPool['spec']['template'],
+      minIdle: 2,
+      maxPods: 60,
+      releasePolicy: 'Recycle',
+      drainSeconds: 600,
+    },
+  };
+  await kube.create(p);
+  const gone = new Map<string, number>();
+  const h = kube.watchStream(
+    'PodClaim',
+    { namespace: ns },
+    {
+      onEvent: (e) => {
+        if (e.type === 'DELETED') gone.set(e.object.metadata.name, performance.now());
+      },
+    },
+  );
+  const lat: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const name = `m-${i}`;
+    await kube.create({
+      apiVersion: 'claimkit.dev/v1alpha1',
+      kind: 'PodClaim',
+      metadata: { name, namespace: ns },
+      spec: { poolName: 'mig' },
+    } as PodClaim);
+    await waitFor(
+      'bound',
+      async () => (await kube.get('PodClaim', { namespace: ns, name })).status?.phase === 'Bound',
+      { timeoutMs: 60_000, intervalMs: 20 },
+    );
+    await waitFor(
+      'an Idle Ready pod',
+      async () =>
+        (await kube.list('Pod', { namespace: ns })).items.some(
+          (x) => x.metadata.labels?.[LABEL_STATE] === 'Idle' && ready(x),
+        ),
+      { timeoutMs: 60_000, intervalMs: 20 },
+    );
+    await kube.patch(
+      'PodClaim',
+      { namespace: ns, name },
+      { metadata: { annotations: { [ANNOTATION_MIGRATE]: 'bench' } } },
+    );
+    await waitFor(
+      'migrating',
+      async () => !!(await kube.get('PodClaim', { namespace: ns, name })).spec.sourcePod,
+      { timeoutMs: 30_000, intervalMs: 10 },
+    );
+    const t0 = performance.now();
+    await kube.delete('PodClaim', { namespace: ns, name });
+    await waitFor('finalized', () => gone.has(name), { timeoutMs: 30_000, intervalMs: 2 });
+    lat.push(gone.get(name)! - t0);
+  }
+  h.stop();
+  await ctl.manager.stop();
+  return {
+    method: `a claim mid-migration (source Draining for drainSeconds 600, target bound) is deleted; latency = from the delete call to the watch DELETED event (the finalizer completed); ${n} trials.`,
+    ...summary(lat),
+  };
+}
+
+// ---------------- binds/s vs raw writes/s ----------------
+async function benchBinds() {
+  const ns = await namespace('bench-binds');
+  const concurrency = 8;
+  const ctl = createKubeController({
+    kubeconfig,
+    namespace: ns,
+    concurrency,
+    queue: { qps: 1000, burst: 2000 },
+  });
+  await ctl.manager.start();
+  const p: PodPool = {
+    apiVersion: 'claimkit.dev/v1alpha1',
+    kind: 'PodPool',
+    metadata: { name: 'warm', namespace: ns },
+    spec: {
+      template: {
+        metadata: { labels: { app: 'warm' } },
+        spec: {
+          containers: [{ name: 'main', image: 'registry.k8s.io/pause:3.10' }],
+          terminationGracePeriodSeconds: 0,
+        },
+      } as PodPool['spec']['template'],
+      minIdle: BINDS,
+      maxPods: BINDS, // no pod is created or deleted while claims bind
+      releasePolicy: 'Recycle',
+      drainSeconds: 0,
+    },
+  };
+  await kube.create(p);
+  say(`warming ${BINDS} pool pods ...`);
+  await waitFor(
+    'a warm pool',
+    async () =>
+      (await kube.list('Pod', { namespace: ns })).items.filter(
+        (x) => ready(x) && x.metadata.labels?.[LABEL_STATE] === 'Idle',
+      ).length === BINDS,
+    { timeoutMs: 600_000, intervalMs: 500 },
+  );
+  await new Promise((r) => setTimeout(r, 2000)); // let the controller go quiet
+  const writes = (filter: (verb: string, res: string) => boolean) => {
+    let n = 0;
+    for (const line of ctl.manager.metrics.registry.render().split('\n')) {
+      const mm = /^claimkit_api_requests_total\{code="(\d+)",resource="(\w+)",verb="(\w+)"\} (\d+)/.exec(
+        line,
+      );
+      if (mm && mm[1]!.startsWith('2') && filter(mm[3]!, mm[2]!)) n += Number(mm[4]);
+    }
+    return n;
+  };
+  const isWrite = (v: string) => WRITE_VERBS.has(v) || v === 'updateStatus' || v === 'patchStatus';
+  const before = {
+    all: writes((v) => isWrite(v)),
+    noEvents: writes((v, r) => isWrite(v) && r !== 'Event'),
+    conflicts: 0,
+  };
+  const conflictsBefore = ctl.manager.metrics.apiRequests.total({ code: '409' });
+  const bound = new Set<string>();
+  let tDone = 0;
+  const h = kube.watchStream(
+    'PodClaim',
+    { namespace: ns },
+    {
+      onEvent: (e) => {
+        if (e.object.status?.phase === 'Bound' && e.object.spec.podName) {
+          bound.add(e.object.metadata.name);
+          if (bound.size === BINDS && !tDone) tDone = performance.now();
+        }
+      },
+    },
+  );
+  say(`creating ${BINDS} claims ...`);
+  const t0 = performance.now();
+  await pool(
+    Array.from({ length: BINDS }, (_, i) => i),
+    16,
+    (i) =>
+      kube.create({
+        apiVersion: 'claimkit.dev/v1alpha1',
+        kind: 'PodClaim',
+        metadata: { name: `c-${i}`, namespace: ns },
+        spec: { poolName: 'warm' },
+      } as PodClaim),
+  );
+  const tCreated = performance.now();
+  await waitFor('all bound', () => tDone > 0, { timeoutMs: 600_000, intervalMs: 20 });
+  await new Promise((r) => setTimeout(r, 1000));
+  const after = { all: writes((v) => isWrite(v)), noEvents: writes((v, r) => isWrite(v) && r !== 'Event') };
+  const conflicts = ctl.manager.metrics.apiRequests.total({ code: '409' }) - conflictsBefore;
+  h.stop();
+  await ctl.manager.stop();
+  const bindsPerSec = BINDS / ((tDone - t0) / 1000);
+
+  // Raw single-object writes from the same client, same concurrency as the controller's workers.
+  const rawN = 500;
+  const rt0 = performance.now();
+  await pool(
+    Array.from({ length: rawN }, (_, i) => i),
+    concurrency,
+    (i) =>
+      kube.create({
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: `raw-${i}`, namespace: ns },
+        data: { i: String(i) },
+      }),
+  );
+  const rawPerSec = rawN / ((performance.now() - rt0) / 1000);
+  const writesPerBind = (after.noEvents - before.noEvents) / BINDS;
+  return {
+    method: `${BINDS} Idle Ready pods pre-warmed (pool maxPods=${BINDS}, so no pod is created or deleted meanwhile); ${BINDS} PodClaims created with 16 in flight; binds/s = ${BINDS} / (first create -> last claim seen Bound by a watch); controller concurrency ${concurrency}. Raw: ${rawN} ConfigMap creates from the same client with ${concurrency} in flight. Writes counted by the client's onRequest hook (2xx only).`,
+    claims: BINDS,
+    seconds: r1((tDone - t0) / 1000),
+    createSeconds: r1((tCreated - t0) / 1000),
+    bindsPerSec: r1(bindsPerSec),
+    rawWritesPerSec: r1(rawPerSec),
+    apiWritesPerBind: Math.round(writesPerBind * 100) / 100,
+    apiWritesPerBindInclEvents: Math.round(((after.all - before.all) / BINDS) * 100) / 100,
+    conflicts409: conflicts,
+    targets: { writesPerBind: 3, bindsPerSecAtLeast: r1((0.5 * rawPerSec) / Math.max(1, writesPerBind)) },
+  };
+}
+
+// ---------------- RSS with N claims and N pods ----------------
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+const rssMb = (pid: number) => {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Math.round(Number(m[1]) / 1024) : Number.NaN;
+};
+
+async function benchRss() {
+  const ns = await namespace('bench-rss');
+  const poolName = 'rss';
+  await kube.create({
+    apiVersion: 'claimkit.dev/v1alpha1',
+    kind: 'PodPool',
+    metadata: { name: poolName, namespace: ns },
+    spec: {
+      template: {
+        metadata: { labels: { app: 'rss' } },
+        spec: { containers: [{ name: 'main', image: 'x' }] },
+      },
+      minIdle: 0,
+      maxPods: RSS_N,
+      releasePolicy: 'Recycle',
+      drainSeconds: 0,
+    },
+  } as PodPool);
+  say(
+    `creating ${RSS_N} pods and ${RSS_N} bound PodClaims (unscheduled pods: schedulerName claimkit-bench-none, so neither the scheduler nor kwok touches them) ...`,
+  );
+  const t0 = performance.now();
+  await pool(
+    Array.from({ length: RSS_N }, (_, i) => i),
+    32,
+    async (i) => {
+      const name = `r-${i}`;
+      await kube.create(
+        podFor(
+          name,
+          ns,
+          { [LABEL_POOL]: poolName, [LABEL_STATE]: 'Bound', [LABEL_CLAIMED_BY]: name, app: 'rss' },
+          { schedulerName: 'claimkit-bench-none' },
+        ),
+      );
+      const c = await kube.create({
+        apiVersion: 'claimkit.dev/v1alpha1',
+        kind: 'PodClaim',
+        metadata: { name, namespace: ns, finalizers: [FINALIZER_RELEASE] },
+        spec: { poolName, podName: name },
+      } as PodClaim);
+      await kube.updateStatus({
+        ...c,
+        status: {
+          phase: 'Bound',
+          boundTime: new Date().toISOString(),
+          observedGeneration: c.metadata.generation ?? 1,
+        },
+      });
+    },
+  );
+  say(`created in ${r1((performance.now() - t0) / 1000)} s; starting the controller process ...`);
+  const port = await freePort();
+  const child = spawn(
+    process.execPath,
+    [
+      '--conditions=source',
+      join(root, 'packages/controller/src/main.ts'),
+      '--kubeconfig',
+      kubeconfig,
+      '--namespace',
+      ns,
+      '--metrics-addr',
+      `127.0.0.1:${port}`,
+      '--health-addr',
+      `127.0.0.1:${port}`,
+      '--log-level',
+      'warn',
+    ],
+    { stdio: ['ignore', 'ignore', 'inherit'] },
+  );
+  const tStart = performance.now();
+  await waitFor('controller ready', async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).ok, {
+    timeoutMs: 300_000,
+    intervalMs: 100,
+  });
+  const syncSeconds = (performance.now() - tStart) / 1000;
+  const rssSynced = rssMb(child.pid!);
+  const metric = async (name: string) => {
+    const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    let n = 0;
+    for (const l of text.split('\n')) if (l.startsWith(name)) n += Number(l.split(' ').at(-1));
+    return n;
+  };
+  // Steady state: every key reconciled once after the sync, queue empty.
+  await waitFor(
+    'queue drained',
+    async () =>
+      (await metric('claimkit_reconcile_total')) >= RSS_N && (await metric('claimkit_workqueue_depth')) === 0,
+    { timeoutMs: 600_000, intervalMs: 500 },
+  );
+  let peak = rssSynced;
+  for (let i = 0; i < 20; i++) {
+    peak = Math.max(peak, rssMb(child.pid!));
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  const rssSteady = rssMb(child.pid!);
+  const reconciles = await metric('claimkit_reconcile_total');
+  child.kill('SIGTERM');
+  await new Promise((r) => child.once('exit', r));
+  // Clean up quickly: the finalizers are ours; the namespace goes with the run.
+  return {
+    method: `${RSS_N} pool pods (unscheduled: schedulerName claimkit-bench-none, never bound to a node, so kwok and the scheduler do nothing) labelled Bound/claimed-by, and ${RSS_N} PodClaims Bound to them (finalizer set, status written), created before the controller starts; controller = claimkit-controller (main.ts) as its own process, --namespace; RSS from /proc/<pid>/status VmRSS.`,
+    pods: RSS_N,
+    claims: RSS_N,
+    cacheSyncSeconds: r1(syncSeconds),
+    rssMbAfterSync: rssSynced,
+    rssMbSteady: rssSteady,
+    rssMbPeak: peak,
+    reconcilesAfterStart: reconciles,
+    targetMb: 200,
+  };
+}
+
+// ---------------- run ----------------
+const load0 = loadavg()[0]!;
+const out: Record<string, unknown> = {
+  date: new Date().toISOString(),
+  command: `pnpm bench${process.argv.slice(2).length ? ` ${process.argv.slice(2).join(' ')}` : ''}`,
+  machine: {
+    cpus: cpus().length,
+    model: cpus()[0]?.model.split(' ').slice(0, 2).join(' '),
+    loadAvg1mBefore: r1(load0),
+  },
+  cluster: given
+    ? 'CLAIMKIT_BENCH_KUBECONFIG'
+    : 'local control plane (apps/e2e harness: etcd, kube-apiserver, KCM, scheduler, kwok), all on this machine',
+};
+const only = arg('only', 'takeover,finalize,binds,rss').split(',');
+try {
+  if (only.includes('takeover')) {
+    say('takeover latency ...');
+    out.takeover = await benchTakeover();
+    say(JSON.stringify(out.takeover));
+  }
+  if (only.includes('finalize')) {
+    say('finalize latency ...');
+    out.finalize = await benchFinalize();
+    say(JSON.stringify(out.finalize));
+  }
+  if (only.includes('binds')) {
+    say('binds/s ...');
+    out.binds = await benchBinds();
+    say(JSON.stringify(out.binds));
+  }
+  if (only.includes('rss')) {
+    say('RSS ...');
+    out.rss = await benchRss();
+    say(JSON.stringify(out.rss));
+  }
+} finally {
+  (out.machine as Record<string, unknown>).loadAvg1mAfter = r1(loadavg()[0]!);
+  await cluster.stop();
+}
+const file = join(root, 'bench/results.json');
+let all: Record<string, unknown> = {};
+if (existsSync(file)) {
+  try {
+    all = JSON.parse(readFileSync(file, 'utf8'));
+  } catch {
+    say('bench/results.json was not JSON; starting it anew');
+  }
+}
+all.controller = { ...((all.controller as object) ?? {}), ...out };
+writeFileSync(file, `${JSON.stringify(all, null, 2)}\n`);
+say('results merged into bench/results.json (key `controller`)');
+if (!process.argv.includes('--controller-only')) {
+  say('webhook latency benchmark ...');
+  execFileSync(process.execPath, ['--conditions=source', join(root, 'packages/webhook/bench/latency.ts')], {
+    stdio: 'inherit',
+  });
+}
