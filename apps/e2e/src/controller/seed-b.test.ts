@@ -143,7 +143,9 @@ describe('Seed B: finalize during a migration and scale-in', () => {
     if (srcPod && srcPod.metadata.labels?.[LABEL_STATE] !== 'Idle') {
       const holder = srcPod.metadata.labels?.[LABEL_CLAIMED_BY];
       expect(holder, 'source pod re-bound by a live claim').toBeDefined();
-      expect((await claim(holder!))?.spec.podName).toBe(source);
+      await until('re-binding claim references the source pod', async () =>
+        (await claim(holder!))?.spec.podName === source ? true : undefined,
+      );
     }
     const kept = await until('other keeps its pod', async () => {
       const x = await bound('other');
