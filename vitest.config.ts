@@ -8,6 +8,7 @@ export default defineConfig({
   resolve: { conditions },
   ssr: { resolve: { conditions, externalConditions: ['source'] } },
   test: {
+    reporters: ['default', './scripts/summary-reporter.ts'],
     projects: [
       {
         extends: true,
