@@ -99,12 +99,14 @@ export class WorkQueue {
 
   /**
    * Queue a key after its per-key backoff only (no overall bucket): for "decide again at once"
-   * results (a conflict, a step done), so a lagging cache cannot turn into a hot loop.
+   * results (a conflict, a step done), so a lagging cache cannot turn into a hot loop; capped low
+   * (default 1 s), since such results are expected under contention and are not failures.
    */
-  addBackoff(key: string): number {
+  addBackoff(key: string, maxMs = 1000): number {
     const n = this.failures.get(key) ?? 0;
     this.failures.set(key, n + 1);
-    const delay = n === 0 ? 0 : Math.min(this.maxDelayMs, this.baseDelayMs * 2 ** Math.min(n - 1, 40));
+    const cap = Math.min(this.maxDelayMs, maxMs);
+    const delay = n === 0 ? 0 : Math.min(cap, this.baseDelayMs * 2 ** Math.min(n - 1, 40));
     this.addAfter(key, delay);
     return delay;
   }

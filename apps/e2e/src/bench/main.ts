@@ -70,6 +70,15 @@ async function namespace(prefix: string): Promise<string> {
   return name;
 }
 
+/** Deletes a bench namespace (the claims' finalizers are stripped first; nothing waits for it). */
+async function cleanup(ns: string): Promise<void> {
+  const claims = (await kube.list('PodClaim', { namespace: ns })).items;
+  await pool(claims, 32, (c) =>
+    kube.patch('PodClaim', { namespace: ns, name: c.metadata.name }, { metadata: { finalizers: null } }).catch(() => {}),
+  );
+  await admin.core.deleteNamespace({ name: ns }).catch(() => {});
+}
+
 /** Runs fn over items with `n` in flight. */
 async function pool<T>(items: T[], n: number, fn: (x: T, i: number) => Promise<unknown>): Promise<void> {
   let next = 0;
@@ -163,6 +172,7 @@ async function benchTakeover() {
   const takeovers = ctl.manager.metrics.takeovers.total();
   await ctl.manager.stop();
   await agent.close();
+  await cleanup(ns);
   return {
     method: `Capture with leaseSeconds 3000 and the Http backend (reference agent, jobs never finish); ${TRIALS + 3} Ready candidate pods on kwok; per trial: delete the holder pod (grace 0), latency = from the delete call to the watch event carrying the next token.`,
     ...summary(lat),
@@ -246,6 +256,7 @@ async function benchFinalize() {
   }
   h.stop();
   await ctl.manager.stop();
+  await cleanup(ns);
   return {
     method: `a claim mid-migration (source Draining for drainSeconds 600, target bound) is deleted; latency = from the delete call to the watch DELETED event (the finalizer completed); ${n} trials.`,
     ...summary(lat),
@@ -341,6 +352,20 @@ async function benchBinds() {
   await new Promise((r) => setTimeout(r, 1000));
   const after = { all: writes((v) => isWrite(v)), noEvents: writes((v, r) => isWrite(v) && r !== 'Event') };
   const conflicts = ctl.manager.metrics.apiRequests.total({ code: '409' }) - conflictsBefore;
+  const breakdown: Record<string, number> = {};
+  for (const line of ctl.manager.metrics.registry.render().split('\n')) {
+    const mm = /^claimkit_api_requests_total\{code="(2\d\d)",resource="(\w+)",verb="(\w+)"\} (\d+)/.exec(line);
+    if (mm && isWrite(mm[3]!)) breakdown[`${mm[3]} ${mm[2]}`] = (breakdown[`${mm[3]} ${mm[2]}`] ?? 0) + Number(mm[4]);
+  }
+  const reconcileMs = {
+    podClaim: r1((sumOf('claimkit_reconcile_duration_seconds_sum', 'PodClaim') / Math.max(1, sumOf('claimkit_reconcile_duration_seconds_count', 'PodClaim'))) * 1000),
+  };
+  function sumOf(metric: string, kind: string): number {
+    let n = 0;
+    for (const line of ctl.manager.metrics.registry.render().split('\n'))
+      if (line.startsWith(metric) && line.includes(`kind="${kind}"`)) n += Number(line.split(' ').at(-1));
+    return n;
+  }
   h.stop();
   await ctl.manager.stop();
   const bindsPerSec = BINDS / ((tDone - t0) / 1000);
@@ -360,6 +385,7 @@ async function benchBinds() {
       }),
   );
   const rawPerSec = rawN / ((performance.now() - rt0) / 1000);
+  await cleanup(ns);
   const writesPerBind = (after.noEvents - before.noEvents) / BINDS;
   return {
     method: `${BINDS} Idle Ready pods pre-warmed (pool maxPods=${BINDS}, so no pod is created or deleted meanwhile); ${BINDS} PodClaims created with 16 in flight; binds/s = ${BINDS} / (first create -> last claim seen Bound by a watch); controller concurrency ${concurrency}. Raw: ${rawN} ConfigMap creates from the same client with ${concurrency} in flight. Writes counted by the client's onRequest hook (2xx only).`,
@@ -371,6 +397,8 @@ async function benchBinds() {
     apiWritesPerBind: Math.round(writesPerBind * 100) / 100,
     apiWritesPerBindInclEvents: Math.round(((after.all - before.all) / BINDS) * 100) / 100,
     conflicts409: conflicts,
+    writesByVerbSinceStart: breakdown,
+    meanPodClaimReconcileMs: reconcileMs.podClaim,
     targets: { writesPerBind: 3, bindsPerSecAtLeast: r1((0.5 * rawPerSec) / Math.max(1, writesPerBind)) },
   };
 }
@@ -490,7 +518,7 @@ async function benchRss() {
   const reconciles = await metric('claimkit_reconcile_total');
   child.kill('SIGTERM');
   await new Promise((r) => child.once('exit', r));
-  // Clean up quickly: the finalizers are ours; the namespace goes with the run.
+  await cleanup(ns);
   return {
     method: `${RSS_N} pool pods (unscheduled: schedulerName claimkit-bench-none, never bound to a node, so kwok and the scheduler do nothing) labelled Bound/claimed-by, and ${RSS_N} PodClaims Bound to them (finalizer set, status written), created before the controller starts; controller = claimkit-controller (main.ts) as its own process, --namespace; RSS from /proc/<pid>/status VmRSS.`,
     pods: RSS_N,
