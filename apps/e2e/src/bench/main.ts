@@ -74,7 +74,9 @@ async function namespace(prefix: string): Promise<string> {
 async function cleanup(ns: string): Promise<void> {
   const claims = (await kube.list('PodClaim', { namespace: ns })).items;
   await pool(claims, 32, (c) =>
-    kube.patch('PodClaim', { namespace: ns, name: c.metadata.name }, { metadata: { finalizers: null } }).catch(() => {}),
+    kube
+      .patch('PodClaim', { namespace: ns, name: c.metadata.name }, { metadata: { finalizers: null } })
+      .catch(() => {}),
   );
   await admin.core.deleteNamespace({ name: ns }).catch(() => {});
 }
@@ -354,11 +356,18 @@ async function benchBinds() {
   const conflicts = ctl.manager.metrics.apiRequests.total({ code: '409' }) - conflictsBefore;
   const breakdown: Record<string, number> = {};
   for (const line of ctl.manager.metrics.registry.render().split('\n')) {
-    const mm = /^claimkit_api_requests_total\{code="(2\d\d)",resource="(\w+)",verb="(\w+)"\} (\d+)/.exec(line);
-    if (mm && isWrite(mm[3]!)) breakdown[`${mm[3]} ${mm[2]}`] = (breakdown[`${mm[3]} ${mm[2]}`] ?? 0) + Number(mm[4]);
+    const mm = /^claimkit_api_requests_total\{code="(2\d\d)",resource="(\w+)",verb="(\w+)"\} (\d+)/.exec(
+      line,
+    );
+    if (mm && isWrite(mm[3]!))
+      breakdown[`${mm[3]} ${mm[2]}`] = (breakdown[`${mm[3]} ${mm[2]}`] ?? 0) + Number(mm[4]);
   }
   const reconcileMs = {
-    podClaim: r1((sumOf('claimkit_reconcile_duration_seconds_sum', 'PodClaim') / Math.max(1, sumOf('claimkit_reconcile_duration_seconds_count', 'PodClaim'))) * 1000),
+    podClaim: r1(
+      (sumOf('claimkit_reconcile_duration_seconds_sum', 'PodClaim') /
+        Math.max(1, sumOf('claimkit_reconcile_duration_seconds_count', 'PodClaim'))) *
+        1000,
+    ),
   };
   function sumOf(metric: string, kind: string): number {
     let n = 0;
