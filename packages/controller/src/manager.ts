@@ -8,6 +8,7 @@ import {
   type EventRecorder,
   type EventSpec,
   type Kind,
+  LABEL_POOL,
   type ObjectKey,
   type PodClaim,
   type Reader,
@@ -131,6 +132,7 @@ export class Manager {
     const inf = <K extends Kind>(kind: K) => {
       const i = new Informer(kind, this.source, {
         ...(opts.namespace ? { namespace: opts.namespace } : {}),
+        ...(kind === 'Pod' ? { indexLabel: LABEL_POOL } : {}),
         timers: this.timers,
         log: this.log,
       });
@@ -231,6 +233,8 @@ export class Manager {
   /** Runs the capture sweep once (the timer calls this every sweepIntervalMs while active). */
   async sweep(): Promise<void> {
     if (this.sweeping) return;
+    // The sweep lists Captures and Pods live; with no claim held anywhere it has nothing to do.
+    if (!this.captures.list().some((c) => c.status?.claim)) return;
     this.sweeping = true;
     try {
       const report = await sweepCaptures(this.deps(), this.opts.namespace);

@@ -499,6 +499,14 @@ async function benchRss() {
     { stdio: ['ignore', 'ignore', 'inherit'] },
   );
   const tStart = performance.now();
+  let peakAll = 0;
+  const sampler = setInterval(() => {
+    try {
+      peakAll = Math.max(peakAll, rssMb(child.pid!));
+    } catch {
+      // exited
+    }
+  }, 200);
   await waitFor('controller ready', async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).ok, {
     timeoutMs: 300_000,
     intervalMs: 100,
@@ -525,6 +533,8 @@ async function benchRss() {
   }
   const rssSteady = rssMb(child.pid!);
   const reconciles = await metric('claimkit_reconcile_total');
+  const drainSeconds = (performance.now() - tStart) / 1000;
+  clearInterval(sampler);
   child.kill('SIGTERM');
   await new Promise((r) => child.once('exit', r));
   await cleanup(ns);
@@ -535,7 +545,9 @@ async function benchRss() {
     cacheSyncSeconds: r1(syncSeconds),
     rssMbAfterSync: rssSynced,
     rssMbSteady: rssSteady,
-    rssMbPeak: peak,
+    rssMbPeakAfterDrain: peak,
+    rssMbPeakWhileReconciling: Math.max(peakAll, peak),
+    secondsToReconcileAll: r1(drainSeconds),
     reconcilesAfterStart: reconciles,
     targetMb: 200,
   };
