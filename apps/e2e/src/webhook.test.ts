@@ -1,10 +1,6 @@
 // The admission webhook on the real API server: served over TLS from this process on 127.0.0.1,
 // registered by URL with its caBundle, limited to this file's namespace (and removed afterwards, so
 // a failurePolicy: Fail webhook never outlives the suite). The admin identity plays the controller.
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import {
   ANNOTATION_CLAIMED_BY_UID,
   API_VERSION,
@@ -14,19 +10,12 @@ import {
   LABEL_STATE,
   VERSION,
 } from '@claimkit/core';
-import { createWebhookApp, jsonLogger, validatingWebhookConfiguration } from '@claimkit/webhook';
-import { type WatchedIndex, watchPodClaims } from '@claimkit/webhook/serve-claim-index';
-import { type RunningServer, serveNodeHttps } from '@claimkit/webhook/serve-node';
-import {
-  AdmissionregistrationV1Api,
-  CustomObjectsApi,
-  KubeConfig,
-  type V1Pod,
-} from '@kubernetes/client-node';
+import { CustomObjectsApi, KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { failureStatus, loadKubeConfig, makeClients, waitFor } from './harness/index.ts';
 import { apiMessage } from './harness/kube.ts';
 import { e2eClients, e2eCluster, useTestNamespace } from './harness/vitest.ts';
+import { type InstalledWebhook, installWebhook } from './harness/webhook.ts';
 
 const ADMIN_USER = 'claimkit-e2e-admin'; // the harness's cluster-admin client certificate
 const MALLORY = 'mallory@example.invalid';
@@ -44,85 +33,25 @@ async function denial(p: Promise<unknown>): Promise<{ code: number | undefined; 
 // The webhook can only be reached from an API server on this machine (the local provider).
 describe.skipIf(!local)('admission webhook on the API server (registered by URL)', () => {
   const ns = useTestNamespace('webhook');
-  const cfgName = `claimkit-e2e-webhook-${process.pid}`;
-  let server: RunningServer | undefined;
-  let watched: WatchedIndex | undefined;
-  let admission: AdmissionregistrationV1Api;
+  let webhook: InstalledWebhook | undefined;
   const custom = () => e2eClients().kc.makeApiClient(CustomObjectsApi);
 
   beforeAll(async () => {
-    const info = e2eCluster();
-    const dir = mkdtempSync(join(tmpdir(), 'claimkit-e2e-webhook-'));
-    const certFile = join(dir, 'tls.crt');
-    const keyFile = join(dir, 'tls.key');
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'ec',
-        '-pkeyopt',
-        'ec_paramgen_curve:prime256v1',
-        '-nodes',
-        '-keyout',
-        keyFile,
-        '-out',
-        certFile,
-        '-days',
-        '1',
-        '-subj',
-        '/CN=127.0.0.1',
-        '-addext',
-        'subjectAltName=IP:127.0.0.1,DNS:localhost',
-      ],
-      { stdio: 'ignore' },
-    );
-    const logger = jsonLogger('warn', (l) => process.stderr.write(`[webhook] ${l}\n`));
-    watched = watchPodClaims(loadKubeConfig(info.kubeconfigPath), logger, 1000);
-    const app = createWebhookApp({ controller: { usernames: [ADMIN_USER] }, index: watched.index, logger });
-    server = await serveNodeHttps({
-      fetch: app.fetch,
-      port: 0,
-      host: '127.0.0.1',
-      certFile,
-      keyFile,
-      logger,
+    webhook = await installWebhook({
+      kubeconfigPath: e2eCluster().kubeconfigPath,
+      namespace: ns.name,
+      controllerUsers: [ADMIN_USER],
+      probe: () =>
+        e2eClients().core.createNamespacedPod({
+          namespace: ns.name,
+          dryRun: 'All',
+          body: poolPod('probe', 'NoSuchState'),
+        }),
     });
-    await waitFor('the claim index to sync', () => watched!.index.synced(), { timeoutMs: 30_000 });
-
-    admission = e2eClients().kc.makeApiClient(AdmissionregistrationV1Api);
-    const caBundle = readFileSync(certFile).toString('base64');
-    const body = validatingWebhookConfiguration({
-      name: cfgName,
-      clientConfig: (path) => ({ url: `https://127.0.0.1:${server!.port}${path}`, caBundle }),
-      namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns.name } },
-      timeoutSeconds: 10,
-    });
-    await admission.createValidatingWebhookConfiguration({ body: body as never });
-    // The API server picks the configuration up asynchronously: wait until a bad pool pod is refused.
-    await waitFor(
-      'the API server to call the webhook',
-      async () => {
-        try {
-          await e2eClients().core.createNamespacedPod({
-            namespace: ns.name,
-            dryRun: 'All',
-            body: poolPod('probe', 'NoSuchState'),
-          });
-          return false;
-        } catch (e) {
-          return apiMessage(e).includes('claimkit');
-        }
-      },
-      { timeoutMs: 30_000, intervalMs: 250 },
-    );
   }, 120_000);
 
   afterAll(async () => {
-    await admission?.deleteValidatingWebhookConfiguration({ name: cfgName }).catch(() => {});
-    await watched?.stop();
-    await server?.close();
+    await webhook?.stop();
   });
 
   function poolPod(name: string, state: string, claim?: { name: string; uid: string }): V1Pod {
@@ -292,7 +221,7 @@ describe.skipIf(!local)('admission webhook on the API server (registered by URL)
     });
     await api.createNamespacedCustomObject({ ...key, body: claimBody('theirs') });
     await waitFor('the claim index to see mine -> pool-x', () =>
-      watched!.index.claimsReferencing(ns.name, 'pool-x').some((r) => r.name === 'mine'),
+      webhook!.index.claimsReferencing(ns.name, 'pool-x').some((r) => r.name === 'mine'),
     );
     const theirs = (await api.getNamespacedCustomObject({ ...key, name: 'theirs' })) as {
       spec: Record<string, unknown>;

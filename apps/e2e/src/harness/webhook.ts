@@ -1,0 +1,110 @@
+// Serves claimkit's admission webhook from this process over TLS on 127.0.0.1 and registers it
+// with the API server by URL (with its caBundle), limited to one namespace. Removed on stop, so a
+// failurePolicy: Fail webhook never outlives the suite. Local provider only: an API server
+// elsewhere cannot reach this process.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createWebhookApp, jsonLogger, validatingWebhookConfiguration } from '@claimkit/webhook';
+import { type WatchedIndex, watchPodClaims } from '@claimkit/webhook/serve-claim-index';
+import { type RunningServer, serveNodeHttps } from '@claimkit/webhook/serve-node';
+import { AdmissionregistrationV1Api } from '@kubernetes/client-node';
+import { loadKubeConfig } from './kube.ts';
+import { waitFor } from './wait.ts';
+
+export interface InstalledWebhook {
+  port: number;
+  /** The webhook's watched claim index (to wait until it has seen a write). */
+  index: WatchedIndex['index'];
+  stop(): Promise<void>;
+}
+
+export async function installWebhook(opts: {
+  kubeconfigPath: string;
+  namespace: string;
+  /** Usernames allowed to write claim spec fields (the controller's identity). */
+  controllerUsers: string[];
+  /** A write the webhook must refuse, used to know the API server has picked the configuration up. */
+  probe: () => Promise<unknown>;
+}): Promise<InstalledWebhook> {
+  const dir = mkdtempSync(join(tmpdir(), 'claimkit-e2e-webhook-'));
+  const certFile = join(dir, 'tls.crt');
+  const keyFile = join(dir, 'tls.key');
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-keyout',
+      keyFile,
+      '-out',
+      certFile,
+      '-days',
+      '1',
+      '-subj',
+      '/CN=127.0.0.1',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1,DNS:localhost',
+    ],
+    { stdio: 'ignore' },
+  );
+  const kc = loadKubeConfig(opts.kubeconfigPath);
+  const logger = jsonLogger('warn', (l) => process.stderr.write(`[webhook] ${l}\n`));
+  const watched: WatchedIndex = watchPodClaims(kc, logger, 1000);
+  const app = createWebhookApp({
+    controller: { usernames: opts.controllerUsers },
+    index: watched.index,
+    logger,
+  });
+  const server: RunningServer = await serveNodeHttps({
+    fetch: app.fetch,
+    port: 0,
+    host: '127.0.0.1',
+    certFile,
+    keyFile,
+    logger,
+  });
+  const admission = kc.makeApiClient(AdmissionregistrationV1Api);
+  const name = `claimkit-e2e-${opts.namespace}`;
+  const stop = async () => {
+    await admission.deleteValidatingWebhookConfiguration({ name }).catch(() => {});
+    await watched.stop();
+    await server.close();
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    await waitFor('the webhook claim index to sync', () => watched.index.synced(), { timeoutMs: 30_000 });
+    const body = validatingWebhookConfiguration({
+      name,
+      clientConfig: (path) => ({
+        url: `https://127.0.0.1:${server.port}${path}`,
+        caBundle: readFileSync(certFile).toString('base64'),
+      }),
+      namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': opts.namespace } },
+      timeoutSeconds: 10,
+    });
+    await admission.createValidatingWebhookConfiguration({ body: body as never });
+    await waitFor(
+      'the API server to call the webhook',
+      async () => {
+        try {
+          await opts.probe();
+          return false;
+        } catch (e) {
+          return String((e as Error)?.message ?? e).includes('claimkit');
+        }
+      },
+      { timeoutMs: 30_000, intervalMs: 250 },
+    );
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+  return { port: server.port, index: watched.index, stop };
+}
