@@ -336,13 +336,8 @@ export class Manager {
     const { kind, namespace, name } = parseQueueKey(key);
     const t0 = performance.now();
     let result = 'success';
-    const lane = this.bindLane(kind, namespace, name);
-    if (!lane) this.dropLaneOwnership(key);
-    else if (!this.enterLane(lane, key)) return; // parked until the lane is handed over
-    let writes = 0;
     try {
       const deps = this.deps();
-      if (lane) deps.client = countWrites(deps.client, () => writes++);
       const res = await reconcile(kind, deps, { namespace, name });
       if (res.requeueAfterMs === 0) {
         result = 'requeue';
@@ -363,75 +358,11 @@ export class Manager {
         retryInMs: delay,
       });
     }
-    if (lane) this.leaveLane(lane, key, namespace, name, writes > 0);
     const secs = (performance.now() - t0) / 1000;
     this.reconciles++;
     this.metrics.reconciles.inc({ kind, result });
     this.metrics.reconcileSeconds.observe(secs, { kind, result });
     this.log.debug('reconciled', { kind, namespace, name, result, ms: Math.round(secs * 1000) });
-  }
-
-  // ---- bind lanes ----
-  // Every Pending claim of a pool decides on the same first candidate (core's stable order, so that
-  // replicas agree); run concurrently they only conflict on the pod's resourceVersion. So binds of
-  // one pool go one at a time through a lane; other keys of that pool wait parked (not on a worker)
-  // and are handed the lane one by one. Only ordering changes: every decision is still core's, and
-  // a second replica without the lane stays safe (the pod write is a CAS).
-  private readonly lanes = new Map<string, { owner: string; parked: string[] }>();
-
-  private bindLane(kind: ReconcileKind, namespace: string, name: string): string | undefined {
-    if (kind !== 'PodClaim') return undefined;
-    const c = this.claims.get(namespace, name);
-    if (!c || c.spec.podName || c.metadata.deletionTimestamp) return undefined;
-    if (!(c.metadata.finalizers ?? []).length) return undefined; // adding the finalizer needs no lane
-    return `${namespace}/${c.spec.poolName}`;
-  }
-
-  /** True when key may run now (it holds the lane); else it is parked. */
-  private enterLane(lane: string, key: string): boolean {
-    const l = this.lanes.get(lane);
-    if (!l) {
-      this.lanes.set(lane, { owner: key, parked: [] });
-      return true;
-    }
-    if (l.owner === key) return true;
-    if (!l.parked.includes(key)) l.parked.push(key);
-    return false;
-  }
-
-  /** Gives the lane to the next parked key (queued; it finds itself the owner). */
-  private releaseLane(lane: string, key: string): void {
-    const l = this.lanes.get(lane);
-    if (!l || l.owner !== key) return;
-    const next = l.parked.shift();
-    if (next === undefined || this.stopping) {
-      this.lanes.delete(lane);
-      return;
-    }
-    l.owner = next;
-    this.queue.add(next);
-  }
-
-  /**
-   * After a lane reconcile: if it wrote, hold the lane until the cache shows the claim bound (at
-   * most 100 ms), so the next claim does not pick the same pod from a cache that lags our write.
-   */
-  private leaveLane(lane: string, key: string, namespace: string, name: string, wrote: boolean): void {
-    const start = this.timers.now();
-    const check = () => {
-      const c = this.claims.get(namespace, name);
-      if (wrote && !c?.spec.podName && this.timers.now() - start < 100 && !this.stopping) {
-        this.timers.setTimeout(check, 5);
-        return;
-      }
-      this.releaseLane(lane, key);
-    };
-    check();
-  }
-
-  /** A key that was handed a lane but no longer needs it (bound, deleted meanwhile). */
-  private dropLaneOwnership(key: string): void {
-    for (const [lane, l] of this.lanes) if (l.owner === key) this.releaseLane(lane, key);
   }
 
   private wrapRecorder(inner: EventRecorder | undefined): EventRecorder {
@@ -479,25 +410,6 @@ function reconcile(
 }
 
 const ns = (o: { metadata: { namespace?: string } }) => o.metadata.namespace ?? '';
-
-function countWrites(c: Client, onWrite: () => void): Client {
-  const w =
-    <A extends unknown[], R>(f: (...a: A) => Promise<R>) =>
-    (...a: A): Promise<R> => {
-      onWrite();
-      return f(...a);
-    };
-  return {
-    get: (k, key) => c.get(k, key),
-    list: (k, o) => c.list(k, o),
-    create: w((o) => c.create(o)),
-    update: w((o) => c.update(o)),
-    patch: w((k, key, p, o) => c.patch(k, key, p, o)),
-    delete: w((k, key, o) => c.delete(k, key, o)),
-    updateStatus: w((o) => c.updateStatus(o)),
-    patchStatus: w((k, key, p, o) => c.patchStatus(k, key, p, o)),
-  } as Client;
-}
 
 function gate(): { promise: Promise<void>; resolve: () => void } {
   let resolve!: () => void;

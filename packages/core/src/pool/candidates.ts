@@ -3,6 +3,7 @@
 import type { Pod } from '../api/types.ts';
 import { byCreationThenName } from '../capture/candidates.ts';
 import type { ClaimIndex } from './claim-index.ts';
+import { fnv1a } from './claim-names.ts';
 import { isIdleAndReady, poolOf } from './pods.ts';
 
 export function bindCandidates(pool: string, pods: Pod[], index: ClaimIndex): Pod[] {
@@ -14,4 +15,21 @@ export function bindCandidates(pool: string, pods: Pod[], index: ClaimIndex): Po
         !index.isReferenced(p.metadata.namespace ?? '', p.metadata.name),
     )
     .sort(byCreationThenName);
+}
+
+/** Concurrent binds spread over this many of the oldest candidates (fewer CAS conflicts). */
+export const CANDIDATE_WINDOW = 32;
+
+/**
+ * The candidate a claim takes: one of the oldest CANDIDATE_WINDOW, chosen by a hash of the claim's
+ * UID. Deterministic per claim (replicas deciding one claim from one snapshot agree), while
+ * different claims binding at once mostly pick different pods instead of racing for the first.
+ */
+export function pickCandidate(
+  sorted: Pod[],
+  claim: { metadata: { uid?: string; name: string } },
+): Pod | undefined {
+  if (sorted.length === 0) return undefined;
+  const window = Math.min(sorted.length, CANDIDATE_WINDOW);
+  return sorted[fnv1a(claim.metadata.uid ?? claim.metadata.name) % window];
 }

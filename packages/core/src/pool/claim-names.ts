@@ -2,7 +2,7 @@
 // writers deciding from the same (live) view create the same names and the second gets AlreadyExists.
 const ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
 
-function fnv1a(s: string): number {
+export function fnv1a(s: string): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < s.length; i++) {
     h ^= s.charCodeAt(i);

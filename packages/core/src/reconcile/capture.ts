@@ -232,7 +232,18 @@ export async function gatherCapture(deps: CaptureDeps, key: ObjectKey): Promise<
     if (isApiError(e, 'NotFound')) return undefined;
     throw e;
   }
-  const pods = (await deps.cache.list('Pod', { namespace: key.namespace })).items;
+  // Candidates by the capture's selector (not the whole namespace), plus the holder by name.
+  const pods = (
+    await deps.cache.list('Pod', { namespace: key.namespace, labelSelector: capture.spec.selector })
+  ).items;
+  const holderName = capture.status?.claim?.holder.name;
+  if (holderName && !pods.some((p) => p.metadata.name === holderName)) {
+    try {
+      pods.push(await deps.cache.get('Pod', { namespace: key.namespace, name: holderName }));
+    } catch (e) {
+      if (!isApiError(e, 'NotFound')) throw e;
+    }
+  }
   const snap: CaptureSnapshot = { capture, pods, now: deps.now() };
   const claim = capture.status?.claim;
   if (claim) {

@@ -1,12 +1,20 @@
 // PodClaim reconciler: bind, migrate, release, Lost, finalize. Each decision is one resumable step:
 // whatever prefix of its writes landed, the next decision (from a fresh read) continues from there.
-import { ANNOTATION_MIGRATE, ANNOTATION_MIGRATE_TO, FINALIZER_RELEASE } from '../api/constants.ts';
+import {
+  ANNOTATION_MIGRATE,
+  ANNOTATION_MIGRATE_TO,
+  FINALIZER_RELEASE,
+  LABEL_CLAIMED_BY,
+  LABEL_POOL,
+  LABEL_STATE,
+} from '../api/constants.ts';
 import { isApiError } from '../api/errors.ts';
+import { deepEqual } from '../api/json.ts';
 import { keyOf, type ObjectKey, parseTimestamp, toTimestamp } from '../api/meta.ts';
 import type { Client, Reader } from '../api/ports.ts';
 import type { Pod, PodClaim, PodClaimPhase, PodClaimStatus, PodPool } from '../api/types.ts';
 import { isDeleting } from '../capture/liveness.ts';
-import { bindCandidates } from '../pool/candidates.ts';
+import { bindCandidates, CANDIDATE_WINDOW, pickCandidate } from '../pool/candidates.ts';
 import { ClaimIndex } from '../pool/claim-index.ts';
 import {
   ANNOTATION_DRAINING_SINCE,
@@ -54,7 +62,8 @@ export function decidePodClaim(s: PodClaimSnapshot): Decision {
 
   if (c.metadata.deletionTimestamp) return finalize(s, index, byName, labelledOurs, policy);
 
-  if (!(c.metadata.finalizers ?? []).includes(FINALIZER_RELEASE)) {
+  const holdsSomething = Boolean(c.spec.podName || c.spec.sourcePod) || labelledOurs.length > 0;
+  if (!hasReleaseFinalizer(c) && holdsSomething) {
     const next = {
       ...c,
       metadata: { ...c.metadata, finalizers: [...(c.metadata.finalizers ?? []), FINALIZER_RELEASE] },
@@ -98,7 +107,7 @@ export function decidePodClaim(s: PodClaimSnapshot): Decision {
       return {
         writes: [
           { op: 'update', object: { ...c, spec }, why: `clear podName: pod ${why}` },
-          statusPatch(c, status, s.now),
+          statusPatch(c, status, s.now, undefined, generationAfter(c, spec)),
         ],
         events,
         requeueAfterMs: 0,
@@ -121,7 +130,7 @@ export function decidePodClaim(s: PodClaimSnapshot): Decision {
     const adopt = strays.find((p) => !index.otherReference(ns, p.metadata.name, c) && stateOf(p) === 'Bound');
     if (adopt) return bindClaim(c, adopt, [], s.now, 'resume bind');
     if (strays.length > 0) return releaseStrays(strays, policy, index, c);
-    const pod = bindCandidates(c.spec.poolName, s.pods, index)[0];
+    const pod = pickCandidate(bindCandidates(c.spec.poolName, s.pods, index), c);
     if (!pod) {
       const phase: PodClaimPhase = c.status?.phase === 'Lost' ? 'Lost' : 'Pending';
       return ensurePhase(c, phase, s.now, WAIT_MS, 'no Idle pod in pool');
@@ -145,7 +154,10 @@ export function decidePodClaim(s: PodClaimSnapshot): Decision {
       if (p && isIdleAndReady(p) && poolOf(p) === c.spec.poolName && !index.isReferenced(ns, wanted))
         target = p;
     } else {
-      target = bindCandidates(c.spec.poolName, s.pods, index).find((p) => p.metadata.name !== c.spec.podName);
+      target = pickCandidate(
+        bindCandidates(c.spec.poolName, s.pods, index).filter((p) => p.metadata.name !== c.spec.podName),
+        c,
+      );
     }
     if (!target) {
       if (c.status?.phase !== 'Bound') return ensurePhase(c, 'Bound', s.now, 0, `bound to ${c.spec.podName}`);
@@ -183,14 +195,34 @@ function isOlder(a: PodClaim, b: PodClaim): boolean {
   return ta !== tb ? ta < tb : a.metadata.name < b.metadata.name;
 }
 
+function hasReleaseFinalizer(c: PodClaim): boolean {
+  return (c.metadata.finalizers ?? []).includes(FINALIZER_RELEASE);
+}
+
+/** The claim with `spec`, and with the release finalizer (a bind adds it in the same write). */
+function withSpec(c: PodClaim, spec: PodClaim['spec']): PodClaim {
+  if (hasReleaseFinalizer(c)) return { ...c, spec };
+  return {
+    ...c,
+    metadata: { ...c.metadata, finalizers: [...(c.metadata.finalizers ?? []), FINALIZER_RELEASE] },
+    spec,
+  };
+}
+
+/** The generation the server will have after writing `spec` (it bumps only on a spec change). */
+function generationAfter(c: PodClaim, spec: PodClaim['spec']): number {
+  const g = c.metadata.generation ?? 0;
+  return deepEqual(c.spec, spec) ? g : g + 1;
+}
+
 function bindClaim(c: PodClaim, pod: Pod, podWrites: Write[], now: number, why: string): Decision {
   const spec = { ...c.spec, podName: pod.metadata.name, nodeName: pod.spec.nodeName ?? '' };
   const status: PodClaimStatus = { ...c.status, phase: 'Bound', boundTime: toTimestamp(now) };
   return {
     writes: [
       ...podWrites,
-      { op: 'update', object: { ...c, spec }, why: `${why}: podName=${pod.metadata.name}` },
-      statusPatch(c, status, now),
+      { op: 'update', object: withSpec(c, spec), why: `${why}: podName=${pod.metadata.name}` },
+      statusPatch(c, status, now, undefined, generationAfter(c, spec)),
     ],
     events: [
       event(c, 'Normal', 'Bound', `bound to pod ${pod.metadata.name} on node ${pod.spec.nodeName ?? ''}`),
@@ -219,8 +251,12 @@ function startMigration(
   return {
     writes: [
       ...podWrites,
-      { op: 'update', object: { ...c, spec }, why: `migrate ${spec.sourcePod} -> ${target.metadata.name}` },
-      statusPatch(c, status, now),
+      {
+        op: 'update',
+        object: withSpec(c, spec),
+        why: `migrate ${spec.sourcePod} -> ${target.metadata.name}`,
+      },
+      statusPatch(c, status, now, undefined, generationAfter(c, spec)),
     ],
     events: [
       event(
@@ -262,7 +298,7 @@ function continueMigration(
   if (src && isClaimedBy(src, c))
     writes.push(releasePodWrite(src, policy, `release migration source ${src.metadata.name}`));
   const phase: PodClaimPhase = c.spec.podName ? 'Bound' : 'Lost';
-  writes.push(statusPatch(c, { ...c.status, phase }, s.now));
+  writes.push(statusPatch(c, { ...c.status, phase }, s.now, undefined, generationAfter(c, next.spec)));
   return {
     writes,
     events: [
@@ -404,7 +440,13 @@ function conditionWrites(
  * Status as a merge patch fenced on the claim's UID only: it follows a spec write in the same
  * decision, whose new resourceVersion we do not know. Phase is derived state; safety never reads it.
  */
-function statusPatch(c: PodClaim, status: PodClaimStatus, now: number, message?: string): Write {
+function statusPatch(
+  c: PodClaim,
+  status: PodClaimStatus,
+  now: number,
+  message?: string,
+  observedGeneration = c.metadata.generation ?? 0,
+): Write {
   const phase = status.phase ?? 'Pending';
   const prev = (c.status?.conditions ?? []).find((x) => x.type === 'Ready');
   const want = phase === 'Bound' ? 'True' : 'False';
@@ -422,14 +464,14 @@ function statusPatch(c: PodClaim, status: PodClaimStatus, now: number, message?:
             ? 'pod lost'
             : 'waiting for an Idle pod'),
     lastTransitionTime: prev && prev.status === want ? prev.lastTransitionTime : toTimestamp(now),
-    observedGeneration: c.metadata.generation ?? 0,
+    observedGeneration,
   };
   const conditions = [...(status.conditions ?? []).filter((x) => x.type !== 'Ready'), ready];
   return {
     op: 'patchStatus',
     kind: 'PodClaim',
     key: keyOf(c),
-    patch: { status: { ...status, phase, conditions, observedGeneration: c.metadata.generation ?? 0 } },
+    patch: { status: { ...status, phase, conditions, observedGeneration } },
     precondition: { uid: c.metadata.uid! },
     why: `phase ${phase}`,
   };
@@ -462,45 +504,73 @@ export async function gatherPodClaim(
   } catch (e) {
     if (!isApiError(e, 'NotFound')) throw e;
   }
-  const pods = (
-    await deps.cache.list('Pod', {
-      namespace: ns,
-      labelSelector: { matchLabels: { 'claimkit.dev/pool': claim.spec.poolName } },
-    })
-  ).items;
-  // Finalize decides on a live view of references: releasing a pod another claim holds would break P1.
-  const claims = (
-    await (claim.metadata.deletionTimestamp ? deps.client : deps.cache).list('PodClaim', { namespace: ns })
-  ).items;
-  const snap: PodClaimSnapshot = { claim, pool, pods, claims, now: deps.now() };
+  // Only the pods this claim can touch: the ones it references, the ones labelled for it, and —
+  // when it binds or migrates — the oldest Idle candidates. Reading the whole pool on every
+  // reconcile would make a pool of N claims cost O(N^2).
+  const pods = new Map<string, Pod>();
+  const add = (p: Pod) => pods.set(p.metadata.name, p);
   for (const name of [claim.spec.podName, claim.spec.sourcePod]) {
-    if (name && !pods.some((p) => p.metadata.name === name)) {
-      // Referenced pods outside the pool selector (relabelled by hand) still count.
-      try {
-        pods.push(await deps.client.get('Pod', { namespace: ns, name }));
-      } catch (e) {
-        if (!isApiError(e, 'NotFound')) throw e;
+    if (!name) continue;
+    const cached = await getOrUndefined(deps.cache.get('Pod', { namespace: ns, name }));
+    // A cache NotFound may just be lag: ask the server (P2's live confirmation happens below too).
+    const pod = cached ?? (await getOrUndefined(deps.client.get('Pod', { namespace: ns, name })));
+    if (pod) add(pod);
+  }
+  const labelled = await deps.cache.list('Pod', {
+    namespace: ns,
+    labelSelector: { matchLabels: { [LABEL_CLAIMED_BY]: claim.metadata.name } },
+  });
+  for (const p of labelled.items) add(p);
+  const deleting = Boolean(claim.metadata.deletionTimestamp);
+  const wantsPod = !claim.spec.podName || claim.metadata.annotations?.[ANNOTATION_MIGRATE] !== undefined;
+  if (!deleting && wantsPod && !claim.spec.sourcePod) {
+    const idle = await deps.cache.list('Pod', {
+      namespace: ns,
+      labelSelector: { matchLabels: { [LABEL_POOL]: claim.spec.poolName, [LABEL_STATE]: 'Idle' } },
+    });
+    const none = new ClaimIndex([]);
+    for (const p of bindCandidates(claim.spec.poolName, idle.items, none).slice(0, CANDIDATE_WINDOW)) add(p);
+    const wanted = claim.metadata.annotations?.[ANNOTATION_MIGRATE_TO];
+    const named = wanted ? idle.items.find((p) => p.metadata.name === wanted) : undefined;
+    if (named) add(named);
+  }
+  // References to those pods (P1, P6). Finalize decides on a live view: releasing a pod another
+  // claim holds would break P1, and a claim going away is rare enough to list the namespace.
+  let claims: PodClaim[];
+  if (deleting) {
+    claims = (await deps.client.list('PodClaim', { namespace: ns })).items;
+  } else {
+    const byUid = new Map<string, PodClaim>([[claim.metadata.uid ?? claim.metadata.name, claim]]);
+    for (const name of pods.keys()) {
+      for (const field of ['spec.podName', 'spec.sourcePod']) {
+        const refs = await deps.cache.list('PodClaim', { namespace: ns, fieldSelector: { [field]: name } });
+        for (const r of refs.items) byUid.set(r.metadata.uid ?? r.metadata.name, r);
       }
     }
+    claims = [...byUid.values()];
   }
+  const snap: PodClaimSnapshot = { claim, pool, pods: [...pods.values()], claims, now: deps.now() };
   if (claim.spec.podName) {
-    const cached = pods.find((p) => p.metadata.name === claim.spec.podName);
+    const cached = pods.get(claim.spec.podName);
     // Anything but "labelled ours" is confirmed live before deciding on it.
     if (!(cached && !isDeleting(cached) && isClaimedBy(cached, claim))) {
-      try {
-        const pod = await deps.client.get('Pod', { namespace: ns, name: claim.spec.podName });
-        snap.liveCurrent = { found: true, pod };
-        const i = pods.findIndex((p) => p.metadata.name === pod.metadata.name);
-        if (i >= 0) pods[i] = pod;
-        else pods.push(pod);
-      } catch (e) {
-        if (!isApiError(e, 'NotFound')) throw e;
-        snap.liveCurrent = { found: false };
-      }
+      const pod = await getOrUndefined(deps.client.get('Pod', { namespace: ns, name: claim.spec.podName }));
+      snap.liveCurrent = pod ? { found: true, pod } : { found: false };
+      if (pod) pods.set(pod.metadata.name, pod);
+      snap.pods = [...pods.values()];
     }
   }
   snap.now = deps.now();
   return snap;
+}
+
+async function getOrUndefined<T>(p: Promise<T>): Promise<T | undefined> {
+  try {
+    return await p;
+  } catch (e) {
+    if (isApiError(e, 'NotFound')) return undefined;
+    throw e;
+  }
 }
 
 export async function reconcilePodClaim(

@@ -128,21 +128,48 @@ describe('binding', () => {
     await put(model, poolPod('p2', idle()));
     await put(model, podClaim('c', withReleaseFinalizer()));
     const d = decidePodClaim((await gatherPodClaim(deps, key('c')))!);
+    const first = d.writes[0]!;
+    expect(first.op).toBe('patch');
+    const chosen = (first as { key: { name: string } }).key.name;
     await applyDecision(model, { ...d, writes: d.writes.slice(0, 1) });
     await run(deps, 'c');
-    expect(model.getNow('PodClaim', key('c')).spec.podName).toBe('p1');
-    expect(model.getNow('Pod', key('p2')).metadata.labels?.[LABEL_STATE]).toBe('Idle');
+    expect(model.getNow('PodClaim', key('c')).spec.podName).toBe(chosen);
+    const other = chosen === 'p1' ? 'p2' : 'p1';
+    expect(model.getNow('Pod', key(other)).metadata.labels?.[LABEL_STATE]).toBe('Idle');
   });
 
-  test('a claim without the finalizer gets it before binding anything', async () => {
+  test('a claim without the finalizer gets it in the bind itself (still three writes)', async () => {
     const { model, deps } = world();
     await put(model, podPool('web'));
     await put(model, poolPod('p1', idle()));
     await put(model, podClaim('c'));
+    const before = model.writes.length;
     await reconcilePodClaim(deps, key('c'));
+    expect(model.writes.length - before).toBe(3);
     const c = model.getNow('PodClaim', key('c'));
     expect(c.metadata.finalizers).toEqual(['claimkit.dev/release']);
-    expect(c.spec.podName ?? '').toBe('');
+    expect(c.spec.podName).toBe('p1');
+    // The status reports the generation the spec write produced: no extra write on the next pass.
+    expect(c.status?.observedGeneration).toBe(c.metadata.generation);
+    const after = model.writes.length;
+    await reconcilePodClaim(deps, key('c'));
+    expect(model.writes.length).toBe(after);
+  });
+
+  test('claims binding at once spread over the oldest Idle pods instead of racing for one', async () => {
+    const { model, deps } = world();
+    await put(model, podPool('web'));
+    for (let i = 0; i < 8; i++) await put(model, poolPod(`p${i}`, idle()));
+    const names = ['a', 'b', 'c', 'd', 'e', 'f'];
+    for (const n of names) await put(model, podClaim(n, withReleaseFinalizer()));
+    // Every claim decides from the same snapshot before any writes (as concurrent workers would).
+    const decisions = [];
+    for (const n of names) decisions.push(decidePodClaim((await gatherPodClaim(deps, key(n)))!));
+    const picked = decisions.map((d) => (d.writes[0] as { key: { name: string } }).key.name);
+    expect(new Set(picked).size).toBeGreaterThan(1);
+    let conflicts = 0;
+    for (const d of decisions) if ((await applyDecision(model, d)).failed) conflicts++;
+    expect(conflicts).toBe(names.length - new Set(picked).size);
   });
 });
 
