@@ -4,6 +4,7 @@
 // and handlers get every change, with the previous object on updates and deletes.
 import {
   ApiError,
+  getPath,
   isApiError,
   KIND_INFO,
   type Kind,
@@ -37,13 +38,18 @@ export interface InformerSource {
 export type ChangeType = 'ADDED' | 'MODIFIED' | 'DELETED';
 export type Handler<T> = (type: ChangeType, obj: T, old: T | undefined) => void;
 
+/** Items per list page when an informer (re)lists. */
+export const LIST_PAGE_SIZE = 500;
+
 export interface InformerOptions {
   namespace?: string;
   labelSelector?: string;
   timers?: Timers;
   log?: Logger;
-  /** Keep an index on this label key, for label-selector lists on it (e.g. claimkit.dev/pool). */
-  indexLabel?: string;
+  /** Keep indexes on these label keys, for label-selector lists on them (e.g. claimkit.dev/pool). */
+  indexLabels?: string[];
+  /** Keep indexes on these field paths, for field-selector lists on them (e.g. spec.podName). */
+  indexFields?: string[];
   /** How long the first list waits out 429/503/504 answers before start() fails (default 60 s). */
   startRetryMs?: number;
   /** Restart a watch that delivered nothing for this long (default 5 min). */
@@ -119,39 +125,69 @@ export class Informer<K extends Kind> {
     return out;
   }
 
-  // ---- an index on one label (e.g. claimkit.dev/pool): namespace -> value -> name -> obj ----
-  private readonly byLabel = new Map<string, Map<string, Map<string, KindMap[K]>>>();
+  // ---- indexes: "label:<key>" or "field:<path>" -> namespace -> value -> name -> obj ----
+  // The reconcilers ask for "pods labelled claimed-by=X" and "claims with spec.podName=P" on every
+  // pass; without an index each question scans the whole namespace (O(n^2) over a resync).
+  private readonly indexes = new Map<string, Map<string, Map<string, Map<string, KindMap[K]>>>>();
+
+  private indexValues(o: KindMap[K]): [string, string][] {
+    const out: [string, string][] = [];
+    for (const l of this.opts.indexLabels ?? []) {
+      const v = o.metadata.labels?.[l];
+      if (v !== undefined) out.push([`label:${l}`, v]);
+    }
+    for (const f of this.opts.indexFields ?? []) {
+      const v = getPath(o, f);
+      if (v !== undefined && v !== null && v !== '') out.push([`field:${f}`, String(v)]);
+    }
+    return out;
+  }
 
   private reindex(ns: string, o: KindMap[K]): void {
-    const key = this.opts.indexLabel;
-    const v = key ? o.metadata.labels?.[key] : undefined;
-    if (v === undefined) return;
-    let n = this.byLabel.get(ns);
-    if (!n) {
-      n = new Map();
-      this.byLabel.set(ns, n);
+    for (const [index, v] of this.indexValues(o)) {
+      let byNs = this.indexes.get(index);
+      if (!byNs) {
+        byNs = new Map();
+        this.indexes.set(index, byNs);
+      }
+      let byValue = byNs.get(ns);
+      if (!byValue) {
+        byValue = new Map();
+        byNs.set(ns, byValue);
+      }
+      let m = byValue.get(v);
+      if (!m) {
+        m = new Map();
+        byValue.set(v, m);
+      }
+      m.set(o.metadata.name, o);
     }
-    let m = n.get(v);
-    if (!m) {
-      m = new Map();
-      n.set(v, m);
-    }
-    m.set(o.metadata.name, o);
   }
 
   private unindex(ns: string, o: KindMap[K]): void {
-    const key = this.opts.indexLabel;
-    const v = key ? o.metadata.labels?.[key] : undefined;
-    if (v === undefined) return;
-    const m = this.byLabel.get(ns)?.get(v);
-    m?.delete(o.metadata.name);
-    if (m && m.size === 0) this.byLabel.get(ns)!.delete(v);
+    for (const [index, v] of this.indexValues(o)) {
+      const byValue = this.indexes.get(index)?.get(ns);
+      const m = byValue?.get(v);
+      m?.delete(o.metadata.name);
+      if (m && m.size === 0) byValue!.delete(v);
+    }
   }
 
-  /** Objects whose indexLabel has this value (undefined when the informer has no such index). */
+  /** Objects whose indexed label has this value (undefined when there is no such index). */
   listByLabel(namespace: string, label: string, value: string): KindMap[K][] | undefined {
-    if (label !== this.opts.indexLabel) return undefined;
-    return [...(this.byLabel.get(namespace)?.get(value)?.values() ?? [])];
+    return this.listByIndex(namespace, `label:${label}`, value);
+  }
+
+  /** Objects whose indexed field (e.g. spec.podName) has this value (undefined when not indexed). */
+  listByField(namespace: string, path: string, value: string): KindMap[K][] | undefined {
+    return this.listByIndex(namespace, `field:${path}`, value);
+  }
+
+  private listByIndex(namespace: string, index: string, value: string): KindMap[K][] | undefined {
+    const [type, name] = [index.slice(0, index.indexOf(':')), index.slice(index.indexOf(':') + 1)];
+    const known = type === 'label' ? this.opts.indexLabels : this.opts.indexFields;
+    if (!known?.includes(name)) return undefined;
+    return [...(this.indexes.get(index)?.get(namespace)?.get(value)?.values() ?? [])];
   }
 
   get size(): number {
@@ -171,6 +207,26 @@ export class Informer<K extends Kind> {
     };
   }
 
+  /**
+   * Lists in pages of LIST_PAGE_SIZE, so a large namespace is never one huge response held in
+   * memory at once (the transient peak would set the process's RSS for good).
+   */
+  private async listAllPages(): Promise<ObjectList<KindMap[K]>> {
+    const items: KindMap[K][] = [];
+    let page = await this.source.list(this.kind, { ...this.listOpts(), limit: LIST_PAGE_SIZE });
+    const resourceVersion = page.resourceVersion;
+    for (;;) {
+      for (const o of page.items) items.push(this.slim(o));
+      if (!page.continue || this.stopped) break;
+      page = await this.source.list(this.kind, {
+        ...this.listOpts(),
+        limit: LIST_PAGE_SIZE,
+        continue: page.continue,
+      });
+    }
+    return { items, resourceVersion: page.resourceVersion || resourceVersion };
+  }
+
   /** The first list's error propagates (start fails: bad RBAC, unreachable); later ones retry. */
   private async relist(first = false): Promise<void> {
     this.watchGen++;
@@ -178,7 +234,7 @@ export class Informer<K extends Kind> {
     this.stopWatch = undefined;
     let list: ObjectList<KindMap[K]>;
     try {
-      list = await this.source.list(this.kind, this.listOpts());
+      list = await this.listAllPages();
     } catch (e) {
       // The first list fails start() on a permanent error (RBAC, CRDs missing, unreachable: code 0),
       // but waits out an API server that answered "not now" (429, 503, 504) for up to startRetryMs.
@@ -279,15 +335,20 @@ export class Informer<K extends Kind> {
     }, period);
   }
 
+  /**
+   * Nothing decides on managedFields; dropping them roughly halves what a cached pod costs.
+   * (A rebuilt metadata object, not `delete`, which would leave it in slow dictionary mode.)
+   */
+  private slim(obj: KindMap[K]): KindMap[K] {
+    if ((obj.metadata as { managedFields?: unknown }).managedFields === undefined) return obj;
+    const { managedFields: _drop, ...metadata } = obj.metadata as typeof obj.metadata & {
+      managedFields?: unknown;
+    };
+    return { ...obj, metadata } as KindMap[K];
+  }
+
   private apply(type: ChangeType, obj: KindMap[K]): void {
-    // Nothing decides on managedFields; dropping them roughly halves what a cached pod costs.
-    // (A rebuilt metadata object, not `delete`, which would leave it in slow dictionary mode.)
-    if ((obj.metadata as { managedFields?: unknown }).managedFields !== undefined) {
-      const { managedFields: _drop, ...metadata } = obj.metadata as typeof obj.metadata & {
-        managedFields?: unknown;
-      };
-      obj = { ...obj, metadata } as KindMap[K];
-    }
+    obj = this.slim(obj);
     const ns = obj.metadata.namespace ?? '';
     let b = this.store.get(ns);
     const old = b?.get(obj.metadata.name);
@@ -354,10 +415,22 @@ export class InformerCache implements Reader {
     const ml = typeof opts.labelSelector === 'object' ? opts.labelSelector.matchLabels : undefined;
     const exprs = typeof opts.labelSelector === 'object' ? opts.labelSelector.matchExpressions : undefined;
     const only = ml && !exprs?.length ? Object.entries(ml) : [];
+    const fields = Object.entries(opts.fieldSelector ?? {});
     const indexed =
-      opts.namespace !== undefined && only.length >= 1
-        ? only
-            .map(([k, v]) => inf.listByLabel(opts.namespace!, k, v))
+      opts.namespace !== undefined
+        ? [
+            ...fields.map(
+              ([f, v]) =>
+                () =>
+                  inf.listByField(opts.namespace!, f, v),
+            ),
+            ...only.map(
+              ([k, v]) =>
+                () =>
+                  inf.listByLabel(opts.namespace!, k, v),
+            ),
+          ]
+            .map((lookup) => lookup())
             .find((x): x is KindMap[Kind][] => x !== undefined)
         : undefined;
     const items = ((indexed ?? inf.list(opts.namespace)) as KubeObject[]).filter((o) => matchesList(o, opts));

@@ -8,6 +8,7 @@ import {
   type EventRecorder,
   type EventSpec,
   type Kind,
+  LABEL_CLAIMED_BY,
   LABEL_POOL,
   type ObjectKey,
   type PodClaim,
@@ -132,7 +133,8 @@ export class Manager {
     const inf = <K extends Kind>(kind: K) => {
       const i = new Informer(kind, this.source, {
         ...(opts.namespace ? { namespace: opts.namespace } : {}),
-        ...(kind === 'Pod' ? { indexLabel: LABEL_POOL } : {}),
+        ...(kind === 'Pod' ? { indexLabels: [LABEL_POOL, LABEL_CLAIMED_BY] } : {}),
+        ...(kind === 'PodClaim' ? { indexFields: ['spec.podName', 'spec.sourcePod'] } : {}),
         timers: this.timers,
         log: this.log,
       });

@@ -263,7 +263,10 @@ class KubeClientImpl implements KubeClient {
   }
 
   async list<K extends Kind>(kind: K, opts: ListOptions = {}): Promise<ObjectList<KindMap[K]>> {
-    const r = await this.call<{ items?: KindMap[K][]; metadata?: { resourceVersion?: string } }>(
+    const r = await this.call<{
+      items?: KindMap[K][];
+      metadata?: { resourceVersion?: string; continue?: string };
+    }>(
       'list',
       kind,
       'GET',
@@ -273,14 +276,18 @@ class KubeClientImpl implements KubeClient {
         query: {
           labelSelector: selectorString(opts.labelSelector),
           fieldSelector: fieldSelectorString(opts.fieldSelector),
+          limit: opts.limit ? String(opts.limit) : undefined,
+          continue: opts.continue || undefined,
         },
       },
     );
     // List items come without apiVersion/kind.
-    return {
+    const out: ObjectList<KindMap[K]> = {
       items: (r.items ?? []).map((o) => withTypeMeta(kind, o)),
       resourceVersion: r.metadata?.resourceVersion ?? '',
     };
+    if (r.metadata?.continue) out.continue = r.metadata.continue;
+    return out;
   }
 
   // ---------------- Writer ----------------

@@ -470,10 +470,21 @@ async function benchRss() {
       } as PodClaim);
       await kube.updateStatus({
         ...c,
+        // A steady cluster: the status the controller itself would have written.
         status: {
           phase: 'Bound',
           boundTime: new Date().toISOString(),
           observedGeneration: c.metadata.generation ?? 1,
+          conditions: [
+            {
+              type: 'Ready',
+              status: 'True',
+              reason: 'Bound',
+              message: 'bound',
+              lastTransitionTime: new Date().toISOString(),
+              observedGeneration: c.metadata.generation ?? 1,
+            },
+          ],
         },
       });
     },

@@ -10,11 +10,17 @@ export interface ListOptions {
   labelSelector?: LabelSelector | string;
   /** Equality-only field selector, e.g. `{ 'spec.nodeName': 'n1' }`. */
   fieldSelector?: Record<string, string>;
+  /** Page size: at most this many items; `continue` in the answer fetches the next page. */
+  limit?: number;
+  /** The `continue` token of the previous page. */
+  continue?: string;
 }
 
 export interface ObjectList<T> {
   items: T[];
   resourceVersion: string;
+  /** Set when more items remain (a paged list): pass it as `continue` for the next page. */
+  continue?: string;
 }
 
 export interface Reader {

@@ -96,7 +96,16 @@ export class ApiModel implements Client, Watcher {
 
   async list<K extends Kind>(kind: K, opts: ListOptions = {}): Promise<ObjectList<KindMap[K]>> {
     this.fault('list', kind, undefined);
-    return { items: this.listNow(kind, opts), resourceVersion: String(this.rv) };
+    const all = this.listNow(kind, opts);
+    if (opts.limit === undefined || opts.limit <= 0) return { items: all, resourceVersion: String(this.rv) };
+    // Pages in key order; the token is the last key served (the model answers from its current
+    // state, where the real server serves every page from the first page's snapshot).
+    const after = opts.continue ?? '';
+    const rest = after ? all.filter((o) => keyString(keyOfObj(o)) > after) : all;
+    const items = rest.slice(0, opts.limit);
+    const out: ObjectList<KindMap[K]> = { items, resourceVersion: String(this.rv) };
+    if (rest.length > items.length) out.continue = keyString(keyOfObj(items[items.length - 1]!));
+    return out;
   }
 
   /**

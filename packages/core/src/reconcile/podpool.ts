@@ -44,10 +44,11 @@ export function decidePodPool(s: PodPoolSnapshot): PodPoolDecision {
   const events: EventSpec[] = [];
 
   // Residue: a pod labelled for a claim that no longer exists goes back to the pool.
+  const claimsByName = new Map(s.claims.map((c) => [c.metadata.name, c]));
   for (const p of pods) {
     const owner = claimedBy(p);
     if (!owner) continue;
-    const claim = s.claims.find((c) => c.metadata.name === owner);
+    const claim = claimsByName.get(owner);
     const gone =
       s.missingClaims.has(owner) || (claim && claimedByUid(p) && claim.metadata.uid !== claimedByUid(p));
     if (gone) {
@@ -193,12 +194,14 @@ async function gather(
   ).items;
   const claims = (await reader.list('PodClaim', { namespace: key.namespace })).items;
   const missingClaims = new Set<string>();
+  const known = new Set(claims.map((c) => c.metadata.name));
   for (const p of pods) {
     const owner = claimedBy(p);
-    if (!owner || claims.some((c) => c.metadata.name === owner)) continue;
+    if (!owner || known.has(owner)) continue;
     try {
       const c = await deps.client.get('PodClaim', { namespace: key.namespace, name: owner });
       claims.push(c);
+      known.add(owner);
     } catch (e) {
       if (!isApiError(e, 'NotFound')) throw e;
       missingClaims.add(owner);
