@@ -219,6 +219,7 @@ export class Manager {
       }),
     ]);
     this.timers.clearTimeout(timer);
+    await this.flushEvents();
     if (this.opts.elector) await this.opts.elector.release();
     this.ready = false;
     this.log.info('stopped');
@@ -367,6 +368,13 @@ export class Manager {
     this.log.debug('reconciled', { kind, namespace, name, result, ms: Math.round(secs * 1000) });
   }
 
+  private readonly pendingEvents = new Set<Promise<unknown>>();
+
+  /** Waits for Event writes still in flight (graceful shutdown and tests). */
+  async flushEvents(): Promise<void> {
+    await Promise.all([...this.pendingEvents]);
+  }
+
   private wrapRecorder(inner: EventRecorder | undefined): EventRecorder {
     return {
       record: async (e: EventSpec) => {
@@ -383,7 +391,13 @@ export class Manager {
           reason: e.reason,
           message: e.message,
         });
-        await inner?.record(e);
+        // Events are best effort and off the worker's path: a reconcile does not wait for its
+        // Event to be written (the recorder never throws; a pending write finishes on its own).
+        if (inner) {
+          const pending = Promise.resolve(inner.record(e)).catch(() => undefined);
+          this.pendingEvents.add(pending);
+          void pending.finally(() => this.pendingEvents.delete(pending));
+        }
       },
     };
   }
