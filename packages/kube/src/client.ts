@@ -156,6 +156,7 @@ class KubeClientImpl implements KubeClient {
   private readonly timeoutMs: number;
   private readonly onRequest: KubeClientOptions['onRequest'];
   private readonly userAgent: string;
+  private dispatcher: ReturnType<RequestContext['getDispatcher']>;
 
   constructor(kc: KubeConfig, opts: KubeClientOptions) {
     const cluster = kc.getCurrentCluster();
@@ -197,6 +198,13 @@ class KubeClientImpl implements KubeClient {
     }
     ctx.setSignal(signal);
     await this.kubeConfig.applySecurityAuthentication(ctx);
+    // client-node builds a new connection pool (an undici Agent) for every request it authenticates:
+    // keep the first one, so requests reuse kept-alive TLS connections instead of a handshake each.
+    const dispatcher = ctx.getDispatcher();
+    if (dispatcher !== undefined) {
+      this.dispatcher ??= dispatcher;
+      ctx.setDispatcher(this.dispatcher);
+    }
     return ctx;
   }
 
