@@ -1,7 +1,6 @@
 // `npm start`: a local control plane (apps/e2e harness), the claimkit CRDs, the controller and the
 // admission webhook in this process, the reference capture agent on 127.0.0.1:8750, and the
 // examples of deploy/examples applied. Prints how to talk to it; Ctrl-C stops everything.
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,7 +21,7 @@ import {
   readManifests,
   startLocalCluster,
 } from './harness/index.ts';
-import { E2E_USER } from './harness/pki.ts';
+import { E2E_USER, loopbackServingCert } from './harness/pki.ts';
 
 const root = new URL('../../../', import.meta.url).pathname;
 const say = (s: string) => process.stderr.write(`[start] ${s}\n`);
@@ -57,31 +56,7 @@ await ctl.manager.start();
 // The webhook over TLS on loopback, registered by URL with its caBundle, for every namespace but the
 // system ones. It trusts the controller's identity (here the admin client certificate).
 const dir = mkdtempSync(join(tmpdir(), 'claimkit-start-'));
-const certFile = join(dir, 'tls.crt');
-const keyFile = join(dir, 'tls.key');
-execFileSync(
-  'openssl',
-  [
-    'req',
-    '-x509',
-    '-newkey',
-    'ec',
-    '-pkeyopt',
-    'ec_paramgen_curve:prime256v1',
-    '-nodes',
-    '-keyout',
-    keyFile,
-    '-out',
-    certFile,
-    '-days',
-    '1',
-    '-subj',
-    '/CN=127.0.0.1',
-    '-addext',
-    'subjectAltName=IP:127.0.0.1',
-  ],
-  { stdio: 'ignore' },
-);
+const { certFile, keyFile } = loopbackServingCert(dir);
 const wlog = jsonLogger(verbose as 'warn', (l) => process.stderr.write(`[webhook] ${l}\n`));
 const watched = watchPodClaims(loadKubeConfig(kubeconfig), wlog, 1000);
 const app = createWebhookApp({ controller: { usernames: [ADMIN] }, index: watched.index, logger: wlog });

@@ -1,7 +1,7 @@
 // Per-run PKI: a throwaway CA, the API server's serving certificate, one client certificate per
 // identity, and the service-account signing key. Keys come from node:crypto (EC P-256); the
 // certificates are signed with the `openssl` CLI (node:crypto cannot create certificates).
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -233,4 +233,37 @@ export function writeKubeconfig(
   ].join('\n');
   writeFileSync(path, text, { mode: 0o600 });
   return path;
+}
+
+/**
+ * A self-signed serving certificate for 127.0.0.1/localhost (EC P-256, one day), for servers this
+ * process runs on loopback (the webhook); returns the PEM file paths inside `dir`.
+ */
+export function loopbackServingCert(dir: string): { certFile: string; keyFile: string } {
+  const certFile = join(dir, 'tls.crt');
+  const keyFile = join(dir, 'tls.key');
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-keyout',
+      keyFile,
+      '-out',
+      certFile,
+      '-days',
+      '1',
+      '-subj',
+      '/CN=127.0.0.1',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1,DNS:localhost',
+    ],
+    { stdio: 'ignore' },
+  );
+  return { certFile, keyFile };
 }

@@ -2,7 +2,6 @@
 // with the API server by URL (with its caBundle), limited to one namespace. Removed on stop, so a
 // failurePolicy: Fail webhook never outlives the suite. Local provider only: an API server
 // elsewhere cannot reach this process.
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +10,7 @@ import { type WatchedIndex, watchPodClaims } from '@claimkit/webhook/serve-claim
 import { type RunningServer, serveNodeHttps } from '@claimkit/webhook/serve-node';
 import { AdmissionregistrationV1Api } from '@kubernetes/client-node';
 import { loadKubeConfig } from './kube.ts';
+import { loopbackServingCert } from './pki.ts';
 import { waitFor } from './wait.ts';
 
 export interface InstalledWebhook {
@@ -29,31 +29,7 @@ export async function installWebhook(opts: {
   probe: () => Promise<unknown>;
 }): Promise<InstalledWebhook> {
   const dir = mkdtempSync(join(tmpdir(), 'claimkit-e2e-webhook-'));
-  const certFile = join(dir, 'tls.crt');
-  const keyFile = join(dir, 'tls.key');
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-keyout',
-      keyFile,
-      '-out',
-      certFile,
-      '-days',
-      '1',
-      '-subj',
-      '/CN=127.0.0.1',
-      '-addext',
-      'subjectAltName=IP:127.0.0.1,DNS:localhost',
-    ],
-    { stdio: 'ignore' },
-  );
+  const { certFile, keyFile } = loopbackServingCert(dir);
   const kc = loadKubeConfig(opts.kubeconfigPath);
   const logger = jsonLogger('warn', (l) => process.stderr.write(`[webhook] ${l}\n`));
   const watched: WatchedIndex = watchPodClaims(kc, logger, 1000);
