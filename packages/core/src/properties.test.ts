@@ -39,6 +39,17 @@ describe('label selectors', () => {
 });
 
 describe('JSON helpers', () => {
+  test('a __proto__ key is data, not a prototype (found by the property below)', () => {
+    const v = JSON.parse('{"a":{"__proto__":{"x":1}}}') as { a: Record<string, unknown> };
+    const c = clone(v);
+    expect(Object.keys(c.a)).toEqual(['__proto__']);
+    expect(Object.getPrototypeOf(c.a)).toBe(Object.prototype);
+    expect(deepEqual(c, v)).toBe(true);
+    const patched = applyMergePatch({}, v) as { a: Record<string, unknown> };
+    expect(Object.keys(patched.a)).toEqual(['__proto__']);
+    expect(({} as { x?: number }).x).toBeUndefined();
+  });
+
   test('clone is deep and equal; merge patch with itself is identity', () => {
     fc.assert(
       fc.property(fc.jsonValue(), (v) => {

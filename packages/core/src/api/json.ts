@@ -14,11 +14,21 @@ function cloneValue(v: unknown): unknown {
     return out;
   }
   const out: Record<string, unknown> = {};
-  for (const k in v as Record<string, unknown>) {
+  for (const k of Object.keys(v)) {
     const x = (v as Record<string, unknown>)[k];
-    if (x !== undefined && typeof x !== 'function') out[k] = cloneValue(x);
+    if (x !== undefined && typeof x !== 'function') setOwn(out, k, cloneValue(x));
   }
   return out;
+}
+
+/**
+ * Sets an own property, also for the key `__proto__` (which JSON.parse creates as an own property
+ * and a plain assignment would instead treat as the object's prototype).
+ */
+function setOwn(o: Record<string, unknown>, k: string, v: unknown): void {
+  if (k === '__proto__')
+    Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true });
+  else o[k] = v;
 }
 
 export function deepEqual(a: unknown, b: unknown): boolean {
@@ -39,13 +49,13 @@ export function deepEqual(a: unknown, b: unknown): boolean {
 /** RFC 7386 JSON merge patch. */
 export function applyMergePatch(target: unknown, patch: unknown): unknown {
   if (patch === null || typeof patch !== 'object' || Array.isArray(patch)) return clone(patch);
-  const out: Record<string, unknown> =
-    target !== null && typeof target === 'object' && !Array.isArray(target)
-      ? { ...(target as Record<string, unknown>) }
-      : {};
+  const out: Record<string, unknown> = {};
+  if (target !== null && typeof target === 'object' && !Array.isArray(target)) {
+    for (const [k, v] of Object.entries(target as Record<string, unknown>)) setOwn(out, k, v);
+  }
   for (const [k, v] of Object.entries(patch as Record<string, unknown>)) {
     if (v === null) delete out[k];
-    else if (v !== undefined) out[k] = applyMergePatch(out[k], v);
+    else if (v !== undefined) setOwn(out, k, applyMergePatch(Object.hasOwn(out, k) ? out[k] : undefined, v));
   }
   return out;
 }
