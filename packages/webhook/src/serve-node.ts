@@ -43,11 +43,6 @@ export async function serveNodeHttps(opts: NodeServeOptions): Promise<RunningSer
     server.once('listening', resolve);
     server.once('error', reject);
   });
-  // Keep idle connections longer than the API server's webhook client does (Node's default is
-  // 5 s): otherwise the server closes sockets the client is about to reuse, and those requests
-  // stall on a reconnect.
-  server.keepAliveTimeout = 120_000;
-  server.headersTimeout = 125_000;
   const port = (server.address() as AddressInfo).port;
   opts.logger.info('webhook listening', { port, host: opts.host, runtime: `node ${process.version}` });
 
