@@ -2,6 +2,7 @@
 // entry (Deno.serve), answering an AdmissionReview and picking up a renewed certificate.
 
 import { readFileSync } from 'node:fs';
+import { connect, type TLSSocket } from 'node:tls';
 import { LABEL_CLAIMED_BY } from '@claimkit/core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { poolPod, reviewFor } from './testing/review.ts';
@@ -38,6 +39,28 @@ async function waitFor<T>(fn: () => Promise<T | undefined>, ms: number): Promise
     await new Promise((r) => setTimeout(r, 200));
   }
   throw new Error(`condition not met in ${ms} ms; last error: ${String(last)}`);
+}
+
+/** Sends one HTTP/1.1 keep-alive request on an open TLS socket and resolves with the response head. */
+function rawRequest(socket: TLSSocket, path: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let got = '';
+    const onData = (chunk: Buffer) => {
+      got += chunk.toString();
+      // /healthz answers "ok" with a Content-Length, so the response is complete once "ok" arrived.
+      if (got.includes('\r\n\r\n') && got.endsWith('ok')) done(undefined);
+    };
+    const onClose = () => done(new Error(`connection closed; got ${JSON.stringify(got)}`));
+    const done = (err: Error | undefined) => {
+      socket.off('data', onData);
+      socket.off('close', onClose);
+      if (err) reject(err);
+      else resolve(got);
+    };
+    socket.on('data', onData);
+    socket.once('close', onClose);
+    socket.write(`GET ${path} HTTP/1.1\r\nHost: localhost\r\nConnection: keep-alive\r\n\r\n`);
+  });
 }
 
 function suite(runtime: Runtime) {
@@ -82,6 +105,24 @@ function suite(runtime: Runtime) {
       'claimkit_webhook_requests_total{path="/validate/pods",result="denied"} 1',
     );
   }, 90_000);
+
+  // The API server's webhook client reuses idle connections for up to 90 s; a server that closes
+  // them sooner (Node's default is 5 s) races it into EOF errors and bursts of new TLS handshakes.
+  it('keeps an idle keep-alive connection open past 5 s', async () => {
+    const socket = connect({ host: '127.0.0.1', port: server.port, servername: 'localhost', ca: cert.cert });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        socket.once('secureConnect', resolve);
+        socket.once('error', reject);
+      });
+      expect(await rawRequest(socket, '/healthz')).toMatch(/^HTTP\/1\.1 200/);
+      await new Promise((r) => setTimeout(r, 6500));
+      expect(socket.destroyed).toBe(false);
+      expect(await rawRequest(socket, '/healthz')).toMatch(/^HTTP\/1\.1 200/);
+    } finally {
+      socket.destroy();
+    }
+  }, 30_000);
 
   it('reloads the certificate when its files change', async () => {
     const before = await httpsRequest(server.port, '/healthz', { ca: cert.cert });

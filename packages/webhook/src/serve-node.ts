@@ -19,10 +19,23 @@ export interface NodeServeOptions {
   logger: Logger;
   /** Poll interval backing up fs.watch (ms); default 10 s. */
   pollMs?: number;
+  /** How long an idle keep-alive connection stays open (ms); default {@link KEEP_ALIVE_TIMEOUT_MS}. */
+  keepAliveTimeoutMs?: number;
 }
+
+/**
+ * The API server's webhook client keeps idle connections for 90 s (Go's http.Transport defaults in
+ * k8s.io/apimachinery). Node closes them after 5 s, so the client keeps picking sockets the server is
+ * closing (EOF errors, which `failurePolicy: Fail` turns into denied writes) and opening new TLS
+ * connections in bursts; in the benchmark such a burst cost ~100 ms at p99. So stay open longer
+ * than the client does.
+ */
+export const KEEP_ALIVE_TIMEOUT_MS = 120_000;
 
 export interface RunningServer {
   port: number;
+  /** The idle keep-alive timeout in force (ms). */
+  keepAliveTimeoutMs: number;
   reloads(): number;
   close(): Promise<void>;
 }
@@ -43,6 +56,7 @@ export async function serveNodeHttps(opts: NodeServeOptions): Promise<RunningSer
     server.once('listening', resolve);
     server.once('error', reject);
   });
+  server.keepAliveTimeout = opts.keepAliveTimeoutMs ?? KEEP_ALIVE_TIMEOUT_MS;
   const port = (server.address() as AddressInfo).port;
   opts.logger.info('webhook listening', { port, host: opts.host, runtime: `node ${process.version}` });
 
@@ -78,6 +92,7 @@ export async function serveNodeHttps(opts: NodeServeOptions): Promise<RunningSer
 
   return {
     port,
+    keepAliveTimeoutMs: server.keepAliveTimeout,
     reloads: () => reloads,
     close: async () => {
       clearInterval(poll);
