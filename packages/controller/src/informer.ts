@@ -431,7 +431,12 @@ export class InformerCache implements Reader {
             ),
           ]
             .map((lookup) => lookup())
-            .find((x): x is KindMap[Kind][] => x !== undefined)
+            .filter((x): x is KindMap[Kind][] => x !== undefined)
+            // The narrowest index wins: "Idle pods of pool p" reads the Idle ones, not the whole pool.
+            .reduce<KindMap[Kind][] | undefined>(
+              (best, x) => (best && best.length <= x.length ? best : x),
+              undefined,
+            )
         : undefined;
     const items = ((indexed ?? inf.list(opts.namespace)) as KubeObject[]).filter((o) => matchesList(o, opts));
     return { items: items as KindMap[K][], resourceVersion: inf.resourceVersion };

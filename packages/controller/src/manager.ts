@@ -10,6 +10,7 @@ import {
   type Kind,
   LABEL_CLAIMED_BY,
   LABEL_POOL,
+  LABEL_STATE,
   type ObjectKey,
   type PodClaim,
   type Reader,
@@ -133,7 +134,7 @@ export class Manager {
     const inf = <K extends Kind>(kind: K) => {
       const i = new Informer(kind, this.source, {
         ...(opts.namespace ? { namespace: opts.namespace } : {}),
-        ...(kind === 'Pod' ? { indexLabels: [LABEL_POOL, LABEL_CLAIMED_BY] } : {}),
+        ...(kind === 'Pod' ? { indexLabels: [LABEL_POOL, LABEL_STATE, LABEL_CLAIMED_BY] } : {}),
         ...(kind === 'PodClaim' ? { indexFields: ['spec.podName', 'spec.sourcePod'] } : {}),
         timers: this.timers,
         log: this.log,

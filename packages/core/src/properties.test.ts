@@ -4,10 +4,11 @@ import { describe, expect, test } from 'vitest';
 import { applyMergePatch, clone, deepEqual } from './api/json.ts';
 import { formatSelector, matchesSelector, parseSelector } from './api/labels.ts';
 import type { Capture, PodClaim } from './api/types.ts';
+import { byCreationThenName, sortByCreationThenName } from './capture/candidates.ts';
 import { ClaimSuperseded, completeClaim, decideAcquire } from './capture/claim.ts';
 import { claimNameFor, nextClaimNames } from './pool/claim-names.ts';
 import { chooseScaleIn, isMigrating } from './pool/scale-in.ts';
-import { capture, heldBy, podClaim, T0_MS } from './testing/fixtures.ts';
+import { capture, heldBy, pod, podClaim, T0_MS } from './testing/fixtures.ts';
 
 const labelKey = fc.stringMatching(/^[a-z][a-z0-9]{0,5}$/);
 const labelValue = fc.stringMatching(/^[a-z0-9]{1,5}$/);
@@ -164,6 +165,33 @@ describe('claim sets', () => {
             expect(n).toMatch(/^set-[a-z0-9]{5}$/);
             expect(taken.has(n)).toBe(false);
           }
+        },
+      ),
+    );
+  });
+});
+
+describe('sortByCreationThenName', () => {
+  test('orders exactly like the byCreationThenName comparator (timestamps parsed once)', () => {
+    const stamp = fc.oneof(
+      fc.constant(undefined),
+      fc.constant('not a time'),
+      fc
+        .integer({ min: 0, max: 5 })
+        .map((s) => new Date(T0_MS + s * 1000).toISOString().replace('.000Z', 'Z')),
+    );
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.constantFrom('a', 'b', 'c', 'd', 'e', 'f'), stamp), { maxLength: 30 }),
+        (xs) => {
+          const pods = xs.map(([name, t], i) => {
+            const p = pod(`${name}-${i % 3}`);
+            p.metadata.creationTimestamp = t;
+            return p;
+          });
+          const names = (ps: typeof pods) =>
+            ps.map((p) => `${p.metadata.name}@${p.metadata.creationTimestamp}`);
+          expect(names(sortByCreationThenName(pods))).toEqual(names([...pods].sort(byCreationThenName)));
         },
       ),
     );

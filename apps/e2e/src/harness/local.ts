@@ -280,7 +280,8 @@ async function startOnce(
       `--service-account-signing-key-file=${pki.saKey}`,
       `--service-cluster-ip-range=${SERVICE_CIDR}`,
       '--allow-privileged=true',
-      '--profiling=false',
+      // /debug/pprof for `go tool pprof` when a benchmark needs to see where the server's CPU goes.
+      `--profiling=${process.env.CLAIMKIT_APISERVER_PROFILING === '1'}`,
       `--cert-dir=${join(stateDir, 'apiserver')}`,
       '--v=1',
     ]);
