@@ -24,6 +24,7 @@ import { errorText, Informer, InformerCache, type InformerSource } from './infor
 import { instrumentClient, instrumentSource } from './instrument.ts';
 import { type Logger, silentLogger } from './log.ts';
 import { ControllerMetrics } from './metrics.ts';
+import { OWN_WRITES_TTL_MS, OwnWrites, recordingWritesTo } from './own-writes.ts';
 import { WorkQueue } from './queue.ts';
 import {
   keysForClaim,
@@ -338,10 +339,22 @@ export class Manager {
   /** One reconcile of one key, with metrics, logs and the requeue policy. */
   async process(key: string): Promise<void> {
     const { kind, namespace, name } = parseQueueKey(key);
+    const versionBefore = this.cache.informer(kind)?.get(namespace, name)?.metadata.resourceVersion;
+    if (this.ownWrites.cacheIsBehind(key, versionBefore)) {
+      // The newer version's watch event will enqueue the key; the delayed add is only a safety net.
+      this.queue.forget(key);
+      this.queue.addAfter(key, OWN_WRITES_TTL_MS);
+      this.metrics.reconciles.inc({ kind, result: 'cache_behind' });
+      return;
+    }
     const t0 = performance.now();
     let result = 'success';
+    const written: string[] = [];
     try {
-      const deps = this.deps();
+      const deps = {
+        ...this.deps(),
+        client: recordingWritesTo(this.client, kind, { namespace, name }, written),
+      };
       const res = await reconcile(kind, deps, { namespace, name });
       if (res.requeueAfterMs === 0) {
         result = 'requeue';
@@ -362,6 +375,7 @@ export class Manager {
         retryInMs: delay,
       });
     }
+    this.ownWrites.record(key, versionBefore, written);
     const secs = (performance.now() - t0) / 1000;
     this.reconciles++;
     this.metrics.reconciles.inc({ kind, result });
@@ -370,6 +384,7 @@ export class Manager {
   }
 
   private readonly pendingEvents = new Set<Promise<unknown>>();
+  private readonly ownWrites = new OwnWrites(() => this.timers.now());
 
   /** Waits for Event writes still in flight (graceful shutdown and tests). */
   async flushEvents(): Promise<void> {

@@ -276,10 +276,20 @@ function requestCounts(ctl: ReturnType<typeof createKubeController>): Record<str
   return out;
 }
 
-function metricSum(ctl: ReturnType<typeof createKubeController>, metric: string, kind: string): number {
+function metricSum(
+  ctl: ReturnType<typeof createKubeController>,
+  metric: string,
+  kind: string,
+  result?: string,
+): number {
   let n = 0;
   for (const line of ctl.manager.metrics.registry.render().split('\n'))
-    if (line.startsWith(metric) && line.includes(`kind="${kind}"`)) n += Number(line.split(' ').at(-1));
+    if (
+      line.startsWith(metric) &&
+      line.includes(`kind="${kind}"`) &&
+      (result === undefined || line.includes(`result="${result}"`))
+    )
+      n += Number(line.split(' ').at(-1));
   return n;
 }
 
@@ -288,7 +298,12 @@ const isWriteVerb = (v: string) => WRITE_VERBS.has(v) || v === 'updateStatus' ||
 /** What one controller did between two snapshots of its counters. */
 function bindWork(
   ctl: ReturnType<typeof createKubeController>,
-  before: { requests: Record<string, number>; reconciles: number; reconcileSeconds: number },
+  before: {
+    requests: Record<string, number>;
+    reconciles: number;
+    reconcileSeconds: number;
+    cacheBehind: number;
+  },
   binds: number,
 ) {
   const requests: Record<string, number> = {};
@@ -301,15 +316,23 @@ function bindWork(
       const [verb, kind, code] = k.split(' ') as [string, string, string];
       return f(verb, kind, code) ? n + v : n;
     }, 0);
-  const reconciles = metricSum(ctl, 'claimkit_reconcile_total', 'PodClaim') - before.reconciles;
+  const cacheBehind =
+    metricSum(ctl, 'claimkit_reconcile_total', 'PodClaim', 'cache_behind') - before.cacheBehind;
+  const reconciles = metricSum(ctl, 'claimkit_reconcile_total', 'PodClaim') - before.reconciles - cacheBehind;
   const reconcileSeconds =
     metricSum(ctl, 'claimkit_reconcile_duration_seconds_sum', 'PodClaim') - before.reconcileSeconds;
   const r2 = (x: number) => Math.round(x * 100) / 100;
   return {
-    apiWritesPerBind: r2(sum((v, k, c) => isWriteVerb(v) && k !== 'Event' && c.startsWith('2')) / binds),
+    // The bind's own objects: its pod and its claim (the pool's coalesced status writes are apart).
+    apiWritesPerBind: r2(
+      sum((v, k, c) => isWriteVerb(v) && (k === 'Pod' || k === 'PodClaim') && c.startsWith('2')) / binds,
+    ),
+    poolStatusWrites: sum((v, k, c) => isWriteVerb(v) && k === 'PodPool' && c.startsWith('2')),
     apiWritesPerBindInclEvents: r2(sum((v, _k, c) => isWriteVerb(v) && c.startsWith('2')) / binds),
     conflicts409: sum((_v, _k, c) => c === '409'),
     podClaimReconcilesPerBind: r2(reconciles / binds),
+    // Reconciles skipped because the cache still showed a version the controller itself had replaced.
+    podClaimCacheBehindSkips: cacheBehind,
     meanPodClaimReconcileMs: r1((reconcileSeconds / Math.max(1, reconciles)) * 1000),
     requests,
   };
@@ -319,6 +342,7 @@ function counters(ctl: ReturnType<typeof createKubeController>) {
   return {
     requests: requestCounts(ctl),
     reconciles: metricSum(ctl, 'claimkit_reconcile_total', 'PodClaim'),
+    cacheBehind: metricSum(ctl, 'claimkit_reconcile_total', 'PodClaim', 'cache_behind'),
     reconcileSeconds: metricSum(ctl, 'claimkit_reconcile_duration_seconds_sum', 'PodClaim'),
   };
 }

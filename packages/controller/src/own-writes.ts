@@ -1,0 +1,85 @@
+// The versions of an object this controller has itself replaced, so a reconcile does not decide on
+// them. After a bind the claim passes through two versions of ours (spec, then status); the watch
+// event for the first often arrives — and enqueues the claim — before the second's. Deciding on that
+// cache would patch the status again (a redundant write) or race the informer. client-go
+// controllers solve the same problem with "expectations"; this is the narrow version: skip only
+// when the cache shows a version we know we superseded, and only for a while.
+import type { AnyObject, Client, Kind, ObjectKey } from '@claimkit/core';
+
+/** How long a record of our own writes may hold a key back if its watch event never comes. */
+export const OWN_WRITES_TTL_MS = 5_000;
+
+interface OwnWrite {
+  /** Versions that a later write of ours replaced (including the one the decision was made on). */
+  superseded: Set<string>;
+  at: number;
+}
+
+export class OwnWrites {
+  private readonly byKey = new Map<string, OwnWrite>();
+  private readonly now: () => number;
+
+  constructor(now: () => number) {
+    this.now = now;
+  }
+
+  /**
+   * True when the cached version is one we replaced ourselves (the newer one is on its way to the
+   * cache, and its event will enqueue the key again). Forgets the key otherwise.
+   */
+  cacheIsBehind(key: string, cachedResourceVersion: string | undefined): boolean {
+    const r = this.byKey.get(key);
+    if (!r) return false;
+    if (
+      cachedResourceVersion !== undefined &&
+      r.superseded.has(cachedResourceVersion) &&
+      this.now() - r.at < OWN_WRITES_TTL_MS
+    ) {
+      return true;
+    }
+    this.byKey.delete(key);
+    return false;
+  }
+
+  /** Records a reconcile's writes to its own object: every version but the last is superseded. */
+  record(key: string, versionBefore: string | undefined, written: string[]): void {
+    if (written.length === 0) return;
+    const superseded = new Set(written.slice(0, -1));
+    if (versionBefore !== undefined) superseded.add(versionBefore);
+    this.byKey.set(key, { superseded, at: this.now() });
+  }
+
+  forget(key: string): void {
+    this.byKey.delete(key);
+  }
+
+  get size(): number {
+    return this.byKey.size;
+  }
+}
+
+/**
+ * A client that reports the resourceVersion of every successful write to one object (kind + key);
+ * everything else passes through untouched.
+ */
+export function recordingWritesTo(client: Client, kind: Kind, key: ObjectKey, written: string[]): Client {
+  const same = (k: string, ns: string | undefined, name: string) =>
+    k === kind && (ns ?? '') === (key.namespace ?? '') && name === key.name;
+  const note = <T>(k: string, ns: string | undefined, name: string, result: T): T => {
+    const rv = (result as AnyObject | undefined)?.metadata?.resourceVersion;
+    if (rv !== undefined && same(k, ns, name)) written.push(rv);
+    return result;
+  };
+  const ofObject = async <T extends AnyObject>(obj: T, write: (o: T) => Promise<T>) =>
+    note(obj.kind, obj.metadata.namespace, obj.metadata.name, await write(obj));
+  return {
+    get: (k, kk) => client.get(k, kk),
+    list: (k, o) => client.list(k, o),
+    create: (obj) => ofObject(obj, (o) => client.create(o)),
+    update: (obj) => ofObject(obj, (o) => client.update(o)),
+    updateStatus: (obj) => ofObject(obj, (o) => client.updateStatus(o)),
+    patch: async (k, kk, p, o) => note(k, kk.namespace, kk.name, await client.patch(k, kk, p, o)),
+    patchStatus: async (k, kk, p, o) => note(k, kk.namespace, kk.name, await client.patchStatus(k, kk, p, o)),
+    delete: async (k, kk, o) => note(k, kk.namespace, kk.name, await client.delete(k, kk, o)),
+  };
+}
