@@ -1,5 +1,5 @@
 // pnpm cluster up | down | status — a local control plane for development, in the background.
-//   eval "$(pnpm -s cluster up)"   starts one (or reuses the running one) and exports KUBECONFIG
+//   eval "$(pnpm cluster up)"      starts one (or reuses the running one) and exports KUBECONFIG
 //   pnpm cluster status            lists runs (also test runs in progress) and their health;
 //                                  exits 1 when one of them is not ready
 //   pnpm cluster down              stops background clusters and cleans up leftovers of crashed runs
