@@ -6,6 +6,7 @@ export * from './instrument.ts';
 export * from './leader.ts';
 export * from './log.ts';
 export * from './manager.ts';
+export * from './manifests.ts';
 export * from './metrics.ts';
 export * from './queue.ts';
 export * from './routing.ts';

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { CONTROLLER_NAME, toYaml } from '@claimkit/core';
 import { describe, expect, it } from 'vitest';
-import { controllerManifests, controllerRules, renderManifestFile } from './manifests.ts';
+import { controllerManifests, controllerRules, renderManifestFile, userRoles } from './manifests.ts';
 
 const deployDir = new URL('../../../deploy/controller/', import.meta.url);
 
@@ -34,5 +34,51 @@ describe('deploy/controller', () => {
     };
     expect(dep.spec.replicas).toBe(2);
     expect(dep.spec.template.spec.containers[0]!.args).toContain('--leader-elect');
+  });
+
+  it('runs as a numeric non-root user (the kubelet cannot verify runAsNonRoot for a named one)', () => {
+    const dep = controllerManifests().find((f) => f.file === 'deployment.yaml')!.objects[0] as {
+      spec: { template: { spec: { securityContext: Record<string, unknown> } } };
+    };
+    const sc = dep.spec.template.spec.securityContext;
+    expect(sc.runAsNonRoot).toBe(true);
+    expect(Number.isInteger(sc.runAsUser) && (sc.runAsUser as number) > 0).toBe(true);
+    const dockerfile = readFileSync(new URL('../Dockerfile', import.meta.url), 'utf8');
+    expect(dockerfile).toMatch(/^USER \d+(:\d+)?$/m);
+  });
+
+  it('may set blockOwnerDeletion on what it creates (OwnerReferencesPermissionEnforcement)', () => {
+    const rules = controllerRules() as { resources: string[]; verbs: string[] }[];
+    for (const r of ['podclaimsets/finalizers', 'podpools/finalizers'])
+      expect(
+        rules.some((x) => x.resources.includes(r) && x.verbs.includes('update')),
+        r,
+      ).toBe(true);
+  });
+
+  it('ships roles for people (aggregated into admin/edit/view) and for External capture holders', () => {
+    const roles = userRoles() as {
+      metadata: { name: string; labels: Record<string, string> };
+      rules: { apiGroups: string[]; resources: string[]; verbs: string[] }[];
+    }[];
+    const byName = (n: string) => roles.find((r) => r.metadata.name === n)!;
+    const can = (role: string, res: string, verb: string) =>
+      byName(role).rules.some((r) => r.resources.includes(res) && r.verbs.includes(verb));
+    expect(byName('claimkit-edit').metadata.labels['rbac.authorization.k8s.io/aggregate-to-edit']).toBe(
+      'true',
+    );
+    expect(byName('claimkit-view').metadata.labels['rbac.authorization.k8s.io/aggregate-to-view']).toBe(
+      'true',
+    );
+    for (const r of ['captures', 'podpools', 'podclaims', 'podclaimsets']) {
+      expect(can('claimkit-edit', r, 'create'), r).toBe(true);
+      expect(can('claimkit-view', r, 'list'), r).toBe(true);
+      expect(can('claimkit-view', r, 'create'), r).toBe(false);
+    }
+    // What core's holder operations (claimctl capture acquire|renew|complete|fail) call.
+    expect(can('claimkit-capture-holder', 'captures', 'get')).toBe(true);
+    expect(can('claimkit-capture-holder', 'captures/status', 'update')).toBe(true);
+    expect(can('claimkit-capture-holder', 'pods', 'get')).toBe(true);
+    expect(can('claimkit-capture-holder', 'captures', 'update')).toBe(false);
   });
 });

@@ -35,6 +35,69 @@ export function controllerRules(): Obj[] {
     { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
     // Kubelet capture backend: ContainerCheckpoint through the API server's node proxy.
     { apiGroups: [''], resources: ['nodes/proxy'], verbs: ['create', 'get'] },
+    // Claims and pool pods carry owner references with blockOwnerDeletion; clusters running the
+    // OwnerReferencesPermissionEnforcement admission plugin (OpenShift) require this to create them.
+    {
+      apiGroups: [GROUP],
+      resources: [`${plural('PodClaimSet')}/finalizers`, `${plural('PodPool')}/finalizers`],
+      verbs: ['update'],
+    },
+  ];
+}
+
+/** ClusterRoles for people and for External capture holders (they do not run the controller's code). */
+export function userRoles(): Obj[] {
+  const crds = [plural('Capture'), plural('PodPool'), plural('PodClaim'), plural('PodClaimSet')];
+  const role = (name: string, aggregate: string[], rules: Obj[]) => ({
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRole',
+    metadata: {
+      name,
+      labels: {
+        ...LABELS,
+        ...Object.fromEntries(aggregate.map((a) => [`rbac.authorization.k8s.io/aggregate-to-${a}`, 'true'])),
+      },
+    },
+    rules,
+  });
+  return [
+    role(
+      'claimkit-edit',
+      ['edit', 'admin'],
+      [
+        {
+          apiGroups: [GROUP],
+          resources: crds,
+          verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete', 'deletecollection'],
+        },
+        {
+          apiGroups: [GROUP],
+          resources: [`${plural('PodClaimSet')}/scale`],
+          verbs: ['get', 'update', 'patch'],
+        },
+      ],
+    ),
+    role(
+      'claimkit-view',
+      ['view'],
+      [
+        {
+          apiGroups: [GROUP],
+          resources: [...crds, ...crds.map((r) => `${r}/status`)],
+          verbs: ['get', 'list', 'watch'],
+        },
+      ],
+    ),
+    // Bind with a RoleBinding in the Capture's namespace to the ServiceAccount of the holder pods.
+    role(
+      'claimkit-capture-holder',
+      [],
+      [
+        { apiGroups: [GROUP], resources: [plural('Capture')], verbs: ['get', 'list', 'watch'] },
+        { apiGroups: [GROUP], resources: [`${plural('Capture')}/status`], verbs: ['get', 'update', 'patch'] },
+        { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list'] },
+      ],
+    ),
   ];
 }
 
@@ -121,7 +184,13 @@ export function controllerManifests(): ManifestFile[] {
               spec: {
                 serviceAccountName: CONTROLLER_NAME,
                 terminationGracePeriodSeconds: 30,
-                securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
+                // A numeric user: the kubelet cannot verify runAsNonRoot for a named one (USER node).
+                securityContext: {
+                  runAsNonRoot: true,
+                  runAsUser: 65532,
+                  runAsGroup: 65532,
+                  seccompProfile: { type: 'RuntimeDefault' },
+                },
                 containers: [
                   {
                     name: 'controller',
@@ -155,6 +224,12 @@ export function controllerManifests(): ManifestFile[] {
       ],
     },
     {
+      file: 'user-roles.yaml',
+      comment:
+        'Roles for people and holders, not for the controller: claimkit-edit and claimkit-view aggregate into the built-in admin, edit and view roles; claimkit-capture-holder is what an External-backend holder needs for claimctl capture acquire|renew|complete|fail (bind it with a RoleBinding in the Capture namespace to the holder pods ServiceAccount).',
+      objects: userRoles(),
+    },
+    {
       file: 'service.yaml',
       comment: 'Prometheus scrapes /metrics here.',
       objects: [
@@ -176,7 +251,7 @@ export function controllerManifests(): ManifestFile[] {
         {
           apiVersion: 'kustomize.config.k8s.io/v1beta1',
           kind: 'Kustomization',
-          resources: ['namespace.yaml', 'rbac.yaml', 'deployment.yaml', 'service.yaml'],
+          resources: ['namespace.yaml', 'rbac.yaml', 'user-roles.yaml', 'deployment.yaml', 'service.yaml'],
         },
       ],
     },

@@ -149,6 +149,7 @@ export function webhookManifests(): ManifestFile[] {
                 securityContext: {
                   runAsNonRoot: true,
                   runAsUser: 65532,
+                  runAsGroup: 65532,
                   seccompProfile: { type: 'RuntimeDefault' },
                 },
                 containers: [
