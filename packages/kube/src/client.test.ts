@@ -195,7 +195,57 @@ describe('KubeClient over a local API server', () => {
     expect(await client.delete('ConfigMap', { namespace: 'ns', name: 'c' })).toBeUndefined();
   });
 
+  it('waits out a 429 (or a 5xx) with Retry-After and sends the request again, as client-go does', async () => {
+    srv.on(
+      () => true,
+      (_r, res) =>
+        json(res, 429, status(429, 'TooManyRequests', 'storage is (re)initializing'), { 'retry-after': '1' }),
+    );
+    srv.on(
+      () => true,
+      (_r, res) =>
+        json(res, 503, status(503, 'ServiceUnavailable', 'apiserver is shutting down'), {
+          'retry-after': '1',
+        }),
+    );
+    srv.on(
+      () => true,
+      (_r, res) =>
+        json(res, 200, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a', namespace: 'ns' } }),
+    );
+    const t0 = performance.now();
+    const got = await createKubeClient(srv.kubeConfig(), { timeoutMs: 500 }).get('ConfigMap', {
+      namespace: 'ns',
+      name: 'a',
+    });
+    expect(got.metadata.name).toBe('a');
+    expect(srv.requests.length).toBe(3);
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(1900);
+  });
+
+  it('gives up after retryThrottled attempts and reports TooManyRequests with Retry-After', async () => {
+    srv.on(
+      () => true,
+      (_r, res) => json(res, 429, status(429, 'TooManyRequests', 'slow down'), { 'retry-after': '1' }),
+      true,
+    );
+    const e = await failure(
+      createKubeClient(srv.kubeConfig(), { timeoutMs: 500, retryThrottled: 1 }).get('ConfigMap', {
+        namespace: 'ns',
+        name: 'a',
+      }),
+    );
+    expect([e.reason, e.retryAfterSeconds]).toEqual(['TooManyRequests', 1]);
+    expect(srv.requests.length).toBe(2);
+  });
+
   it('maps every HTTP failure to ApiError with reason, code, causes and Retry-After', async () => {
+    // One answer per request: no retries here, so that each answer is mapped on its own.
+    client = createKubeClient(srv.kubeConfig(), {
+      timeoutMs: 500,
+      retryThrottled: 0,
+      onRequest: (verb, kind, code) => calls.push([verb, kind, code]),
+    });
     const answers: [number, unknown, Record<string, string>?][] = [
       [409, status(409, 'AlreadyExists', 'configmaps "a" already exists')],
       [

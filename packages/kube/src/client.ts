@@ -53,7 +53,16 @@ export interface KubeClientOptions {
   onRequest?: (verb: RequestVerb, kind: Kind, code: number, ms: number) => void;
   /** Sent as User-Agent. */
   userAgent?: string;
+  /**
+   * How many times a request answered 429, or 5xx with a Retry-After header, is sent again after
+   * waiting what the server asked (at most 10 s each time), as client-go does; such an answer means
+   * the server did not process it ("storage is (re)initializing", priority-and-fairness rejections).
+   * Default 3; 0 turns it off.
+   */
+  retryThrottled?: number;
 }
+
+const MAX_RETRY_AFTER_SECONDS = 10;
 
 export interface WatchOptions extends ListOptions {
   resourceVersion?: string;
@@ -154,6 +163,7 @@ class KubeClientImpl implements KubeClient {
   readonly server: string;
   private readonly http = new IsomorphicFetchHttpLibrary();
   private readonly timeoutMs: number;
+  private readonly retryThrottled: number;
   private readonly onRequest: KubeClientOptions['onRequest'];
   private readonly userAgent: string;
   private dispatcher: ReturnType<RequestContext['getDispatcher']>;
@@ -166,6 +176,7 @@ class KubeClientImpl implements KubeClient {
     this.kubeConfig = kc;
     this.server = cluster.server.replace(/\/+$/, '');
     this.timeoutMs = opts.timeoutMs ?? 30_000;
+    this.retryThrottled = Math.max(0, opts.retryThrottled ?? 3);
     this.onRequest = opts.onRequest;
     this.userAgent = opts.userAgent ?? 'claimkit';
   }
@@ -242,7 +253,14 @@ class KubeClientImpl implements KubeClient {
     what: string,
     opts: { query?: Record<string, string | undefined>; body?: unknown; contentType?: string } = {},
   ): Promise<T> {
-    const r = await this.send(verb, kind, method, path, what, opts);
+    let r = await this.send(verb, kind, method, path, what, opts);
+    for (let retry = 0; retry < this.retryThrottled; retry++) {
+      const wait = Number(r.headers['retry-after']);
+      const throttled = r.status === 429 || (r.status >= 500 && r.headers['retry-after'] !== undefined);
+      if (!throttled || !Number.isFinite(wait) || wait < 0) break;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(wait, MAX_RETRY_AFTER_SECONDS) * 1000));
+      r = await this.send(verb, kind, method, path, what, opts);
+    }
     if (r.status < 200 || r.status >= 300) {
       throw httpError(r.status, r.text, { method, what, server: this.server }, r.headers['retry-after']);
     }
