@@ -190,6 +190,37 @@ describe('/validate/captures', () => {
     await allowed(CAP, upd(held, { phase: 'Failed', epoch: 3, lastError: 'boom' }));
   });
 
+  it('denies a spec whose selector would make every pod in the namespace a candidate', async () => {
+    const withSelector = (selector: unknown, status: Record<string, unknown> = {}) => {
+      const c = capture(status) as { spec: Record<string, unknown> };
+      c.spec.selector = selector;
+      return c;
+    };
+    for (const sel of [{}, { matchLabels: {} }, { matchLabels: {}, matchExpressions: [] }]) {
+      const r = await denied(CAP, { kind: 'Capture', object: withSelector(sel) }, ['spec.selector']);
+      expect(r.status?.message).toContain('every pod in the namespace');
+    }
+    await denied(
+      CAP,
+      { kind: 'Capture', oldObject: capture(), object: withSelector({}), operation: 'UPDATE' },
+      ['spec.selector'],
+    );
+    await allowed(CAP, {
+      kind: 'Capture',
+      object: withSelector({ matchExpressions: [{ key: 'app', operator: 'Exists' }] }),
+    });
+    // An older object with an empty selector can still be worked on: status writes, other spec fields.
+    const old = withSelector({}, { epoch: 1 });
+    await allowed(CAP, {
+      ...upd({}, {}),
+      oldObject: old,
+      object: withSelector({}, { epoch: 1, attempts: 1 }),
+    });
+    const relabel = withSelector({}, { epoch: 1 });
+    (relabel as { metadata?: Record<string, unknown> }).metadata = { name: 'cap', labels: { a: 'b' } };
+    await allowed(CAP, { kind: 'Capture', oldObject: old, object: relabel, operation: 'UPDATE' });
+  });
+
   it('denies a decreasing epoch', async () => {
     await denied(CAP, upd({ epoch: 5 }, { epoch: 4 }), ['status.epoch']);
     await denied(CAP, upd({ epoch: 5 }, {}), ['status.epoch']);

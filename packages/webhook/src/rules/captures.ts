@@ -2,6 +2,7 @@
 // epoch never decreases; a new holder only with a higher token (token > old epoch, token == new epoch);
 // no result without the token of the claim that produced it.
 import { field, int, jsonEqual, nonEmpty, obj } from './read.ts';
+import { checkSelector } from './selector.ts';
 import type { RuleInput, Verdict, Violation } from './types.ts';
 import { verdict } from './types.ts';
 
@@ -32,6 +33,15 @@ export function validateCapture(input: RuleInput): Verdict {
   const nStatusRaw = field(input.object, 'status');
   if (nStatusRaw !== undefined && nStatusRaw !== null && obj(nStatusRaw) === undefined) {
     return verdict([{ field: 'status', message: 'must be an object' }]);
+  }
+  // spec.selector names the candidate pods: the empty selector would make every pod in the namespace
+  // one. Checked when the spec is written (not on status writes, nor when the selector is unchanged,
+  // so that an older object can still be worked on).
+  if (input.subResource !== 'status') {
+    const sel = field(input.object, 'spec', 'selector');
+    if (input.operation === 'CREATE' || !jsonEqual(sel, field(input.oldObject, 'spec', 'selector'))) {
+      checkSelector(sel, 'spec.selector', v, 'pod');
+    }
   }
   const oStatus = input.operation === 'UPDATE' ? field(input.oldObject, 'status') : undefined;
   const nStatus = nStatusRaw;
