@@ -191,6 +191,15 @@ describe('get', () => {
     );
     expect(r.connects).toEqual([{}]);
   });
+  test('--as and --as-group are passed on (doctor --fix as the controller, past the webhook)', async () => {
+    const { model, clock } = await sample();
+    const sa = 'system:serviceaccount:claimkit-system:claimkit-controller';
+    const r = await claimctl(model, clock, 'doctor', '--as', sa, '--as-group', 'system:serviceaccounts');
+    expect(r.connects).toEqual([{ as: sa, asGroup: 'system:serviceaccounts' }]);
+    const bad = await claimctl(model, clock, 'get', 'podclaims', '--as-group', 'g');
+    expect([bad.code, bad.err]).toEqual([2, expect.stringContaining('--as-group needs --as')]);
+    expect(bad.connects).toEqual([]);
+  });
   test('wide, -A, -l, kubeconfig and context are passed on', async () => {
     const { model, clock } = await sample();
     const r = await claimctl(

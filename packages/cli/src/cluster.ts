@@ -10,7 +10,10 @@ export async function connectCluster(opts: ConnectOptions): Promise<Connection> 
     ...(opts.context ? { context: opts.context } : {}),
   });
   const current = kc.getContextObject(kc.getCurrentContext());
-  const client = createKubeClient(kc, { userAgent: `claimctl/${VERSION}` });
+  const client = createKubeClient(kc, {
+    userAgent: `claimctl/${VERSION}`,
+    ...(opts.as ? { impersonate: { user: opts.as, ...(opts.asGroup ? { group: opts.asGroup } : {}) } } : {}),
+  });
   return {
     client,
     namespace: current?.namespace || 'default',

@@ -14,6 +14,10 @@ export interface Connection {
 export interface ConnectOptions {
   kubeconfig?: string;
   context?: string;
+  /** kubectl's --as: the user to impersonate. */
+  as?: string;
+  /** kubectl's --as-group (one group). */
+  asGroup?: string;
 }
 
 export interface Ctx {

@@ -195,6 +195,24 @@ describe('KubeClient over a local API server', () => {
     expect(await client.delete('ConfigMap', { namespace: 'ns', name: 'c' })).toBeUndefined();
   });
 
+  it('impersonates (kubectl --as / --as-group) on every request when asked', async () => {
+    srv.on(
+      () => true,
+      (_r, res) =>
+        json(res, 200, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a', namespace: 'ns' } }),
+      true,
+    );
+    await client.get('ConfigMap', { namespace: 'ns', name: 'a' });
+    const as = createKubeClient(srv.kubeConfig(), {
+      impersonate: { user: 'system:serviceaccount:x:y', group: 'g' },
+    });
+    await as.get('ConfigMap', { namespace: 'ns', name: 'a' });
+    expect(srv.requests.map((r) => [r.headers['impersonate-user'], r.headers['impersonate-group']])).toEqual([
+      [undefined, undefined],
+      ['system:serviceaccount:x:y', 'g'],
+    ]);
+  });
+
   it('waits out a 429 (or a 5xx) with Retry-After and sends the request again, as client-go does', async () => {
     srv.on(
       () => true,

@@ -60,6 +60,8 @@ export interface KubeClientOptions {
    * Default 3; 0 turns it off.
    */
   retryThrottled?: number;
+  /** Act as another user (kubectl --as / --as-group): Impersonate-User and Impersonate-Group headers. */
+  impersonate?: { user: string; group?: string };
 }
 
 const MAX_RETRY_AFTER_SECONDS = 10;
@@ -164,6 +166,7 @@ class KubeClientImpl implements KubeClient {
   private readonly http = new IsomorphicFetchHttpLibrary();
   private readonly timeoutMs: number;
   private readonly retryThrottled: number;
+  private readonly impersonate: { user: string; group?: string } | undefined;
   private readonly onRequest: KubeClientOptions['onRequest'];
   private readonly userAgent: string;
   private dispatcher: ReturnType<RequestContext['getDispatcher']>;
@@ -177,6 +180,7 @@ class KubeClientImpl implements KubeClient {
     this.server = cluster.server.replace(/\/+$/, '');
     this.timeoutMs = opts.timeoutMs ?? 30_000;
     this.retryThrottled = Math.max(0, opts.retryThrottled ?? 3);
+    this.impersonate = opts.impersonate;
     this.onRequest = opts.onRequest;
     this.userAgent = opts.userAgent ?? 'claimkit';
   }
@@ -203,6 +207,10 @@ class KubeClientImpl implements KubeClient {
     const ctx = new RequestContext(url.toString(), method as (typeof HttpMethod)[keyof typeof HttpMethod]);
     ctx.setHeaderParam('Accept', JSON_CT);
     ctx.setHeaderParam('User-Agent', this.userAgent);
+    if (this.impersonate) {
+      ctx.setHeaderParam('Impersonate-User', this.impersonate.user);
+      if (this.impersonate.group) ctx.setHeaderParam('Impersonate-Group', this.impersonate.group);
+    }
     if (body !== undefined) {
       ctx.setHeaderParam('Content-Type', contentType ?? JSON_CT);
       ctx.setBody(JSON.stringify(body));

@@ -5,6 +5,8 @@ import type { Connection, Ctx } from '../context.ts';
 export const NAMESPACED: FlagSpecs = {
   kubeconfig: { type: 'string' },
   context: { type: 'string' },
+  as: { type: 'string' },
+  'as-group': { type: 'string' },
   namespace: { short: 'n', type: 'string' },
   'all-namespaces': { short: 'A', type: 'boolean' },
 };
@@ -12,6 +14,10 @@ export const NAMESPACED: FlagSpecs = {
 export const CLUSTER_HELP = `Cluster flags:
       --kubeconfig PATH     kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)
       --context NAME        kubeconfig context (default: the current context)
+      --as USER             act as USER (impersonation, e.g. the controller's ServiceAccount
+                            system:serviceaccount:claimkit-system:claimkit-controller, whose
+                            writes the webhook accepts for doctor --fix)
+      --as-group GROUP      act with GROUP too (one group; needs --as)
   -n, --namespace NS        namespace (default: the context's namespace, else "default")`;
 
 export const ALL_NAMESPACES_HELP = '  -A, --all-namespaces      every namespace';
@@ -19,7 +25,16 @@ export const ALL_NAMESPACES_HELP = '  -A, --all-namespaces      every namespace'
 export async function connect(ctx: Ctx, p: Parsed): Promise<Connection> {
   const kubeconfig = str(p, 'kubeconfig');
   const context = str(p, 'context');
-  return ctx.connect({ ...(kubeconfig ? { kubeconfig } : {}), ...(context ? { context } : {}) });
+  const as = str(p, 'as');
+  const asGroup = str(p, 'as-group');
+  if (as === '') throw new UsageError('--as must not be empty');
+  if (asGroup !== undefined && !as) throw new UsageError('--as-group needs --as');
+  return ctx.connect({
+    ...(kubeconfig ? { kubeconfig } : {}),
+    ...(context ? { context } : {}),
+    ...(as ? { as } : {}),
+    ...(asGroup ? { asGroup } : {}),
+  });
 }
 
 /** The namespace to act in; undefined for -A. */

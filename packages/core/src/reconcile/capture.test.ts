@@ -1,6 +1,9 @@
 // The Capture reconciler with a controller-driven backend: job started once per token, its id
 // persisted so a restarted controller resumes polling, fenced terminal writes, attempts, timeouts.
 import { describe, expect, test } from 'vitest';
+import { ApiError } from '../api/errors.ts';
+import type { Reader } from '../api/ports.ts';
+import type { CaptureBackend, CaptureJobRequest } from '../capture/backend.ts';
 import { ApiModel } from '../model/api-model.ts';
 import { ManualClock } from '../model/clock.ts';
 import { schemaModelOptions } from '../schema/index.ts';
@@ -18,7 +21,8 @@ import {
   withTimeout,
 } from '../testing/fixtures.ts';
 import { put } from '../testing/model-helpers.ts';
-import { reconcileCapture } from './capture.ts';
+import { CAPTURE_POLL_MS, reconcileCapture } from './capture.ts';
+import type { EventSpec } from './decision.ts';
 
 const key = { namespace: 'default', name: 'snap' };
 
@@ -107,15 +111,181 @@ describe('Http backend', () => {
       lastError: 'timed out after 30s',
     });
   });
+});
 
-  test('an unreachable agent is retried without touching the claim', async () => {
-    const { model, agent, deps } = await setup();
+/**
+ * The simulated agent behind a start that fails its next `failures` times (counting every call):
+ * 'refused' answers 403 (definite), 'unreachable' does not answer (transient).
+ */
+class FlakyStart implements CaptureBackend {
+  starts = 0;
+  failures: number;
+  how: 'refused' | 'unreachable';
+  readonly agent: SimCaptureAgent;
+  constructor(agent: SimCaptureAgent, failures: number, how: 'refused' | 'unreachable') {
+    this.agent = agent;
+    this.failures = failures;
+    this.how = how;
+  }
+  async start(url: string, req: CaptureJobRequest): Promise<{ id: string }> {
+    this.starts++;
+    if (this.failures > 0) {
+      this.failures--;
+      if (this.how === 'unreachable')
+        throw new ApiError('Unavailable', `capture agent POST ${url}: connect ECONNREFUSED`);
+      throw new ApiError('Forbidden', `capture agent POST ${url}: HTTP 403: checkpointing is not allowed`);
+    }
+    return this.agent.start(url, req);
+  }
+  poll: CaptureBackend['poll'] = (url, id) => this.agent.poll(url, id);
+}
+
+async function setupFlaky(
+  failures: number,
+  ...mods: Parameters<typeof capture>[1][]
+): ReturnType<typeof setupFailing> {
+  return setupFailing(failures, 'refused', ...mods);
+}
+
+async function setupFailing(
+  failures: number,
+  how: 'refused' | 'unreachable',
+  ...mods: Parameters<typeof capture>[1][]
+) {
+  const base = await setup(...mods);
+  const backend = new FlakyStart(base.agent, failures, how);
+  const events: EventSpec[] = [];
+  const deps = { ...base.deps, backend, recorder: { record: (e: EventSpec) => void events.push(e) } };
+  return { ...base, backend, events, deps };
+}
+
+describe('a job that cannot be started', () => {
+  test('a start the backend refuses is one failed attempt: attempts 1, lastError, CaptureFailed, claim closed', async () => {
+    const { model, backend, deps, events } = await setupFlaky(1);
+    await reconcileCapture(deps, key); // acquire
+    const r = await reconcileCapture(deps, key); // start throws
+    expect(backend.starts).toBe(1);
+    expect(r.requeueAfterMs).toBe(0);
+    const c = model.getNow('Capture', key);
+    expect(c.status).toMatchObject({ phase: 'Pending', attempts: 1, epoch: 1 });
+    expect(c.status?.claim).toBeUndefined();
+    expect(c.status?.lastError).toMatch(/^job start failed: .*HTTP 403/);
+    expect(events.filter((e) => e.reason === 'CaptureFailed')).toEqual([
+      expect.objectContaining({
+        type: 'Warning',
+        message: expect.stringMatching(/^attempt 1 failed: job start failed/),
+      }),
+    ]);
+    await reconcileCapture(deps, key); // the next attempt acquires with a new token
+    expect(model.getNow('Capture', key).status?.claim).toMatchObject({ token: 2 });
+  });
+
+  test('after maxAttempts refused starts the capture is Failed and nothing is started again', async () => {
+    const { model, backend, deps, events, clock } = await setupFlaky(Infinity, withMaxAttempts(3));
+    for (let i = 0; i < 20; i++) {
+      await reconcileCapture(deps, key);
+      clock.advance(1000);
+    }
+    const c = model.getNow('Capture', key);
+    expect(c.status).toMatchObject({ phase: 'Failed', attempts: 3, epoch: 3 });
+    expect(c.status?.claim).toBeUndefined();
+    expect(c.status?.lastError).toMatch(/HTTP 403/);
+    expect(backend.starts).toBe(3);
+    expect(events.filter((e) => e.reason === 'CaptureFailed')).toHaveLength(3);
+  });
+
+  test('a start refused once and then accepted records the job and completes normally', async () => {
+    const { model, agent, backend, deps, clock } = await setupFlaky(1);
+    for (let i = 0; i < 6; i++) {
+      await reconcileCapture(deps, key);
+      if (model.getNow('Capture', key).status?.claim?.job) break;
+    }
+    expect(model.getNow('Capture', key).status?.claim).toMatchObject({
+      token: 2,
+      job: { id: expect.stringMatching(/^job-/) },
+    });
+    clock.advance(5000);
     await reconcileCapture(deps, key);
-    agent.down = true;
-    await expect(reconcileCapture(deps, key)).rejects.toMatchObject({ reason: 'Unavailable' });
-    expect(model.getNow('Capture', key).status?.claim?.job).toBeUndefined();
-    agent.down = false;
+    const c = model.getNow('Capture', key);
+    expect(c.status).toMatchObject({
+      phase: 'Captured',
+      attempts: 1,
+      result: { token: 2, ref: 'snapshot://snap/2' },
+    });
+    expect(c.status?.lastError).toBeUndefined();
+    expect(backend.starts).toBe(2);
+    expect(agent.accepted.get('default/snap')).toEqual([2]);
+  });
+
+  test('an unreachable agent spends no attempt: the start is retried with the same token until it answers', async () => {
+    const { model, agent, backend, deps, events, clock } = await setupFailing(
+      5,
+      'unreachable',
+      withTimeout(60),
+    );
+    await reconcileCapture(deps, key); // acquire
+    for (let i = 0; i < 5; i++) {
+      const r = await reconcileCapture(deps, key); // start: no answer
+      expect(r.requeueAfterMs).toBe(CAPTURE_POLL_MS);
+      clock.advance(CAPTURE_POLL_MS);
+    }
+    const waiting = model.getNow('Capture', key).status;
+    expect(waiting?.attempts).toBeUndefined();
+    expect(waiting?.claim).toMatchObject({ token: 1 });
+    await reconcileCapture(deps, key); // the agent is back
+    expect(model.getNow('Capture', key).status?.claim?.job?.id).toMatch(/^job-/);
+    expect(backend.starts).toBe(6);
+    expect(agent.accepted.get('default/snap')).toEqual([1]);
+    expect(events.filter((e) => e.reason === 'CaptureFailed')).toEqual([]);
+  });
+
+  test('an agent unreachable for longer than timeoutSeconds costs one failed attempt', async () => {
+    const { model, deps, events, clock } = await setupFailing(Infinity, 'unreachable', withTimeout(30));
+    await reconcileCapture(deps, key); // acquire
+    for (let t = 0; t <= 30_000; t += CAPTURE_POLL_MS) {
+      await reconcileCapture(deps, key);
+      clock.advance(CAPTURE_POLL_MS);
+    }
     await reconcileCapture(deps, key);
-    expect(model.getNow('Capture', key).status?.claim?.job?.id).toBeDefined();
+    const c = model.getNow('Capture', key);
+    expect(c.status?.attempts).toBe(1);
+    expect(c.status?.lastError).toMatch(/^job start failed for 30s: .*ECONNREFUSED/);
+    expect(events.filter((e) => e.reason === 'CaptureFailed')).toHaveLength(1);
+  });
+
+  test('a stale snapshot does not count the failure: the fenced write conflicts and the reconcile re-reads', async () => {
+    const { model, backend, deps } = await setupFlaky(1);
+    await reconcileCapture(deps, key); // acquire
+    const stale = model.getNow('Capture', key);
+    // Between the read and the failed start, another writer bumps the resourceVersion.
+    const cache = {
+      get: async (kind: string, k: typeof key) => (kind === 'Capture' ? stale : model.get(kind as 'Pod', k)),
+      list: model.list.bind(model),
+    } as unknown as Reader;
+    await model.updateStatus({ ...stale, status: { ...stale.status, lastError: 'someone else' } });
+    const r = await reconcileCapture({ ...deps, cache }, key);
+    expect(backend.starts).toBe(1);
+    expect(r.requeueAfterMs).toBe(0);
+    const after = model.getNow('Capture', key).status;
+    expect(after?.attempts).toBeUndefined();
+    expect(after?.claim).toMatchObject({ token: 1 });
+  });
+
+  test('a holder whose liveness stays unknown and has no job fails the attempt after timeoutSeconds', async () => {
+    const { model, backend, deps, clock } = await setupFlaky(0, withTimeout(30), withMaxAttempts(1));
+    await reconcileCapture(deps, key); // acquire
+    model.faults.inject({ verbs: ['get'], kinds: ['Pod'], reason: 'Unavailable' });
+    await reconcileCapture(deps, key); // holder unknown: claim kept, no start
+    expect(model.getNow('Capture', key).status?.claim).toMatchObject({ token: 1 });
+    expect(backend.starts).toBe(0);
+    clock.advance(31_000); // within the lease (3000 s), past timeoutSeconds
+    await reconcileCapture(deps, key);
+    const c = model.getNow('Capture', key);
+    expect(c.status).toMatchObject({ phase: 'Failed', attempts: 1, epoch: 1 });
+    expect(c.status?.takeovers).toBeUndefined();
+    expect(c.status?.lastError).toMatch(
+      /^timed out after 30s without starting a job \(holder w-0: .*Unavailable/,
+    );
+    expect(backend.starts).toBe(0);
   });
 });

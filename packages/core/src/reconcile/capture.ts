@@ -119,7 +119,19 @@ function decideBackendProgress(s: CaptureSnapshot, events: EventSpec[]): Capture
   const now = s.now;
   const holderPod = s.holder && 'found' in s.holder && s.holder.found ? s.holder.pod : undefined;
   if (!claim.job) {
-    if (!holderPod) return { writes: [], events, requeueAfterMs: CAPTURE_POLL_MS };
+    if (!holderPod) {
+      // Liveness unknown (the holder lookup failed): keep the claim, but not past timeoutSeconds
+      // from acquisition, so a claim that never gets a job cannot outlive the attempt's budget.
+      const since = parseTimestamp(claim.acquireTime) ?? now;
+      if (now - since > c.spec.timeoutSeconds * 1000) {
+        const liveness = classifyHolder(claim.holder, s.holder);
+        const why = `timed out after ${c.spec.timeoutSeconds}s without starting a job (holder ${claim.holder.name}: ${
+          'reason' in liveness ? liveness.reason : liveness.state
+        })`;
+        return failAttempt(c, status, claim.token, why, events, now);
+      }
+      return { writes: [], events, requeueAfterMs: CAPTURE_POLL_MS };
+    }
     return {
       writes: [],
       events,
@@ -138,15 +150,66 @@ function decideBackendProgress(s: CaptureSnapshot, events: EventSpec[]): Capture
   }
   if ((job && 'state' in job && job.state === 'Failed') || timedOut) {
     const why = timedOut ? `timed out after ${c.spec.timeoutSeconds}s` : (job as { error: string }).error;
-    const next = failClaim(status, claim.token, why, c.spec.maxAttempts);
-    events.push(event(c, 'Warning', 'CaptureFailed', `attempt ${next.attempts} failed: ${why}`));
-    return writeStatus(c, next, events, 0, now);
+    return failAttempt(c, status, claim.token, why, events, now);
   }
   // Running, or the poll failed: keep the lease fresh while the job is in flight.
   const renewDue =
     now - (parseTimestamp(claim.renewTime) ?? 0) > Math.min(claim.leaseSeconds * 1000, 60_000) / 3;
   if (renewDue) return writeStatus(c, renewClaim(status, claim.token, now), events, CAPTURE_POLL_MS, now);
   return { writes: [], events, requeueAfterMs: CAPTURE_POLL_MS };
+}
+
+/**
+ * The backend did not start the job asked for by `decideCapture` (`startJob`, with `token`).
+ * - A definite refusal (4xx: bad request, forbidden, a stale token) is one failed attempt at once,
+ *   like a job the backend reports Failed.
+ * - A transient error (the agent or the node proxy unreachable, a timeout, 429, 5xx) is retried
+ *   every CAPTURE_POLL_MS without spending an attempt, so that restarting an agent does not use
+ *   up maxAttempts in seconds, but only until timeoutSeconds from acquisition: then it is one failed
+ *   attempt too. A start whose answer was lost may have run: the next attempt has a higher token,
+ *   the agent fences on it, and the unrecorded job's result is never written.
+ * `s` is the snapshot the start was decided from (its resourceVersion fences the write).
+ */
+export function decideStartFailed(
+  s: CaptureSnapshot,
+  token: number,
+  error: string,
+  transient: boolean,
+): CaptureDecision {
+  const c = s.capture;
+  const status = c.status ?? {};
+  const claim = status.claim;
+  // The claim moved on (or was closed) in this very snapshot: nothing of ours to fail; re-read.
+  if (claim?.token !== token) return { writes: [], events: [], requeueAfterMs: 0 };
+  if (transient) {
+    const since = parseTimestamp(claim.acquireTime) ?? s.now;
+    if (s.now - since <= c.spec.timeoutSeconds * 1000) {
+      return { writes: [], events: [], requeueAfterMs: CAPTURE_POLL_MS };
+    }
+    return failAttempt(
+      c,
+      status,
+      token,
+      `job start failed for ${c.spec.timeoutSeconds}s: ${error}`,
+      [],
+      s.now,
+    );
+  }
+  return failAttempt(c, status, token, `job start failed: ${error}`, [], s.now);
+}
+
+/** One failed attempt: closes the claim (failClaim; Failed after maxAttempts), Warning CaptureFailed. */
+function failAttempt(
+  c: Capture,
+  status: CaptureStatus,
+  token: number,
+  why: string,
+  events: EventSpec[],
+  now: number,
+): CaptureDecision {
+  const next = failClaim(status, token, why, c.spec.maxAttempts);
+  events.push(event(c, 'Warning', 'CaptureFailed', `attempt ${next.attempts} failed: ${why}`));
+  return writeStatus(c, next, events, 0, now);
 }
 
 export function jobRequest(c: Capture, pod: Pod, token: number): CaptureJobRequest {
@@ -301,7 +364,20 @@ export async function reconcileCapture(
   if (res.failed) return failedResult(res.failed.error);
   if (d.startJob && deps.backend) {
     const { url, ...req } = d.startJob;
-    const { id } = await deps.backend.start(url, req);
+    let id: string;
+    try {
+      ({ id } = await deps.backend.start(url, req));
+    } catch (e) {
+      // A failed start is a failed attempt, written fenced on the snapshot's resourceVersion
+      // (a Conflict means re-read and decide again).
+      const error = String((e as Error)?.message ?? e);
+      // Only an answer that says no is definite; anything else (no answer, 429, 5xx) may pass.
+      const transient = !isApiError(e) || e.transient;
+      const f = decideStartFailed({ ...snap, now: deps.now() }, req.token, error, transient);
+      const res = await applyDecision(deps.client, f, deps.recorder);
+      if (res.failed) return failedResult(res.failed.error);
+      return { requeueAfterMs: f.requeueAfterMs ?? 0 };
+    }
     try {
       await deps.client.updateStatus({
         ...snap.capture,

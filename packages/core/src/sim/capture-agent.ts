@@ -22,6 +22,8 @@ export class SimCaptureAgent implements CaptureBackend {
   nextFate: JobFate = 'succeed';
   nextDurationMs = 3000;
   down = false;
+  /** Starts refused (agent down, or a token below the highest seen). */
+  startsRefused = 0;
   private seq = 0;
   private readonly now: () => number;
 
@@ -30,10 +32,16 @@ export class SimCaptureAgent implements CaptureBackend {
   }
 
   async start(_url: string, req: CaptureJobRequest): Promise<{ id: string }> {
-    if (this.down) throw new ApiError('Unavailable', 'capture agent unreachable');
+    if (this.down) {
+      this.startsRefused++;
+      throw new ApiError('Unavailable', 'capture agent unreachable');
+    }
     const capture = `${req.namespace}/${req.capture}`;
     const top = this.highest.get(capture) ?? 0;
-    if (req.token < top) throw new ApiError('Conflict', `stale token ${req.token} < ${top}`);
+    if (req.token < top) {
+      this.startsRefused++;
+      throw new ApiError('Conflict', `stale token ${req.token} < ${top}`);
+    }
     for (const j of this.jobs.values()) {
       if (`${j.req.namespace}/${j.req.capture}` === capture && j.req.token === req.token) return { id: j.id };
     }

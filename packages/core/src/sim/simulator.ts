@@ -32,6 +32,8 @@ export interface SimOptions {
   replicas?: number;
   /** Probability that a step injects an API fault (default 0.04). */
   faultRate?: number;
+  /** Probability that an `agent` action takes the capture agent down, so starts fail (default 0.15). */
+  agentDownRate?: number;
   /** Legacy-writer actions that force the seed's corrupt states (default true). */
   adversary?: boolean;
   /** Steps between quiet periods with convergence checks (default 300). */
@@ -108,6 +110,7 @@ class World {
     for (const kind of ['Capture', 'Pod', 'PodClaim'] as const) {
       this.model.watch(kind, {}, (e) => this.tracker.observe(kind, e.type, e.object));
     }
+    this.model.watch('Capture', {}, (e) => this.countAttempts(e.object as Capture));
     for (let i = 0; i < replicas; i++) this.ctls.push(this.newController());
     for (const kind of ['Capture', 'PodPool', 'PodClaim', 'PodClaimSet', 'Pod'] as const) {
       this.model.watch(kind, {}, (e) => this.route(kind, e.object as AnyObject));
@@ -116,6 +119,18 @@ class World {
 
   count(name: string): void {
     this.stats[name] = (this.stats[name] ?? 0) + 1;
+  }
+
+  private readonly attempts = new Map<string, number>();
+  /** Failed attempts as the controllers write them; those from a job that could not start apart. */
+  private countAttempts(c: Capture): void {
+    const k = c.metadata.uid ?? c.metadata.name;
+    const n = c.status?.attempts ?? 0;
+    if (n > (this.attempts.get(k) ?? 0)) {
+      this.count('capture.attemptFailed');
+      if (c.status?.lastError?.startsWith('job start failed')) this.count('capture.startFailed');
+    }
+    this.attempts.set(k, n);
   }
 
   private newController(): Controller {
@@ -396,7 +411,7 @@ const FAULT_KINDS: Kind[] = ['Pod', 'PodClaim', 'Capture', 'PodClaimSet', 'PodPo
 
 function genAction(
   rng: Rng,
-  opts: Required<Pick<SimOptions, 'replicas' | 'faultRate' | 'adversary'>>,
+  opts: Required<Pick<SimOptions, 'replicas' | 'faultRate' | 'adversary' | 'agentDownRate'>>,
 ): Action {
   const r = rng.next();
   if (r < opts.faultRate) {
@@ -434,7 +449,7 @@ function genAction(
     return {
       t: 'agent',
       fate: rng.pick(['succeed', 'succeed', 'fail', 'hang'] as const),
-      down: rng.chance(0.15),
+      down: rng.chance(opts.agentDownRate),
     };
   if (x < 96) return { t: 'resetCapture', http: rng.chance(0.5) };
   if (x < 97 && opts.adversary) return { t: 'adversary', i: rng.int(8), j: rng.int(8) };
@@ -687,6 +702,7 @@ export async function runTrace(
     }
     await apply(w, { t: 'quiesce' });
     const v = await checkStep(w, { t: 'quiesce' });
+    w.stats['agent.startsRefused'] = w.agent.startsRefused;
     if ((opts as { debug?: boolean }).debug) {
       const console = (globalThis as unknown as { console: { log(s: string): void } }).console;
       for (const c of w.model.listNow('PodClaim'))
@@ -717,6 +733,7 @@ export async function simulate(opts: SimOptions): Promise<SimResult> {
   const gen = {
     replicas: opts.replicas ?? 2,
     faultRate: opts.faultRate ?? 0.04,
+    agentDownRate: opts.agentDownRate ?? 0.15,
     adversary: opts.adversary ?? true,
   };
   const every = opts.quiesceEvery ?? 300;
