@@ -55,6 +55,15 @@ describe('OwnWrites', () => {
     expect(w.cacheIsBehind('PodClaim|ns|a', '11')).toBe(false);
   });
 
+  it('never holds back the version a no-op write returned (the server made no new one)', () => {
+    const w = new OwnWrites(() => 0);
+    w.record('k', '10', ['10']); // a patch that changed nothing answers with the version it found
+    expect(w.cacheIsBehind('k', '10')).toBe(false);
+    w.record('k', '10', ['10', '11']);
+    expect(w.cacheIsBehind('k', '10')).toBe(true);
+    expect(w.cacheIsBehind('k', '11')).toBe(false);
+  });
+
   it('never holds back a version someone else wrote, a deleted object, or a key past its time', () => {
     let now = 0;
     const w = new OwnWrites(() => now);

@@ -46,6 +46,13 @@ export class OwnWrites {
     if (written.length === 0) return;
     const superseded = new Set(written.slice(0, -1));
     if (versionBefore !== undefined) superseded.add(versionBefore);
+    // A write that changed nothing answers with the version it found: that one is the newest, and
+    // no watch event will come for it.
+    superseded.delete(written.at(-1)!);
+    if (superseded.size === 0) {
+      this.byKey.delete(key);
+      return;
+    }
     this.byKey.set(key, { superseded, at: this.now() });
   }
 

@@ -2,9 +2,10 @@
 // release. Every write carries the resourceVersion it read; on Conflict the operation re-reads and
 // decides again, so a superseded holder gets ClaimSuperseded and writes nothing.
 import { ApiError, isApiError } from '../api/errors.ts';
+import { matchesSelector } from '../api/labels.ts';
 import type { ObjectKey } from '../api/meta.ts';
 import type { Client } from '../api/ports.ts';
-import type { Capture, CaptureStatus, PodRef } from '../api/types.ts';
+import type { Capture, CaptureStatus, Pod, PodRef } from '../api/types.ts';
 import { lookupHolder } from '../reconcile/capture.ts';
 import {
   type AcquireOutcome,
@@ -15,8 +16,18 @@ import {
   renewClaim,
   retryCapture,
 } from './claim.ts';
+import { isDeleting, isPodReady } from './liveness.ts';
 
 const MAX_CONFLICT_RETRIES = 8;
+
+async function getOrUndefined<T>(p: Promise<T>): Promise<T | undefined> {
+  try {
+    return await p;
+  } catch (e) {
+    if (isApiError(e, 'NotFound')) return undefined;
+    throw e;
+  }
+}
 
 async function fencedStatusWrite(
   client: Client,
@@ -35,6 +46,27 @@ async function fencedStatusWrite(
   }
 }
 
+/**
+ * Why `live` (the pod named by `ref`, read from the server) may not hold `c`, or undefined when it
+ * is a candidate: it exists with that UID, is not being deleted, matches spec.selector and is Ready
+ * — what the controller requires of the holders it picks itself.
+ */
+export function notACandidate(c: Capture, ref: PodRef, live: Pod | undefined): string | undefined {
+  if (!live) return 'it does not exist';
+  if (ref.uid && live.metadata.uid !== ref.uid) {
+    return `its UID is ${live.metadata.uid}, not ${ref.uid} (a pod recreated under the same name is another pod)`;
+  }
+  if (isDeleting(live)) return 'it is being deleted';
+  if (!matchesSelector(live.metadata.labels, c.spec.selector)) return 'it does not match spec.selector';
+  if (!isPodReady(live)) return 'it is not Ready';
+  return undefined;
+}
+
+/**
+ * Acquires the capture for `pod`, which must be one of its candidates (see notACandidate; an
+ * ApiError BadRequest says why not). Returns what decideAcquire decided: acquired, re-acquired,
+ * taken over, or held by someone else / closed (nothing written).
+ */
 export async function acquireCapture(
   client: Client,
   key: ObjectKey,
@@ -43,6 +75,11 @@ export async function acquireCapture(
 ): Promise<{ outcome: AcquireOutcome; capture: Capture }> {
   for (let i = 0; ; i++) {
     const c = await client.get('Capture', key);
+    const live = await getOrUndefined(client.get('Pod', { namespace: key.namespace, name: pod.name }));
+    const why = notACandidate(c, pod, live);
+    if (why !== undefined) {
+      throw new ApiError('BadRequest', `pod ${pod.name} may not hold capture ${key.name}: ${why}`);
+    }
     const claim = c.status?.claim;
     const holder = claim ? await lookupHolder({ client }, key.namespace, claim.holder.name, []) : undefined;
     const outcome = decideAcquire(c, pod, holder, now());

@@ -85,6 +85,12 @@ interface Controller {
   queue: Map<string, number>;
   failures: Map<string, number>;
   lagReads: number;
+  /**
+   * Keys of changes made while this replica's cache lagged. A real informer enqueues a key when its
+   * cache receives the change, so the reconcile then sees it; here keys are enqueued when the model
+   * changes, so they are enqueued again once the cache has caught up.
+   */
+  missed: Set<string>;
 }
 
 const RECONCILED_KINDS = ['Capture', 'PodPool', 'PodClaim', 'PodClaimSet'] as const;
@@ -134,7 +140,13 @@ class World {
   }
 
   private newController(): Controller {
-    return { cache: new CacheView(this.model, 0), queue: new Map(), failures: new Map(), lagReads: 0 };
+    return {
+      cache: new CacheView(this.model, 0),
+      queue: new Map(),
+      failures: new Map(),
+      lagReads: 0,
+      missed: new Set(),
+    };
   }
 
   /** Event handlers map every change to the keys it affects, on every replica (P6 for pods). */
@@ -176,7 +188,18 @@ class World {
     }
     const now = this.clock.now();
     for (const ctl of this.ctls)
-      for (const k of keys) ctl.queue.set(k, Math.min(ctl.queue.get(k) ?? Infinity, now));
+      for (const k of keys) {
+        ctl.queue.set(k, Math.min(ctl.queue.get(k) ?? Infinity, now));
+        if (ctl.cache.lag > 0) ctl.missed.add(k);
+      }
+  }
+
+  /** The replica's cache has caught up: what changed meanwhile reaches its queue (as events would). */
+  caughtUp(ctl: Controller): void {
+    ctl.cache.lag = 0;
+    const now = this.clock.now();
+    for (const k of ctl.missed) ctl.queue.set(k, Math.min(ctl.queue.get(k) ?? Infinity, now));
+    ctl.missed.clear();
   }
 
   enqueueAll(ctl: Controller): void {
@@ -304,7 +327,7 @@ class World {
     ctl.queue.delete(next);
     if (ctl.lagReads > 0) {
       ctl.lagReads--;
-      if (ctl.lagReads === 0) ctl.cache.lag = 0;
+      if (ctl.lagReads === 0) this.caughtUp(ctl);
     }
     let client: Client = this.model;
     if (crashAfter !== undefined) client = crashingClient(this.model, crashAfter);
@@ -646,7 +669,7 @@ async function quiesce(w: World): Promise<void> {
   w.agent.down = false;
   if (w.agent.nextFate === 'hang') w.agent.nextFate = 'succeed';
   for (const ctl of w.ctls) {
-    ctl.cache.lag = 0;
+    w.caughtUp(ctl);
     ctl.lagReads = 0;
   }
   const horizon = w.clock.now() + 120_000;
