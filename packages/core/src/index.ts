@@ -30,6 +30,8 @@ export * from './reconcile/podclaim.ts';
 export * from './reconcile/podclaimset.ts';
 export * from './reconcile/podpool.ts';
 export * from './schema/index.ts';
-export * from './sim/broken-rules.ts';
+// Only the type: the switches themselves stay internal (the simulator sets them from SimOptions.broken),
+// so an operator embedding core cannot turn a safety rule off.
+export type { BrokenRule } from './sim/broken-rules.ts';
 export * from './sim/capture-agent.ts';
 export * from './sim/simulator.ts';
