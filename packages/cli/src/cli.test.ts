@@ -191,6 +191,16 @@ describe('get', () => {
     );
     expect(r.connects).toEqual([{}]);
   });
+  test('names and a selector together are a usage error, as in kubectl (not a silently ignored -l)', async () => {
+    const { model, clock } = await sample();
+    for (const cmd of ['get', 'describe']) {
+      const r = await claimctl(model, clock, cmd, 'podclaims', 'web-set-abcde', '-l', 'a=b');
+      expect([r.code, r.err]).toEqual([
+        2,
+        expect.stringContaining('name cannot be provided when a selector'),
+      ]);
+    }
+  });
   test('--as and --as-group are passed on (doctor --fix as the controller, past the webhook)', async () => {
     const { model, clock } = await sample();
     const sa = 'system:serviceaccount:claimkit-system:claimkit-controller';

@@ -1,6 +1,6 @@
 // claimctl get TYPE [NAME...]: kubectl-like listing in table, wide, json, yaml and name formats.
 import { type AnyObject, type Client, type KubeObject, toYaml } from '@claimkit/core';
-import { type FlagSpecs, oneOf, type Parsed, parseFlags, str } from '../args.ts';
+import { type FlagSpecs, oneOf, type Parsed, parseFlags, str, UsageError } from '../args.ts';
 import type { Ctx } from '../context.ts';
 import { table } from '../output.ts';
 import { type ResourceInfo, resolveResource } from '../resources.ts';
@@ -42,6 +42,11 @@ export async function fetchObjects(
   namespace: string | undefined,
   selector: string | undefined,
 ): Promise<KubeObject[]> {
+  if (names.length > 0 && selector) {
+    throw new UsageError(
+      'name cannot be provided when a selector is specified (-l): give names or a selector',
+    );
+  }
   if (names.length > 0) {
     if (namespace === undefined) {
       const all = (await client.list(r.kind, {})).items as KubeObject[];
