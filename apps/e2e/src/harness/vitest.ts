@@ -19,6 +19,8 @@ export interface E2EClusterInfo {
 declare module 'vitest' {
   export interface ProvidedContext {
     claimkitE2E: E2EClusterInfo;
+    /** The helm binary for the chart test, or why it could not be built. */
+    claimkitHelm: { path?: string; error?: string };
   }
 }
 

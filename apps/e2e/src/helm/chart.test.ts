@@ -1,0 +1,154 @@
+// deploy/helm/claimkit: the committed files are what chart.ts generates, `helm lint` passes, and
+// `helm template` renders exactly the objects of deploy/controller and deploy/webhook (in the
+// release's namespace), with the values users set: images, replicas, flags, components, and the
+// certificate either from cert-manager or from a CA bundle they give.
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { controllerManifests } from '@claimkit/controller';
+import { webhookManifests } from '@claimkit/webhook';
+import { loadYaml } from '@kubernetes/client-node';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { CHART_DIR, chartFiles } from './chart.ts';
+
+type Obj = {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; annotations?: Record<string, string> };
+  [k: string]: unknown;
+};
+
+const chart = fileURLToPath(CHART_DIR);
+let helm = '';
+
+function run(cmd: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(cmd, args, { maxBuffer: 64 * 1024 * 1024, timeout: 900_000 }, (err, stdout, stderr) => {
+      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+async function template(...set: string[]): Promise<Obj[]> {
+  const r = await run(helm, [
+    'template',
+    'claimkit',
+    chart,
+    '--namespace',
+    'claimkit-system',
+    ...set.flatMap((s) => ['--set', s]),
+  ]);
+  if (r.code !== 0) throw new Error(`helm template failed: ${r.stderr}`);
+  return parseDocs(r.stdout);
+}
+
+/** The documents of a multi-document YAML stream, without the empty ones (a template rendered off). */
+function parseDocs(text: string): Obj[] {
+  return text
+    .split(/^---\s*$/m)
+    .filter((d) => d.split('\n').some((l) => l.trim() !== '' && !l.trim().startsWith('#')))
+    .map((d) => loadYaml<Obj>(d));
+}
+
+const key = (o: Obj) => `${o.kind}/${o.metadata.name}`;
+const byKey = (objs: Obj[]) => new Map(objs.map((o) => [key(o), o]));
+
+/** The objects of deploy/, as kubectl apply -k would create them (no Namespace, no Kustomization). */
+function deployObjects(component: 'controller' | 'webhook'): Obj[] {
+  const files = component === 'controller' ? controllerManifests() : webhookManifests();
+  return files
+    .flatMap((f) => f.objects as Obj[])
+    .filter((o) => o.kind !== 'Namespace' && o.kind !== 'Kustomization');
+}
+
+describe('the Helm chart (deploy/helm/claimkit)', () => {
+  beforeAll(() => {
+    // Built by global-setup.ts while the cluster starts (apps/e2e/controlplane/build-helm.sh).
+    const built = inject('claimkitHelm');
+    if (!built?.path)
+      throw new Error(built?.error ?? 'no helm: run the e2e project (global-setup.ts builds it)');
+    helm = built.path;
+  });
+
+  it('is generated from the manifests (run apps/e2e/src/helm/generate.ts after changing them)', () => {
+    for (const f of chartFiles()) {
+      expect(readFileSync(new URL(f.path, CHART_DIR), 'utf8'), f.path).toBe(f.text);
+    }
+  });
+
+  it('passes helm lint', async () => {
+    const r = await run(helm, ['lint', '--strict', chart]);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+  });
+
+  it('renders exactly the objects of deploy/controller and deploy/webhook by default', async () => {
+    const got = byKey(await template());
+    const want = [...deployObjects('controller'), ...deployObjects('webhook')];
+    expect([...got.keys()].sort()).toEqual(want.map(key).sort());
+    for (const o of want) {
+      const g = structuredClone(got.get(key(o))!) as Obj & {
+        spec?: { template?: { spec?: { containers?: Record<string, unknown>[] } } };
+      };
+      // The chart adds imagePullPolicy (a value); everything else is the same object.
+      for (const c of g.spec?.template?.spec?.containers ?? []) delete c.imagePullPolicy;
+      expect(g, key(o)).toEqual(o);
+    }
+  });
+
+  it('takes the release namespace, images, replicas and controller flags from values', async () => {
+    const objs = byKey(
+      await template(
+        'controller.image.repository=registry.example/ck/controller',
+        'controller.image.tag=1.2.3',
+        'controller.replicas=3',
+        'controller.concurrency=16',
+        'webhook.replicas=1',
+      ),
+    );
+    const dep = objs.get('Deployment/claimkit-controller') as unknown as {
+      spec: { replicas: number; template: { spec: { containers: { image: string; args: string[] }[] } } };
+    };
+    expect(dep.spec.replicas).toBe(3);
+    expect(dep.spec.template.spec.containers[0]!.image).toBe('registry.example/ck/controller:1.2.3');
+    expect(dep.spec.template.spec.containers[0]!.args).toContain('--concurrency=16');
+    expect(
+      (objs.get('Deployment/claimkit-webhook') as unknown as { spec: { replicas: number } }).spec.replicas,
+    ).toBe(1);
+    const other = await run(helm, ['template', 'claimkit', chart, '--namespace', 'ops']);
+    const rendered = parseDocs(other.stdout);
+    for (const o of rendered) if (o.metadata.namespace) expect(o.metadata.namespace, key(o)).toBe('ops');
+    expect(other.stdout).not.toContain('claimkit-system');
+  });
+
+  it('without cert-manager: no Issuer or Certificate, the given caBundle on every webhook, and it is required', async () => {
+    const objs = await template('webhook.certManager.enabled=false', 'webhook.caBundle=Q0E=');
+    expect(objs.map((o) => o.kind)).not.toContain('Certificate');
+    expect(objs.map((o) => o.kind)).not.toContain('Issuer');
+    const vwc = objs.find((o) => o.kind === 'ValidatingWebhookConfiguration') as unknown as {
+      metadata: { annotations?: Record<string, string> | null };
+      webhooks: { clientConfig: { caBundle?: string } }[];
+    };
+    expect(vwc.metadata.annotations?.['cert-manager.io/inject-ca-from']).toBeUndefined();
+    expect(vwc.webhooks.map((w) => w.clientConfig.caBundle)).toEqual(vwc.webhooks.map(() => 'Q0E='));
+    const missing = await run(helm, [
+      'template',
+      'claimkit',
+      chart,
+      '--set',
+      'webhook.certManager.enabled=false',
+    ]);
+    expect(missing.code).not.toBe(0);
+    expect(missing.stderr).toContain('webhook.caBundle is required');
+  });
+
+  it('installs one component alone', async () => {
+    const onlyController = await template('webhook.enabled=false');
+    expect(
+      [...new Set(onlyController.map((o) => o.metadata.name))].every((n) => !n.includes('webhook')),
+    ).toBe(true);
+    expect(onlyController.map(key)).toContain('Deployment/claimkit-controller');
+    const onlyWebhook = await template('controller.enabled=false');
+    expect(onlyWebhook.map(key)).toContain('Deployment/claimkit-webhook');
+    expect(onlyWebhook.map(key)).not.toContain('Deployment/claimkit-controller');
+  });
+});
