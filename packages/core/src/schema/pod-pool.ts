@@ -59,10 +59,13 @@ export const podPoolSchema: KindSchema = {
           enum: ['Recycle', 'Delete'],
           default: 'Recycle',
         }),
-        drainSeconds: int('How long a released pod drains before it is recycled or deleted.', {
-          default: 0,
-          minimum: 0,
-        }),
+        drainSeconds: int(
+          'How long the source pod of a migration stays Draining before it is released (recycled or deleted); pods a deleted claim releases do not drain, so its finalizer completes at once.',
+          {
+            default: 0,
+            minimum: 0,
+          },
+        ),
       },
       'x-kubernetes-validations': [
         {
