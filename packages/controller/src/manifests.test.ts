@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { CONTROLLER_NAME, toYaml } from '@claimkit/core';
+import { CONTROLLER_NAME } from '@claimkit/core';
 import { describe, expect, it } from 'vitest';
 import { controllerManifests, controllerRules, renderManifestFile, userRoles } from './manifests.ts';
 
@@ -12,7 +12,7 @@ describe('deploy/controller', () => {
       expect(
         committed,
         'run: node --conditions=source packages/controller/scripts/generate-manifests.ts',
-      ).toBe(renderManifestFile(f, toYaml));
+      ).toBe(renderManifestFile(f));
     });
   }
 

@@ -1,7 +1,6 @@
 // Writes deploy/webhook/*.yaml from packages/webhook/src/manifests.ts.
 // `--check` writes nothing and exits 1 when a file is out of date.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { toYaml } from '@claimkit/core';
 import { renderManifestFile, webhookManifests } from '../src/manifests.ts';
 
 const check = process.argv.includes('--check');
@@ -10,7 +9,7 @@ mkdirSync(dir, { recursive: true });
 let stale = 0;
 for (const f of webhookManifests()) {
   const file = new URL(f.file, dir);
-  const text = renderManifestFile(f, toYaml);
+  const text = renderManifestFile(f);
   const current = existsSync(file) ? readFileSync(file, 'utf8') : undefined;
   if (current === text) continue;
   stale++;
