@@ -70,7 +70,10 @@ async function namespace(prefix: string): Promise<string> {
   return name;
 }
 
-/** Deletes a bench namespace (the claims' finalizers are stripped first; nothing waits for it). */
+/**
+ * Deletes a bench namespace (the claims' finalizers are stripped first) and waits until it is gone
+ * (at most 2 min), so that the next benchmark does not share the API server with its deletion.
+ */
 async function cleanup(ns: string): Promise<void> {
   const claims = (await kube.list('PodClaim', { namespace: ns })).items;
   await pool(claims, 32, (c) =>
@@ -79,6 +82,18 @@ async function cleanup(ns: string): Promise<void> {
       .catch(() => {}),
   );
   await admin.core.deleteNamespace({ name: ns }).catch(() => {});
+  await waitFor(
+    `namespace ${ns} deleted`,
+    async () => {
+      try {
+        await admin.core.readNamespace({ name: ns });
+        return false;
+      } catch {
+        return true;
+      }
+    },
+    { timeoutMs: 120_000, intervalMs: 500 },
+  ).catch(() => say(`namespace ${ns} still terminating after 2 min; going on`));
 }
 
 /** Runs fn over items with `n` in flight. */
