@@ -7,6 +7,7 @@ import {
   type Capture,
   checkConvergence,
   checkSafety,
+  getOrUndefined,
   type Pod,
   type PodClaim,
   type Violation,
@@ -101,14 +102,7 @@ export function podSpec(name: string, ns: string, labels: Record<string, string>
 export const isReady = (p: Pod) =>
   p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
 
-export async function getOrUndefined<T>(p: Promise<T>): Promise<T | undefined> {
-  try {
-    return await p;
-  } catch (e) {
-    if ((e as { reason?: string }).reason === 'NotFound') return undefined;
-    throw e;
-  }
-}
+export { getOrUndefined };
 
 /**
  * Before the controller stops: delete the namespace's PodClaims and wait until their finalizers

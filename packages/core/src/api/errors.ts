@@ -66,4 +66,14 @@ export function isApiError(e: unknown, reason?: ApiErrorReason): e is ApiError {
 }
 
 export const isNotFound = (e: unknown): boolean => isApiError(e, 'NotFound');
+
+/** The read's result, or undefined when the object is not found (any other error is thrown). */
+export async function getOrUndefined<T>(read: Promise<T>): Promise<T | undefined> {
+  try {
+    return await read;
+  } catch (e) {
+    if (isApiError(e, 'NotFound')) return undefined;
+    throw e;
+  }
+}
 export const isConflict = (e: unknown): boolean => isApiError(e, 'Conflict');

@@ -1,7 +1,7 @@
 // The holder's side of a capture (External backend): acquire for a pod, renew, complete, fail,
 // release. Every write carries the resourceVersion it read; on Conflict the operation re-reads and
 // decides again, so a superseded holder gets ClaimSuperseded and writes nothing.
-import { ApiError, isApiError } from '../api/errors.ts';
+import { ApiError, getOrUndefined, isApiError } from '../api/errors.ts';
 import { matchesSelector } from '../api/labels.ts';
 import type { ObjectKey } from '../api/meta.ts';
 import type { Client } from '../api/ports.ts';
@@ -19,15 +19,6 @@ import {
 import { isDeleting, isPodReady } from './liveness.ts';
 
 const MAX_CONFLICT_RETRIES = 8;
-
-async function getOrUndefined<T>(p: Promise<T>): Promise<T | undefined> {
-  try {
-    return await p;
-  } catch (e) {
-    if (isApiError(e, 'NotFound')) return undefined;
-    throw e;
-  }
-}
 
 async function fencedStatusWrite(
   client: Client,

@@ -8,7 +8,7 @@ import {
   LABEL_POOL,
   LABEL_STATE,
 } from '../api/constants.ts';
-import { isApiError } from '../api/errors.ts';
+import { getOrUndefined, isApiError } from '../api/errors.ts';
 import { deepEqual } from '../api/json.ts';
 import { keyOf, type ObjectKey, parseTimestamp, toTimestamp } from '../api/meta.ts';
 import type { Client, Reader } from '../api/ports.ts';
@@ -562,15 +562,6 @@ export async function gatherPodClaim(
   }
   snap.now = deps.now();
   return snap;
-}
-
-async function getOrUndefined<T>(p: Promise<T>): Promise<T | undefined> {
-  try {
-    return await p;
-  } catch (e) {
-    if (isApiError(e, 'NotFound')) return undefined;
-    throw e;
-  }
 }
 
 export async function reconcilePodClaim(
