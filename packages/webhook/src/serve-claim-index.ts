@@ -39,6 +39,8 @@ export function watchPodClaims(kc: KubeConfig, log: Logger, retryMs = 5000): Wat
   let failed = false;
   let timer: ReturnType<typeof setTimeout> | undefined;
   const retry = (what: string, err: unknown) => {
+    // Stopping aborts the watch, which client-node reports as an error too: nothing failed.
+    if (stopped) return;
     failed = true;
     log.warn(`claim index ${what} failed; retrying`, { error: String(err) });
     if (!stopped && timer === undefined) {
