@@ -9,6 +9,7 @@ import { controllerManifests } from '@claimkit/controller';
 import { webhookManifests } from '@claimkit/webhook';
 import { loadYaml } from '@kubernetes/client-node';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { e2eClients, useTestNamespace } from '../harness/vitest.ts';
 import { CHART_DIR, chartFiles } from './chart.ts';
 
 type Obj = {
@@ -62,6 +63,7 @@ function deployObjects(component: 'controller' | 'webhook'): Obj[] {
 }
 
 describe('the Helm chart (deploy/helm/claimkit)', () => {
+  const testNs = useTestNamespace('helm');
   beforeAll(() => {
     // Built by global-setup.ts while the cluster starts (apps/e2e/controlplane/build-helm.sh).
     const built = inject('claimkitHelm');
@@ -139,6 +141,33 @@ describe('the Helm chart (deploy/helm/claimkit)', () => {
     ]);
     expect(missing.code).not.toBe(0);
     expect(missing.stderr).toContain('webhook.caBundle is required');
+  });
+
+  it('renders objects the real API server accepts (server-side dry run of every object)', async () => {
+    const ns = testNs.name;
+    const objs = (await template('webhook.certManager.enabled=false', 'webhook.caBundle=Q0E=')).map((o) =>
+      o.metadata.namespace ? { ...o, metadata: { ...o.metadata, namespace: ns } } : o,
+    );
+    const refused: string[] = [];
+    for (const o of objs) {
+      try {
+        await e2eClients().objects.create(o as never, undefined, 'All');
+      } catch (e) {
+        // Cluster-scoped objects another test file created meanwhile (claimkit-edit, ...) are fine.
+        const code = (e as { code?: number }).code;
+        if (code === 409 && !o.metadata.namespace) continue;
+        refused.push(`${key(o)}: ${code} ${String((e as { body?: unknown }).body ?? e).slice(0, 300)}`);
+      }
+    }
+    expect(refused).toEqual([]);
+    // The dry run does validate: the same Deployment with a negative replica count is refused.
+    const dep = objs.find((o) => o.kind === 'Deployment')! as Obj & { spec: { replicas: number } };
+    const bad = e2eClients().objects.create(
+      { ...dep, spec: { ...dep.spec, replicas: -1 } } as never,
+      undefined,
+      'All',
+    );
+    await expect(bad).rejects.toMatchObject({ code: 422 });
   });
 
   it('installs one component alone', async () => {
