@@ -170,6 +170,18 @@ describe('the Helm chart (deploy/helm/claimkit)', () => {
     await expect(bad).rejects.toMatchObject({ code: 422 });
   });
 
+  it('refuses values that are misspelt or out of range (values.schema.json)', async () => {
+    for (const bad of [
+      'controller.replica=3',
+      'controller.logLevel=loud',
+      'webhook.image.pullPolicy=Sometimes',
+    ]) {
+      const r = await run(helm, ['template', 'claimkit', chart, '--set', bad]);
+      expect(r.code, bad).not.toBe(0);
+      expect(r.stderr, bad).toMatch(/values don't meet the specifications of the schema/);
+    }
+  });
+
   it('installs one component alone', async () => {
     const onlyController = await template('webhook.enabled=false');
     expect(

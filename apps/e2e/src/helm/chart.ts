@@ -62,6 +62,52 @@ webhook:
   caBundle: ""
 `;
 
+const image = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    repository: { type: 'string', minLength: 1 },
+    tag: { type: 'string' },
+    pullPolicy: { type: 'string', enum: ['Always', 'IfNotPresent', 'Never'] },
+  },
+};
+
+/** Helm checks values against this on install, upgrade, lint and template: a typo is an error. */
+const VALUES_SCHEMA = {
+  $schema: 'https://json-schema.org/draft-07/schema#',
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    controller: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        enabled: { type: 'boolean' },
+        image,
+        replicas: { type: 'integer', minimum: 0 },
+        concurrency: { type: 'integer', minimum: 1 },
+        logLevel: { type: 'string', enum: ['debug', 'info', 'warn', 'error'] },
+      },
+    },
+    webhook: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        enabled: { type: 'boolean' },
+        image,
+        replicas: { type: 'integer', minimum: 0 },
+        tlsSecretName: { type: 'string', minLength: 1 },
+        certManager: {
+          type: 'object',
+          additionalProperties: false,
+          properties: { enabled: { type: 'boolean' } },
+        },
+        caBundle: { type: 'string' },
+      },
+    },
+  },
+};
+
 /** Wraps a template in `{{- if <cond> }} ... {{- end }}`. */
 const when = (cond: string, text: string) => `{{- if ${cond} }}\n${text.trimEnd()}\n{{- end }}\n`;
 
@@ -156,6 +202,7 @@ export function chartFiles(): ChartFile[] {
   return [
     { path: 'Chart.yaml', text: HEADER + CHART_YAML },
     { path: 'values.yaml', text: HEADER + VALUES_YAML },
+    { path: 'values.schema.json', text: `${JSON.stringify(VALUES_SCHEMA, null, 2)}\n` },
     ...crds,
     ...controllerTemplates(),
     ...webhookTemplates(),
