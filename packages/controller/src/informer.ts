@@ -292,7 +292,10 @@ export class Informer<K extends Kind> {
         return;
       }
       if (err) {
-        this.opts.log?.warn('watch failed; re-watching', { kind: this.kind, error: errorText(err) });
+        // 429 is the server asking to come back later (e.g. "storage is (re)initializing" right
+        // after a CRD is established): expected, so not a warning.
+        const log = isApiError(err, 'TooManyRequests') ? this.opts.log?.info : this.opts.log?.warn;
+        log?.call(this.opts.log, 'watch failed; re-watching', { kind: this.kind, error: errorText(err) });
         this.retry(() => this.watch());
       } else {
         void this.watch(); // a normal end (server timeout): resume at once
