@@ -173,21 +173,37 @@ export class Informer<K extends Kind> {
     }
   }
 
-  /** Objects whose indexed label has this value (undefined when there is no such index). */
-  listByLabel(namespace: string, label: string, value: string): KindMap[K][] | undefined {
-    return this.listByIndex(namespace, `label:${label}`, value);
-  }
-
-  /** Objects whose indexed field (e.g. spec.podName) has this value (undefined when not indexed). */
-  listByField(namespace: string, path: string, value: string): KindMap[K][] | undefined {
-    return this.listByIndex(namespace, `field:${path}`, value);
-  }
-
-  private listByIndex(namespace: string, index: string, value: string): KindMap[K][] | undefined {
+  /** The index entry for value (empty when nothing matches); undefined when there is no such index. */
+  private bucket(
+    namespace: string,
+    index: string,
+    value: string,
+  ): ReadonlyMap<string, KindMap[K]> | undefined {
     const [type, name] = [index.slice(0, index.indexOf(':')), index.slice(index.indexOf(':') + 1)];
     const known = type === 'label' ? this.opts.indexLabels : this.opts.indexFields;
     if (!known?.includes(name)) return undefined;
-    return [...(this.indexes.get(index)?.get(namespace)?.get(value)?.values() ?? [])];
+    return this.indexes.get(index)?.get(namespace)?.get(value) ?? new Map();
+  }
+
+  /**
+   * Objects matching every given field and label through the narrowest index that covers one of
+   * them ("Idle pods of pool p" reads the Idle ones, not the whole pool); undefined when none is
+   * indexed. Only the chosen entry is copied; the caller still filters by the rest.
+   */
+  listNarrowest(
+    namespace: string,
+    fields: [string, string][],
+    labels: [string, string][],
+  ): KindMap[K][] | undefined {
+    let best: ReadonlyMap<string, KindMap[K]> | undefined;
+    for (const [index, value] of [
+      ...fields.map(([f, v]) => [`field:${f}`, v] as const),
+      ...labels.map(([l, v]) => [`label:${l}`, v] as const),
+    ]) {
+      const b = this.bucket(namespace, index, value);
+      if (b !== undefined && (best === undefined || b.size < best.size)) best = b;
+    }
+    return best === undefined ? undefined : [...best.values()];
   }
 
   get size(): number {
@@ -420,27 +436,7 @@ export class InformerCache implements Reader {
     const only = ml && !exprs?.length ? Object.entries(ml) : [];
     const fields = Object.entries(opts.fieldSelector ?? {});
     const indexed =
-      opts.namespace !== undefined
-        ? [
-            ...fields.map(
-              ([f, v]) =>
-                () =>
-                  inf.listByField(opts.namespace!, f, v),
-            ),
-            ...only.map(
-              ([k, v]) =>
-                () =>
-                  inf.listByLabel(opts.namespace!, k, v),
-            ),
-          ]
-            .map((lookup) => lookup())
-            .filter((x): x is KindMap[Kind][] => x !== undefined)
-            // The narrowest index wins: "Idle pods of pool p" reads the Idle ones, not the whole pool.
-            .reduce<KindMap[Kind][] | undefined>(
-              (best, x) => (best && best.length <= x.length ? best : x),
-              undefined,
-            )
-        : undefined;
+      opts.namespace !== undefined ? inf.listNarrowest(opts.namespace, fields, only) : undefined;
     const items = ((indexed ?? inf.list(opts.namespace)) as KubeObject[]).filter((o) => matchesList(o, opts));
     return { items: items as KindMap[K][], resourceVersion: inf.resourceVersion };
   }

@@ -34,8 +34,6 @@ export const KEEP_ALIVE_TIMEOUT_MS = 120_000;
 
 export interface RunningServer {
   port: number;
-  /** The idle keep-alive timeout in force (ms). */
-  keepAliveTimeoutMs: number;
   reloads(): number;
   close(): Promise<void>;
 }
@@ -92,7 +90,6 @@ export async function serveNodeHttps(opts: NodeServeOptions): Promise<RunningSer
 
   return {
     port,
-    keepAliveTimeoutMs: server.keepAliveTimeout,
     reloads: () => reloads,
     close: async () => {
       clearInterval(poll);

@@ -29,8 +29,18 @@ export function controlPlaneVersions(): { kubernetes: string; kwok: string; etcd
  * (minutes, the first time), and returns the directory holding them. Build output goes to stderr.
  */
 export function ensureBinaries(): Promise<string> {
+  return runBuildScript('build.sh');
+}
+
+/** Runs apps/e2e/controlplane/build-helm.sh (cached, or built from the Go module proxy): helm's path. */
+export function ensureHelm(): Promise<string> {
+  return runBuildScript('build-helm.sh');
+}
+
+/** Runs a script of apps/e2e/controlplane that prints its result as the last line of stdout. */
+function runBuildScript(script: string): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn('bash', [join(controlPlaneDir, 'build.sh')], {
+    const child = spawn('bash', [join(controlPlaneDir, script)], {
       stdio: ['ignore', 'pipe', 'inherit'],
       env: process.env,
     });
@@ -40,9 +50,9 @@ export function ensureBinaries(): Promise<string> {
     });
     child.once('error', reject);
     child.once('exit', (code) => {
-      const dir = out.trim().split('\n').pop() ?? '';
-      if (code === 0 && dir) resolve(dir);
-      else reject(new Error(`apps/e2e/controlplane/build.sh failed (exit ${code}); see its output above`));
+      const result = out.trim().split('\n').pop() ?? '';
+      if (code === 0 && result) resolve(result);
+      else reject(new Error(`apps/e2e/controlplane/${script} failed (exit ${code}); see its output above`));
     });
   });
 }

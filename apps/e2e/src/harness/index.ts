@@ -5,7 +5,7 @@ import { startKindCluster } from './kind.ts';
 import { type LocalClusterOptions, startLocalCluster } from './local.ts';
 import type { ClusterHandle, ProviderName } from './types.ts';
 
-export { controlPlaneVersions, ensureBinaries } from './binaries.ts';
+export { controlPlaneVersions, ensureBinaries, ensureHelm } from './binaries.ts';
 export {
   applyObjects,
   type Clients,

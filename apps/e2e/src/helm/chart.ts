@@ -72,39 +72,39 @@ const image = {
   },
 };
 
+/** A component's values: enabled, image, replicas, and its own. */
+function component(own: Record<string, unknown>) {
+  return {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      enabled: { type: 'boolean' },
+      image,
+      replicas: { type: 'integer', minimum: 0 },
+      ...own,
+    },
+  };
+}
+
 /** Helm checks values against this on install, upgrade, lint and template: a typo is an error. */
 const VALUES_SCHEMA = {
   $schema: 'https://json-schema.org/draft-07/schema#',
   type: 'object',
   additionalProperties: false,
   properties: {
-    controller: {
-      type: 'object',
-      additionalProperties: false,
-      properties: {
-        enabled: { type: 'boolean' },
-        image,
-        replicas: { type: 'integer', minimum: 0 },
-        concurrency: { type: 'integer', minimum: 1 },
-        logLevel: { type: 'string', enum: ['debug', 'info', 'warn', 'error'] },
+    controller: component({
+      concurrency: { type: 'integer', minimum: 1 },
+      logLevel: { type: 'string', enum: ['debug', 'info', 'warn', 'error'] },
+    }),
+    webhook: component({
+      tlsSecretName: { type: 'string', minLength: 1 },
+      certManager: {
+        type: 'object',
+        additionalProperties: false,
+        properties: { enabled: { type: 'boolean' } },
       },
-    },
-    webhook: {
-      type: 'object',
-      additionalProperties: false,
-      properties: {
-        enabled: { type: 'boolean' },
-        image,
-        replicas: { type: 'integer', minimum: 0 },
-        tlsSecretName: { type: 'string', minLength: 1 },
-        certManager: {
-          type: 'object',
-          additionalProperties: false,
-          properties: { enabled: { type: 'boolean' } },
-        },
-        caBundle: { type: 'string' },
-      },
-    },
+      caBundle: { type: 'string' },
+    }),
   },
 };
 

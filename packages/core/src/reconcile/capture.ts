@@ -122,8 +122,7 @@ function decideBackendProgress(s: CaptureSnapshot, events: EventSpec[]): Capture
     if (!holderPod) {
       // Liveness unknown (the holder lookup failed): keep the claim, but not past timeoutSeconds
       // from acquisition, so a claim that never gets a job cannot outlive the attempt's budget.
-      const since = parseTimestamp(claim.acquireTime) ?? now;
-      if (now - since > c.spec.timeoutSeconds * 1000) {
+      if (attemptTimedOut(c, parseTimestamp(claim.acquireTime), now)) {
         const liveness = classifyHolder(claim.holder, s.holder);
         const why = `timed out after ${c.spec.timeoutSeconds}s without starting a job (holder ${claim.holder.name}: ${
           'reason' in liveness ? liveness.reason : liveness.state
@@ -139,8 +138,11 @@ function decideBackendProgress(s: CaptureSnapshot, events: EventSpec[]): Capture
       startJob: { ...jobRequest(c, holderPod, claim.token), url: c.spec.backend.url ?? '' },
     };
   }
-  const started = parseTimestamp(claim.job.startTime) ?? parseTimestamp(claim.acquireTime) ?? now;
-  const timedOut = now - started > c.spec.timeoutSeconds * 1000;
+  const timedOut = attemptTimedOut(
+    c,
+    parseTimestamp(claim.job.startTime) ?? parseTimestamp(claim.acquireTime),
+    now,
+  );
   const job = s.job;
   if (job && 'state' in job && job.state === 'Succeeded') {
     events.push(
@@ -182,8 +184,7 @@ export function decideStartFailed(
   // The claim moved on (or was closed) in this very snapshot: nothing of ours to fail; re-read.
   if (claim?.token !== token) return { writes: [], events: [], requeueAfterMs: 0 };
   if (transient) {
-    const since = parseTimestamp(claim.acquireTime) ?? s.now;
-    if (s.now - since <= c.spec.timeoutSeconds * 1000) {
+    if (!attemptTimedOut(c, parseTimestamp(claim.acquireTime), s.now)) {
       return { writes: [], events: [], requeueAfterMs: CAPTURE_POLL_MS };
     }
     return failAttempt(
@@ -196,6 +197,11 @@ export function decideStartFailed(
     );
   }
   return failAttempt(c, status, token, `job start failed: ${error}`, [], s.now);
+}
+
+/** Whether an attempt that began at `sinceMs` (unknown: now) is past timeoutSeconds. */
+function attemptTimedOut(c: Capture, sinceMs: number | undefined, now: number): boolean {
+  return now - (sinceMs ?? now) > c.spec.timeoutSeconds * 1000;
 }
 
 /** One failed attempt: closes the claim (failClaim; Failed after maxAttempts), Warning CaptureFailed. */
