@@ -1,12 +1,11 @@
 // Each rule broken on purpose (a test-only switch) must be caught by the simulator's invariant
 // checks: proof that the 200k clean steps are not passing vacuously.
 import { describe, expect, test } from 'vitest';
-import type { InvariantId } from '../invariants/check.ts';
 import type { BrokenRule } from './broken-rules.ts';
 import { brokenRules } from './broken-rules.ts';
-import { runTrace, simulate } from './simulator.ts';
+import { runTrace, type SimViolation, simulate } from './simulator.ts';
 
-const CASES: [BrokenRule, InvariantId[]][] = [
+const CASES: [BrokenRule, SimViolation['invariant'][]][] = [
   ['C1-unfenced-result', ['C1']],
   ['C2-takeover-unknown', ['C2']],
   ['P1-bind-without-cas', ['P1']],
@@ -20,7 +19,7 @@ const CASES: [BrokenRule, InvariantId[]][] = [
 describe('a deliberately broken rule is caught', () => {
   for (const [rule, invariants] of CASES) {
     test(rule, { timeout: 120_000 }, async () => {
-      let caught: { seed: number; invariants: InvariantId[]; traceLength: number } | undefined;
+      let caught: { seed: number; invariants: SimViolation['invariant'][]; traceLength: number } | undefined;
       for (let seed = 1; seed <= 12 && !caught; seed++) {
         const r = await simulate({ seed, steps: 3000, broken: [rule], shrinkBudget: 20 });
         if (r.violations.length > 0) {
