@@ -23,7 +23,7 @@ import { isMigrating } from '../pool/scale-in.ts';
 export const KUBECTL_USER: UserInfo = { username: 'kubectl', groups: ['system:authenticated'] };
 
 export type KubectlWrite =
-  /** Capture status result with a token below the epoch, phase Captured; the claim closed or left open. */
+  /** Capture status result with an earlier token (below the epoch), phase Captured; the claim closed or left open. */
   | { op: 'staleResult'; http: boolean; back: number; closeClaim: boolean }
   | { op: 'epoch'; http: boolean; delta: number }
   /** A pool pod labelled for claim A is labelled for B: in one write, or remove-then-add in two. */
@@ -134,8 +134,10 @@ export async function applyKubectlWrite(
     case 'staleResult': {
       const key = { namespace: ns, name: w.http ? 'cap-http' : 'cap-ext' };
       const c = model.tryGetNow('Capture', key);
-      if (!c) break;
-      const token = Math.max(0, (c.status?.epoch ?? 0) - 1 - w.back);
+      const epoch = c?.status?.epoch ?? 0;
+      // A token issued earlier: stale, but one that really existed.
+      if (epoch < 2) break;
+      const token = Math.max(1, epoch - 1 - w.back);
       const status: MergePatch = {
         phase: 'Captured',
         result: {
@@ -154,6 +156,7 @@ export async function applyKubectlWrite(
       const c = model.tryGetNow('Capture', key);
       if (!c) break;
       const epoch = Math.max(0, (c.status?.epoch ?? 0) + w.delta);
+      if (epoch === (c.status?.epoch ?? 0)) break;
       await send(kubectl.patchStatus('Capture', key, { status: { epoch } }));
       break;
     }
@@ -230,11 +233,12 @@ export async function applyKubectlWrite(
       break;
     }
     case 'nodeName': {
+      const nodeName = `node-${w.node}`;
       const c = nth(
-        live.filter((x) => x.spec.podName),
+        live.filter((x) => x.spec.podName && x.spec.nodeName !== nodeName),
         w.claim,
       );
-      if (c) await send(kubectl.patch('PodClaim', keyOf(c), { spec: { nodeName: `node-${w.node}` } }));
+      if (c) await send(kubectl.patch('PodClaim', keyOf(c), { spec: { nodeName } }));
       break;
     }
     case 'seedB': {

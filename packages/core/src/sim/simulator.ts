@@ -7,7 +7,7 @@ import { LABEL_CLAIM_SET, LABEL_POOL } from '../api/constants.ts';
 import { type ApiErrorReason, isApiError } from '../api/errors.ts';
 import { matchesSelector } from '../api/labels.ts';
 import { keyOf, keyString, type ObjectKey, parseKey } from '../api/meta.ts';
-import type { Client, MergePatch, Reader } from '../api/ports.ts';
+import type { Client, MergePatch, Reader, WatchEventType } from '../api/ports.ts';
 import type { AnyObject, Capture, Kind, Pod, PodClaim, PodClaimSet, PodPool } from '../api/types.ts';
 import { ClaimSuperseded } from '../capture/claim.ts';
 import { acquireCapture, completeCapture, failCapture, renewCapture } from '../capture/holder-ops.ts';
@@ -18,7 +18,7 @@ import { type ApiModel, type ApiModelOptions, CacheView, ApiModel as Model } fro
 import { ManualClock, Rng } from '../model/clock.ts';
 import type { Verb } from '../model/faults.ts';
 import { ClaimIndex, claimsForPodEvent } from '../pool/claim-index.ts';
-import { claimedBy } from '../pool/pods.ts';
+import { claimedBy, stateOf } from '../pool/pods.ts';
 import { reconcileCapture } from '../reconcile/capture.ts';
 import { reconcilePodClaim } from '../reconcile/podclaim.ts';
 import { reconcilePodClaimSet } from '../reconcile/podclaimset.ts';
@@ -130,6 +130,8 @@ interface Controller {
 }
 
 const RECONCILED_KINDS = ['Capture', 'PodPool', 'PodClaim', 'PodClaimSet'] as const;
+/** Actions in which the controllers (and, at a repair point, doctor) write. */
+const CONTROLLER_ACTIONS = new Set<Action['t'] | undefined>(['reconcile', 'reconcileCrash', 'quiesce']);
 
 export class World {
   readonly clock = new ManualClock(Date.UTC(2026, 0, 1));
@@ -167,6 +169,7 @@ export class World {
       this.model.watch(kind, {}, (e) => this.tracker.observe(kind, e.type, e.object));
     }
     this.model.watch('Capture', {}, (e) => this.countAttempts(e.object as Capture));
+    if (this.admission) this.model.watch('Pod', {}, (e) => this.checkRelease(e.type, e.object as Pod));
     for (let i = 0; i < replicas; i++) this.ctls.push(this.newController());
     for (const kind of ['Capture', 'PodPool', 'PodClaim', 'PodClaimSet', 'Pod'] as const) {
       this.model.watch(kind, {}, (e) => this.route(kind, e.object as AnyObject));
@@ -203,6 +206,45 @@ export class World {
     const fresh = this.agent.tokenViolations().filter((v) => !this.agentViolationsSeen.has(v));
     for (const v of fresh) this.agentViolationsSeen.add(v);
     return fresh.map((v) => ({ invariant: 'C1', message: `agent accepted ${v}`, objects: [] }));
+  }
+
+  private readonly podStates = new Map<string, { state: string | undefined; deleting: boolean }>();
+  /**
+   * P7 as a transition: the controllers (and doctor, at a repair point) never release a pool pod
+   * (to Idle, or by deleting it) while a live claim references it; a label naming another claim,
+   * or a claim migrating from its own pod, never takes a pod away.
+   */
+  private checkRelease(type: WatchEventType, p: Pod): void {
+    const k = keyString(keyOf(p));
+    const prev = this.podStates.get(k);
+    if (type === 'DELETED') {
+      this.podStates.delete(k);
+      return;
+    }
+    const cur = { state: stateOf(p), deleting: Boolean(p.metadata.deletionTimestamp) };
+    this.podStates.set(k, cur);
+    if (!prev || !p.metadata.labels?.[LABEL_POOL] || !CONTROLLER_ACTIONS.has(this.current)) return;
+    const released = (cur.state === 'Idle' && prev.state !== 'Idle') || (cur.deleting && !prev.deleting);
+    if (!released) return;
+    const name = p.metadata.name;
+    const holder = this.model
+      .peek('PodClaim')
+      .find(
+        (c) =>
+          !c.metadata.deletionTimestamp &&
+          (c.metadata.namespace ?? '') === (p.metadata.namespace ?? '') &&
+          (c.spec.podName === name || c.spec.sourcePod === name),
+      );
+    if (!holder) return;
+    if (this.damaged) {
+      this.count('kubectl.releaseWhileReferencedSuspended');
+      return;
+    }
+    this.violations.push({
+      invariant: 'P7',
+      message: `pod ${name} was released (${cur.deleting ? 'deleted' : 'Idle'}) during '${this.current}' while claim ${holder.metadata.name} references it (podName ${holder.spec.podName || '-'}, sourcePod ${holder.spec.sourcePod || '-'})`,
+      objects: [`Pod/${k}`, `PodClaim/${keyString(keyOf(holder))}`],
+    });
   }
 
   private readonly attempts = new Map<string, number>();
@@ -390,12 +432,13 @@ export class World {
   }
 
   /** One controller processes its next due key. `crashAfter` writes, the process "dies". */
-  async reconcileNext(i: number, crashAfter?: number): Promise<boolean> {
+  /** `only` (a queue key, `Kind|ns/name`): reconcile that key now, whether queued or not. */
+  async reconcileNext(i: number, crashAfter?: number, only?: string): Promise<boolean> {
     const ctl = this.ctls[i % this.ctls.length]!;
     const now = this.clock.now();
-    let next: string | undefined;
+    let next: string | undefined = only;
     let due = Infinity;
-    for (const [k, d] of ctl.queue) {
+    for (const [k, d] of only === undefined ? ctl.queue : []) {
       if (d <= now && d < due) {
         next = k;
         due = d;
@@ -970,17 +1013,38 @@ export async function step(w: World, a: Action): Promise<SimViolation[]> {
   return checkStep(w, a);
 }
 
+/** Replica `ctl` reconciles one object now, out of queue order (to force an interleaving). */
+export function reconcileNow(w: World, ctl: number, kind: Kind, name: string): Promise<boolean> {
+  return as(w, 'reconcile', () =>
+    w.reconcileNext(ctl, undefined, `${kind}|${keyString({ namespace: NS, name })}`),
+  );
+}
+
 /** Runs the controllers (and kubelets) until quiet. */
 export function settle(w: World): Promise<void> {
-  return quiesce(w);
+  return as(w, 'quiesce', () => quiesce(w));
 }
 
 /** The repair point of the admission-off mode: controllers, doctor, doctor --fix, controllers. */
 export function runRepairPoint(w: World): Promise<RepairRecord> {
-  return repairPoint(repairWorld(w));
+  return as(w, 'quiesce', () => repairPoint(repairWorld(w)));
 }
 
-/** Every state invariant that must hold when quiet (P7 and result fencing included). */
+/** Runs `fn` as if in an action of kind `t` (checks attribute writes to who makes them). */
+async function as<T>(w: World, t: Action['t'], fn: () => Promise<T>): Promise<T> {
+  w.current = t;
+  try {
+    return await fn();
+  } finally {
+    w.current = undefined;
+  }
+}
+
+/**
+ * Every state invariant that must hold when quiet (P7 and result fencing included), after what the
+ * world recorded since the last call (a controller releasing a pod a live claim references).
+ */
 export function quietViolations(w: World): SimViolation[] {
-  return quietStateViolations(w.state(), w.clock.now());
+  const recorded = w.violations.splice(0);
+  return [...recorded, ...quietStateViolations(w.state(), w.clock.now())];
 }
