@@ -431,8 +431,10 @@ export class World {
     };
   }
 
-  /** One controller processes its next due key. `crashAfter` writes, the process "dies". */
-  /** `only` (a queue key, `Kind|ns/name`): reconcile that key now, whether queued or not. */
+  /**
+   * One controller processes its next due key. `crashAfter` writes, the process "dies". `only` (a
+   * queue key, `Kind|ns/name`): reconcile that key now, whether queued or not.
+   */
   async reconcileNext(i: number, crashAfter?: number, only?: string): Promise<boolean> {
     const ctl = this.ctls[i % this.ctls.length]!;
     const now = this.clock.now();
