@@ -15,6 +15,7 @@ const CASES: [BrokenRule, InvariantId[]][] = [
   ['P4-scale-in-picks-migrating', ['P4']],
   ['P5-finalize-leaves-label', ['P5']],
   ['P6-label-only-pod-events', ['P2', 'P6']],
+  ['P7-foreign-label-takes-pod', ['P7']],
 ];
 
 describe('a deliberately broken rule is caught', () => {

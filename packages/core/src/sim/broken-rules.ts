@@ -8,7 +8,8 @@ export type BrokenRule =
   | 'P3-finalize-skips-shared-pod'
   | 'P4-scale-in-picks-migrating'
   | 'P5-finalize-leaves-label'
-  | 'P6-label-only-pod-events';
+  | 'P6-label-only-pod-events'
+  | 'P7-foreign-label-takes-pod';
 
 export const brokenRules = new Set<BrokenRule>();
 

@@ -486,10 +486,13 @@ async function apply(w: World, a: Action): Promise<void> {
   // Faults hit controllers and capture holders; the simulated users and kubelets are not under test.
   const underTest = a.t === 'reconcile' || a.t === 'reconcileCrash' || a.t === 'holder';
   w.model.faults.suspended = !underTest;
+  // Writers that bypass core: what they break is theirs, not a controller's transition (P7).
+  w.tracker.externalWriter = a.t === 'adversary' || a.t === 'stripLabel';
   try {
     await applyAction(w, a);
   } finally {
     w.model.faults.suspended = false;
+    w.tracker.externalWriter = false;
   }
 }
 
