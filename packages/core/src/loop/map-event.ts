@@ -26,7 +26,7 @@ export interface RoutingView {
 
 /**
  * The keys one change touches. `old` is absent for an addition, `cur` for a deletion (then `old` is
- * the last version seen). Keys come out de-duplicated, the changed object's own key first.
+ * the last version seen). Keys come out de-duplicated; a reconciled kind's own key comes first.
  */
 export type MapEvent = (
   kind: WatchedKind,
