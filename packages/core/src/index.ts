@@ -15,6 +15,8 @@ export * from './doctor/index.ts';
 export * from './invariants/check.ts';
 export * from './invariants/tracker.ts';
 export * from './lease/leader-lease.ts';
+export * from './loop/map-event.ts';
+export * from './loop/reconcile-key.ts';
 export * from './manifests/manifest-file.ts';
 export * from './model/api-model.ts';
 export * from './model/clock.ts';

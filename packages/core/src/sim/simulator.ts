@@ -5,18 +5,25 @@
 // invariants after every quiet period. A violation comes with the seed and a shrunk, replayable trace.
 import { LABEL_CLAIM_SET, LABEL_POOL } from '../api/constants.ts';
 import { type ApiErrorReason, isApiError } from '../api/errors.ts';
-import { matchesSelector } from '../api/labels.ts';
-import { keyOf, keyString, type ObjectKey, parseKey } from '../api/meta.ts';
+import { keyOf, type ObjectKey } from '../api/meta.ts';
 import type { Client, MergePatch, Reader } from '../api/ports.ts';
 import type { AnyObject, Capture, Kind, Pod, PodClaim, PodClaimSet, PodPool } from '../api/types.ts';
 import { ClaimSuperseded } from '../capture/claim.ts';
 import { acquireCapture, completeCapture, failCapture, renewCapture } from '../capture/holder-ops.ts';
 import { type ClusterState, checkConvergence, checkSafety, type Violation } from '../invariants/check.ts';
 import { InvariantTracker } from '../invariants/tracker.ts';
+import {
+  type MapEvent,
+  mapEvent,
+  type RoutingView,
+  WATCHED_KINDS,
+  type WatchedKind,
+} from '../loop/map-event.ts';
+import { parseReconcileKey, RECONCILE_KINDS, reconcileKey } from '../loop/reconcile-key.ts';
 import { type ApiModel, type ApiModelOptions, CacheView, ApiModel as Model } from '../model/api-model.ts';
 import { ManualClock, Rng } from '../model/clock.ts';
 import type { Verb } from '../model/faults.ts';
-import { ClaimIndex, claimsForPodEvent } from '../pool/claim-index.ts';
+import { ClaimIndex } from '../pool/claim-index.ts';
 import { claimedBy } from '../pool/pods.ts';
 import { reconcileCapture } from '../reconcile/capture.ts';
 import { reconcilePodClaim } from '../reconcile/podclaim.ts';
@@ -40,6 +47,8 @@ export interface SimOptions {
   quiesceEvery?: number;
   /** Test-only: break these rules to prove the simulator catches them. */
   broken?: BrokenRule[];
+  /** Test-only: route events through this instead of core's mapEvent (a routing bug on purpose). */
+  mapEvent?: MapEvent;
   /** Replays spent shrinking a failing trace (default 300; 0 keeps the whole failing prefix). */
   shrinkBudget?: number;
   /** Extra model options (e.g. CRD schema defaulting and validation). */
@@ -93,8 +102,6 @@ interface Controller {
   missed: Set<string>;
 }
 
-const RECONCILED_KINDS = ['Capture', 'PodPool', 'PodClaim', 'PodClaimSet'] as const;
-
 class World {
   readonly clock = new ManualClock(Date.UTC(2026, 0, 1));
   readonly model: ApiModel;
@@ -108,8 +115,27 @@ class World {
   corrupted = false;
   readonly violations: Violation[] = [];
   private claimSeq = 0;
+  /** Event routing, the controller's own (core's mapEvent) unless a test injects a broken one. */
+  private readonly mapEvent: MapEvent;
+  /** Which claims reference which pod, fed from the PodClaim watch as the controller's Manager feeds it. */
+  readonly references = new ClaimIndex();
+  /** The last version of every watched object: model events carry only the new one. */
+  private readonly lastSeen = new Map<string, AnyObject>();
+  private readonly routingView: RoutingView = {
+    captures: (ns) =>
+      this.model.peek('Capture').filter((c) => (c.metadata.namespace ?? '') === ns) as Capture[],
+    claims: (ns) =>
+      this.model.peek('PodClaim').filter((c) => (c.metadata.namespace ?? '') === ns) as PodClaim[],
+    references: this.references,
+  };
 
-  constructor(seed: number, replicas: number, modelOptions: SimOptions['modelOptions']) {
+  constructor(
+    seed: number,
+    replicas: number,
+    modelOptions: SimOptions['modelOptions'],
+    routing: MapEvent = mapEvent,
+  ) {
+    this.mapEvent = routing;
     this.model = new Model({ ...(modelOptions ?? {}), clock: this.clock, seed });
     this.agent = new SimCaptureAgent(() => this.clock.now());
     this.tracker = new InvariantTracker(() => this.clock.now());
@@ -118,8 +144,8 @@ class World {
     }
     this.model.watch('Capture', {}, (e) => this.countAttempts(e.object as Capture));
     for (let i = 0; i < replicas; i++) this.ctls.push(this.newController());
-    for (const kind of ['Capture', 'PodPool', 'PodClaim', 'PodClaimSet', 'Pod'] as const) {
-      this.model.watch(kind, {}, (e) => this.route(kind, e.object as AnyObject));
+    for (const kind of WATCHED_KINDS) {
+      this.model.watch(kind, {}, (e) => this.route(kind, e.type === 'DELETED', e.object as AnyObject));
     }
   }
 
@@ -149,43 +175,22 @@ class World {
     };
   }
 
-  /** Event handlers map every change to the keys it affects, on every replica (P6 for pods). */
-  private route(kind: Kind, obj: AnyObject): void {
-    const ns = obj.metadata.namespace ?? '';
-    const keys: string[] = [];
-    const add = (k: string, name: string) => keys.push(`${k}|${ns}/${name}`);
-    if (kind === 'Capture' || kind === 'PodPool' || kind === 'PodClaimSet') add(kind, obj.metadata.name);
+  /**
+   * Event handlers map every change (old and new object) to the keys it affects, on every replica,
+   * through the same mapEvent and reference index as the controller's Manager.
+   */
+  private route(kind: WatchedKind, deleted: boolean, obj: AnyObject): void {
+    const id = `${kind}|${obj.metadata.namespace ?? ''}/${obj.metadata.name}`;
+    const old = this.lastSeen.get(id);
+    if (deleted) this.lastSeen.delete(id);
+    else this.lastSeen.set(id, obj);
     if (kind === 'PodClaim') {
-      const c = obj as PodClaim;
-      add('PodClaim', c.metadata.name);
-      add('PodPool', c.spec.poolName);
-      for (const r of c.metadata.ownerReferences ?? [])
-        if (r.kind === 'PodClaimSet') add('PodClaimSet', r.name);
+      if (deleted) this.references.remove(obj);
+      else this.references.upsert(obj as PodClaim);
     }
-    if (kind === 'Pod') {
-      const p = obj as Pod;
-      const pool = p.metadata.labels?.[LABEL_POOL];
-      if (pool) add('PodPool', pool);
-      const claims = this.model
-        .peek('PodClaim')
-        .filter((c) => (c.metadata.namespace ?? '') === ns) as PodClaim[];
-      for (const name of claimsForPodEvent(
-        p,
-        new ClaimIndex(claims, { includeDeleting: true }),
-        claimedBy(p),
-      )) {
-        add('PodClaim', name);
-      }
-      for (const c of this.model.peek('Capture')) {
-        if ((c.metadata.namespace ?? '') !== ns) continue;
-        if (
-          matchesSelector(p.metadata.labels, c.spec.selector) ||
-          c.status?.claim?.holder.name === p.metadata.name
-        ) {
-          add('Capture', c.metadata.name);
-        }
-      }
-    }
+    const keys = deleted
+      ? this.mapEvent(kind, old ?? obj, undefined, this.routingView)
+      : this.mapEvent(kind, old, obj, this.routingView);
     const now = this.clock.now();
     for (const ctl of this.ctls)
       for (const k of keys) {
@@ -203,9 +208,9 @@ class World {
   }
 
   enqueueAll(ctl: Controller): void {
-    for (const kind of RECONCILED_KINDS) {
+    for (const kind of RECONCILE_KINDS) {
       for (const o of this.model.listNow(kind))
-        ctl.queue.set(`${kind}|${keyString(keyOf(o))}`, this.clock.now());
+        ctl.queue.set(reconcileKey(kind, o.metadata.namespace ?? '', o.metadata.name), this.clock.now());
     }
   }
 
@@ -331,8 +336,7 @@ class World {
     }
     let client: Client = this.model;
     if (crashAfter !== undefined) client = crashingClient(this.model, crashAfter);
-    const [kind, rest] = next.split('|') as [Kind, string];
-    const key = parseKey(rest);
+    const { kind, ...key } = parseReconcileKey(next);
     const deps = { cache: ctl.cache as Reader, client, now: () => this.clock.now(), backend: this.agent };
     this.count(`reconcile.${kind}`);
     try {
@@ -719,7 +723,7 @@ export async function runTrace(
   brokenRules.clear();
   for (const b of opts.broken ?? []) brokenRules.add(b);
   try {
-    const w = new World(seed, opts.replicas ?? 2, opts.modelOptions);
+    const w = new World(seed, opts.replicas ?? 2, opts.modelOptions, opts.mapEvent);
     await w.setup(new Rng(seed ^ 0x5eed));
     for (let i = 0; i < actions.length; i++) {
       await apply(w, actions[i]!);
