@@ -31,6 +31,7 @@ import {
   withReleaseFinalizer,
   withReplicas,
   withSelector,
+  withState,
 } from '@claimkit/core/testing';
 import { describe, expect, test } from 'vitest';
 import { parseDuration, parseFlags, UsageError } from './args.ts';
@@ -383,6 +384,25 @@ describe('doctor', () => {
       model.getNow('Pod', { namespace: 'default', name: 'web-9' }).metadata.labels?.[LABEL_CLAIMED_BY],
     ).toBeUndefined();
     expect(await claimctl(model, clock, 'doctor', '-A')).toMatchObject({ code: 0 });
+  });
+  test('--help lists every check; a leaked pod (CK011) is found and released', async () => {
+    const { model, clock } = await sample();
+    const help = await claimctl(model, clock, 'doctor', '--help');
+    for (const line of [/CK011 {2}LeakedPod/, /CK012 {2}SelfMigration/, /CK013 {2}UnfencedResult/]) {
+      expect(help.out).toMatch(line);
+    }
+    await put(model, poolPod('web-7', withState('Draining')));
+    const r = await claimctl(model, clock, 'doctor');
+    expect(r.code).toBe(1);
+    expect(r.out).toContain(
+      'CK011 LeakedPod Pod/default/web-7: pod web-7 of pool web is Draining with no claimed-by label, and no claim references it',
+    );
+    const fix = await claimctl(model, clock, 'doctor', '--fix');
+    expect(fix.out).toContain('fixed CK011 Pod/default/web-7');
+    expect(fix.code).toBe(0);
+    expect(
+      model.getNow('Pod', { namespace: 'default', name: 'web-7' }).metadata.labels?.['claimkit.dev/state'],
+    ).toBe('Idle');
   });
   test('--stuck-after decides when a deletion is stuck', async () => {
     const { model, clock } = await sample();

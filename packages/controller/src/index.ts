@@ -9,7 +9,6 @@ export * from './manager.ts';
 export * from './manifests.ts';
 export * from './metrics.ts';
 export * from './queue.ts';
-export * from './routing.ts';
 export * from './runtime.ts';
 export * from './server.ts';
 export * from './timers.ts';

@@ -239,6 +239,35 @@ describe('Manager on the in-memory API model', () => {
     expectInvariants(m);
   });
 
+  it("routes pod events through core's mapEvent and reference index: a stripped, deleted pod reaches its claim", async () => {
+    const m = model();
+    kubelet(m);
+    // No resync: only routed events can bring the claim back to its pod.
+    const mgr = await startManager(m, { resyncMs: 0 });
+    await m.create(pool(1));
+    await m.create(claimSet(1));
+    const c = (await until('bound', () => bound(m)[0])) as PodClaim;
+    const podName = c.spec.podName!;
+    expect(
+      mgr.references.referencingIncludingDeleting(NS, podName).map((r) => r.claim.metadata.name),
+    ).toEqual([c.metadata.name]);
+    // The seed's legacy writer: strip the claimed-by label, then delete the pod.
+    await m.patch(
+      'Pod',
+      { namespace: NS, name: podName },
+      { metadata: { labels: { 'claimkit.dev/claimed-by': null } } },
+    );
+    await m.delete('Pod', { namespace: NS, name: podName }, { gracePeriodSeconds: 0 });
+    await until(
+      'the claim lets the gone pod go',
+      () => m.getNow('PodClaim', keyOf(c)).spec.podName !== podName,
+    );
+    await until('bound again', () => bound(m)[0]?.spec.podName);
+    expect(mgr.references.referencingIncludingDeleting(NS, podName)).toEqual([]);
+    await settled(m);
+    expectInvariants(m);
+  });
+
   it('a finalizer completes for a claim deleted mid-migration', async () => {
     const m = model();
     kubelet(m);

@@ -3,7 +3,9 @@
 // (efficiency only) and metrics. Everything it talks to is a port, so unit tests run the whole loop
 // on core's in-memory ApiModel and the process wires @claimkit/kube.
 import {
+  type AnyObject,
   type CaptureBackend,
+  ClaimIndex,
   type Client,
   type EventRecorder,
   type EventSpec,
@@ -11,14 +13,21 @@ import {
   LABEL_CLAIMED_BY,
   LABEL_POOL,
   LABEL_STATE,
+  mapEvent,
   type ObjectKey,
   type PodClaim,
+  parseReconcileKey,
+  RECONCILE_KINDS,
   type Reader,
+  type ReconcileKind,
+  type RoutingView,
   reconcileCapture,
+  reconcileKey,
   reconcilePodClaim,
   reconcilePodClaimSet,
   reconcilePodPool,
   sweepCaptures,
+  type WatchedKind,
 } from '@claimkit/core';
 import { errorText, Informer, InformerCache, type InformerSource } from './informer.ts';
 import { instrumentClient, instrumentSource } from './instrument.ts';
@@ -26,15 +35,6 @@ import { type Logger, silentLogger } from './log.ts';
 import { ControllerMetrics } from './metrics.ts';
 import { OWN_WRITES_TTL_MS, OwnWrites, recordingWritesTo } from './own-writes.ts';
 import { WorkQueue } from './queue.ts';
-import {
-  keysForClaim,
-  keysForPod,
-  PodReferenceIndex,
-  parseQueueKey,
-  queueKey,
-  RECONCILE_KINDS,
-  type ReconcileKind,
-} from './routing.ts';
 import { realTimers, type Timers } from './timers.ts';
 
 export interface Elector {
@@ -92,7 +92,8 @@ export class Manager {
   readonly metrics: ControllerMetrics;
   readonly queue: WorkQueue;
   readonly cache: InformerCache;
-  readonly refs = new PodReferenceIndex();
+  /** Which claims reference which pod, fed from the PodClaim informer; core's event routing reads it. */
+  readonly references = new ClaimIndex();
   private readonly opts: ManagerOptions;
   private readonly timers: Timers;
   private readonly log: Logger;
@@ -149,21 +150,32 @@ export class Manager {
     const sets = inf('PodClaimSet');
     const pools = inf('PodPool');
     const pods = inf('Pod');
-    this.captures.on((_t, c) => this.add(queueKey('Capture', ns(c), c.metadata.name)));
-    sets.on((_t, s) => this.add(queueKey('PodClaimSet', ns(s), s.metadata.name)));
-    pools.on((_t, p) => this.add(queueKey('PodPool', ns(p), p.metadata.name)));
-    this.claims.on((t, c, old) => {
-      this.refs.update(t === 'DELETED' ? undefined : c, old);
-      for (const k of keysForClaim(c, old)) this.addDerived(k);
-    });
-    const view = {
-      captures: (n: string) => this.captures.list(n),
-      claims: (n: string) => this.claims.list(n),
-      refs: this.refs,
+    // Every change goes through core's mapEvent (the simulator routes through the same function).
+    const view: RoutingView = {
+      captures: (n) => this.captures.list(n),
+      claims: (n) => this.claims.list(n),
+      references: this.references,
     };
-    pods.on((_t, p, old) => {
-      for (const k of keysForPod(view, p, old)) this.addDerived(k);
-    });
+    for (const i of [this.captures, sets, pools, this.claims, pods] as AnyInformer[]) {
+      const kind = i.kind as WatchedKind;
+      i.on((t, obj, old) => {
+        if (kind === 'PodClaim') {
+          if (t === 'DELETED') this.references.remove(obj);
+          else this.references.upsert(obj as PodClaim);
+        }
+        const [before, after] = t === 'DELETED' ? [obj, undefined] : [old, obj];
+        const own = kind === 'Pod' ? undefined : reconcileKey(kind, ns(obj), obj.metadata.name);
+        for (const k of mapEvent(
+          kind,
+          before as AnyObject | undefined,
+          after as AnyObject | undefined,
+          view,
+        )) {
+          if (k === own) this.add(k);
+          else this.addDerived(k);
+        }
+      });
+    }
     this.metrics.claimPhases = () => {
       const out: Record<string, number> = { Pending: 0, Bound: 0, Migrating: 0, Lost: 0 };
       for (const c of this.claims.list()) {
@@ -231,7 +243,7 @@ export class Manager {
   resync(): void {
     for (const i of this.informers) {
       if (!RECONCILE_KINDS.includes(i.kind as ReconcileKind)) continue;
-      for (const o of i.list()) this.add(queueKey(i.kind as ReconcileKind, ns(o), o.metadata.name));
+      for (const o of i.list()) this.add(reconcileKey(i.kind as ReconcileKind, ns(o), o.metadata.name));
     }
   }
 
@@ -338,7 +350,7 @@ export class Manager {
 
   /** One reconcile of one key, with metrics, logs and the requeue policy. */
   async process(key: string): Promise<void> {
-    const { kind, namespace, name } = parseQueueKey(key);
+    const { kind, namespace, name } = parseReconcileKey(key);
     const versionBefore = this.cache.informer(kind)?.get(namespace, name)?.metadata.resourceVersion;
     if (this.ownWrites.cacheIsBehind(key, versionBefore)) {
       // The newer version's watch event will enqueue the key; the delayed add is only a safety net.

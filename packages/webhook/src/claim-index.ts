@@ -1,8 +1,10 @@
-// Which PodClaim references which pod (spec.podName or spec.sourcePod), from a watched cache.
-// The Node entry feeds it from a @kubernetes/client-node informer on PodClaims (serve-claim-index.ts);
-// tests feed it directly. The webhook asks it whether a podName is already held by another claim.
-// Deleting claims hold no pod against a live claim (as core's ClaimIndex decides for the controller):
-// a finalizer in the middle of a migration must not block the claim that takes the pod over.
+// Which PodClaim references which pod (spec.podName or spec.sourcePod), from a watched cache: core's
+// ClaimIndex, the one the controller and the simulator use, fed with claims parsed defensively from
+// the API's JSON. The Node entry feeds it from an informer on PodClaims (serve-claim-index.ts); tests
+// feed it directly. The webhook asks it whether a podName is already held by another claim, so it
+// asks core's holding view: a deleting claim holds no pod against a live claim (a finalizer in the
+// middle of a migration must not block the claim that takes the pod over).
+import { ClaimIndex, type ReferencingClaim } from '@claimkit/core';
 import { field, nonEmpty } from './rules/read.ts';
 
 export interface PodClaimRef {
@@ -14,7 +16,7 @@ export interface PodClaimRef {
 }
 
 export interface PodClaimIndex {
-  /** Claims in `namespace` whose spec.podName or spec.sourcePod is `pod`. */
+  /** Claims in `namespace` holding `pod` through spec.podName or spec.sourcePod (deleting ones hold none). */
   claimsReferencing(namespace: string, pod: string): PodClaimRef[];
   /** False until the cache has listed once; the webhook denies pod-reference checks until then. */
   synced(): boolean;
@@ -22,25 +24,29 @@ export interface PodClaimIndex {
   readonly enabled: boolean;
 }
 
-function refOf(claim: unknown): PodClaimRef | undefined {
-  const name = nonEmpty(field(claim, 'metadata', 'name'));
+/** The fields the index reads, from an object as the API returns it; undefined without a name. */
+function claimOf(raw: unknown): ReferencingClaim | undefined {
+  const name = nonEmpty(field(raw, 'metadata', 'name'));
   if (name === undefined) return undefined;
-  const ref: PodClaimRef = { namespace: nonEmpty(field(claim, 'metadata', 'namespace')) ?? '', name };
-  const uid = nonEmpty(field(claim, 'metadata', 'uid'));
-  if (nonEmpty(field(claim, 'metadata', 'deletionTimestamp')) !== undefined) return ref;
-  const podName = nonEmpty(field(claim, 'spec', 'podName'));
-  const sourcePod = nonEmpty(field(claim, 'spec', 'sourcePod'));
-  if (uid !== undefined) ref.uid = uid;
-  if (podName !== undefined) ref.podName = podName;
-  if (sourcePod !== undefined) ref.sourcePod = sourcePod;
-  return ref;
+  const claim: ReferencingClaim = {
+    metadata: { name, namespace: nonEmpty(field(raw, 'metadata', 'namespace')) ?? '' },
+    spec: {},
+  };
+  const uid = nonEmpty(field(raw, 'metadata', 'uid'));
+  const deletionTimestamp = nonEmpty(field(raw, 'metadata', 'deletionTimestamp'));
+  const podName = nonEmpty(field(raw, 'spec', 'podName'));
+  const sourcePod = nonEmpty(field(raw, 'spec', 'sourcePod'));
+  if (uid !== undefined) claim.metadata.uid = uid;
+  if (deletionTimestamp !== undefined) claim.metadata.deletionTimestamp = deletionTimestamp;
+  if (podName !== undefined) claim.spec.podName = podName;
+  if (sourcePod !== undefined) claim.spec.sourcePod = sourcePod;
+  return claim;
 }
 
-/** An in-memory index keyed by namespace/pod; O(1) lookups, updated per watch event. */
+/** core's ClaimIndex over watched claims, with the sync state the webhook needs. */
 export class MemoryPodClaimIndex implements PodClaimIndex {
   readonly enabled: boolean;
-  private readonly claims = new Map<string, PodClaimRef>();
-  private readonly byPod = new Map<string, Set<string>>();
+  private readonly index = new ClaimIndex<ReferencingClaim>();
   private isSynced: boolean;
 
   constructor(opts: { enabled?: boolean; synced?: boolean } = {}) {
@@ -57,62 +63,35 @@ export class MemoryPodClaimIndex implements PodClaimIndex {
   }
 
   get size(): number {
-    return this.claims.size;
+    return this.index.size;
   }
 
   /** Adds or replaces a claim (a PodClaim object as the API returns it). */
-  upsert(claim: unknown): void {
-    const ref = refOf(claim);
-    if (ref === undefined) return;
-    const key = `${ref.namespace}/${ref.name}`;
-    this.removeKey(key);
-    this.claims.set(key, ref);
-    for (const pod of podsOf(ref)) {
-      const pk = `${ref.namespace}/${pod}`;
-      let set = this.byPod.get(pk);
-      if (set === undefined) {
-        set = new Set();
-        this.byPod.set(pk, set);
-      }
-      set.add(key);
-    }
+  upsert(raw: unknown): void {
+    const claim = claimOf(raw);
+    if (claim !== undefined) this.index.upsert(claim);
   }
 
-  remove(claim: unknown): void {
-    const ref = refOf(claim);
-    if (ref !== undefined) this.removeKey(`${ref.namespace}/${ref.name}`);
+  remove(raw: unknown): void {
+    const claim = claimOf(raw);
+    if (claim !== undefined) this.index.remove(claim);
   }
 
   /** Replaces the whole content (a relist) and marks the index synced. */
   replace(claims: readonly unknown[]): void {
-    this.claims.clear();
-    this.byPod.clear();
-    for (const c of claims) this.upsert(c);
+    this.index.replace(claims.map(claimOf).filter((c): c is ReferencingClaim => c !== undefined));
     this.isSynced = true;
   }
 
   claimsReferencing(namespace: string, pod: string): PodClaimRef[] {
-    const keys = this.byPod.get(`${namespace}/${pod}`);
-    if (keys === undefined) return [];
-    return [...keys].map((k) => this.claims.get(k)!).filter((r) => r !== undefined);
-  }
-
-  private removeKey(key: string): void {
-    const old = this.claims.get(key);
-    if (old === undefined) return;
-    this.claims.delete(key);
-    for (const pod of podsOf(old)) {
-      const pk = `${old.namespace}/${pod}`;
-      const set = this.byPod.get(pk);
-      set?.delete(key);
-      if (set?.size === 0) this.byPod.delete(pk);
+    const out = new Map<string, PodClaimRef>();
+    for (const { claim } of this.index.referencing(namespace, pod)) {
+      const ref: PodClaimRef = { namespace: claim.metadata.namespace ?? '', name: claim.metadata.name };
+      if (claim.metadata.uid !== undefined) ref.uid = claim.metadata.uid;
+      if (claim.spec.podName !== undefined) ref.podName = claim.spec.podName;
+      if (claim.spec.sourcePod !== undefined) ref.sourcePod = claim.spec.sourcePod;
+      out.set(claim.metadata.name, ref);
     }
+    return [...out.values()];
   }
-}
-
-function podsOf(ref: PodClaimRef): string[] {
-  const out: string[] = [];
-  if (ref.podName !== undefined) out.push(ref.podName);
-  if (ref.sourcePod !== undefined && ref.sourcePod !== ref.podName) out.push(ref.sourcePod);
-  return out;
 }

@@ -33,6 +33,7 @@ import {
   withReleaseFinalizer,
   withReplicas,
   withSelector,
+  withState,
 } from '@claimkit/core/testing';
 import { createKubeClient, loadKubeConfig } from '@claimkit/kube';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -69,6 +70,8 @@ const unschedulable = (p: AnyObject) => {
 describe('claimctl doctor on the real API server', () => {
   const ns = useTestNamespace('cli-doctor');
   let client: Client;
+  /** Whether the installed CRDs let the stale-token result in (no CEL rule for it yet). */
+  let staleResultAccepted = false;
 
   beforeAll(() => {
     client = createKubeClient(loadKubeConfig({ kubeconfig: e2eCluster().kubeconfigPath }));
@@ -180,6 +183,48 @@ describe('claimctl doctor on the real API server', () => {
     // A referenced pod that lost its label.
     await make(podClaim('c10', forPool('web'), withReleaseFinalizer(), boundTo('p10')));
     await poolPod('p10', idle());
+    // P7: a Bound pod of the pool that no claim references and no label names (seed B's leftover).
+    await poolPod('leaked', withState('Bound'));
+    // sourcePod == podName: the CRD refuses it at create and at update (so doctor never sees it
+    // here; the unit tests force it into a model without the rule).
+    const refused = {
+      reason: 'Invalid',
+      message: expect.stringMatching(/sourcePod must differ from podName/),
+    };
+    await expect(
+      make(
+        podClaim('self-mig', forPool('web'), withReleaseFinalizer(), boundTo('p12'), migratingFrom('p12')),
+      ),
+    ).rejects.toMatchObject(refused);
+    const c12 = await make(podClaim('self-mig', forPool('web'), withReleaseFinalizer(), boundTo('p12')));
+    await expect(client.update({ ...c12, spec: { ...c12.spec, sourcePod: 'p12' } })).rejects.toMatchObject(
+      refused,
+    );
+    await poolPod('p12', claimedBy(c12));
+    // Issue 10: `kubectl patch capture fn-v1 --subresource=status --type=merge` with result.token 1
+    // while the epoch is 5 and the claim is closed. Either the API server refuses it (a CEL rule)
+    // or doctor must find it.
+    await make({ ...capture('fn-v1', withSelector({ app: 'fn' })), status: { phase: 'Pending', epoch: 5 } });
+    try {
+      await client.patchStatus(
+        'Capture',
+        { namespace: ns.name, name: 'fn-v1' },
+        {
+          status: {
+            phase: 'Captured',
+            result: {
+              ref: 'snap://stale',
+              token: 1,
+              capturedFrom: { name: 'fn-0', uid: '00000000-0000-4000-8000-000000000001' },
+              completionTime: new Date().toISOString(),
+            },
+          },
+        },
+      );
+      staleResultAccepted = true;
+    } catch (e) {
+      expect(e).toMatchObject({ reason: 'Invalid', message: expect.stringMatching(/token/) });
+    }
     expect(
       (await client.get('PodClaim', { namespace: ns.name, name: 'claim-a' })).metadata.deletionTimestamp,
     ).toBeTruthy();
@@ -203,6 +248,8 @@ describe('claimctl doctor on the real API server', () => {
       'CK008 PodClaim/mig-x',
       'CK009 PodClaimSet/mig',
       'CK010 Pod/p10',
+      'CK011 Pod/leaked',
+      ...(staleResultAccepted ? ['CK013 Capture/fn-v1'] : []),
     ]);
     const text = await claimctl('doctor', '-n', ns.name, '--stuck-after', '0s');
     expect(text.code).toBe(1);
@@ -241,6 +288,16 @@ describe('claimctl doctor on the real API server', () => {
     expect(get('pod-1').metadata.labels?.[LABEL_STATE]).toBe('Idle');
     expect(s.claims.find((c) => c.metadata.name === 'mxxhz')?.status?.phase).toBe('Lost');
     expect(s.captures.every((c) => c.status?.claim === undefined)).toBe(true);
+    // P7: the leaked pod went back to Idle; the claim's own pod was left alone.
+    expect(get('leaked').metadata.labels?.[LABEL_STATE]).toBe('Idle');
+    expect(get('p12').metadata.labels).toMatchObject({
+      [LABEL_STATE]: 'Bound',
+      [LABEL_CLAIMED_BY]: 'self-mig',
+    });
+    // The unfenced result is gone, the epoch kept: the next claim's token is 6.
+    const fn = s.captures.find((c) => c.metadata.name === 'fn-v1')!;
+    expect(fn.status?.result).toBeUndefined();
+    expect(fn.status).toMatchObject({ phase: 'Pending', epoch: 5 });
   });
 
   it('get and describe show the repaired objects', async () => {

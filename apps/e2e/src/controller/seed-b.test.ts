@@ -12,6 +12,7 @@ import {
   type PodClaim,
   type PodClaimSet,
   type PodPool,
+  runDoctor,
 } from '@claimkit/core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { useTestNamespace } from '../harness/vitest.ts';
@@ -183,5 +184,70 @@ describe('Seed B: finalize during a migration and scale-in', () => {
     );
     expect(again.spec.nodeName).toBeTruthy();
     await expectAllInvariants(ns.name);
+  });
+});
+
+// The replay that found P7: seed B's literal state, forced by direct writes with the controller
+// stopped and no webhook, with no relabel to another claim first. Claim b references pod x; x is
+// labelled claimed-by=a and Bound; a is deleted (its finalizer pending). b keeps x.
+describe("Seed B's literal state (P7)", () => {
+  const ns = useTestNamespace('ctl-seed-b-literal');
+  let ctl: RunningController | undefined;
+  afterAll(async () => {
+    if (ctl) await finalizeClaims(ns.name).catch(() => {});
+    await ctl?.stop();
+  });
+  const claim = (name: string) => getOrUndefined(kube().get('PodClaim', { namespace: ns.name, name }));
+  const pod = (name: string) => getOrUndefined(kube().get('Pod', { namespace: ns.name, name }));
+  const bound = async (name: string) => {
+    const c = await claim(name);
+    return c?.status?.phase === 'Bound' && c.spec.podName ? c : undefined;
+  };
+
+  it("seed B's literal state: b keeps x, nothing leaks, doctor is silent", async () => {
+    const c = kube();
+    const n = ns.name;
+    ctl = await startController(n);
+    await c.create(pool(n, 2));
+    for (const name of ['lit-a', 'lit-b'])
+      await c.create({
+        apiVersion: 'claimkit.dev/v1alpha1',
+        kind: 'PodClaim',
+        metadata: { name, namespace: n },
+        spec: { poolName: 'web' },
+      } as PodClaim);
+    const a = await until('lit-a bound', () => bound('lit-a'));
+    const b0 = await until('lit-b bound', () => bound('lit-b'));
+    await ctl.stop();
+    ctl = undefined;
+
+    const x = a.spec.podName!;
+    const bOld = b0.spec.podName!;
+    // b's spec now references a's pod x (a legacy operator's write); x stays labelled for a.
+    const b = (await claim('lit-b'))!;
+    await c.update({ ...b, spec: { ...b.spec, podName: x } });
+    await c.delete('PodClaim', { namespace: n, name: 'lit-a' });
+    expect((await claim('lit-a'))?.metadata.deletionTimestamp).toBeDefined();
+    expect((await pod(x))?.metadata.labels?.[LABEL_CLAIMED_BY]).toBe('lit-a');
+
+    ctl = await startController(n);
+    const t0 = Date.now();
+    await until('lit-a finalized', async () => !(await claim('lit-a')), 10_000);
+    expect(Date.now() - t0).toBeLessThan(1000);
+    const kept = await until('lit-b keeps x, labelled for it', async () => {
+      const cur = await bound('lit-b');
+      const p = await pod(x);
+      return cur?.spec.podName === x && p?.metadata.labels?.[LABEL_CLAIMED_BY] === 'lit-b' ? cur : undefined;
+    });
+    expect(kept.status?.lostTime).toBeUndefined(); // never declared Lost on the way
+    expect((await pod(x))?.metadata.labels?.[LABEL_STATE]).toBe('Bound');
+    // b's old pod, which nothing references any more, goes back to the pool (P7: no leaked pod).
+    await until("b's old pod released", async () => {
+      const p = await pod(bOld);
+      return !p || (p.metadata.labels?.[LABEL_STATE] === 'Idle' && !p.metadata.labels?.[LABEL_CLAIMED_BY]);
+    });
+    await expectAllInvariants(n);
+    const doctor = await runDoctor(c, { namespace: n, now: () => Date.now(), stuckAfterMs: 0 });
+    expect(doctor.findings).toEqual([]);
   });
 });

@@ -1,12 +1,13 @@
 // `claimctl doctor`: pure checks over a plain snapshot of a namespace (or a cluster). Every
 // finding has a stable code, a one-line explanation and the objects involved; the symptoms are
 // those of seeds/capture-claim-dead-owner.md and seeds/pool-claim-finalize-scale-in.md.
-import { ANNOTATION_MIGRATE, FINALIZER_RELEASE } from '../api/constants.ts';
+import { ANNOTATION_MIGRATE, FINALIZER_RELEASE, LABEL_POOL } from '../api/constants.ts';
 import { keyString, parseTimestamp } from '../api/meta.ts';
 import type { Capture, Pod, PodClaim, PodClaimSet, PodPool } from '../api/types.ts';
 import { isClaimLive } from '../capture/claim.ts';
 import { classifyHolder, isDeleting } from '../capture/liveness.ts';
-import { claimedBy, claimedByUid } from '../pool/pods.ts';
+import { unfencedResult } from '../capture/result-fence.ts';
+import { claimedBy, claimedByUid, stateOf } from '../pool/pods.ts';
 import { chooseScaleIn, isMigrating } from '../pool/scale-in.ts';
 
 export interface DoctorSnapshot {
@@ -37,6 +38,9 @@ export const CHECKS = {
   CK008: { name: 'MigrationStuck', fixable: true },
   CK009: { name: 'ScaleInBlocked', fixable: false },
   CK010: { name: 'ReferencedPodUnlabelled', fixable: true },
+  CK011: { name: 'LeakedPod', fixable: true },
+  CK012: { name: 'SelfMigration', fixable: true },
+  CK013: { name: 'UnfencedResult', fixable: true },
 } as const;
 
 export type DoctorCode = keyof typeof CHECKS;
@@ -100,12 +104,117 @@ export function migrationSince(c: PodClaim): number | undefined {
   return parseTimestamp(ready?.lastTransitionTime) ?? parseTimestamp(c.metadata.creationTimestamp);
 }
 
+/** What the pod checks need to know about the claims of the namespace(s). */
+export interface ClaimContext {
+  claims: Map<string, PodClaim>;
+  refs: ReturnType<typeof referencesByPod>;
+  /** `ns/pod` referenced by a deleting claim whose release finalizer has yet to run. */
+  finalizing: Set<string>;
+}
+
+export function claimContext(claims: PodClaim[]): ClaimContext {
+  const finalizing = new Set<string>();
+  for (const c of claims) {
+    if (!c.metadata.deletionTimestamp || !(c.metadata.finalizers ?? []).includes(FINALIZER_RELEASE)) continue;
+    for (const name of [c.spec.podName, c.spec.sourcePod]) {
+      if (name) finalizing.add(keyString({ namespace: nsOf(c), name }));
+    }
+  }
+  return {
+    claims: new Map(claims.map((c) => [keyString({ namespace: nsOf(c), name: c.metadata.name }), c])),
+    refs: referencesByPod(claims),
+    finalizing,
+  };
+}
+
+/** The findings about one pod (CK003, CK004, CK005, CK010, CK011); `--fix` re-runs them on a live read. */
+export function podFindings(p: Pod, ctx: ClaimContext): Finding[] {
+  const out: Finding[] = [];
+  const { claims, refs } = ctx;
+  const ns = nsOf(p);
+  const k = keyString({ namespace: ns, name: p.metadata.name });
+  const id = objectId('Pod', p);
+  const refsHere = refs.get(k) ?? [];
+  // CK005: two claims reference one pod.
+  if (refsHere.length > 1) {
+    out.push(
+      finding(
+        'CK005',
+        ns,
+        `pod ${p.metadata.name} is referenced by ${refsHere.length} claims: ${refsHere
+          .map((r) => `${r.claim.metadata.name}.${r.field}`)
+          .join(', ')}`,
+        [id, ...refsHere.map((r) => objectId('PodClaim', r.claim))],
+      ),
+    );
+  }
+  if (isDeleting(p)) return out;
+  const label = claimedBy(p);
+  if (label) {
+    const owner = claims.get(keyString({ namespace: ns, name: label }));
+    const uid = claimedByUid(p);
+    if (!owner || (uid !== undefined && owner.metadata.uid !== uid)) {
+      // CK003: the label names a claim that is gone (or a same-named successor).
+      out.push(
+        finding(
+          'CK003',
+          ns,
+          owner
+            ? `pod ${p.metadata.name} is labelled claimed-by=${label} with uid ${uid}, but ${label} now has uid ${owner.metadata.uid}`
+            : `pod ${p.metadata.name} is labelled claimed-by=${label}, which does not exist`,
+          [id, ...refsHere.map((r) => objectId('PodClaim', r.claim))],
+        ),
+      );
+    } else if (
+      !owner.metadata.deletionTimestamp &&
+      owner.spec.podName !== p.metadata.name &&
+      owner.spec.sourcePod !== p.metadata.name
+    ) {
+      // CK004: the named claim exists but does not reference the pod.
+      out.push(
+        finding(
+          'CK004',
+          ns,
+          `pod ${p.metadata.name} is labelled claimed-by=${label}, but ${label} references ${owner.spec.podName || '(no pod)'}`,
+          [id, objectId('PodClaim', owner), ...refsHere.map((r) => objectId('PodClaim', r.claim))],
+        ),
+      );
+    }
+  } else if (refsHere.length === 0) {
+    // CK011: Bound or Draining, but no claim holds it: nothing would ever release it (P7). A
+    // deleting claim that references it still releases it in its finalizer (CK001 if stuck).
+    const state = stateOf(p);
+    const pool = p.metadata.labels?.[LABEL_POOL];
+    if (pool && (state === 'Bound' || state === 'Draining') && !ctx.finalizing.has(k)) {
+      out.push(
+        finding(
+          'CK011',
+          ns,
+          `pod ${p.metadata.name} of pool ${pool} is ${state} with no claimed-by label, and no claim references it; nothing will release it`,
+          [id],
+        ),
+      );
+    }
+  } else if (refsHere.length === 1 && refsHere[0]!.field === 'podName') {
+    // CK010: the pod of exactly one claim, but not labelled for it.
+    const r = refsHere[0]!;
+    out.push(
+      finding(
+        'CK010',
+        ns,
+        `pod ${p.metadata.name} is referenced by ${r.claim.metadata.name}.${r.field} but has no claimed-by label`,
+        [id, objectId('PodClaim', r.claim)],
+      ),
+    );
+  }
+  return out;
+}
+
 export function diagnose(s: DoctorSnapshot, opts: DoctorOptions = {}): Finding[] {
   const stuckAfter = opts.stuckAfterMs ?? DEFAULT_STUCK_AFTER_MS;
   const out: Finding[] = [];
   const pods = new Map(s.pods.map((p) => [keyString({ namespace: nsOf(p), name: p.metadata.name }), p]));
-  const claims = new Map(s.claims.map((c) => [keyString({ namespace: nsOf(c), name: c.metadata.name }), c]));
-  const refs = referencesByPod(s.claims);
+  const ctx = claimContext(s.claims);
 
   for (const c of s.claims) {
     const ns = nsOf(c);
@@ -141,8 +250,19 @@ export function diagnose(s: DoctorSnapshot, opts: DoctorOptions = {}): Finding[]
         );
       }
     }
-    // CK008: a migration in flight (or requested and pending) past the threshold.
-    if (c.spec.sourcePod) {
+    // CK012: a "migration" from the claim's own pod. Finishing it would release the pod the claim
+    // keeps, so it is reported at once and never as CK008.
+    if (c.spec.sourcePod && c.spec.sourcePod === c.spec.podName) {
+      out.push(
+        finding(
+          'CK012',
+          ns,
+          `claim ${c.metadata.name} has sourcePod = podName = ${c.spec.podName}; finishing that migration would release the claim's own pod`,
+          [id, podId(ns, c.spec.podName)],
+        ),
+      );
+    } else if (c.spec.sourcePod) {
+      // CK008: a migration in flight (or requested and pending) past the threshold.
       const since = migrationSince(c) ?? s.now;
       if (s.now - since >= stuckAfter) {
         out.push(
@@ -171,75 +291,29 @@ export function diagnose(s: DoctorSnapshot, opts: DoctorOptions = {}): Finding[]
     }
   }
 
-  for (const p of s.pods) {
-    const ns = nsOf(p);
-    const k = keyString({ namespace: ns, name: p.metadata.name });
-    const id = objectId('Pod', p);
-    const refsHere = refs.get(k) ?? [];
-    // CK005: two claims reference one pod.
-    if (refsHere.length > 1) {
-      out.push(
-        finding(
-          'CK005',
-          ns,
-          `pod ${p.metadata.name} is referenced by ${refsHere.length} claims: ${refsHere
-            .map((r) => `${r.claim.metadata.name}.${r.field}`)
-            .join(', ')}`,
-          [id, ...refsHere.map((r) => objectId('PodClaim', r.claim))],
-        ),
-      );
-    }
-    if (isDeleting(p)) continue;
-    const label = claimedBy(p);
-    if (label) {
-      const owner = claims.get(keyString({ namespace: ns, name: label }));
-      const uid = claimedByUid(p);
-      if (!owner || (uid !== undefined && owner.metadata.uid !== uid)) {
-        // CK003: the label names a claim that is gone (or a same-named successor).
-        out.push(
-          finding(
-            'CK003',
-            ns,
-            owner
-              ? `pod ${p.metadata.name} is labelled claimed-by=${label} with uid ${uid}, but ${label} now has uid ${owner.metadata.uid}`
-              : `pod ${p.metadata.name} is labelled claimed-by=${label}, which does not exist`,
-            [id, ...refsHere.map((r) => objectId('PodClaim', r.claim))],
-          ),
-        );
-      } else if (
-        !owner.metadata.deletionTimestamp &&
-        owner.spec.podName !== p.metadata.name &&
-        owner.spec.sourcePod !== p.metadata.name
-      ) {
-        // CK004: the named claim exists but does not reference the pod.
-        out.push(
-          finding(
-            'CK004',
-            ns,
-            `pod ${p.metadata.name} is labelled claimed-by=${label}, but ${label} references ${owner.spec.podName || '(no pod)'}`,
-            [id, objectId('PodClaim', owner), ...refsHere.map((r) => objectId('PodClaim', r.claim))],
-          ),
-        );
-      }
-    } else if (refsHere.length === 1 && refsHere[0]!.field === 'podName') {
-      // CK010: the pod of exactly one claim, but not labelled for it.
-      const r = refsHere[0]!;
-      out.push(
-        finding(
-          'CK010',
-          ns,
-          `pod ${p.metadata.name} is referenced by ${r.claim.metadata.name}.${r.field} but has no claimed-by label`,
-          [id, objectId('PodClaim', r.claim)],
-        ),
-      );
-    }
-  }
+  for (const p of s.pods) out.push(...podFindings(p, ctx));
 
   for (const c of s.captures) {
-    const claim = c.status?.claim;
-    if (!claim || c.metadata.deletionTimestamp) continue;
+    if (c.metadata.deletionTimestamp) continue;
     const ns = nsOf(c);
     const id = objectId('Capture', c);
+    // CK013: a result no fenced terminal write could have produced (capture/result-fence.ts).
+    const unfenced = c.status?.result && unfencedResult(c.status);
+    if (unfenced) {
+      out.push(
+        finding(
+          'CK013',
+          ns,
+          `capture ${c.metadata.name} is ${c.status?.phase ?? 'Pending'} with result ${c.status?.result?.ref}, which is unfenced: ${unfenced}`,
+          [
+            id,
+            ...(c.status?.result?.capturedFrom.name ? [podId(ns, c.status.result.capturedFrom.name)] : []),
+          ],
+        ),
+      );
+    }
+    const claim = c.status?.claim;
+    if (!claim) continue;
     const holderId = podId(ns, claim.holder.name);
     if (!isClaimLive(claim, s.now)) {
       out.push(

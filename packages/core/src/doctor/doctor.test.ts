@@ -2,7 +2,10 @@
 // writes, diagnose it, repair it, diagnose again (nothing left) and check the invariants.
 import { describe, expect, test } from 'vitest';
 import { ANNOTATION_MIGRATE, LABEL_CLAIMED_BY, LABEL_STATE } from '../api/constants.ts';
+import type { ObjectKey } from '../api/meta.ts';
+import type { Client } from '../api/ports.ts';
 import type { AnyObject } from '../api/types.ts';
+import { acquireCapture } from '../capture/holder-ops.ts';
 import { checkConvergence, checkSafety } from '../invariants/check.ts';
 import { ApiModel } from '../model/api-model.ts';
 import { ManualClock } from '../model/clock.ts';
@@ -10,7 +13,10 @@ import { schemaModelOptions } from '../schema/index.ts';
 import {
   boundTo,
   capture,
+  captured,
+  captureStatus,
   claimedBy,
+  draining,
   forPool,
   heldBy,
   idle,
@@ -27,13 +33,16 @@ import {
   refOf,
   running,
   T0_MS,
+  withLabels,
   withLease,
   withReleaseFinalizer,
+  withReleasePolicy,
   withReplicas,
   withSelector,
+  withState,
 } from '../testing/fixtures.ts';
 import { put } from '../testing/model-helpers.ts';
-import { type DoctorCode, diagnose } from './checks.ts';
+import { CHECKS, type DoctorCode, diagnose, type Finding, objectId } from './checks.ts';
 import { planRepairs } from './repair.ts';
 import { gatherDoctorSnapshot, runDoctor } from './run.ts';
 
@@ -44,6 +53,20 @@ const MIN = 60_000;
 function world() {
   const clock = new ManualClock(T0_MS);
   const model = new ApiModel({ ...schemaModelOptions(), clock });
+  return { clock, model };
+}
+
+/**
+ * A model without the CRDs' rules for claims and captures: what a cluster without them (or a
+ * writer from before them) lets in. Pathologies the rules refuse are forced here.
+ */
+function worldWithoutRules() {
+  const clock = new ManualClock(T0_MS);
+  const options = schemaModelOptions();
+  const validators = { ...options.validators };
+  delete validators.PodClaim;
+  delete validators.Capture;
+  const model = new ApiModel({ ...options, validators, clock });
   return { clock, model };
 }
 
@@ -331,6 +354,225 @@ describe('doctor', () => {
     expect(model.getNow('Pod', key('web-1')).metadata.labels?.[LABEL_CLAIMED_BY]).toBe('a');
   });
 
+  test('CK011 LeakedPod: a Bound pod no claim references goes back to Idle (Recycle); held pods are left alone', async () => {
+    const { model, clock } = world();
+    await put(model, podPool('web'));
+    // The seed-B leftover: claim A is gone, B was bound elsewhere, X stays Bound with no label.
+    await put(model, poolPod('x', withState('Bound')));
+    // Near misses: a claim's own pod, and a migrating claim's Draining source and its target.
+    const b = await put(model, podClaim('b', forPool('web'), withReleaseFinalizer(), boundTo('y', 'n1')));
+    const m = await put(
+      model,
+      podClaim('m', forPool('web'), withReleaseFinalizer(), boundTo('m-new', 'n1'), migratingFrom('m-old')),
+    );
+    await putAll(
+      model,
+      poolPod('y', claimedBy(b)),
+      poolPod('m-old', claimedBy(m), draining()),
+      poolPod('m-new', claimedBy(m)),
+      poolPod('idle-1', idle()),
+      // Not a pool pod: its labels are none of the pool's business.
+      pod('other', onNode('n1'), running(), notReady(), withState('Bound')),
+    );
+    expect(await codes(model, clock)).toEqual(['CK011']);
+    const snap = await gatherDoctorSnapshot(model, { namespace: NS, now: clock.now() });
+    expect(diagnose(snap)[0]).toMatchObject({ name: 'LeakedPod', objects: [`Pod/${NS}/x`], fixable: true });
+    await fixAndVerify(model, clock);
+    expect(model.getNow('Pod', key('x')).metadata.labels?.[LABEL_STATE]).toBe('Idle');
+    expect(model.getNow('Pod', key('y')).metadata.labels).toMatchObject({
+      [LABEL_STATE]: 'Bound',
+      [LABEL_CLAIMED_BY]: 'b',
+    });
+    expect(model.getNow('Pod', key('m-old')).metadata.labels).toMatchObject({
+      [LABEL_STATE]: 'Draining',
+      [LABEL_CLAIMED_BY]: 'm',
+    });
+    expect(await codes(model, clock)).toEqual([]);
+  });
+
+  test('CK011 with releasePolicy Delete: a leaked Draining pod is deleted', async () => {
+    const { model, clock } = world();
+    await put(model, podPool('web', withReleasePolicy('Delete')));
+    await put(model, poolPod('x', draining()));
+    expect(await codes(model, clock)).toEqual(['CK011']);
+    await fixAndVerify(model, clock);
+    expect(model.getNow('Pod', key('x')).metadata.deletionTimestamp).toBeTruthy();
+  });
+
+  test('CK011 is not reported for a pod a deleting claim still references: its finalizer releases it (CK001 once stuck)', async () => {
+    const { model, clock } = world();
+    await put(model, podPool('web'));
+    await put(model, podClaim('d', forPool('web'), withReleaseFinalizer(), boundTo('x', 'n1')));
+    await put(model, poolPod('x', withState('Bound')));
+    await model.delete('PodClaim', key('d'));
+    expect(await codes(model, clock)).toEqual([]);
+    clock.advance(2 * MIN);
+    expect(await codes(model, clock)).toEqual(['CK001']);
+    await fixAndVerify(model, clock);
+    expect(model.getNow('Pod', key('x')).metadata.labels?.[LABEL_STATE]).toBe('Idle');
+  });
+
+  test('CK011 --fix reads the pod and then the claims live: a claim that took the pod after the check keeps it', async () => {
+    const { model, clock } = world();
+    await put(model, podPool('web'));
+    await put(model, poolPod('x', withState('Bound')));
+    await put(model, podClaim('b', forPool('web'), withReleaseFinalizer()));
+    // Between doctor's snapshot and its write, a writer points claim b at x (the pod is untouched,
+    // so the release's resourceVersion precondition alone would not stop it).
+    let raced = false;
+    const client = interceptPodReads(model, async () => {
+      if (raced) return;
+      raced = true;
+      const c = model.getNow('PodClaim', key('b'));
+      await model.update({ ...c, spec: { ...c.spec, podName: 'x', nodeName: 'n1' } });
+    });
+    const run = await runDoctor(client, { namespace: NS, now: () => clock.now(), fix: true });
+    expect(run.findings.map((f) => f.code)).toEqual(['CK011']);
+    expect(run.rounds[0]![0]!.applied).toBe(0);
+    expect(run.rounds[0]![0]!.failed?.error.message).toMatch(/no longer shows CK011/);
+    expect(model.getNow('Pod', key('x')).metadata.labels?.[LABEL_STATE]).toBe('Bound');
+    // What is left is b's unlabelled pod, which the next run labels for b.
+    expect(run.remaining.map((f) => f.code)).toEqual(['CK010']);
+    await fixAndVerify(model, clock);
+    expect(model.getNow('Pod', key('x')).metadata.labels?.[LABEL_CLAIMED_BY]).toBe('b');
+  });
+
+  test('CK012 SelfMigration: reported at once; --fix clears sourcePod only and the pod stays Bound and labelled', async () => {
+    // The CRD rule refuses sourcePod == podName ...
+    const withRules = world();
+    await put(withRules.model, podPool('web'));
+    const ok = await put(withRules.model, podClaim('a', forPool('web'), boundTo('web-1', 'n1')));
+    await expect(
+      withRules.model.update({ ...ok, spec: { ...ok.spec, sourcePod: 'web-1' } }),
+    ).rejects.toMatchObject({ reason: 'Invalid' });
+    // ... a cluster without it (or a legacy writer) lets it in.
+    const { model, clock } = worldWithoutRules();
+    await put(model, podPool('web'));
+    const a = await put(
+      model,
+      podClaim('a', forPool('web'), withReleaseFinalizer(), boundTo('web-1', 'n1'), migratingFrom('web-1')),
+    );
+    await put(model, poolPod('web-1', claimedBy(a)));
+    const podBefore = model.getNow('Pod', key('web-1'));
+    expect(await codes(model, clock)).toEqual(['CK012']); // at once, not after --stuck-after
+    expect(await codes(model, clock, 0)).toEqual(['CK012']); // and never as CK008
+    await fixAndVerify(model, clock);
+    const c = model.getNow('PodClaim', key('a'));
+    expect(c.spec.sourcePod ?? '').toBe('');
+    expect(c.spec.podName).toBe('web-1');
+    expect(c.status?.phase).toBe('Bound');
+    const podAfter = model.getNow('Pod', key('web-1'));
+    expect(podAfter.metadata.resourceVersion).toBe(podBefore.metadata.resourceVersion); // not written at all
+    expect(podAfter.metadata.labels).toMatchObject({ [LABEL_STATE]: 'Bound', [LABEL_CLAIMED_BY]: 'a' });
+  });
+
+  test("CK008's repair never releases the claim's own pod when sourcePod == podName", async () => {
+    const { model, clock } = worldWithoutRules();
+    await put(model, podPool('web'));
+    const a = await put(
+      model,
+      podClaim('a', forPool('web'), withReleaseFinalizer(), boundTo('web-1', 'n1'), migratingFrom('web-1')),
+    );
+    await put(model, poolPod('web-1', claimedBy(a)));
+    const snap = await gatherDoctorSnapshot(model, { namespace: NS, now: clock.now() });
+    const forged: Finding = {
+      code: 'CK008',
+      name: CHECKS.CK008.name,
+      namespace: NS,
+      message: 'stuck',
+      objects: [objectId('PodClaim', a), `Pod/${NS}/web-1`],
+      fixable: true,
+    };
+    const plan = planRepairs(snap, [forged]);
+    expect(plan.repairs).toHaveLength(1);
+    expect(plan.repairs[0]!.touches).toEqual([`PodClaim/${NS}/a`]);
+  });
+
+  test('CK013 UnfencedResult: the stale-token result of issue 10 is discarded; the capture runs again above every token', async () => {
+    const { model, clock } = worldWithoutRules();
+    const candidate = await put(model, pod('db-1', ready(), withLabels({ app: 'db' })));
+    // `kubectl patch --subresource=status` wrote result.token 1 while the epoch was 5, claim closed.
+    await put(
+      model,
+      capture(
+        'fn-v1',
+        withSelector({ app: 'db' }),
+        captureStatus({ epoch: 5 }),
+        captured('snap://stale', { token: 1 }),
+      ),
+    );
+    expect(model.getNow('Capture', key('fn-v1')).status).toMatchObject({ phase: 'Captured', epoch: 5 });
+    const snap = await gatherDoctorSnapshot(model, { namespace: NS, now: clock.now() });
+    expect(diagnose(snap)).toMatchObject([
+      { code: 'CK013', name: 'UnfencedResult', objects: [`Capture/${NS}/fn-v1`, `Pod/${NS}/pod`] },
+    ]);
+    expect(diagnose(snap)[0]!.message).toMatch(/result token 1 is older than epoch 5/);
+    await fixAndVerify(model, clock);
+    const after = model.getNow('Capture', key('fn-v1')).status!;
+    expect(after.result).toBeUndefined();
+    expect(after).toMatchObject({ phase: 'Pending', epoch: 5 });
+    expect(after.lastError).toMatch(/claimctl doctor discarded unfenced result snap:\/\/stale \(token 1\)/);
+    const { capture: again } = await acquireCapture(model, key('fn-v1'), refOf(candidate), () => clock.now());
+    expect(again.status?.claim?.token).toBe(6);
+  });
+
+  test('CK013: a token never issued, and a result beside an open claim (the claim is kept)', async () => {
+    const { model, clock } = worldWithoutRules();
+    const holder = await put(model, pod('db-1', ready(), withLabels({ app: 'db' })));
+    await put(
+      model,
+      capture(
+        'ahead',
+        withSelector({ app: 'db' }),
+        captured('snap://ahead', { token: 3 }),
+        captureStatus({ epoch: 2 }),
+      ),
+    );
+    const open = capture('open', withSelector({ app: 'db' }), heldBy(refOf(holder), { token: 4 }));
+    open.status!.result = {
+      ref: 'snap://early',
+      token: 4,
+      capturedFrom: refOf(holder),
+      completionTime: new Date(T0_MS).toISOString(),
+    };
+    await put(model, open);
+    const found = diagnose(await gatherDoctorSnapshot(model, { namespace: NS, now: clock.now() }));
+    expect(found.map((f) => [f.code, f.objects[0]])).toEqual([
+      ['CK013', `Capture/${NS}/ahead`],
+      ['CK013', `Capture/${NS}/open`],
+    ]);
+    expect(found[0]!.message).toMatch(/result token 3 was never issued \(epoch 2\)/);
+    expect(found[1]!.message).toMatch(/while the claim of db-1 \(token 4\) is open/);
+    await fixAndVerify(model, clock);
+    expect(model.getNow('Capture', key('ahead')).status).toMatchObject({ phase: 'Pending', epoch: 2 });
+    const kept = model.getNow('Capture', key('open')).status!;
+    expect(kept.result).toBeUndefined();
+    expect(kept).toMatchObject({
+      phase: 'Capturing',
+      epoch: 4,
+      claim: { token: 4, holder: { name: 'db-1' } },
+    });
+  });
+
+  test('CK013 is not reported for a result written by the fenced complete', async () => {
+    const { model, clock } = worldWithoutRules();
+    const holder = await put(model, pod('db-1', ready(), withLabels({ app: 'db' })));
+    await put(model, capture('done', withSelector({ app: 'db' }), captureStatus({ epoch: 2 })));
+    const { acquireCapture: acquire, completeCapture } = await import('../capture/holder-ops.ts');
+    const { capture: held } = await acquire(model, key('done'), refOf(holder), () => clock.now());
+    await completeCapture(model, key('done'), held.status!.claim!.token, 'snap://ok', () => clock.now());
+    expect(model.getNow('Capture', key('done')).status).toMatchObject({
+      phase: 'Captured',
+      epoch: 3,
+      result: { token: 3 },
+    });
+    await put(
+      model,
+      capture('fixture', withSelector({ app: 'db' }), captureStatus({ epoch: 7 }), captured('snap://7')),
+    );
+    expect(await codes(model, clock)).toEqual([]);
+  });
+
   test('--dry-run plans the writes and changes nothing', async () => {
     const { model, clock } = world();
     await put(model, podPool('web'));
@@ -361,3 +603,20 @@ describe('doctor', () => {
     expect(model.getNow('Pod', key('web-1')).metadata.labels?.[LABEL_CLAIMED_BY]).toBe('missing');
   });
 });
+
+/** The model as a Client whose pod reads first run `beforePodRead` (another writer acting meanwhile). */
+function interceptPodReads(model: ApiModel, beforePodRead: (key: ObjectKey) => Promise<void>): Client {
+  return {
+    get: (async (kind: 'Pod', k: ObjectKey) => {
+      if (kind === 'Pod') await beforePodRead(k);
+      return model.get(kind, k);
+    }) as Client['get'],
+    list: model.list.bind(model),
+    create: model.create.bind(model),
+    update: model.update.bind(model),
+    patch: model.patch.bind(model),
+    delete: model.delete.bind(model),
+    updateStatus: model.updateStatus.bind(model),
+    patchStatus: model.patchStatus.bind(model),
+  };
+}

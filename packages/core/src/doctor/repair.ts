@@ -5,9 +5,12 @@
 // capture takeover/close (decideCapture), the pool's release and unlabel writes. A pod is never
 // relabelled from one claim to another in one write: the label is removed, and the claim that
 // references the pod labels it in a later round (CK010).
+// A repair of a pod's labels (CK003, CK004, CK010, CK011) is confirmed by the runner just before it
+// is written: a live read of the pod, then of the claims, must still show the same finding, so a
+// pod is never released for a claim that started to reference it after the snapshot was taken.
 import { ANNOTATION_MIGRATE, ANNOTATION_MIGRATE_TO } from '../api/constants.ts';
 import { deepEqual } from '../api/json.ts';
-import { keyOf, keyString, parseTimestamp, toTimestamp } from '../api/meta.ts';
+import { keyOf, keyString, type ObjectKey, parseTimestamp, toTimestamp } from '../api/meta.ts';
 import type { Capture, Pod, PodClaim, PodClaimPhase, PodClaimStatus, PodPool } from '../api/types.ts';
 import {
   claimedBy,
@@ -17,7 +20,7 @@ import {
   releasePodWrite,
   unlabelPodWrite,
 } from '../pool/pods.ts';
-import { decideCapture } from '../reconcile/capture.ts';
+import { decideCapture, decideDiscardUnfencedResult } from '../reconcile/capture.ts';
 import type { Decision, Write } from '../reconcile/decision.ts';
 import { event } from '../reconcile/decision.ts';
 import { decidePodClaim } from '../reconcile/podclaim.ts';
@@ -28,6 +31,8 @@ export interface Repair {
   decision: Decision;
   /** `Kind/namespace/name` of every object the decision writes. */
   touches: string[];
+  /** Write only if a live read of this pod (at this resourceVersion), then of the claims, still shows the finding. */
+  confirm?: { pod: ObjectKey; resourceVersion: string };
 }
 
 export interface RepairPlan {
@@ -129,7 +134,8 @@ function finishMigration(ix: Index, c: PodClaim, now: number, why: string): Writ
     },
   ];
   const src = ix.pod(ns, c.spec.sourcePod);
-  if (src && isClaimedBy(src, c)) {
+  // sourcePod == podName: the source is the claim's own pod, which it keeps (P7).
+  if (src && isClaimedBy(src, c) && src.metadata.name !== c.spec.podName) {
     const other = ix.refsTo(ns, src.metadata.name).find((r) => r.claim.metadata.uid !== c.metadata.uid);
     writes.push(
       other
@@ -272,6 +278,59 @@ function repairFor(ix: Index, f: Finding): Decision | undefined {
         ],
       };
     }
+    case 'CK011': {
+      // P7: a pod no claim holds goes back per its pool's policy (the runner confirms it live first).
+      const p = subject as Pod | undefined;
+      if (!p) return undefined;
+      return {
+        writes: [
+          releasePodWrite(
+            p,
+            ix.policy(ns, poolOf(p)),
+            `doctor: release leaked pod ${p.metadata.name} (no claim references it)`,
+          ),
+        ],
+        events: [],
+      };
+    }
+    case 'CK012': {
+      // Only sourcePod goes: the pod is the claim's own and stays Bound and labelled for it.
+      const c = subject as PodClaim | undefined;
+      if (!c?.spec.sourcePod || c.spec.sourcePod !== c.spec.podName) return undefined;
+      const phase: PodClaimPhase = c.status?.phase === 'Lost' ? 'Lost' : 'Bound';
+      return {
+        writes: [
+          {
+            op: 'update',
+            object: { ...c, spec: { ...c.spec, sourcePod: '' } },
+            why: `doctor: clear sourcePod ${c.spec.sourcePod}, which is the claim's own podName`,
+          },
+          claimStatusWrite(
+            c,
+            { phase },
+            s.now,
+            phase === 'Bound' ? `bound to ${c.spec.podName}` : 'pod lost',
+            `doctor: phase ${phase}`,
+          ),
+        ],
+        events: [
+          event(
+            c,
+            'Warning',
+            'SelfMigrationCleared',
+            `claimctl doctor cleared sourcePod ${c.spec.sourcePod} (= podName); the pod stays with the claim`,
+          ),
+        ],
+      };
+    }
+    case 'CK013': {
+      const c = subject as Capture | undefined;
+      if (!c) return undefined;
+      const d = decideDiscardUnfencedResult(c, s.now, 'claimctl doctor');
+      return d.writes.length
+        ? { writes: d.writes.map((w) => ({ ...w, why: `doctor: ${w.why}` })), events: d.events }
+        : undefined;
+    }
     case 'CK010': {
       const p = subject as Pod | undefined;
       const r = p ? ix.refsTo(ns, p.metadata.name) : [];
@@ -282,6 +341,9 @@ function repairFor(ix: Index, f: Finding): Decision | undefined {
       return undefined;
   }
 }
+
+/** Findings whose subject is a pod and whose repair writes that pod's labels. */
+const POD_REPAIRS: ReadonlySet<string> = new Set(['CK003', 'CK004', 'CK010', 'CK011']);
 
 /**
  * One round of repairs from one snapshot. Two repairs never write the same object in a round (the
@@ -303,7 +365,13 @@ export function planRepairs(s: DoctorSnapshot, findings: Finding[]): RepairPlan 
       continue;
     }
     for (const t of touches) touched.add(t);
-    plan.repairs.push({ finding: f, decision, touches });
+    const pod = POD_REPAIRS.has(f.code) ? ix.byId.get(f.objects[0] ?? '') : undefined;
+    plan.repairs.push({
+      finding: f,
+      decision,
+      touches,
+      ...(pod ? { confirm: { pod: keyOf(pod), resourceVersion: pod.metadata.resourceVersion ?? '' } } : {}),
+    });
   }
   return plan;
 }

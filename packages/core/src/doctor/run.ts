@@ -1,10 +1,17 @@
 // Gathers a doctor snapshot through the Reader port and runs rounds of repairs through the Client
 // port: diagnose -> plan -> apply -> read again, until nothing fixable is left (or no progress).
-import type { ApiError } from '../api/errors.ts';
+import { ApiError, getOrUndefined } from '../api/errors.ts';
 import type { Client, Reader } from '../api/ports.ts';
 import { applyDecision, type EventRecorder } from '../reconcile/apply.ts';
 import type { Write } from '../reconcile/decision.ts';
-import { type DoctorOptions, type DoctorSnapshot, diagnose, type Finding } from './checks.ts';
+import {
+  claimContext,
+  type DoctorOptions,
+  type DoctorSnapshot,
+  diagnose,
+  type Finding,
+  podFindings,
+} from './checks.ts';
 import { planRepairs, type Repair } from './repair.ts';
 
 export async function gatherDoctorSnapshot(
@@ -77,6 +84,16 @@ export async function runDoctor(client: Client, opts: RunDoctorOptions): Promise
     }
     const done: AppliedRepair[] = [];
     for (const r of plan.repairs) {
+      const changed = await changedSinceCheck(client, r);
+      if (changed) {
+        done.push({
+          finding: r.finding,
+          writes: r.decision.writes,
+          applied: 0,
+          failed: { write: r.decision.writes[0]!, error: new ApiError('Conflict', changed) },
+        });
+        continue;
+      }
       const res = await applyDecision(client, r.decision, opts.recorder);
       done.push({
         finding: r.finding,
@@ -92,4 +109,22 @@ export async function runDoctor(client: Client, opts: RunDoctorOptions): Promise
     if (done.every((d) => d.applied === 0)) break;
   }
   return run;
+}
+
+/**
+ * For a repair of a pod's labels: read the pod live, then the claims of its namespace, and say why
+ * the finding no longer holds (undefined: it does, write). Reading the pod first means a claim that
+ * took the pod after this read changed the pod, so the repair's resourceVersion precondition fails.
+ */
+async function changedSinceCheck(client: Client, r: Repair): Promise<string | undefined> {
+  if (!r.confirm) return undefined;
+  const { pod: key, resourceVersion } = r.confirm;
+  const pod = await getOrUndefined(client.get('Pod', key));
+  if (!pod) return `pod ${key.name} is gone`;
+  if (pod.metadata.resourceVersion !== resourceVersion) {
+    return `pod ${key.name} changed since the check (resourceVersion ${resourceVersion} -> ${pod.metadata.resourceVersion})`;
+  }
+  const claims = (await client.list('PodClaim', { namespace: key.namespace })).items;
+  if (podFindings(pod, claimContext(claims)).some((f) => f.code === r.finding.code)) return undefined;
+  return `a live read of pod ${key.name} and the claims no longer shows ${r.finding.code}`;
 }

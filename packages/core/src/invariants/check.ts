@@ -9,7 +9,7 @@ import { isClaimLive } from '../capture/claim.ts';
 import { classifyHolder } from '../capture/liveness.ts';
 import { claimedBy, isIdleAndReady } from '../pool/pods.ts';
 
-export type InvariantId = 'C1' | 'C2' | 'P1' | 'P2' | 'P3' | 'P4' | 'P5' | 'P6';
+export type InvariantId = 'C1' | 'C2' | 'P1' | 'P2' | 'P3' | 'P4' | 'P5' | 'P6' | 'P7';
 
 export interface Violation {
   invariant: InvariantId;
@@ -163,5 +163,29 @@ export function checkConvergence(s: ClusterState, now: number): Violation[] {
       });
     }
   }
+  out.push(...checkNoLeakedPods(s));
   return [...checkSafety(s), ...out];
+}
+
+/** P7: every Bound/Draining pool pod is referenced by a live (non-deleting) claim. */
+export function checkNoLeakedPods(s: ClusterState): Violation[] {
+  const referenced = new Set<string>();
+  for (const c of s.claims) {
+    if (c.metadata.deletionTimestamp) continue;
+    for (const pod of [c.spec.podName, c.spec.sourcePod])
+      if (pod) referenced.add(keyString({ namespace: ns(c), name: pod }));
+  }
+  const out: Violation[] = [];
+  for (const p of s.pods) {
+    const state = p.metadata.labels?.['claimkit.dev/state'];
+    if (!p.metadata.labels?.['claimkit.dev/pool'] || p.metadata.deletionTimestamp) continue;
+    if (state !== 'Bound' && state !== 'Draining') continue;
+    if (referenced.has(keyString({ namespace: ns(p), name: p.metadata.name }))) continue;
+    out.push({
+      invariant: 'P7',
+      message: `pod is ${state}${claimedBy(p) ? ` (claimed-by ${claimedBy(p)})` : ' with no claimed-by label'} but no live claim references it: leaked`,
+      objects: [id('Pod', p)],
+    });
+  }
+  return out;
 }

@@ -12,6 +12,11 @@ import type { Violation } from './check.ts';
 
 export class InvariantTracker {
   readonly violations: Violation[] = [];
+  /**
+   * Set while a writer that bypasses core (a legacy operator, a person with kubectl) writes: the
+   * transitions it causes are its own damage, not a controller's decision.
+   */
+  externalWriter = false;
   private readonly captures = new Map<string, Capture>();
   private readonly pods = new Map<string, Pod>();
   private readonly claims = new Map<string, PodClaim>();
@@ -120,5 +125,33 @@ export class InvariantTracker {
       this.fail('P4', 'scale-in deleted a migrating claim', [`PodClaim/${k}`]);
     }
     this.claims.set(k, c);
+    if (!this.externalWriter) this.checkPodKept(prev, c);
+  }
+
+  /**
+   * P7: a claim gives up the pod its spec.podName referenced only when the pod is gone or being
+   * deleted, or another live claim references it. Anything else (a stale or foreign label taking
+   * the pod away) leaves a pod nobody holds.
+   */
+  private checkPodKept(prev: PodClaim | undefined, c: PodClaim): void {
+    const pod = prev?.spec.podName;
+    if (!prev || !pod || prev.metadata.deletionTimestamp || c.metadata.deletionTimestamp) return;
+    if (c.spec.podName === pod || c.spec.sourcePod === pod) return;
+    const ns = c.metadata.namespace ?? '';
+    const p = this.pods.get(keyString({ namespace: ns, name: pod }));
+    if (!p || p.metadata.deletionTimestamp) return;
+    for (const other of this.claims.values()) {
+      if (other.metadata.uid === c.metadata.uid || other.metadata.deletionTimestamp) continue;
+      if ((other.metadata.namespace ?? '') !== ns) continue;
+      if (other.spec.podName === pod || other.spec.sourcePod === pod) return;
+    }
+    this.fail(
+      'P7',
+      `claim ${c.metadata.name} gave up pod ${pod} (claimed-by ${p.metadata.labels?.[LABEL_CLAIMED_BY] ?? 'none'}) while no other live claim referenced it`,
+      [
+        `PodClaim/${keyString({ namespace: ns, name: c.metadata.name })}`,
+        `Pod/${keyString({ namespace: ns, name: pod })}`,
+      ],
+    );
   }
 }

@@ -1,57 +1,116 @@
-// Which claim references which pod, by spec.podName and spec.sourcePod (P1, P6). Deleting claims
-// are excluded: a claim that is going away no longer holds a pod against a live claim.
+// Which claim references which pod, through spec.podName and spec.sourcePod (P1, P6): the one index
+// that the reconcilers, event routing (controller and simulator) and the webhook all use.
+//
+// The one rule for deleting claims: a deleting claim still *references* its pods (its finalizer needs
+// their events, P3 and P6) but *holds* none of them against a live claim (P7: a finalizer in the middle
+// of a migration never blocks the claim taking its pod over). The index keeps deleting claims; each
+// query says which of the two views it answers.
 import { keyString } from '../api/meta.ts';
 import type { PodClaim } from '../api/types.ts';
-import { isBroken } from '../sim/broken-rules.ts';
 
-export interface PodReference {
-  claim: PodClaim;
+/** The part of a PodClaim the index reads (the webhook feeds it objects it parsed itself). */
+export interface ReferencingClaim {
+  metadata: { name: string; namespace?: string; uid?: string; deletionTimestamp?: string };
+  spec: { podName?: string; sourcePod?: string };
+}
+
+export interface PodReference<C extends ReferencingClaim = PodClaim> {
+  claim: C;
   field: 'podName' | 'sourcePod';
 }
 
-export class ClaimIndex {
-  private readonly byPod = new Map<string, PodReference[]>();
+/** The rule above: only a claim that is not being deleted holds the pods it references. */
+export function holdsReferencedPods(claim: ReferencingClaim): boolean {
+  return !claim.metadata.deletionTimestamp;
+}
 
-  constructor(claims: PodClaim[], opts: { includeDeleting?: boolean } = {}) {
-    for (const c of claims) {
-      if (c.metadata.deletionTimestamp && !opts.includeDeleting) continue;
-      const ns = c.metadata.namespace ?? '';
-      if (c.spec.podName) this.add(ns, c.spec.podName, { claim: c, field: 'podName' });
-      if (c.spec.sourcePod) this.add(ns, c.spec.sourcePod, { claim: c, field: 'sourcePod' });
-    }
+const claimKey = (c: { metadata: { namespace?: string; name: string } }) =>
+  keyString({ namespace: c.metadata.namespace ?? '', name: c.metadata.name });
+
+export class ClaimIndex<C extends ReferencingClaim = PodClaim> {
+  /** pod key -> claim key -> that claim's references to the pod (podName first, then sourcePod). */
+  private readonly byPod = new Map<string, Map<string, PodReference<C>[]>>();
+  private readonly claims = new Map<string, C>();
+
+  /** An index over `claims`; later versions of a claim (same namespace/name) replace earlier ones. */
+  constructor(claims: Iterable<C> = []) {
+    for (const c of claims) this.upsert(c);
   }
 
-  private add(ns: string, pod: string, ref: PodReference): void {
-    const k = keyString({ namespace: ns, name: pod });
-    const list = this.byPod.get(k) ?? [];
-    list.push(ref);
-    this.byPod.set(k, list);
+  get size(): number {
+    return this.claims.size;
   }
 
-  /** Claims referencing this pod (normally zero or one). */
-  referencing(namespace: string, pod: string): PodReference[] {
-    return this.byPod.get(keyString({ namespace, name: pod })) ?? [];
+  /** Adds a claim or replaces the version indexed under its namespace/name. */
+  upsert(claim: C): void {
+    const ck = claimKey(claim);
+    this.removeKey(ck);
+    this.claims.set(ck, claim);
+    const ns = claim.metadata.namespace ?? '';
+    if (claim.spec.podName) this.add(ns, claim.spec.podName, ck, { claim, field: 'podName' });
+    if (claim.spec.sourcePod) this.add(ns, claim.spec.sourcePod, ck, { claim, field: 'sourcePod' });
   }
 
-  /** Another claim than `self` referencing this pod, if any. */
-  otherReference(namespace: string, pod: string, self: PodClaim): PodReference | undefined {
+  /** Forgets a claim (by namespace/name). */
+  remove(claim: { metadata: { namespace?: string; name: string } }): void {
+    this.removeKey(claimKey(claim));
+  }
+
+  /** Replaces the whole content (a relist). */
+  replace(claims: Iterable<C>): void {
+    this.claims.clear();
+    this.byPod.clear();
+    for (const c of claims) this.upsert(c);
+  }
+
+  /** Every claim referencing the pod, deleting ones included: the claims a pod event concerns (P6). */
+  referencingIncludingDeleting(namespace: string, pod: string): PodReference<C>[] {
+    const m = this.byPod.get(keyString({ namespace, name: pod }));
+    return m ? [...m.values()].flat() : [];
+  }
+
+  /** The claims holding the pod: referencing it and not being deleted (normally zero or one). */
+  referencing(namespace: string, pod: string): PodReference<C>[] {
+    return this.referencingIncludingDeleting(namespace, pod).filter((r) => holdsReferencedPods(r.claim));
+  }
+
+  /** A claim other than `self` holding this pod, if any. */
+  otherReference(
+    namespace: string,
+    pod: string,
+    self: { metadata: { uid?: string } },
+  ): PodReference<C> | undefined {
     return this.referencing(namespace, pod).find((r) => r.claim.metadata.uid !== self.metadata.uid);
   }
 
+  /** Whether some claim holds this pod. */
   isReferenced(namespace: string, pod: string): boolean {
     return this.referencing(namespace, pod).length > 0;
   }
-}
 
-/** Claims a pod event must reach (P6): by reference first, then by label as a fallback. */
-export function claimsForPodEvent(
-  pod: { metadata: { namespace?: string; name: string; labels?: Record<string, string> } },
-  index: ClaimIndex,
-  labelClaim: string | undefined,
-): string[] {
-  const ns = pod.metadata.namespace ?? '';
-  const byReference = isBroken('P6-label-only-pod-events') ? [] : index.referencing(ns, pod.metadata.name);
-  const names = new Set(byReference.map((r) => r.claim.metadata.name));
-  if (labelClaim) names.add(labelClaim);
-  return [...names].sort();
+  private add(ns: string, pod: string, ck: string, ref: PodReference<C>): void {
+    const pk = keyString({ namespace: ns, name: pod });
+    let m = this.byPod.get(pk);
+    if (!m) {
+      m = new Map();
+      this.byPod.set(pk, m);
+    }
+    const refs = m.get(ck);
+    if (refs) refs.push(ref);
+    else m.set(ck, [ref]);
+  }
+
+  private removeKey(ck: string): void {
+    const old = this.claims.get(ck);
+    if (!old) return;
+    this.claims.delete(ck);
+    const ns = old.metadata.namespace ?? '';
+    for (const pod of new Set([old.spec.podName, old.spec.sourcePod])) {
+      if (!pod) continue;
+      const pk = keyString({ namespace: ns, name: pod });
+      const m = this.byPod.get(pk);
+      m?.delete(ck);
+      if (m && m.size === 0) this.byPod.delete(pk);
+    }
+  }
 }

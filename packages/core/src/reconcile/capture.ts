@@ -18,6 +18,7 @@ import {
   renewClaim,
 } from '../capture/claim.ts';
 import { classifyHolder, type HolderLookup } from '../capture/liveness.ts';
+import { unfencedResult } from '../capture/result-fence.ts';
 import { applyDecision, type EventRecorder } from './apply.ts';
 import { type Decision, type EventSpec, event, noop, type Write } from './decision.ts';
 
@@ -40,11 +41,75 @@ export interface CaptureDecision extends Decision {
 /** How often a controller-driven capture renews its lease and polls its job. */
 export const CAPTURE_POLL_MS = 2000;
 
+/** The condition that says whether the standing result is fenced (see capture/result-fence.ts). */
+export const CONDITION_RESULT_FENCED = 'ResultFenced';
+export const REASON_UNFENCED_RESULT = 'UnfencedResult';
+
 export function decideCapture(s: CaptureSnapshot): CaptureDecision {
+  if (s.capture.metadata.deletionTimestamp) return noop();
+  return withResultFence(s.capture, decideClaim(s), s.now);
+}
+
+/**
+ * A result that got past the fence is flagged, never acted on: the ResultFenced condition goes
+ * False (Ready too, if the phase says Captured) with one Warning Event when it does; the result
+ * stays for a person to judge (`claimctl doctor --fix` discards it). Once set, nothing is written
+ * again until the status changes, so a flagged capture costs no writes.
+ */
+function withResultFence(c: Capture, d: CaptureDecision, now: number): CaptureDecision {
+  const status = c.status ?? {};
+  const ownStatus = (w: Write): w is Extract<Write, { op: 'updateStatus' }> =>
+    w.op === 'updateStatus' && w.object.kind === 'Capture';
+  let writes = d.writes;
+  // A job start records its id fenced on the snapshot's resourceVersion: write the condition after.
+  if (!writes.some(ownStatus) && !d.startJob) {
+    const want = resultFencedCondition(c, status);
+    const have = findCondition(status, CONDITION_RESULT_FENCED);
+    const stale =
+      want !== undefined &&
+      (have?.status !== want.status ||
+        have.reason !== want.reason ||
+        have.message !== want.message ||
+        have.observedGeneration !== want.observedGeneration);
+    if (!stale) return d;
+    writes = [...writes, ...writeStatus(c, status, [], undefined, now).writes];
+  }
+  const written = (writes.find(ownStatus)?.object as Capture | undefined)?.status;
+  const after = written && findCondition(written, CONDITION_RESULT_FENCED);
+  if (after?.status !== 'False' || findCondition(status, CONDITION_RESULT_FENCED)?.status === 'False') {
+    return { ...d, writes };
+  }
+  const events = [
+    ...d.events,
+    event(
+      c,
+      'Warning',
+      REASON_UNFENCED_RESULT,
+      `result ${written?.result?.ref ?? ''} is unfenced: ${after.message}`,
+    ),
+  ];
+  return { ...d, writes, events };
+}
+
+/**
+ * `claimctl doctor --fix` for an unfenced result: remove it so the capture runs again (phase
+ * Pending, or Capturing while a claim is open); epoch, claim and attempts are kept, so the next
+ * claim gets a token above every one issued. Fenced on the resourceVersion `c` was read at.
+ */
+export function decideDiscardUnfencedResult(c: Capture, now: number, actor: string): CaptureDecision {
+  const status = c.status ?? {};
+  const why = unfencedResult(status);
+  if (!why || !status.result) return noop();
+  const { result, ...rest } = status;
+  const message = `${actor} discarded unfenced result ${result.ref} (token ${result.token}): ${why}`;
+  const next: CaptureStatus = { ...rest, phase: rest.claim ? 'Capturing' : 'Pending', lastError: message };
+  return writeStatus(c, next, [event(c, 'Warning', 'ResultDiscarded', message)], 0, now);
+}
+
+function decideClaim(s: CaptureSnapshot): CaptureDecision {
   const c = s.capture;
   const status = c.status ?? {};
   const now = s.now;
-  if (c.metadata.deletionTimestamp) return noop();
   if (isTerminalPhase(status.phase)) {
     return withObserved(c, status, noopWrites(c, status, now), now);
   }
@@ -234,25 +299,64 @@ function podRef(p: Pod): { name: string; uid: string } {
   return { name: p.metadata.name, uid: p.metadata.uid ?? '' };
 }
 
+function findCondition(status: CaptureStatus, type: string): Condition | undefined {
+  return (status.conditions ?? []).find((x) => x.type === type);
+}
+
+/** ResultFenced: False while the result is unfenced; True once it is not (only if it was ever set). */
+function resultFencedCondition(
+  c: Capture,
+  status: CaptureStatus,
+): Omit<Condition, 'lastTransitionTime'> | undefined {
+  const why = unfencedResult(status);
+  if (!why && !findCondition(status, CONDITION_RESULT_FENCED)) return undefined;
+  const observedGeneration = c.metadata.generation ?? 0;
+  if (why) {
+    return {
+      type: CONDITION_RESULT_FENCED,
+      status: 'False',
+      reason: REASON_UNFENCED_RESULT,
+      message: why,
+      observedGeneration,
+    };
+  }
+  return {
+    type: CONDITION_RESULT_FENCED,
+    status: 'True',
+    reason: 'Fenced',
+    message: status.result ? `result token ${status.result.token} is the latest claim's` : 'no result',
+    observedGeneration,
+  };
+}
+
 function conditionsFor(c: Capture, status: CaptureStatus, now: number): Condition[] {
   const phase = status.phase ?? 'Pending';
-  const type = 'Ready';
-  const want: Omit<Condition, 'lastTransitionTime'> = {
-    type,
-    status: phase === 'Captured' ? 'True' : 'False',
-    reason: phase,
-    message:
-      phase === 'Captured'
+  const unfenced = phase === 'Captured' ? unfencedResult(status) : undefined;
+  const ready: Omit<Condition, 'lastTransitionTime'> = {
+    type: 'Ready',
+    status: phase === 'Captured' && !unfenced ? 'True' : 'False',
+    reason: unfenced ? REASON_UNFENCED_RESULT : phase,
+    message: unfenced
+      ? `result ${status.result?.ref ?? ''} is unfenced: ${unfenced}`
+      : phase === 'Captured'
         ? `captured ${status.result?.ref ?? ''}`
         : status.claim
           ? `held by ${status.claim.holder.name} with token ${status.claim.token}`
           : (status.lastError ?? 'waiting for a Ready candidate'),
     observedGeneration: c.metadata.generation ?? 0,
   };
-  const prev = (status.conditions ?? []).find((x) => x.type === type);
-  const lastTransitionTime =
-    prev && prev.status === want.status ? prev.lastTransitionTime : new Date(now).toISOString();
-  return [...(status.conditions ?? []).filter((x) => x.type !== type), { ...want, lastTransitionTime }];
+  const fenced = resultFencedCondition(c, status);
+  const wanted = fenced ? [ready, fenced] : [ready];
+  const withTime = (want: Omit<Condition, 'lastTransitionTime'>): Condition => {
+    const prev = findCondition(status, want.type);
+    const lastTransitionTime =
+      prev && prev.status === want.status ? prev.lastTransitionTime : new Date(now).toISOString();
+    return { ...want, lastTransitionTime };
+  };
+  return [
+    ...(status.conditions ?? []).filter((x) => !wanted.some((w) => w.type === x.type)),
+    ...wanted.map(withTime),
+  ];
 }
 
 function writeStatus(

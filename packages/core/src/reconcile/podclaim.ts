@@ -20,6 +20,7 @@ import {
   ANNOTATION_DRAINING_SINCE,
   bindPodWrite,
   claimedBy,
+  claimedByUid,
   drainPodWrite,
   isClaimedBy,
   isIdleAndReady,
@@ -36,6 +37,8 @@ import { type Decision, type EventSpec, event, type Write } from './decision.ts'
 
 /** What a live read of the claim's pod found (P2: Lost only on a live answer). */
 export type PodLookup = { found: true; pod: Pod } | { found: false };
+/** What a live read of a claim found. */
+export type ClaimLookup = { found: true; claim: PodClaim } | { found: false };
 
 export interface PodClaimSnapshot {
   claim: PodClaim;
@@ -46,6 +49,8 @@ export interface PodClaimSnapshot {
   claims: PodClaim[];
   /** Live read of spec.podName, present whenever the cache did not show it healthy and ours. */
   liveCurrent?: PodLookup;
+  /** Live read of the claim that spec.podName's claimed-by label names, when it is not this claim. */
+  labelHolder?: ClaimLookup;
   now: number;
 }
 
@@ -76,29 +81,17 @@ export function decidePodClaim(s: PodClaimSnapshot): Decision {
   }
 
   const events: EventSpec[] = [];
-  // ---- the pod we reference: still there and ours? (P2) ----
+  // ---- the pod we reference: still there and ours? (P2, P7) ----
   if (c.spec.podName) {
     const cached = byName.get(c.spec.podName);
     const cur = s.liveCurrent ? (s.liveCurrent.found ? s.liveCurrent.pod : undefined) : cached;
-    // An unlabelled pod referenced by several claims (a legacy writer's doing) stays with the oldest.
-    const olderRival =
-      cur && claimedBy(cur) === undefined
-        ? index
-            .referencing(ns, cur.metadata.name)
-            .find((r) => r.claim.metadata.uid !== c.metadata.uid && isOlder(r.claim, c))
-        : undefined;
-    const healthy =
-      cur && !isDeleting(cur) && (isClaimedBy(cur, c) || (claimedBy(cur) === undefined && !olderRival));
-    if (!healthy) {
-      // Only a live read may declare the pod gone; the cache may simply not have seen it yet.
-      if (!s.liveCurrent) return { writes: [], events: [], requeueAfterMs: 0 };
-      const why = !cur
-        ? 'is gone'
-        : isDeleting(cur)
-          ? 'is being deleted'
-          : olderRival
-            ? `is also referenced by older claim ${olderRival.claim.metadata.name}`
-            : `is claimed by ${claimedBy(cur)}`;
+    const hold = judgeReferencedPod(c, cur, index, s.labelHolder);
+    if (hold.kind !== 'ours') {
+      // Only a live read may decide; the cache may simply not have seen the pod or its label yet.
+      if (!s.liveCurrent || hold.kind === 'unknown') return { writes: [], events: [], requeueAfterMs: 0 };
+    }
+    if (hold.kind === 'lost') {
+      const why = hold.why;
       const spec = isBroken('P2-lost-keeps-pod') ? c.spec : { ...c.spec, podName: '', nodeName: '' };
       events.push(
         event(c, 'Warning', 'Lost', `pod ${c.spec.podName} ${why}; claim is Lost and will bind again`),
@@ -113,14 +106,25 @@ export function decidePodClaim(s: PodClaimSnapshot): Decision {
         requeueAfterMs: 0,
       };
     }
-    if (claimedBy(cur) === undefined) {
+    if (hold.kind === 'unlabelled') {
       // Our pod lost its label (another claim's finalizer removes only its own): label it again.
-      return { writes: [labelOwnedPodWrite(cur, c)], events, requeueAfterMs: 0 };
+      return { writes: [labelOwnedPodWrite(hold.pod, c)], events, requeueAfterMs: 0 };
+    }
+    if (hold.kind === 'foreignLabel') {
+      // P7: a label naming a claim that does not hold the pod never takes it from us. Remove it
+      // (never relabel A->B in one write, P1); the next pass labels the pod ours.
+      const msg = `pod ${c.spec.podName} was labelled for ${hold.labelled}, which ${hold.why}; the claim keeps its pod`;
+      return {
+        writes: [unlabelPodWrite(hold.pod, `drop label: ${hold.labelled} ${hold.why}`)],
+        events: [event(c, 'Warning', 'ForeignLabelRemoved', msg)],
+        requeueAfterMs: 0,
+      };
     }
   }
 
   // ---- a migration in progress: drain and release the source ----
-  if (c.spec.sourcePod) return continueMigration(s, byName, policy);
+  if (c.spec.sourcePod && c.spec.sourcePod === c.spec.podName) return repairSelfMigration(c);
+  if (c.spec.sourcePod) return continueMigration(s, index, byName, policy);
 
   // ---- pods labelled ours that we do not reference: adopt one (resume) or release ----
   const strays = labelledOurs.filter((p) => p.metadata.name !== c.spec.podName && !isDeleting(p));
@@ -193,6 +197,57 @@ function isOlder(a: PodClaim, b: PodClaim): boolean {
   const ta = parseTimestamp(a.metadata.creationTimestamp) ?? 0;
   const tb = parseTimestamp(b.metadata.creationTimestamp) ?? 0;
   return ta !== tb ? ta < tb : a.metadata.name < b.metadata.name;
+}
+
+/** How a claim stands with the pod its spec.podName references. */
+type PodHold =
+  | { kind: 'ours' }
+  | { kind: 'unlabelled'; pod: Pod }
+  | { kind: 'foreignLabel'; pod: Pod; labelled: string; why: string }
+  | { kind: 'lost'; why: string }
+  /** The pod is labelled for another claim we have not read yet. */
+  | { kind: 'unknown' };
+
+/**
+ * P2 and P7: a claim keeps the pod its spec references unless the pod is gone or being deleted, or
+ * another claim that references the pod holds it (its label, or the oldest reference when the pod
+ * is unlabelled). A label naming a deleting, missing or non-referencing claim takes nothing away.
+ */
+export function judgeReferencedPod(
+  c: PodClaim,
+  cur: Pod | undefined,
+  index: ClaimIndex,
+  labelHolder: ClaimLookup | undefined,
+): PodHold {
+  if (!cur) return { kind: 'lost', why: 'is gone' };
+  if (isDeleting(cur)) return { kind: 'lost', why: 'is being deleted' };
+  if (isClaimedBy(cur, c)) return { kind: 'ours' };
+  const ns = c.metadata.namespace ?? '';
+  const labelled = claimedBy(cur);
+  if (labelled === undefined) {
+    // An unlabelled pod referenced by several claims (a legacy writer's doing) stays with the oldest.
+    const olderRival = index
+      .referencing(ns, cur.metadata.name)
+      .find((r) => r.claim.metadata.uid !== c.metadata.uid && isOlder(r.claim, c));
+    if (olderRival)
+      return { kind: 'lost', why: `is also referenced by older claim ${olderRival.claim.metadata.name}` };
+    return { kind: 'unlabelled', pod: cur };
+  }
+  if (isBroken('P7-foreign-label-takes-pod')) return { kind: 'lost', why: `is claimed by ${labelled}` };
+  if (!labelHolder) return { kind: 'unknown' };
+  if (!labelHolder.found) return { kind: 'foreignLabel', pod: cur, labelled, why: 'does not exist' };
+  const holder = labelHolder.claim;
+  if (holder.metadata.name !== labelled) return { kind: 'unknown' };
+  if (holder.metadata.uid === c.metadata.uid)
+    return { kind: 'foreignLabel', pod: cur, labelled, why: 'is a previous claim of this name' };
+  if (holder.metadata.deletionTimestamp)
+    return { kind: 'foreignLabel', pod: cur, labelled, why: 'is being deleted' };
+  const uid = claimedByUid(cur);
+  if (uid !== undefined && uid !== holder.metadata.uid)
+    return { kind: 'foreignLabel', pod: cur, labelled, why: 'is a previous claim of that name' };
+  if (holder.spec.podName !== cur.metadata.name && holder.spec.sourcePod !== cur.metadata.name)
+    return { kind: 'foreignLabel', pod: cur, labelled, why: 'does not reference it' };
+  return { kind: 'lost', why: `is claimed by ${labelled}` };
 }
 
 function hasReleaseFinalizer(c: PodClaim): boolean {
@@ -270,12 +325,33 @@ function startMigration(
   };
 }
 
+/**
+ * P7: sourcePod == podName (a legacy writer, or CEL off) is no migration at all. Clearing sourcePod
+ * is the whole repair: "finishing" it would release the claim's own pod.
+ */
+function repairSelfMigration(c: PodClaim): Decision {
+  const msg = `sourcePod and podName both name ${c.spec.podName}: cleared sourcePod; the claim keeps its pod`;
+  return {
+    writes: [
+      {
+        op: 'update',
+        object: { ...c, spec: { ...c.spec, sourcePod: '' } },
+        why: `clear self-referencing sourcePod ${c.spec.sourcePod}`,
+      },
+    ],
+    events: [event(c, 'Warning', 'SelfMigrationRepaired', msg)],
+    requeueAfterMs: 0,
+  };
+}
+
 function continueMigration(
   s: PodClaimSnapshot,
+  index: ClaimIndex,
   byName: Map<string, Pod>,
   policy: 'Recycle' | 'Delete',
 ): Decision {
   const c = s.claim;
+  const ns = c.metadata.namespace ?? '';
   const src = byName.get(c.spec.sourcePod!);
   const drainMs = (s.pool?.spec.drainSeconds ?? 0) * 1000;
   if (src && isClaimedBy(src, c) && !isDeleting(src)) {
@@ -295,7 +371,13 @@ function continueMigration(
     spec: { ...c.spec, sourcePod: '' },
   };
   const writes: Write[] = [{ op: 'update', object: next, why: `finish migration from ${c.spec.sourcePod}` }];
-  if (src && isClaimedBy(src, c))
+  // The source is ours to release when labelled ours, or unlabelled and still Bound/Draining (a
+  // deleting claim's finalizer dropped only its own label): otherwise it would leak (P7).
+  const srcOurs =
+    src &&
+    (isClaimedBy(src, c) || (claimedBy(src) === undefined && stateOf(src) !== 'Idle')) &&
+    !index.otherReference(ns, src.metadata.name, c);
+  if (src && srcOurs)
     writes.push(releasePodWrite(src, policy, `release migration source ${src.metadata.name}`));
   const phase: PodClaimPhase = c.spec.podName ? 'Bound' : 'Lost';
   writes.push(statusPatch(c, { ...c.status, phase }, s.now, undefined, generationAfter(c, next.spec)));
@@ -558,6 +640,12 @@ export async function gatherPodClaim(
       snap.liveCurrent = pod ? { found: true, pod } : { found: false };
       if (pod) pods.set(pod.metadata.name, pod);
       snap.pods = [...pods.values()];
+      // Whether that label takes the pod away depends on the claim it names (P7): read it live.
+      const labelled = pod && !isDeleting(pod) && !isClaimedBy(pod, claim) ? claimedBy(pod) : undefined;
+      if (labelled !== undefined) {
+        const holder = await getOrUndefined(deps.client.get('PodClaim', { namespace: ns, name: labelled }));
+        snap.labelHolder = holder ? { found: true, claim: holder } : { found: false };
+      }
     }
   }
   snap.now = deps.now();

@@ -8,6 +8,7 @@ import { keyOf, type ObjectKey, parseTimestamp, toTimestamp } from '../api/meta.
 import type { Client, Reader } from '../api/ports.ts';
 import type { Pod, PodClaim, PodPool, PodPoolStatus } from '../api/types.ts';
 import { isDeleting } from '../capture/liveness.ts';
+import { ClaimIndex } from '../pool/claim-index.ts';
 import { claimedBy, claimedByUid, releasePodWrite, stateOf } from '../pool/pods.ts';
 import { applyDecision, type EventRecorder } from './apply.ts';
 import { failedResult } from './capture.ts';
@@ -31,6 +32,34 @@ export function isIdlePod(p: Pod): boolean {
   return stateOf(p) === 'Idle' && claimedBy(p) === undefined && !isDeleting(p);
 }
 
+/**
+ * Pods of the pool that no claim holds: labelled for a claim that is gone (or a previous claim of
+ * that name), or Bound/Draining with no label. A pod any non-deleting claim references is never
+ * residue (that claim keeps it and fixes its label, P7); a pod labelled for an existing claim is
+ * that claim's to adopt, release or finalize.
+ */
+function residuePods(s: PodPoolSnapshot, pods: Pod[]): { pod: Pod; why: string }[] {
+  const references = new ClaimIndex(s.claims);
+  const claimsByName = new Map(s.claims.map((c) => [c.metadata.name, c]));
+  const out: { pod: Pod; why: string }[] = [];
+  for (const p of pods) {
+    const owner = claimedBy(p);
+    const state = stateOf(p);
+    if (owner === undefined && state !== 'Bound' && state !== 'Draining') continue;
+    if (references.isReferenced(p.metadata.namespace ?? '', p.metadata.name)) continue;
+    if (owner === undefined) {
+      out.push({ pod: p, why: `is ${state} but no claim references or labels it` });
+      continue;
+    }
+    const claim = claimsByName.get(owner);
+    const uid = claimedByUid(p);
+    if (s.missingClaims.has(owner) || !claim) out.push({ pod: p, why: `names missing claim ${owner}` });
+    else if (uid && claim.metadata.uid !== uid)
+      out.push({ pod: p, why: `names a previous claim ${owner} (uid ${uid})` });
+  }
+  return out;
+}
+
 export function decidePodPool(s: PodPoolSnapshot): PodPoolDecision {
   const pool = s.pool;
   if (pool.metadata.deletionTimestamp) return { writes: [], events: [] };
@@ -43,27 +72,12 @@ export function decidePodPool(s: PodPoolSnapshot): PodPoolDecision {
   const writes: Write[] = [];
   const events: EventSpec[] = [];
 
-  // Residue: a pod labelled for a claim that no longer exists goes back to the pool.
-  const claimsByName = new Map(s.claims.map((c) => [c.metadata.name, c]));
-  for (const p of pods) {
-    const owner = claimedBy(p);
-    if (!owner) continue;
-    const claim = claimsByName.get(owner);
-    const gone =
-      s.missingClaims.has(owner) || (claim && claimedByUid(p) && claim.metadata.uid !== claimedByUid(p));
-    if (gone) {
-      writes.push(
-        releasePodWrite(p, pool.spec.releasePolicy, `pod ${p.metadata.name} names missing claim ${owner}`),
-      );
-      events.push(
-        event(
-          pool,
-          'Warning',
-          'ResidueReleased',
-          `pod ${p.metadata.name} was labelled for missing claim ${owner}`,
-        ),
-      );
-    }
+  // Residue (P5, P7): a claimed pod that no live claim holds goes back to the pool, after a live read.
+  const residue = residuePods(s, pods);
+  if (residue.length > 0 && !s.live) return { writes: [], events: [], needsLiveRead: true };
+  for (const { pod: p, why } of residue) {
+    writes.push(releasePodWrite(p, pool.spec.releasePolicy, `pod ${p.metadata.name} ${why}`));
+    events.push(event(pool, 'Warning', 'ResidueReleased', `pod ${p.metadata.name} ${why}`));
   }
 
   const desiredIdle = Math.min(

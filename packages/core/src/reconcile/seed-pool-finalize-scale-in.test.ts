@@ -5,9 +5,11 @@ import { describe, expect, test } from 'vitest';
 import { FINALIZER_RELEASE, LABEL_CLAIMED_BY } from '../api/constants.ts';
 import type { Pod, PodClaim } from '../api/types.ts';
 import { checkConvergence, checkSafety } from '../invariants/check.ts';
+import { mapEvent, type RoutingView } from '../loop/map-event.ts';
+import { parseReconcileKey } from '../loop/reconcile-key.ts';
 import { ApiModel } from '../model/api-model.ts';
 import { ManualClock } from '../model/clock.ts';
-import { ClaimIndex, claimsForPodEvent } from '../pool/claim-index.ts';
+import { ClaimIndex } from '../pool/claim-index.ts';
 import { chooseScaleIn } from '../pool/scale-in.ts';
 import { schemaModelOptions } from '../schema/index.ts';
 import {
@@ -206,15 +208,27 @@ describe('seed B: a claim whose pod is gone', () => {
 });
 
 describe('seed B: pod events reach claims through spec.podName and spec.sourcePod (P6)', () => {
+  const routingView = (claims: PodClaim[]): RoutingView => ({
+    captures: () => [],
+    claims: () => claims,
+    references: new ClaimIndex(claims),
+  });
+  /** The claims a pod event reaches through core's routing (the one the controller and simulator use). */
+  const claimsReached = (claims: PodClaim[], old: Pod | undefined, cur: Pod | undefined) =>
+    mapEvent('Pod', old, cur, routingView(claims))
+      .map(parseReconcileKey)
+      .filter((k) => k.kind === 'PodClaim')
+      .map((k) => k.name);
+
   test('a pod-delete event reaches a claim whose label was already removed', () => {
     const claim = podClaim('c', boundTo('pod-1'));
     const migrating = podClaim('m', boundTo('pod-3'), migratingFrom('pod-2'));
-    const index = new ClaimIndex([claim, migrating]);
-    const unlabelled: Pod = poolPod('pod-1');
-    expect(claimsForPodEvent(unlabelled, index, undefined)).toEqual(['c']);
-    expect(claimsForPodEvent(poolPod('pod-2'), index, undefined)).toEqual(['m']);
+    const claims = [claim, migrating];
+    // A deletion of an unlabelled pod: only the reference (spec.podName, spec.sourcePod) routes it.
+    expect(claimsReached(claims, poolPod('pod-1'), undefined)).toEqual(['c']);
+    expect(claimsReached(claims, poolPod('pod-2'), undefined)).toEqual(['m']);
     // ...and the label still routes, for a pod no claim references yet (a bind in flight).
-    expect(claimsForPodEvent(poolPod('pod-9', claimedBy('x')), index, 'x')).toEqual(['x']);
+    expect(claimsReached(claims, undefined, poolPod('pod-9', claimedBy('x')))).toEqual(['x']);
   });
 
   test('end to end on the model: label stripped, pod deleted, the claim still goes Lost', async () => {
@@ -223,9 +237,10 @@ describe('seed B: pod events reach claims through spec.podName and spec.sourcePo
     const c = await put(model, podClaim('c', withReleaseFinalizer(), boundTo('pod-1', 'n1')));
     await put(model, poolPod('pod-1', claimedBy(c)));
     const seen: string[] = [];
+    // The model's events carry only the new object: the reference must carry the routing alone.
     model.watch('Pod', { namespace: NS }, (e) => {
-      const index = new ClaimIndex(model.listNow('PodClaim'));
-      seen.push(...claimsForPodEvent(e.object, index, e.object.metadata.labels?.[LABEL_CLAIMED_BY]));
+      const [old, cur] = e.type === 'DELETED' ? [e.object, undefined] : [undefined, e.object];
+      seen.push(...claimsReached(model.listNow('PodClaim'), old, cur));
     });
     await model.patch('Pod', key('pod-1'), { metadata: { labels: { [LABEL_CLAIMED_BY]: null } } });
     await model.delete('Pod', key('pod-1'), { gracePeriodSeconds: 0 });

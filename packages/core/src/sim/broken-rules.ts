@@ -1,5 +1,6 @@
 // Test-only switches that break one rule each, so tests can prove the simulator and the invariant
-// checkers catch that rule being broken. Production code paths never set these.
+// checkers catch that rule being broken. Production code paths never set these. Routing bugs (P6) are
+// not switches: tests pass a broken mapEvent (sim/broken-routing.ts) to the simulator as data.
 export type BrokenRule =
   | 'C1-unfenced-result'
   | 'C2-takeover-unknown'
@@ -8,7 +9,7 @@ export type BrokenRule =
   | 'P3-finalize-skips-shared-pod'
   | 'P4-scale-in-picks-migrating'
   | 'P5-finalize-leaves-label'
-  | 'P6-label-only-pod-events';
+  | 'P7-foreign-label-takes-pod';
 
 export const brokenRules = new Set<BrokenRule>();
 

@@ -13,14 +13,17 @@ import {
   type Violation,
 } from '../invariants/check.ts';
 import { checkFencedResults } from '../invariants/fenced-result.ts';
-import { checkNoLeakedPod } from '../invariants/leaked-pod.ts';
+import { checkSelfMigrations } from '../invariants/self-migration.ts';
 
-/** A simulator finding: an invariant (P7 included), or doctor still reporting after its repair. */
-export type SimViolation = Omit<Violation, 'invariant'> & { invariant: InvariantId | 'P7' | 'doctor' };
+/** A simulator finding: an invariant, or doctor still reporting after its repair. */
+export type SimViolation = Omit<Violation, 'invariant'> & { invariant: InvariantId | 'doctor' };
 
-/** Every state invariant that must hold once the controllers are quiet (safety included). */
+/**
+ * Every state invariant that must hold once the controllers are quiet: convergence and safety
+ * (P7 leaks included), no self-migration, no unfenced result.
+ */
 export function quietStateViolations(s: ClusterState, now: number): SimViolation[] {
-  return [...checkConvergence(s, now), ...checkNoLeakedPod(s), ...checkFencedResults(s)];
+  return [...checkConvergence(s, now), ...checkSelfMigrations(s), ...checkFencedResults(s)];
 }
 
 export interface RepairRecord {

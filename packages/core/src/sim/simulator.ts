@@ -5,19 +5,31 @@
 // invariants after every quiet period. A violation comes with the seed and a shrunk, replayable trace.
 import { LABEL_CLAIM_SET, LABEL_POOL } from '../api/constants.ts';
 import { type ApiErrorReason, isApiError } from '../api/errors.ts';
-import { matchesSelector } from '../api/labels.ts';
-import { keyOf, keyString, type ObjectKey, parseKey } from '../api/meta.ts';
+import { keyOf, keyString, type ObjectKey } from '../api/meta.ts';
 import type { Client, MergePatch, Reader, WatchEventType } from '../api/ports.ts';
 import type { AnyObject, Capture, Kind, Pod, PodClaim, PodClaimSet, PodPool } from '../api/types.ts';
 import { ClaimSuperseded } from '../capture/claim.ts';
 import { acquireCapture, completeCapture, failCapture, renewCapture } from '../capture/holder-ops.ts';
 import { type ClusterState, checkConvergence, checkSafety } from '../invariants/check.ts';
 import { InvariantTracker } from '../invariants/tracker.ts';
+import {
+  type MapEvent,
+  mapEvent,
+  type RoutingView,
+  WATCHED_KINDS,
+  type WatchedKind,
+} from '../loop/map-event.ts';
+import {
+  parseReconcileKey,
+  RECONCILE_KINDS,
+  type ReconcileKind,
+  reconcileKey,
+} from '../loop/reconcile-key.ts';
 import type { UserInfo } from '../model/admission.ts';
 import { type ApiModel, type ApiModelOptions, CacheView, ApiModel as Model } from '../model/api-model.ts';
 import { ManualClock, Rng } from '../model/clock.ts';
 import type { Verb } from '../model/faults.ts';
-import { ClaimIndex, claimsForPodEvent } from '../pool/claim-index.ts';
+import { ClaimIndex } from '../pool/claim-index.ts';
 import { claimedBy, stateOf } from '../pool/pods.ts';
 import { reconcileCapture } from '../reconcile/capture.ts';
 import { reconcilePodClaim } from '../reconcile/podclaim.ts';
@@ -52,6 +64,8 @@ export interface SimOptions {
   quiesceEvery?: number;
   /** Test-only: break these rules to prove the simulator catches them. */
   broken?: BrokenRule[];
+  /** Test-only: route events through this instead of core's mapEvent (a routing bug on purpose). */
+  mapEvent?: MapEvent;
   /** Replays spent shrinking a failing trace (default 300; 0 keeps the whole failing prefix). */
   shrinkBudget?: number;
   /** Extra model options (e.g. CRD schema defaulting and validation). */
@@ -129,7 +143,6 @@ interface Controller {
   missed: Set<string>;
 }
 
-const RECONCILED_KINDS = ['Capture', 'PodPool', 'PodClaim', 'PodClaimSet'] as const;
 /** Actions in which the controllers (and, at a repair point, doctor) write. */
 const CONTROLLER_ACTIONS = new Set<Action['t'] | undefined>(['reconcile', 'reconcileCrash', 'quiesce']);
 
@@ -153,11 +166,29 @@ export class World {
   current: Action['t'] | undefined;
   private claimSeq = 0;
   private readonly agentViolationsSeen = new Set<string>();
+  /** Event routing, the controller's own (core's mapEvent) unless a test injects a broken one. */
+  private readonly mapEvent: MapEvent;
+  /** Which claims reference which pod, fed from the PodClaim watch as the controller's Manager feeds it. */
+  readonly references = new ClaimIndex();
+  /** The last version of every watched object: model events carry only the new one. */
+  private readonly lastSeen = new Map<string, AnyObject>();
+  private readonly routingView: RoutingView = {
+    captures: (ns) =>
+      this.model.peek('Capture').filter((c) => (c.metadata.namespace ?? '') === ns) as Capture[],
+    claims: (ns) =>
+      this.model.peek('PodClaim').filter((c) => (c.metadata.namespace ?? '') === ns) as PodClaim[],
+    references: this.references,
+  };
 
-  constructor(seed: number, replicas: number, opts: Pick<SimOptions, 'modelOptions' | 'kubectl'>) {
+  constructor(
+    seed: number,
+    replicas: number,
+    opts: Pick<SimOptions, 'modelOptions' | 'kubectl' | 'mapEvent'>,
+  ) {
     if (opts.kubectl && opts.modelOptions) {
       throw new Error('SimOptions.kubectl sets the model options itself: drop modelOptions');
     }
+    this.mapEvent = opts.mapEvent ?? mapEvent;
     this.admission = opts.kubectl?.admission;
     const modelOptions = this.admission
       ? admissionLayer(this.admission, (r) => this.onRefusal(r))
@@ -171,8 +202,8 @@ export class World {
     this.model.watch('Capture', {}, (e) => this.countAttempts(e.object as Capture));
     if (this.admission) this.model.watch('Pod', {}, (e) => this.checkRelease(e.type, e.object as Pod));
     for (let i = 0; i < replicas; i++) this.ctls.push(this.newController());
-    for (const kind of ['Capture', 'PodPool', 'PodClaim', 'PodClaimSet', 'Pod'] as const) {
-      this.model.watch(kind, {}, (e) => this.route(kind, e.object as AnyObject));
+    for (const kind of WATCHED_KINDS) {
+      this.model.watch(kind, {}, (e) => this.route(kind, e.type === 'DELETED', e.object as AnyObject));
     }
   }
 
@@ -269,43 +300,22 @@ export class World {
     };
   }
 
-  /** Event handlers map every change to the keys it affects, on every replica (P6 for pods). */
-  private route(kind: Kind, obj: AnyObject): void {
-    const ns = obj.metadata.namespace ?? '';
-    const keys: string[] = [];
-    const add = (k: string, name: string) => keys.push(`${k}|${ns}/${name}`);
-    if (kind === 'Capture' || kind === 'PodPool' || kind === 'PodClaimSet') add(kind, obj.metadata.name);
+  /**
+   * Event handlers map every change (old and new object) to the keys it affects, on every replica,
+   * through the same mapEvent and reference index as the controller's Manager.
+   */
+  private route(kind: WatchedKind, deleted: boolean, obj: AnyObject): void {
+    const id = `${kind}|${obj.metadata.namespace ?? ''}/${obj.metadata.name}`;
+    const old = this.lastSeen.get(id);
+    if (deleted) this.lastSeen.delete(id);
+    else this.lastSeen.set(id, obj);
     if (kind === 'PodClaim') {
-      const c = obj as PodClaim;
-      add('PodClaim', c.metadata.name);
-      add('PodPool', c.spec.poolName);
-      for (const r of c.metadata.ownerReferences ?? [])
-        if (r.kind === 'PodClaimSet') add('PodClaimSet', r.name);
+      if (deleted) this.references.remove(obj);
+      else this.references.upsert(obj as PodClaim);
     }
-    if (kind === 'Pod') {
-      const p = obj as Pod;
-      const pool = p.metadata.labels?.[LABEL_POOL];
-      if (pool) add('PodPool', pool);
-      const claims = this.model
-        .peek('PodClaim')
-        .filter((c) => (c.metadata.namespace ?? '') === ns) as PodClaim[];
-      for (const name of claimsForPodEvent(
-        p,
-        new ClaimIndex(claims, { includeDeleting: true }),
-        claimedBy(p),
-      )) {
-        add('PodClaim', name);
-      }
-      for (const c of this.model.peek('Capture')) {
-        if ((c.metadata.namespace ?? '') !== ns) continue;
-        if (
-          matchesSelector(p.metadata.labels, c.spec.selector) ||
-          c.status?.claim?.holder.name === p.metadata.name
-        ) {
-          add('Capture', c.metadata.name);
-        }
-      }
-    }
+    const keys = deleted
+      ? this.mapEvent(kind, old ?? obj, undefined, this.routingView)
+      : this.mapEvent(kind, old, obj, this.routingView);
     const now = this.clock.now();
     for (const ctl of this.ctls)
       for (const k of keys) {
@@ -323,9 +333,9 @@ export class World {
   }
 
   enqueueAll(ctl: Controller): void {
-    for (const kind of RECONCILED_KINDS) {
+    for (const kind of RECONCILE_KINDS) {
       for (const o of this.model.listNow(kind))
-        ctl.queue.set(`${kind}|${keyString(keyOf(o))}`, this.clock.now());
+        ctl.queue.set(reconcileKey(kind, o.metadata.namespace ?? '', o.metadata.name), this.clock.now());
     }
   }
 
@@ -454,8 +464,7 @@ export class World {
     }
     let client: Client = this.model;
     if (crashAfter !== undefined) client = crashingClient(this.model, crashAfter);
-    const [kind, rest] = next.split('|') as [Kind, string];
-    const key = parseKey(rest);
+    const { kind, ...key } = parseReconcileKey(next);
     const deps = { cache: ctl.cache as Reader, client, now: () => this.clock.now(), backend: this.agent };
     this.count(`reconcile.${kind}`);
     try {
@@ -616,11 +625,14 @@ async function apply(w: World, a: Action): Promise<void> {
   const underTest = a.t === 'reconcile' || a.t === 'reconcileCrash' || a.t === 'holder';
   w.model.faults.suspended = !underTest;
   w.current = a.t;
+  // Writers that bypass core: what they break is theirs, not a controller's transition (P7).
+  w.tracker.externalWriter = a.t === 'adversary' || a.t === 'stripLabel' || a.t === 'kubectl';
   try {
     await applyAction(w, a);
   } finally {
     w.model.faults.suspended = false;
     w.current = undefined;
+    w.tracker.externalWriter = false;
   }
 }
 
@@ -1002,7 +1014,7 @@ export function formatViolations(vs: SimViolation[]): string {
 /** A set-up world (pool, claim set, workers, captures, one solo claim), controllers not yet run. */
 export async function openWorld(
   seed: number,
-  opts: Pick<SimOptions, 'replicas' | 'modelOptions' | 'kubectl'> = {},
+  opts: Pick<SimOptions, 'replicas' | 'modelOptions' | 'kubectl' | 'mapEvent'> = {},
 ): Promise<World> {
   const w = new World(seed, opts.replicas ?? 2, opts);
   await w.setup(new Rng(seed ^ 0x5eed));
@@ -1016,10 +1028,8 @@ export async function step(w: World, a: Action): Promise<SimViolation[]> {
 }
 
 /** Replica `ctl` reconciles one object now, out of queue order (to force an interleaving). */
-export function reconcileNow(w: World, ctl: number, kind: Kind, name: string): Promise<boolean> {
-  return as(w, 'reconcile', () =>
-    w.reconcileNext(ctl, undefined, `${kind}|${keyString({ namespace: NS, name })}`),
-  );
+export function reconcileNow(w: World, ctl: number, kind: ReconcileKind, name: string): Promise<boolean> {
+  return as(w, 'reconcile', () => w.reconcileNext(ctl, undefined, reconcileKey(kind, NS, name)));
 }
 
 /** Runs the controllers (and kubelets) until quiet. */

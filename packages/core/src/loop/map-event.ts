@@ -1,0 +1,103 @@
+// Event routing: which reconcile keys one watched change touches. A pure function of the kind, the
+// old and the new object and a read-only view of the caches, so the controller's Manager and the
+// simulator's World route through the same code. Both the old and the new object are mapped (as
+// controller-runtime's handler/enqueue_mapped.go does): a label removed in this very update still
+// reaches the claim it named, a selector match lost still reaches the Capture.
+import { LABEL_STATE } from '../api/constants.ts';
+import { matchesSelector } from '../api/labels.ts';
+import type { AnyObject, Capture, Pod, PodClaim } from '../api/types.ts';
+import type { ClaimIndex } from '../pool/claim-index.ts';
+import { claimedBy, poolOf } from '../pool/pods.ts';
+import { type ReconcileKind, reconcileKey } from './reconcile-key.ts';
+
+/** The kinds whose changes are routed: the reconciled ones and Pods. */
+export type WatchedKind = ReconcileKind | 'Pod';
+export const WATCHED_KINDS: readonly WatchedKind[] = ['Capture', 'PodClaim', 'PodClaimSet', 'PodPool', 'Pod'];
+
+/** What routing may read besides the changed object: the caches (or the model), never written. */
+export interface RoutingView {
+  /** Captures of a namespace: a pod change reaches those selecting the pod or held by it. */
+  captures(namespace: string): readonly Capture[];
+  /** PodClaims of a namespace: an Idle pod wakes the claims of its pool still waiting for a pod. */
+  claims(namespace: string): readonly PodClaim[];
+  /** Which claims reference which pod (P6), fed from the PodClaim watch before its events are mapped. */
+  readonly references: Pick<ClaimIndex, 'referencingIncludingDeleting'>;
+}
+
+/**
+ * The keys one change touches. `old` is absent for an addition, `cur` for a deletion (then `old` is
+ * the last version seen). Keys come out de-duplicated; a reconciled kind's own key comes first.
+ */
+export type MapEvent = (
+  kind: WatchedKind,
+  old: AnyObject | undefined,
+  cur: AnyObject | undefined,
+  view: RoutingView,
+) => string[];
+
+export const mapEvent: MapEvent = (kind, old, cur, view) => {
+  const obj = cur ?? old;
+  if (!obj) return [];
+  const ns = obj.metadata.namespace ?? '';
+  switch (kind) {
+    case 'Pod':
+      return keysForPod(ns, cur as Pod | undefined, old as Pod | undefined, view);
+    case 'PodClaim':
+      return keysForClaim(ns, cur as PodClaim | undefined, old as PodClaim | undefined);
+    case 'Capture':
+    case 'PodClaimSet':
+    case 'PodPool':
+      return [reconcileKey(kind, ns, obj.metadata.name)];
+  }
+};
+
+/**
+ * A pod change reaches: its pool; the claims referencing it by spec.podName/spec.sourcePod, deleting
+ * ones included (P6: a finalizer needs its pods' events), and the claim its claimed-by label names (a
+ * bind in flight, a stray); the Pending claims of its pool when it is Idle; the Captures selecting it
+ * or held by it.
+ */
+function keysForPod(ns: string, cur: Pod | undefined, old: Pod | undefined, view: RoutingView): string[] {
+  const keys = new Set<string>();
+  for (const p of [cur, old]) {
+    if (!p) continue;
+    const pool = poolOf(p);
+    if (pool) keys.add(reconcileKey('PodPool', ns, pool));
+    const claims = new Set<string>();
+    for (const r of view.references.referencingIncludingDeleting(ns, p.metadata.name))
+      claims.add(r.claim.metadata.name);
+    const label = claimedBy(p);
+    if (label) claims.add(label);
+    for (const name of [...claims].sort()) keys.add(reconcileKey('PodClaim', ns, name));
+  }
+  const pool = cur && poolOf(cur);
+  if (cur && pool && cur.metadata.labels?.[LABEL_STATE] === 'Idle' && !cur.metadata.deletionTimestamp) {
+    for (const c of view.claims(ns)) {
+      if (c.spec.poolName === pool && !c.spec.podName && !c.metadata.deletionTimestamp)
+        keys.add(reconcileKey('PodClaim', ns, c.metadata.name));
+    }
+  }
+  const name = (cur ?? old)!.metadata.name;
+  for (const c of view.captures(ns)) {
+    if (
+      c.status?.claim?.holder.name === name ||
+      (cur !== undefined && matchesSelector(cur.metadata.labels, c.spec.selector)) ||
+      (old !== undefined && matchesSelector(old.metadata.labels, c.spec.selector))
+    ) {
+      keys.add(reconcileKey('Capture', ns, c.metadata.name));
+    }
+  }
+  return [...keys];
+}
+
+/** A claim change reaches the claim, its pool and its claim set (old and new, should either change). */
+function keysForClaim(ns: string, cur: PodClaim | undefined, old: PodClaim | undefined): string[] {
+  const keys = new Set<string>([reconcileKey('PodClaim', ns, (cur ?? old)!.metadata.name)]);
+  for (const c of [cur, old]) {
+    if (!c) continue;
+    if (c.spec.poolName) keys.add(reconcileKey('PodPool', ns, c.spec.poolName));
+    for (const r of c.metadata.ownerReferences ?? [])
+      if (r.kind === 'PodClaimSet') keys.add(reconcileKey('PodClaimSet', ns, r.name));
+  }
+  return [...keys];
+}

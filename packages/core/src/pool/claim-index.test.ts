@@ -1,0 +1,60 @@
+import { describe, expect, test } from 'vitest';
+import { boundTo, deleting, inNamespace, migratingFrom, podClaim } from '../testing/fixtures.ts';
+import { ClaimIndex } from './claim-index.ts';
+
+const NS = 'default';
+const names = (refs: { claim: { metadata: { name: string } }; field: string }[]) =>
+  refs.map((r) => `${r.claim.metadata.name}.${r.field}`);
+
+describe('ClaimIndex: one rule for deleting claims', () => {
+  test('a deleting claim still references its pods (events) but holds none against a live claim', () => {
+    const leaving = podClaim('leaving', boundTo('p-target'), migratingFrom('p-source'), deleting());
+    const taker = podClaim('taker', boundTo('p-source'));
+    const index = new ClaimIndex([leaving, taker]);
+    // Routing view: both claims get p-source's events, the deleting one to finish its finalizer.
+    expect(names(index.referencingIncludingDeleting(NS, 'p-source'))).toEqual([
+      'leaving.sourcePod',
+      'taker.podName',
+    ]);
+    expect(names(index.referencingIncludingDeleting(NS, 'p-target'))).toEqual(['leaving.podName']);
+    // Holding view: the deleting claim holds nothing.
+    expect(names(index.referencing(NS, 'p-source'))).toEqual(['taker.podName']);
+    expect(index.referencing(NS, 'p-target')).toEqual([]);
+    expect(index.isReferenced(NS, 'p-target')).toBe(false);
+    expect(index.otherReference(NS, 'p-source', taker)).toBeUndefined();
+    expect(index.otherReference(NS, 'p-source', leaving)?.claim.metadata.name).toBe('taker');
+  });
+
+  test('updates replace a claim’s references; removal and relists forget them', () => {
+    const index = new ClaimIndex();
+    index.upsert(podClaim('a', boundTo('p1'), migratingFrom('p0')));
+    index.upsert(podClaim('b', boundTo('p2')));
+    expect(index.size).toBe(2);
+    expect(index.isReferenced(NS, 'p0')).toBe(true);
+    // The migration finished: a moves off p0 and onto p3.
+    index.upsert(podClaim('a', boundTo('p3')));
+    expect(index.isReferenced(NS, 'p0')).toBe(false);
+    expect(index.isReferenced(NS, 'p1')).toBe(false);
+    expect(names(index.referencing(NS, 'p3'))).toEqual(['a.podName']);
+    index.remove(podClaim('a'));
+    expect(index.referencingIncludingDeleting(NS, 'p3')).toEqual([]);
+    expect(index.size).toBe(1);
+    index.replace([podClaim('c', boundTo('p2'))]);
+    expect(names(index.referencing(NS, 'p2'))).toEqual(['c.podName']);
+    expect(index.size).toBe(1);
+  });
+
+  test('namespaces are separate, and a claim naming one pod twice is listed per field', () => {
+    const index = new ClaimIndex([
+      podClaim('a', boundTo('p1')),
+      podClaim('a', inNamespace('other'), boundTo('p1')),
+      podClaim('broken', inNamespace('x'), boundTo('p9'), migratingFrom('p9')),
+    ]);
+    expect(index.size).toBe(3);
+    expect(index.referencing(NS, 'p1').map((r) => r.claim.metadata.namespace)).toEqual([NS]);
+    expect(index.referencing('other', 'p1').map((r) => r.claim.metadata.namespace)).toEqual(['other']);
+    expect(names(index.referencing('x', 'p9'))).toEqual(['broken.podName', 'broken.sourcePod']);
+    index.remove(podClaim('broken', inNamespace('x')));
+    expect(index.referencing('x', 'p9')).toEqual([]);
+  });
+});

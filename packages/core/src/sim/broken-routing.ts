@@ -1,0 +1,30 @@
+// Event routing broken on purpose, for tests that prove the simulator catches a routing bug. They pass
+// one of these as SimOptions.mapEvent; production code never imports this file.
+import { type MapEvent, mapEvent } from '../loop/map-event.ts';
+import { ClaimIndex } from '../pool/claim-index.ts';
+
+const NO_REFERENCES = new ClaimIndex();
+
+/**
+ * Seed B's bug: a pod event reaches claims only through the claimed-by label of the object the event
+ * carries (the deleted object for a deletion), neither through spec.podName/spec.sourcePod nor through
+ * the label the previous version had.
+ */
+export const labelOnlyPodEvents: MapEvent = (kind, old, cur, view) =>
+  kind === 'Pod'
+    ? mapEvent(kind, cur ? undefined : old, cur, { ...view, references: NO_REFERENCES })
+    : mapEvent(kind, old, cur, view);
+
+/** Pod events stop reaching claims through spec.podName/spec.sourcePod; labels (old and new) still route. */
+export const noReferenceRoutes: MapEvent = (kind, old, cur, view) =>
+  mapEvent(kind, old, cur, kind === 'Pod' ? { ...view, references: NO_REFERENCES } : view);
+
+/** Every update is mapped from its new object only: what an old label or selector match named is lost. */
+export const newObjectOnly: MapEvent = (kind, old, cur, view) =>
+  mapEvent(kind, cur ? undefined : old, cur, view);
+
+export const BROKEN_ROUTING = {
+  'P6-label-only-pod-events': labelOnlyPodEvents,
+  'P6-no-reference-routes': noReferenceRoutes,
+  'new-object-only': newObjectOnly,
+} satisfies Record<string, MapEvent>;

@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest';
+import { MemoryPodClaimIndex } from './claim-index.ts';
+
+const claim = (name: string, spec: Record<string, unknown>, metadata: Record<string, unknown> = {}) => ({
+  apiVersion: 'claimkit.dev/v1alpha1',
+  kind: 'PodClaim',
+  metadata: { name, namespace: 'ns', uid: `uid-${name}`, ...metadata },
+  spec: { poolName: 'web', ...spec },
+});
+
+describe('MemoryPodClaimIndex (core’s ClaimIndex over watched JSON)', () => {
+  it('answers the holding view: a deleting claim is kept but holds nothing', () => {
+    const index = new MemoryPodClaimIndex();
+    index.upsert(claim('a', { podName: 'p1', sourcePod: 'p0' }));
+    index.upsert(claim('going', { podName: 'p2' }, { deletionTimestamp: '2026-01-01T00:00:00Z' }));
+    expect(index.size).toBe(2);
+    expect(index.claimsReferencing('ns', 'p1')).toEqual([
+      { namespace: 'ns', name: 'a', uid: 'uid-a', podName: 'p1', sourcePod: 'p0' },
+    ]);
+    expect(index.claimsReferencing('ns', 'p0').map((r) => r.name)).toEqual(['a']);
+    expect(index.claimsReferencing('ns', 'p2')).toEqual([]);
+    expect(index.claimsReferencing('other', 'p1')).toEqual([]);
+  });
+
+  it('a claim naming one pod in both fields is listed once; updates and deletes move references', () => {
+    const index = new MemoryPodClaimIndex();
+    index.upsert(claim('dup', { podName: 'p5', sourcePod: 'p5' }));
+    expect(index.claimsReferencing('ns', 'p5').map((r) => r.name)).toEqual(['dup']);
+    index.upsert(claim('dup', { podName: 'p6' }));
+    expect(index.claimsReferencing('ns', 'p5')).toEqual([]);
+    index.remove(claim('dup', {}));
+    expect(index.claimsReferencing('ns', 'p6')).toEqual([]);
+    expect(index.size).toBe(0);
+  });
+
+  it('skips garbage without throwing; a relist replaces everything and marks the index synced', () => {
+    const index = new MemoryPodClaimIndex();
+    for (const junk of [null, 7, 'x', {}, { metadata: { name: '' } }, { metadata: { name: 3 } }])
+      index.upsert(junk);
+    index.upsert({ metadata: { name: 'odd', namespace: 'ns' }, spec: { podName: 42, sourcePod: 'p7' } });
+    expect(index.size).toBe(1);
+    expect(index.claimsReferencing('ns', 'p7').map((r) => r.name)).toEqual(['odd']);
+    expect(index.synced()).toBe(false);
+    index.replace([claim('b', { podName: 'p1' }), null]);
+    expect(index.synced()).toBe(true);
+    expect(index.size).toBe(1);
+    expect(index.claimsReferencing('ns', 'p7')).toEqual([]);
+  });
+});
