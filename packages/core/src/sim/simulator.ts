@@ -73,9 +73,10 @@ export interface SimOptions {
   /**
    * A person with kubectl making random direct writes (kubectl-actor.ts), and what the API server
    * enforces (admission-layer.ts; the model's options then come from there, not `modelOptions`).
-   * On: every safety invariant holds after every step. Off: safety is suspended from the actor's
-   * first write that the "on" layers would have refused until the next quiet period, which is a
-   * repair point (repair-point.ts): controllers, then doctor, then doctor --fix.
+   * On: every safety invariant holds after every step. Off: from the actor's first write that the
+   * "on" layers would have refused until the next quiet period, which is a repair point
+   * (repair-point.ts: controllers, then doctor, then doctor --fix), safety is suspended, except P7's
+   * transitions: what the controllers decide about the damage must still never take a pod away.
    */
   kubectl?: {
     admission: AdmissionMode;
@@ -200,7 +201,7 @@ export class World {
       this.model.watch(kind, {}, (e) => this.tracker.observe(kind, e.type, e.object));
     }
     this.model.watch('Capture', {}, (e) => this.countAttempts(e.object as Capture));
-    if (this.admission) this.model.watch('Pod', {}, (e) => this.checkRelease(e.type, e.object as Pod));
+    this.model.watch('Pod', {}, (e) => this.checkRelease(e.type, e.object as Pod));
     for (let i = 0; i < replicas; i++) this.ctls.push(this.newController());
     for (const kind of WATCHED_KINDS) {
       this.model.watch(kind, {}, (e) => this.route(kind, e.type === 'DELETED', e.object as AnyObject));
@@ -267,10 +268,6 @@ export class World {
           (c.spec.podName === name || c.spec.sourcePod === name),
       );
     if (!holder) return;
-    if (this.damaged) {
-      this.count('kubectl.releaseWhileReferencedSuspended');
-      return;
-    }
     this.violations.push({
       invariant: 'P7',
       message: `pod ${name} was released (${cur.deleting ? 'deleted' : 'Idle'}) during '${this.current}' while claim ${holder.metadata.name} references it (podName ${holder.spec.podName || '-'}, sourcePod ${holder.spec.sourcePod || '-'})`,
@@ -856,11 +853,12 @@ async function checkStep(w: World, a: Action): Promise<SimViolation[]> {
   const out: SimViolation[] = [...w.violations];
   w.violations.length = 0;
   // Transitions the actor's damage caused (its own writes, and what others then did) are the
-  // repair point's to judge, not the tracker's.
-  if (w.damaged)
-    w.stats['kubectl.transitionsSuspended'] =
-      (w.stats['kubectl.transitionsSuspended'] ?? 0) + w.tracker.violations.length;
-  else out.push(...w.tracker.violations);
+  // repair point's to judge, not the tracker's; except P7 (a claim giving up a pod nobody else
+  // references), which judges only the controllers' decisions (the tracker skips external writers).
+  for (const v of w.tracker.violations) {
+    if (!w.damaged || v.invariant === 'P7') out.push(v);
+    else w.count('kubectl.transitionsSuspended');
+  }
   w.tracker.violations.length = 0;
   const state = w.state();
   if (a.t === 'quiesce') {
