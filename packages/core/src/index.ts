@@ -1,3 +1,4 @@
+export * from './api/conditions.ts';
 export * from './api/constants.ts';
 export * from './api/errors.ts';
 export * from './api/json.ts';
@@ -33,6 +34,7 @@ export * from './reconcile/decision.ts';
 export * from './reconcile/podclaim.ts';
 export * from './reconcile/podclaimset.ts';
 export * from './reconcile/podpool.ts';
+export * from './reconcile/step.ts';
 export * from './schema/index.ts';
 // Only the type: the switches themselves stay internal (the simulator sets them from SimOptions.broken),
 // so an operator embedding core cannot turn a safety rule off.

@@ -1,5 +1,7 @@
 // Capture reconciler: gather (plain-data snapshot) -> decide (pure) -> act.
-import { type ApiError, isApiError } from '../api/errors.ts';
+
+import { type ConditionSpec, findCondition, setCondition } from '../api/conditions.ts';
+import { isApiError } from '../api/errors.ts';
 import type { Condition } from '../api/meta.ts';
 import { keyOf, type ObjectKey, parseTimestamp } from '../api/meta.ts';
 import type { Client, Reader } from '../api/ports.ts';
@@ -21,6 +23,7 @@ import { classifyHolder, type HolderLookup } from '../capture/liveness.ts';
 import { unfencedResult } from '../capture/result-fence.ts';
 import { applyDecision, type EventRecorder } from './apply.ts';
 import { type Decision, type EventSpec, event, noop, type Write } from './decision.ts';
+import { failedResult } from './step.ts';
 
 export interface CaptureSnapshot {
   capture: Capture;
@@ -64,7 +67,7 @@ function withResultFence(c: Capture, d: CaptureDecision, now: number): CaptureDe
   // A job start records its id fenced on the snapshot's resourceVersion: write the condition after.
   if (!writes.some(ownStatus) && !d.startJob) {
     const want = resultFencedCondition(c, status);
-    const have = findCondition(status, CONDITION_RESULT_FENCED);
+    const have = findCondition(status.conditions, CONDITION_RESULT_FENCED);
     const stale =
       want !== undefined &&
       (have?.status !== want.status ||
@@ -75,8 +78,11 @@ function withResultFence(c: Capture, d: CaptureDecision, now: number): CaptureDe
     writes = [...writes, ...writeStatus(c, status, [], undefined, now).writes];
   }
   const written = (writes.find(ownStatus)?.object as Capture | undefined)?.status;
-  const after = written && findCondition(written, CONDITION_RESULT_FENCED);
-  if (after?.status !== 'False' || findCondition(status, CONDITION_RESULT_FENCED)?.status === 'False') {
+  const after = written && findCondition(written.conditions, CONDITION_RESULT_FENCED);
+  if (
+    after?.status !== 'False' ||
+    findCondition(status.conditions, CONDITION_RESULT_FENCED)?.status === 'False'
+  ) {
     return { ...d, writes };
   }
   const events = [
@@ -299,17 +305,10 @@ function podRef(p: Pod): { name: string; uid: string } {
   return { name: p.metadata.name, uid: p.metadata.uid ?? '' };
 }
 
-function findCondition(status: CaptureStatus, type: string): Condition | undefined {
-  return (status.conditions ?? []).find((x) => x.type === type);
-}
-
 /** ResultFenced: False while the result is unfenced; True once it is not (only if it was ever set). */
-function resultFencedCondition(
-  c: Capture,
-  status: CaptureStatus,
-): Omit<Condition, 'lastTransitionTime'> | undefined {
+function resultFencedCondition(c: Capture, status: CaptureStatus): ConditionSpec | undefined {
   const why = unfencedResult(status);
-  if (!why && !findCondition(status, CONDITION_RESULT_FENCED)) return undefined;
+  if (!why && !findCondition(status.conditions, CONDITION_RESULT_FENCED)) return undefined;
   const observedGeneration = c.metadata.generation ?? 0;
   if (why) {
     return {
@@ -332,7 +331,7 @@ function resultFencedCondition(
 function conditionsFor(c: Capture, status: CaptureStatus, now: number): Condition[] {
   const phase = status.phase ?? 'Pending';
   const unfenced = phase === 'Captured' ? unfencedResult(status) : undefined;
-  const ready: Omit<Condition, 'lastTransitionTime'> = {
+  const ready: ConditionSpec = {
     type: 'Ready',
     status: phase === 'Captured' && !unfenced ? 'True' : 'False',
     reason: unfenced ? REASON_UNFENCED_RESULT : phase,
@@ -346,17 +345,8 @@ function conditionsFor(c: Capture, status: CaptureStatus, now: number): Conditio
     observedGeneration: c.metadata.generation ?? 0,
   };
   const fenced = resultFencedCondition(c, status);
-  const wanted = fenced ? [ready, fenced] : [ready];
-  const withTime = (want: Omit<Condition, 'lastTransitionTime'>): Condition => {
-    const prev = findCondition(status, want.type);
-    const lastTransitionTime =
-      prev && prev.status === want.status ? prev.lastTransitionTime : new Date(now).toISOString();
-    return { ...want, lastTransitionTime };
-  };
-  return [
-    ...(status.conditions ?? []).filter((x) => !wanted.some((w) => w.type === x.type)),
-    ...wanted.map(withTime),
-  ];
+  const withReady = setCondition(status.conditions, ready, now);
+  return fenced ? setCondition(withReady, fenced, now) : withReady;
 }
 
 function writeStatus(
@@ -508,14 +498,6 @@ export async function reconcileCapture(
     );
   }
   return d.requeueAfterMs === undefined ? {} : { requeueAfterMs: d.requeueAfterMs };
-}
-
-/** Conflicts and NotFound mean "re-read and decide again" at once; transient errors back off. */
-export function failedResult(error: ApiError): { requeueAfterMs?: number } {
-  if (error.reason === 'Conflict' || error.reason === 'NotFound' || error.reason === 'AlreadyExists') {
-    return { requeueAfterMs: 0 };
-  }
-  throw error;
 }
 
 export { keyOf };
