@@ -3,7 +3,7 @@
 // `controllerUsernames` and `controllerGroups`), so a policy needs no parameter object and is
 // enforced from the moment it exists; the Helm chart fills the same two variables from values.
 import { CONTROLLER_NAME } from '../api/constants.ts';
-import type { Selector } from './types.ts';
+import type { LabelSelector } from '../api/meta.ts';
 
 export interface ServiceAccountRef {
   namespace: string;
@@ -25,7 +25,7 @@ export interface PolicyOptions {
   /** Object names are `<namePrefix>-<policy>`. Default `claimkit`. */
   namePrefix?: string;
   /** Limits the bindings to these namespaces (default: every namespace). */
-  namespaceSelector?: Selector;
+  namespaceSelector?: LabelSelector;
 }
 
 export class PolicyOptionsError extends Error {
@@ -57,7 +57,7 @@ export interface ResolvedPolicyOptions {
   controllerUsernames: string[];
   controllerGroups: string[];
   namePrefix: string;
-  namespaceSelector?: Selector;
+  namespaceSelector?: LabelSelector;
 }
 
 function names(what: string, list: readonly string[] | undefined): string[] {

@@ -78,7 +78,9 @@ describe('admission policies', () => {
   it('match pool pods only (by label, old or new) and PodClaims without subresources', () => {
     const p = admissionPolicies();
     expect(p['pool-pod-labels'].policy.spec.matchConstraints).toMatchObject({
-      resourceRules: [{ apiGroups: [''], resources: ['pods'], operations: ['CREATE', 'UPDATE'] }],
+      resourceRules: [
+        { apiGroups: [''], resources: ['pods', 'pods/status'], operations: ['CREATE', 'UPDATE'] },
+      ],
       objectSelector: { matchExpressions: [{ key: 'claimkit.dev/pool', operator: 'Exists' }] },
     });
     expect(p['podclaim-writers'].policy.spec.matchConstraints.resourceRules).toEqual([

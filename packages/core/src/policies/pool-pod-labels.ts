@@ -115,7 +115,8 @@ export function poolPodLabelsPolicy(o: ResolvedPolicyOptions): ValidatingAdmissi
           {
             apiGroups: [''],
             apiVersions: ['v1'],
-            resources: ['pods'],
+            // pods/status too: a status write keeps only the spec, so it can change labels.
+            resources: ['pods', 'pods/status'],
             operations: ['CREATE', 'UPDATE'],
             scope: 'Namespaced',
           },

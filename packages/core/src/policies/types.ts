@@ -2,6 +2,8 @@
 // are written once here and rendered to deploy/policies, the Helm chart and `claimctl manifests`,
 // and the in-memory model evaluates the same expressions.
 
+import type { LabelSelector } from '../api/meta.ts';
+
 export const ADMISSION_API_VERSION = 'admissionregistration.k8s.io/v1';
 
 /** A CEL expression with a name: a policy variable (`variables.<name>`) or a match condition. */
@@ -31,17 +33,6 @@ export type ResourceRule = {
   scope: 'Namespaced';
 };
 
-export type LabelSelectorRequirement = {
-  key: string;
-  operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
-  values?: string[];
-};
-
-export type Selector = {
-  matchLabels?: Record<string, string>;
-  matchExpressions?: LabelSelectorRequirement[];
-};
-
 export type ValidatingAdmissionPolicy = {
   apiVersion: typeof ADMISSION_API_VERSION;
   kind: 'ValidatingAdmissionPolicy';
@@ -52,7 +43,7 @@ export type ValidatingAdmissionPolicy = {
       resourceRules: ResourceRule[];
       matchPolicy: 'Equivalent';
       /** Matches an UPDATE when either the old or the new object matches. */
-      objectSelector?: Selector;
+      objectSelector?: LabelSelector;
     };
     /** Evaluated in order; a later one may use an earlier one. */
     variables: NamedExpression[];
@@ -68,6 +59,6 @@ export type ValidatingAdmissionPolicyBinding = {
   spec: {
     policyName: string;
     validationActions: ['Deny'];
-    matchResources?: { namespaceSelector?: Selector };
+    matchResources?: { namespaceSelector?: LabelSelector };
   };
 };
