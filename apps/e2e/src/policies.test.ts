@@ -437,7 +437,7 @@ describe('admission policies on the API server (CRDs + policies, no webhook)', (
     expect(noUid.message).toContain(`is required while ${LABEL_CLAIMED_BY} is set (b)`);
   });
 
-  it("the controller's flows pass under the policies: bind, migrate, finalize", async () => {
+  it("the controller's flows pass under the policies: bind, migrate with a drain, Lost and rebind, finalize", async () => {
     const n = flows.name;
     // The policies are enforced in this namespace too: a podName write by anyone else is refused.
     const probe = await refusal(
@@ -471,7 +471,8 @@ describe('admission policies on the API server (CRDs + policies, no webhook)', (
         minIdle: 2,
         maxPods: 10,
         releasePolicy: 'Recycle',
-        drainSeconds: 0,
+        // The source pod drains (state Draining, still claimed) before it is released.
+        drainSeconds: 2,
       },
     };
     await c.create(pool);
@@ -510,6 +511,19 @@ describe('admission policies on the API server (CRDs + policies, no webhook)', (
       60_000,
     );
     expect(migrated!.metadata.annotations?.[ANNOTATION_MIGRATE]).toBeUndefined();
+    await expectAllInvariants(n);
+
+    // Its pod is deleted: the controller clears podName and nodeName (Lost), then binds again.
+    const second = migrated!.spec.podName!;
+    await c.delete('Pod', { namespace: n, name: second }, { gracePeriodSeconds: 0 });
+    await until(
+      'the claim bound again',
+      async () => {
+        const x = await get();
+        return x?.status?.phase === 'Bound' && x.spec.podName && x.spec.podName !== second ? x : undefined;
+      },
+      60_000,
+    );
     await expectAllInvariants(n);
 
     await c.delete('PodClaim', { namespace: n, name: 'app' });
