@@ -2,7 +2,7 @@
 // Deny), and deploy/policies/*.yaml as data (packages/core/scripts/generate-policies.ts writes them;
 // policies.test.ts keeps them in sync).
 import { type ManifestFile, renderManifestText } from '../manifests/manifest-file.ts';
-import { type PolicyOptions, resolvePolicyOptions } from './options.ts';
+import { type PolicyOptions, type ResolvedPolicyOptions, resolvePolicyOptions } from './options.ts';
 import { PODCLAIM_WRITERS, POLICY_LABELS, podClaimWritersPolicy } from './podclaim-writers.ts';
 import { POOL_POD_LABELS, poolPodLabelsPolicy } from './pool-pod-labels.ts';
 import {
@@ -21,7 +21,7 @@ export interface PolicyWithBinding {
 
 function bindingFor(
   policy: ValidatingAdmissionPolicy,
-  o: ReturnType<typeof resolvePolicyOptions>,
+  o: ResolvedPolicyOptions,
 ): ValidatingAdmissionPolicyBinding {
   return {
     apiVersion: ADMISSION_API_VERSION,
