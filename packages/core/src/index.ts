@@ -22,6 +22,7 @@ export * from './manifests/manifest-file.ts';
 export * from './model/api-model.ts';
 export * from './model/clock.ts';
 export * from './model/faults.ts';
+export * from './policies/index.ts';
 export * from './pool/candidates.ts';
 export * from './pool/claim-index.ts';
 export * from './pool/claim-names.ts';
