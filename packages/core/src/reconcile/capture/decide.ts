@@ -244,7 +244,7 @@ export function decideStartFailed(
 }
 
 /** Whether an attempt that began at `sinceMs` (unknown: now) is past timeoutSeconds. */
-export function attemptTimedOut(c: Capture, sinceMs: number | undefined, now: number): boolean {
+function attemptTimedOut(c: Capture, sinceMs: number | undefined, now: number): boolean {
   return now - (sinceMs ?? now) > c.spec.timeoutSeconds * 1000;
 }
 
@@ -274,8 +274,6 @@ export function jobRequest(c: Capture, pod: Pod, token: number): CaptureJobReque
   };
 }
 
-export function podRef(p: Pod): { name: string; uid: string } {
+function podRef(p: Pod): { name: string; uid: string } {
   return { name: p.metadata.name, uid: p.metadata.uid ?? '' };
 }
-
-/** ResultFenced: False while the result is unfenced; True once it is not (only if it was ever set). */

@@ -7,6 +7,7 @@ import { type EventSpec, noop, type Write } from '../decision.ts';
 import type { CaptureDecision } from './snapshot.ts';
 import { CONDITION_RESULT_FENCED, REASON_UNFENCED_RESULT } from './snapshot.ts';
 
+/** ResultFenced: False while the result is unfenced; True once it is not (only if it was ever set). */
 export function resultFencedCondition(c: Capture, status: CaptureStatus): ConditionSpec | undefined {
   const why = unfencedResult(status);
   if (!why && !findCondition(status.conditions, CONDITION_RESULT_FENCED)) return undefined;
