@@ -480,48 +480,90 @@ describe('/validate/pods', () => {
   const A = { name: 'claim-a', uid: 'uid-a' };
   const B = { name: 'claim-b', uid: 'uid-b' };
 
-  it('allows the pool lifecycle: create Idle, bind, drain, release, and a two-step handover', async () => {
-    await allowed(PODS, { kind: 'Pod', object: poolPod('p', 'Idle') });
-    await allowed(PODS, { kind: 'Pod', oldObject: poolPod('p', 'Idle'), object: poolPod('p', 'Bound', A) });
+  it("lets a person remove a claim's label but never name a claim (no theft in two writes)", async () => {
     await allowed(PODS, {
       kind: 'Pod',
+      user: ALICE,
+      oldObject: poolPod('p', 'Bound', A),
+      object: poolPod('p', 'Bound'),
+    });
+    const r = await denied(
+      PODS,
+      { kind: 'Pod', user: ALICE, oldObject: poolPod('p', 'Bound'), object: poolPod('p', 'Bound', B) },
+      [`metadata.labels[${LABEL_CLAIMED_BY}]`, `metadata.annotations[${ANNOTATION_CLAIMED_BY_UID}]`],
+    );
+    expect(r.status?.message).toContain('is set only by the claimkit controller, not by "alice"');
+    await allowed(PODS, {
+      kind: 'Pod',
+      user: CONTROLLER,
+      oldObject: poolPod('p', 'Bound'),
+      object: poolPod('p', 'Bound', B),
+    });
+    // Not a pool pod: not ours to judge.
+    await allowed(PODS, { kind: 'Pod', user: ALICE, object: pod('plain', { [LABEL_CLAIMED_BY]: 'b' }) });
+  });
+
+  it('allows the pool lifecycle: create Idle, bind, drain, release, and a two-step handover', async () => {
+    await allowed(PODS, { kind: 'Pod', user: CONTROLLER, object: poolPod('p', 'Idle') });
+    await allowed(PODS, {
+      kind: 'Pod',
+      user: CONTROLLER,
+      oldObject: poolPod('p', 'Idle'),
+      object: poolPod('p', 'Bound', A),
+    });
+    await allowed(PODS, {
+      kind: 'Pod',
+      user: CONTROLLER,
       oldObject: poolPod('p', 'Bound', A),
       object: poolPod('p', 'Draining', A),
     });
     await allowed(PODS, {
       kind: 'Pod',
+      user: CONTROLLER,
       oldObject: poolPod('p', 'Draining', A),
       object: poolPod('p', 'Idle'),
     });
     await allowed(PODS, {
       kind: 'Pod',
+      user: CONTROLLER,
       oldObject: poolPod('p', 'Draining', A),
       object: poolPod('p', 'Draining'),
     });
     const unlabelled = await allowed(PODS, {
       kind: 'Pod',
+      user: CONTROLLER,
       oldObject: poolPod('p', 'Bound', A),
       object: poolPod('p', 'Bound'),
     });
     expect(unlabelled.warnings?.join()).toContain('Bound without');
-    await allowed(PODS, { kind: 'Pod', oldObject: poolPod('p', 'Bound'), object: poolPod('p', 'Bound', B) });
+    await allowed(PODS, {
+      kind: 'Pod',
+      user: CONTROLLER,
+      oldObject: poolPod('p', 'Bound'),
+      object: poolPod('p', 'Bound', B),
+    });
   });
 
   it('ignores pods outside pools and writes that do not touch the claim keys', async () => {
-    await allowed(PODS, { kind: 'Pod', object: pod('plain', { [LABEL_STATE]: 'weird' }) });
+    await allowed(PODS, { kind: 'Pod', user: CONTROLLER, object: pod('plain', { [LABEL_STATE]: 'weird' }) });
     const broken = pod('p', { [LABEL_POOL]: 'web', [LABEL_STATE]: 'Idle', [LABEL_CLAIMED_BY]: 'x' });
     const touched = pod(
       'p',
       { [LABEL_POOL]: 'web', [LABEL_STATE]: 'Idle', [LABEL_CLAIMED_BY]: 'x', team: 'a' },
       { note: 'y' },
     );
-    await allowed(PODS, { kind: 'Pod', oldObject: broken, object: touched });
+    await allowed(PODS, { kind: 'Pod', user: CONTROLLER, oldObject: broken, object: touched });
   });
 
   it('denies a direct relabel from one claim to another', async () => {
     const r = await denied(
       PODS,
-      { kind: 'Pod', oldObject: poolPod('p', 'Bound', A), object: poolPod('p', 'Bound', B) },
+      {
+        kind: 'Pod',
+        user: CONTROLLER,
+        oldObject: poolPod('p', 'Bound', A),
+        object: poolPod('p', 'Bound', B),
+      },
       [`metadata.labels[${LABEL_CLAIMED_BY}]`, `metadata.annotations[${ANNOTATION_CLAIMED_BY_UID}]`],
     );
     expect(r.status?.message).toContain('claim-a -> claim-b');
@@ -530,6 +572,7 @@ describe('/validate/pods', () => {
       PODS,
       {
         kind: 'Pod',
+        user: CONTROLLER,
         oldObject: pod('p', { [LABEL_CLAIMED_BY]: 'a' }),
         object: pod('p', { [LABEL_CLAIMED_BY]: 'b' }),
       },
@@ -540,6 +583,7 @@ describe('/validate/pods', () => {
       PODS,
       {
         kind: 'Pod',
+        user: CONTROLLER,
         oldObject: poolPod('p', 'Bound', A),
         object: poolPod('p', 'Bound', { ...A, uid: 'uid-a2' }),
       },
@@ -548,33 +592,41 @@ describe('/validate/pods', () => {
   });
 
   it('denies inconsistent state labels', async () => {
-    await denied(PODS, { kind: 'Pod', object: poolPod('p', undefined) }, [`metadata.labels[${LABEL_STATE}]`]);
-    await denied(PODS, { kind: 'Pod', oldObject: poolPod('p', 'Idle'), object: poolPod('p', 'Busy') }, [
+    await denied(PODS, { kind: 'Pod', user: CONTROLLER, object: poolPod('p', undefined) }, [
       `metadata.labels[${LABEL_STATE}]`,
     ]);
     await denied(
       PODS,
-      { kind: 'Pod', oldObject: poolPod('p', 'Bound', A), object: poolPod('p', 'Idle', A) },
+      { kind: 'Pod', user: CONTROLLER, oldObject: poolPod('p', 'Idle'), object: poolPod('p', 'Busy') },
+      [`metadata.labels[${LABEL_STATE}]`],
+    );
+    await denied(
+      PODS,
+      { kind: 'Pod', user: CONTROLLER, oldObject: poolPod('p', 'Bound', A), object: poolPod('p', 'Idle', A) },
       [`metadata.labels[${LABEL_CLAIMED_BY}]`],
     );
-    await denied(PODS, { kind: 'Pod', object: poolPod('p', 'Idle', A) }, [
+    await denied(PODS, { kind: 'Pod', user: CONTROLLER, object: poolPod('p', 'Idle', A) }, [
       `metadata.labels[${LABEL_CLAIMED_BY}]`,
     ]);
   });
 
   it('denies a claimed-by label and uid annotation that disagree', async () => {
     const labelOnly = pod('p', { [LABEL_POOL]: 'web', [LABEL_STATE]: 'Bound', [LABEL_CLAIMED_BY]: 'a' });
-    await denied(PODS, { kind: 'Pod', oldObject: poolPod('p', 'Idle'), object: labelOnly }, [
-      `metadata.annotations[${ANNOTATION_CLAIMED_BY_UID}]`,
-    ]);
+    await denied(
+      PODS,
+      { kind: 'Pod', user: CONTROLLER, oldObject: poolPod('p', 'Idle'), object: labelOnly },
+      [`metadata.annotations[${ANNOTATION_CLAIMED_BY_UID}]`],
+    );
     const uidOnly = pod(
       'p',
       { [LABEL_POOL]: 'web', [LABEL_STATE]: 'Idle' },
       { [ANNOTATION_CLAIMED_BY_UID]: 'uid-a' },
     );
-    await denied(PODS, { kind: 'Pod', oldObject: poolPod('p', 'Bound', A), object: uidOnly }, [
-      `metadata.annotations[${ANNOTATION_CLAIMED_BY_UID}]`,
-    ]);
+    await denied(
+      PODS,
+      { kind: 'Pod', user: CONTROLLER, oldObject: poolPod('p', 'Bound', A), object: uidOnly },
+      [`metadata.annotations[${ANNOTATION_CLAIMED_BY_UID}]`],
+    );
   });
 });
 

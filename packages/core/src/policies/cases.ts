@@ -20,7 +20,7 @@ export type ClaimCaseObject = { spec: ClaimSpecCase; annotations?: StringMap };
 
 /**
  * Who writes: the controller's username, a member of a controller group, or anyone else.
- * Pod rules do not depend on the writer; their cases write as `other`.
+ * Pod cases write as `other` unless they name a claim (only the controller does).
  */
 export type PolicyCaseWriter = 'controller' | 'controller-group' | 'other';
 
@@ -67,7 +67,7 @@ const refused = (reason: ValidationReason, message: string): PolicyCaseExpectati
 /** The username the `other` writer's refusals name; runners substitute the real one. */
 export const OTHER_USER_PLACEHOLDER = '<other>';
 
-const pod = (c: Omit<PodPolicyCase, 'policy' | 'writer'>): PodPolicyCase => ({
+const pod = (c: Omit<PodPolicyCase, 'policy' | 'writer'> & { writer?: PolicyCaseWriter }): PodPolicyCase => ({
   policy: 'pool-pod-labels',
   writer: 'other',
   ...c,
@@ -142,8 +142,34 @@ export const POLICY_CASES: readonly PolicyCase[] = [
     expect: allowed,
   }),
   pod({
-    name: 'labelling an unclaimed Bound pod for claim b is allowed',
+    name: 'the controller labels an unclaimed Bound pod for claim b',
     operation: 'UPDATE',
+    writer: 'controller',
+    old: { labels: { ...POOL, [LABEL_STATE]: 'Bound' } },
+    new: claimedBy('b'),
+    expect: allowed,
+  }),
+  pod({
+    name: 'a person labelling an unclaimed pod for a claim is refused (a theft in two writes)',
+    operation: 'UPDATE',
+    old: { labels: { ...POOL, [LABEL_STATE]: 'Bound' } },
+    new: claimedBy('b'),
+    expect: refused(
+      'Forbidden',
+      `metadata.labels[${LABEL_CLAIMED_BY}]: is set only by the claimkit controller, not by "${OTHER_USER_PLACEHOLDER}"; anyone may remove it`,
+    ),
+  }),
+  pod({
+    name: 'a person adding only the claimed-by-uid annotation is refused',
+    operation: 'UPDATE',
+    old: { labels: { ...POOL, [LABEL_STATE]: 'Bound', [LABEL_CLAIMED_BY]: 'b' } },
+    new: claimedBy('b'),
+    expect: refused('Forbidden', 'is set only by the claimkit controller'),
+  }),
+  pod({
+    name: 'a member of a controller group labels a pod for a claim',
+    operation: 'UPDATE',
+    writer: 'controller-group',
     old: { labels: { ...POOL, [LABEL_STATE]: 'Bound' } },
     new: claimedBy('b'),
     expect: allowed,

@@ -12,7 +12,7 @@ import {
   POD_STATES,
 } from '../api/constants.ts';
 import { celString, type ResolvedPolicyOptions } from './options.ts';
-import { POLICY_LABELS } from './podclaim-writers.ts';
+import { controllerIdentityVariables, POLICY_LABELS } from './podclaim-writers.ts';
 import {
   ADMISSION_API_VERSION,
   type NamedExpression,
@@ -101,6 +101,22 @@ const VALIDATIONS: PolicyValidation[] = [
     message: `${annotationField(ANNOTATION_CLAIMED_BY_UID)}: must be removed together with ${LABEL_CLAIMED_BY}`,
     reason: 'Invalid',
   },
+  // P1/P7 for every writer: a person may remove a claim's label but never name a claim, or a pod is
+  // stolen in two writes (remove, then add another claim's name). Last, so the rules above report first.
+  {
+    expression:
+      "variables.isController || variables.newClaim == '' || variables.newClaim == variables.oldClaim",
+    message: `${labelField(LABEL_CLAIMED_BY)}: is set only by the claimkit controller; anyone may remove it`,
+    messageExpression: `${q(`${labelField(LABEL_CLAIMED_BY)}: is set only by the claimkit controller, not by "`)} + request.userInfo.username + '"; anyone may remove it'`,
+    reason: 'Forbidden',
+  },
+  {
+    expression:
+      "variables.isController || variables.newClaimUid == '' || variables.newClaimUid == variables.oldClaimUid",
+    message: `${annotationField(ANNOTATION_CLAIMED_BY_UID)}: is set only by the claimkit controller; anyone may remove it`,
+    messageExpression: `${q(`${annotationField(ANNOTATION_CLAIMED_BY_UID)}: is set only by the claimkit controller, not by "`)} + request.userInfo.username + '"; anyone may remove it'`,
+    reason: 'Forbidden',
+  },
 ];
 
 export function poolPodLabelsPolicy(o: ResolvedPolicyOptions): ValidatingAdmissionPolicy {
@@ -124,7 +140,7 @@ export function poolPodLabelsPolicy(o: ResolvedPolicyOptions): ValidatingAdmissi
         matchPolicy: 'Equivalent',
         objectSelector: { matchExpressions: [{ key: LABEL_POOL, operator: 'Exists' }] },
       },
-      variables: VARIABLES,
+      variables: [...controllerIdentityVariables(o), ...VARIABLES],
       validations: VALIDATIONS,
     },
   };

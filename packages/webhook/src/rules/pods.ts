@@ -11,10 +11,10 @@ import {
   type PodState,
 } from '@claimkit/core';
 import { annotationPath, annotationsOf, labelPath, labelsOf, obj } from './read.ts';
-import type { RuleInput, Verdict, Violation } from './types.ts';
-import { verdict } from './types.ts';
+import type { RuleContext, RuleInput, Verdict, Violation } from './types.ts';
+import { isController, verdict } from './types.ts';
 
-export function validatePod(input: RuleInput): Verdict {
+export function validatePod(input: RuleInput, ctx: RuleContext): Verdict {
   if (input.operation !== 'CREATE' && input.operation !== 'UPDATE') return verdict([]);
   const v: Violation[] = [];
   const warnings: string[] = [];
@@ -41,6 +41,23 @@ export function validatePod(input: RuleInput): Verdict {
       field: annotationPath(ANNOTATION_CLAIMED_BY_UID),
       message: `a pod is never handed from one claim to another in a single write (uid ${oldUid} -> ${newUid}); the annotation must be removed first`,
     });
+  }
+
+  // A person may remove a claim's label but never name a claim: otherwise a pod is stolen in two
+  // writes (remove, then add another claim's name). Pool pods only, as the objectSelector says.
+  const inPool = labels[LABEL_POOL] !== undefined || oldLabels[LABEL_POOL] !== undefined;
+  if (inPool && !isController(input.userInfo, ctx.controller)) {
+    const who = JSON.stringify(input.userInfo.username ?? '<unknown>');
+    if (newClaim !== undefined && newClaim !== oldClaim)
+      v.push({
+        field: labelPath(LABEL_CLAIMED_BY),
+        message: `is set only by the claimkit controller, not by ${who}; anyone may remove it`,
+      });
+    if (newUid !== undefined && newUid !== oldUid)
+      v.push({
+        field: annotationPath(ANNOTATION_CLAIMED_BY_UID),
+        message: `is set only by the claimkit controller, not by ${who}; anyone may remove it`,
+      });
   }
 
   const pool = labels[LABEL_POOL];

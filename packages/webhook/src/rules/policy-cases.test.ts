@@ -30,7 +30,7 @@ function verdictOf(c: PolicyCase) {
     namespace: 'default',
     name: 'case',
   };
-  return c.policy === 'pool-pod-labels' ? validatePod(input) : validatePodClaim(input, ctx);
+  return c.policy === 'pool-pod-labels' ? validatePod(input, ctx) : validatePodClaim(input, ctx);
 }
 
 describe('the webhook answers every policy case as the admission policies do', () => {
