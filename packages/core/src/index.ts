@@ -6,6 +6,7 @@ export * from './api/meta.ts';
 export type * from './api/ports.ts';
 export * from './api/types.ts';
 export * from './capture/backend.ts';
+export * from './cel/index.ts';
 export * from './capture/candidates.ts';
 export * from './capture/claim.ts';
 export * from './capture/holder-ops.ts';
