@@ -3,7 +3,7 @@
 // string with `format: date-time`). @bufbuild/cel maps a JS number to double and a bigint to int,
 // and refuses arithmetic that mixes them (`double + int` has no overload), so integers must arrive
 // as bigint: `self.epoch + 1` and `self.epoch >= oldSelf.epoch` then behave as on the server.
-import { type CelValue, isCelList, isCelMap, isCelType, isCelUint } from '@bufbuild/cel';
+import { type CelValue, celList, celMap, isCelList, isCelMap, isCelType, isCelUint } from '@bufbuild/cel';
 import { create, isMessage } from '@bufbuild/protobuf';
 import { type Duration, DurationSchema, type Timestamp, TimestampSchema } from '@bufbuild/protobuf/wkt';
 import type { JSONSchemaProps } from '../schema/types.ts';
@@ -63,14 +63,16 @@ export function toCelValue(value: unknown, schema?: JSONSchemaProps): unknown {
     if (schema?.type === 'string' && schema.format === 'date-time') return parseTimestamp(value) ?? value;
     return value;
   }
-  if (Array.isArray(value)) return value.map((v) => toCelValue(v, schema?.items));
+  // CEL lists and maps, built once: @bufbuild/cel would rebuild a Map from a plain object on every
+  // field access, for every rule.
+  if (Array.isArray(value)) return celList(value.map((v) => toCelValue(v, schema?.items) as CelValue));
   if (isPlainObject(value)) {
-    const out: Record<string, unknown> = {};
+    const out = new Map<string, CelValue>();
     for (const [k, v] of Object.entries(value)) {
       if (v === undefined) continue;
-      out[k] = toCelValue(v, schema?.properties?.[k] ?? schema?.additionalProperties);
+      out.set(k, toCelValue(v, schema?.properties?.[k] ?? schema?.additionalProperties) as CelValue);
     }
-    return out;
+    return celMap(out);
   }
   return value;
 }

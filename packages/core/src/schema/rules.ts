@@ -10,6 +10,8 @@
 //   can still be updated elsewhere;
 // - the cause is reported at the node path plus `fieldPath`, with `messageExpression`, `message` or
 //   "failed rule: <rule>" as its detail and `reason` as its type.
+
+import { isCelMap } from '@bufbuild/cel';
 import type { FieldCause } from '../api/errors.ts';
 import { deepEqual } from '../api/json.ts';
 import { type CelProgram, compileCel } from '../cel/program.ts';
@@ -71,10 +73,18 @@ function hasRules(s: JSONSchemaProps): boolean {
   return v;
 }
 
+/** A node's value and its correlated old value, each with its CEL form once converted. */
+interface NodeValues {
+  value: unknown;
+  old: unknown;
+  /** CEL forms, derived from the parent's where it had them (each object converted once per write). */
+  cel?: unknown;
+  oldCel?: unknown;
+}
+
 /**
  * The causes of every failed rule under `s` for `value` at `path` (path '' is the object root).
- * `old` is the correlated old value (undefined on create or when there is none); `ratcheted` is
- * whether a node without an old value of its own inherits "unchanged" from its list.
+ * `old` is the correlated old value (undefined on create or when there is none).
  */
 export function validateRules(
   value: unknown,
@@ -82,18 +92,50 @@ export function validateRules(
   path: string,
   old: unknown,
   out: FieldCause[] = [],
-  inheritedUnchanged = false,
 ): FieldCause[] {
-  if (value === undefined || value === null || !hasRules(s)) return out;
-  const unchanged = old !== undefined ? deepEqual(value, old) : inheritedUnchanged;
-  for (const rule of s['x-kubernetes-validations'] ?? []) {
-    const cause = evaluateRule(compileRule(rule), value, old, s, path);
-    if (cause && !(unchanged && !compileRule(rule).transition)) out.push(cause);
+  walk({ value, old }, s, path, out, () => false);
+  return out;
+}
+
+/**
+ * One node and its subtree. A node without an old value of its own counts as unchanged, for
+ * ratcheting, when its nearest correlated ancestor is (`ancestorUnchanged`; in practice only the
+ * items of an unchanged list that correlates no items).
+ */
+function walk(
+  n: NodeValues,
+  s: JSONSchemaProps,
+  path: string,
+  out: FieldCause[],
+  ancestorUnchanged: () => boolean,
+) {
+  const { value, old } = n;
+  if (value === undefined || value === null || !hasRules(s)) return;
+  let memo: boolean | undefined;
+  // deepEqual only where asked: a failed rule, or a child without an old value.
+  const unchanged = (): boolean => {
+    memo ??= old !== undefined ? deepEqual(value, old) : ancestorUnchanged();
+    return memo;
+  };
+  const rules = s['x-kubernetes-validations'] ?? [];
+  if (rules.length > 0) {
+    n.cel ??= toCelValue(value, s);
+    if (old !== undefined) n.oldCel ??= toCelValue(old, s);
+    const bindings = {
+      self: new CelTyped(n.cel),
+      ...(old === undefined ? {} : { oldSelf: new CelTyped(n.oldCel) }),
+    };
+    for (const rule of rules) {
+      const c = compileRule(rule);
+      if (c.transition && old === undefined) continue;
+      const cause = evaluateRule(c, bindings, value, s, path);
+      if (cause && (c.transition || !unchanged())) out.push(cause);
+    }
   }
   if (Array.isArray(value) && s.items) {
     const oldItems = correlatedItems(s, old);
     value.forEach((item, i) => {
-      validateRules(item, s.items!, `${path}[${i}]`, oldItems(item), out, unchanged);
+      walk({ value: item, old: oldItems(item) }, s.items!, `${path}[${i}]`, out, unchanged);
     });
   } else if (isObject(value)) {
     const oldObj = isObject(old) ? old : undefined;
@@ -101,10 +143,12 @@ export function validateRules(
       const prop = s.properties?.[k] ?? s.additionalProperties;
       if (!prop) continue;
       const key = s.properties?.[k] ? join(path, k) : `${path}[${k}]`;
-      validateRules(v, prop, key, oldObj && Object.hasOwn(oldObj, k) ? oldObj[k] : undefined, out, unchanged);
+      const child: NodeValues = { value: v, old: oldObj && Object.hasOwn(oldObj, k) ? oldObj[k] : undefined };
+      if (isCelMap(n.cel)) child.cel = n.cel.get(k);
+      if (child.old !== undefined && isCelMap(n.oldCel)) child.oldCel = n.oldCel.get(k);
+      walk(child, prop, key, out, unchanged);
     }
   }
-  return out;
 }
 
 /** Old items of a list-type=map list, by their keys; other lists correlate nothing. */
@@ -122,16 +166,11 @@ function join(path: string, k: string): string {
 
 function evaluateRule(
   c: CompiledRule,
+  bindings: Record<string, CelTyped>,
   value: unknown,
-  old: unknown,
   s: JSONSchemaProps,
   path: string,
 ): FieldCause | undefined {
-  if (c.transition && old === undefined) return undefined;
-  const bindings = {
-    self: new CelTyped(toCelValue(value, s)),
-    ...(old === undefined ? {} : { oldSelf: new CelTyped(toCelValue(old, s)) }),
-  };
   const out = c.program.evaluate(bindings);
   const typeName = JSON.stringify(s.type ?? 'object');
   if (!out.ok) {
