@@ -23,6 +23,7 @@ import {
   forPool,
   inNamespace,
   podClaim,
+  podClaimSet,
   withMaxAttempts,
 } from '../testing/fixtures.ts';
 import type { ConformanceCase, ConformanceClient } from './conformance.ts';
@@ -160,7 +161,7 @@ export const crdRuleConformanceCases: ConformanceCase[] = [
     },
   },
   {
-    name: 'CRD rules: sourcePod == podName and a poolName change are refused with the same causes',
+    name: 'CRD rules: sourcePod == podName and a poolName change (claim or set template) are refused alike',
     async run(c, ns) {
       const mk = (name: string, spec: Partial<PodClaim['spec']>): PodClaim => {
         const o = forCreate(podClaim(name, inNamespace(ns), forPool('web')));
@@ -195,6 +196,18 @@ export const crdRuleConformanceCases: ConformanceCase[] = [
       // A migration's legitimate spec (another source pod) passes.
       await c.patch('PodClaim', key(ns, 'rules'), { spec: { podName: 'p2', sourcePod: 'p1' } });
       await c.patch('PodClaim', key(ns, 'rules'), { spec: { sourcePod: '' } });
+      // A PodClaimSet's template names its pool for good too; scaling it is fine.
+      await c.create(forCreate(podClaimSet('set', inNamespace(ns))));
+      expectExactCause(
+        await rejects(
+          c.patch('PodClaimSet', key(ns, 'set'), { spec: { template: { spec: { poolName: 'other' } } } }),
+          ['Invalid'],
+          "a PodClaimSet template's poolName change",
+        ),
+        'spec.template.spec.poolName',
+        'Invalid value: "other": poolName is immutable',
+      );
+      await c.patch('PodClaimSet', key(ns, 'set'), { spec: { replicas: 2 } });
     },
   },
   {

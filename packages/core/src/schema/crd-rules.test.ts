@@ -7,6 +7,7 @@ import {
   at,
   capture,
   fullPodClaimSet,
+  fullPodPool,
   heldBy,
   podClaim,
   uidFor,
@@ -221,6 +222,16 @@ describe('PodClaimSet and PodPool', () => {
     const scaled = clone(set);
     scaled.spec.replicas = 9;
     expect(validateObject('PodClaimSet', scaled, set)).toEqual([]);
+  });
+
+  it('a pool keeps minIdle <= maxPods', () => {
+    const pool = fullPodPool();
+    pool.spec.minIdle = pool.spec.maxPods + 1;
+    expect(validateObject('PodPool', pool)).toEqual([
+      { field: 'spec.minIdle', message: 'Invalid value: minIdle must not exceed maxPods' },
+    ]);
+    pool.spec.minIdle = pool.spec.maxPods;
+    expect(validateObject('PodPool', pool)).toEqual([]);
   });
 });
 

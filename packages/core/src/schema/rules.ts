@@ -52,7 +52,7 @@ export function compileRule(rule: ValidationRule): CompiledRule {
   return c;
 }
 
-/** Every rule of `schema` and its subschemas (for compile checks). */
+/** Every rule of `schema` and its subschemas. */
 export function rulesOf(schema: JSONSchemaProps): ValidationRule[] {
   const out: ValidationRule[] = [...(schema['x-kubernetes-validations'] ?? [])];
   for (const p of Object.values(schema.properties ?? {})) out.push(...rulesOf(p));
