@@ -112,7 +112,10 @@ describe.skipIf(!local)('admission webhook on the API server (registered by URL)
     expect(relabelled.metadata?.labels?.[LABEL_CLAIMED_BY]).toBe('b');
   });
 
-  it('rejects a Capture status result with a stale token', async () => {
+  // The CRDs' CEL rules judge a Capture's status before any webhook is called (object validation
+  // precedes validating admission): they refuse the stale token with 422; the webhook's own rule
+  // for it stays as defence in depth (packages/webhook unit tests) for CRDs installed without rules.
+  it('a Capture status result with a stale token is refused (CRD rules); the webhook judges captures too', async () => {
     const api = custom();
     const key = { group: GROUP, version: VERSION, namespace: ns.name, plural: 'captures' };
     await api.createNamespacedCustomObject({
@@ -146,13 +149,30 @@ describe.skipIf(!local)('admission webhook on the API server (registered by URL)
     });
     // pod-a finishes late with its old token: the API server refuses the write.
     const d = await denial(setStatus({ phase: 'Captured', epoch: 2, result: result(1) }));
-    expect(d.code).toBe(403);
-    expect(d.message).toContain('no result without the current claim token');
+    expect(d.code).toBe(422);
+    expect(d.message).toContain(
+      'status.result.token: Invalid value: no result without the current claim token',
+    );
     // A new holder without a higher token is refused too.
     const d2 = await denial(setStatus({ phase: 'Capturing', epoch: 2, claim: claim('pod-c', 2) }));
-    expect(d2.message).toContain('a new holder needs a higher token');
+    expect(d2.code).toBe(422);
+    expect(d2.message).toContain('status.claim.token: Invalid value: a new holder needs a new token');
     // The current holder's result goes through.
     await setStatus({ phase: 'Captured', epoch: 2, result: result(2) });
+    // A rule only the webhook has (it needs no old state, but is not in the schema): no empty selector.
+    const d3 = await denial(
+      api.createNamespacedCustomObject({
+        ...key,
+        body: {
+          apiVersion: API_VERSION,
+          kind: 'Capture',
+          metadata: { name: 'cap-all' },
+          spec: { selector: {}, backend: { type: 'External' } },
+        },
+      }),
+    );
+    expect(d3.code).toBe(403);
+    expect(d3.message).toContain('an empty selector would select every pod in the namespace');
   });
 
   it('lets only the controller identity set podName; an impersonated user cannot', async () => {

@@ -12,6 +12,7 @@ export * from './capture/claim.ts';
 export * from './capture/holder-ops.ts';
 export * from './capture/liveness.ts';
 export * from './capture/result-fence.ts';
+export * from './cel/index.ts';
 export * from './doctor/index.ts';
 export * from './invariants/check.ts';
 export * from './invariants/tracker.ts';

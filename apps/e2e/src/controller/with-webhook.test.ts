@@ -143,7 +143,8 @@ describe.skipIf(!local)('controller flows with the admission webhook installed',
     expect(rebound!.spec.podName).not.toBe(migrated!.spec.podName);
 
     // A capture held by a pod that dies is taken over by another Ready pod; the old holder's late
-    // completion is refused (client side by its token, server side by the webhook).
+    // completion is refused (client side by its token, server side by the CRD rules, which run
+    // before the webhook).
     for (const name of ['worker-0', 'worker-1']) await c.create(podSpec(name, n, { app: 'worker' }));
     const workers = await until('workers ready', async () => {
       const ps = (await c.list('Pod', { namespace: n, labelSelector: 'app=worker' })).items.filter(isReady);
@@ -195,7 +196,7 @@ describe.skipIf(!local)('controller flows with the admission webhook installed',
       },
     };
     delete (stale.status as { claim?: unknown }).claim;
-    await expect(c.updateStatus(stale)).rejects.toMatchObject({ reason: 'Forbidden' });
+    await expect(c.updateStatus(stale)).rejects.toMatchObject({ reason: 'Invalid' });
 
     // Finalize everything through the webhook, then all invariants.
     await finalizeClaims(n);

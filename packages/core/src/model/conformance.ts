@@ -5,10 +5,9 @@
 // Runner contract: give each case a client implementing core's `Client` port (and `Watcher` when
 // available), a namespace that exists, and an env whose `eventually` retries until a deadline
 // (the real garbage collector is asynchronous). Cases clean up the finalizers they add.
-import { ApiError, type ApiErrorReason } from '../api/errors.ts';
-import { deepEqual } from '../api/json.ts';
+import { ApiError } from '../api/errors.ts';
 import { formatSelector } from '../api/labels.ts';
-import type { KubeObject, ObjectKey } from '../api/meta.ts';
+import type { ObjectKey } from '../api/meta.ts';
 import type { Client, WatchEvent, Watcher } from '../api/ports.ts';
 import type { ConfigMap, PodClaim } from '../api/types.ts';
 import {
@@ -24,6 +23,10 @@ import {
   withFinalizers,
   withLabels,
 } from '../testing/fixtures.ts';
+import { check, equal, expectCause, key, rejects, rvOf } from './conformance-assert.ts';
+import { crdRuleConformanceCases } from './conformance-crd-rules.ts';
+
+export { ConformanceError } from './conformance-assert.ts';
 
 export type ConformanceClient = Client & Partial<Watcher>;
 
@@ -61,61 +64,6 @@ export function conformanceEnv(opts: {
     },
   };
 }
-
-// ---------------- assertions ----------------
-
-export class ConformanceError extends Error {
-  override readonly name = 'ConformanceError';
-}
-
-function fail(msg: string): never {
-  throw new ConformanceError(msg);
-}
-
-function check(cond: unknown, msg: string): asserts cond {
-  if (!cond) fail(msg);
-}
-
-// Key order is not compared: the API server serializes maps (data, labels) with sorted keys.
-function equal(got: unknown, want: unknown, what: string): void {
-  if (!deepEqual(got, want)) {
-    fail(`${what}: got ${JSON.stringify(got)}, want ${JSON.stringify(want)}`);
-  }
-}
-
-/** Awaits `p` and checks it fails with one of `reasons`; returns the error. */
-async function rejects(p: Promise<unknown>, reasons: ApiErrorReason[], what: string): Promise<ApiError> {
-  let result: unknown;
-  try {
-    result = await p;
-  } catch (e) {
-    if (!(e instanceof ApiError)) fail(`${what}: threw a non-ApiError: ${String(e)}`);
-    if (!reasons.includes(e.reason))
-      fail(`${what}: got ${e.reason} (${e.message}), want ${reasons.join(' or ')}`);
-    return e;
-  }
-  return fail(`${what}: succeeded (${JSON.stringify(result)?.slice(0, 200)}), want ${reasons.join(' or ')}`);
-}
-
-function hasCause(e: ApiError, field: string, fragment?: string): boolean {
-  return e.causes.some(
-    (c) =>
-      (c.field === field || c.field.endsWith(`.${field}`) || c.field === `.${field}`) &&
-      (fragment === undefined || c.message.includes(fragment)),
-  );
-}
-
-function expectCause(e: ApiError, field: string, fragment?: string): void {
-  if (!hasCause(e, field, fragment)) {
-    fail(
-      `expected a cause on ${field}${fragment ? ` containing ${JSON.stringify(fragment)}` : ''}, got ${JSON.stringify(e.causes)} (${e.message})`,
-    );
-  }
-}
-
-const key = (ns: string, name: string): ObjectKey => ({ namespace: ns, name });
-const rvOf = (o: KubeObject): string =>
-  o.metadata.resourceVersion ?? fail(`${o.metadata.name}: no resourceVersion`);
 
 function cm(
   ns: string,
@@ -555,4 +503,5 @@ export const conformanceCases: ConformanceCase[] = [
       }
     },
   },
+  ...crdRuleConformanceCases,
 ];

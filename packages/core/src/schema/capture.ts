@@ -11,11 +11,75 @@ import {
   str,
   time,
 } from './common.ts';
-import type { KindSchema } from './types.ts';
+import type { KindSchema, ValidationRule } from './types.ts';
 
 // `has(self.type)` guards the API server's validation of the default itself.
 export const RULE_HTTP_NEEDS_URL =
   "!has(self.type) || self.type != 'Http' || (has(self.url) && self.url != '')";
+
+// Invariant C1 in the API server itself, for every writer (kubectl included): the transition rules
+// below sit at the root of the schema, not on `status`, because a transition rule runs only where
+// an old value exists: at the root that is every update, so they also judge the first status write
+// (status absent before) and a write that drops status or one of its fields, which rules on
+// `status` or `status.epoch` would never see. Each rule holds when status is unchanged, so spec and
+// metadata updates (which keep the stored status) always pass. Status writes that core makes:
+// acquire, takeover and the sweep (a new holder: token = epoch + 1), re-entry, renew and recordJob
+// (the same claim), complete (drops the claim, result.token = its token), fail and release (drop the
+// claim), retry (drops the result, keeps epoch), doctor's repairs (the same transitions).
+const OLD_EPOCH = '(has(oldSelf.status) && has(oldSelf.status.epoch) ? oldSelf.status.epoch : 0)';
+const OLD_CLAIM = 'has(oldSelf.status) && has(oldSelf.status.claim)';
+
+/** status.epoch never decreases and, once set, is never removed. */
+export const RULE_EPOCH_NEVER_DECREASES: ValidationRule = {
+  rule:
+    '!has(oldSelf.status) || !has(oldSelf.status.epoch) || ' +
+    '(has(self.status) && has(self.status.epoch) && self.status.epoch >= oldSelf.status.epoch)',
+  message: 'epoch never decreases, nor is it removed',
+  fieldPath: '.status.epoch',
+};
+
+/**
+ * A new holder (a claim appears, or its holder or token changes) needs token == the new epoch, above
+ * the previous epoch: every acquisition issues a fresh, higher token.
+ */
+export const RULE_NEW_HOLDER_NEW_TOKEN: ValidationRule = {
+  rule:
+    '!has(self.status) || !has(self.status.claim) || ' +
+    `(${OLD_CLAIM} && self.status.claim.token == oldSelf.status.claim.token && ` +
+    'self.status.claim.holder.name == oldSelf.status.claim.holder.name && ' +
+    'self.status.claim.holder.uid == oldSelf.status.claim.holder.uid) || ' +
+    `(has(self.status.epoch) && self.status.claim.token == self.status.epoch && self.status.claim.token > ${OLD_EPOCH})`,
+  message: 'a new holder needs a new token: claim.token must equal epoch and be above the previous epoch',
+  fieldPath: '.status.claim.token',
+};
+
+/**
+ * A new or changed result carries the token of the claim that produced it: the claim this write
+ * closes or keeps (the old claim's token), never a claim opened in the same write. An unchanged
+ * result stays, whatever happens to the claim (as the webhook's /validate/captures decides).
+ */
+export const RULE_RESULT_NEEDS_CLAIM_TOKEN: ValidationRule = {
+  rule:
+    '!has(self.status) || !has(self.status.result) || ' +
+    '(has(oldSelf.status) && has(oldSelf.status.result) && self.status.result == oldSelf.status.result) || ' +
+    `(${OLD_CLAIM} && self.status.result.token == oldSelf.status.claim.token && ` +
+    '(!has(self.status.claim) || self.status.claim.token == oldSelf.status.claim.token))',
+  message:
+    'no result without the current claim token: result.token must be the token of the claim this write closes or keeps',
+  fieldPath: '.status.result.token',
+};
+
+/** Every token in status was issued: none above epoch (also on the first status write). */
+export const RULE_CLAIM_TOKEN_ISSUED: ValidationRule = {
+  rule: '!has(self.claim) || (has(self.epoch) && self.claim.token <= self.epoch)',
+  message: 'every token must have been issued: the claim token is above the epoch',
+  fieldPath: '.claim.token',
+};
+export const RULE_RESULT_TOKEN_ISSUED: ValidationRule = {
+  rule: '!has(self.result) || (has(self.epoch) && self.result.token <= self.epoch)',
+  message: 'every token must have been issued: the result token is above the epoch',
+  fieldPath: '.result.token',
+};
 
 export const captureSchema: KindSchema = {
   kind: 'Capture',
@@ -103,7 +167,9 @@ export const captureSchema: KindSchema = {
         observedGeneration,
         conditions,
       },
+      'x-kubernetes-validations': [RULE_CLAIM_TOKEN_ISSUED, RULE_RESULT_TOKEN_ISSUED],
     },
+    [RULE_EPOCH_NEVER_DECREASES, RULE_NEW_HOLDER_NEW_TOKEN, RULE_RESULT_NEEDS_CLAIM_TOKEN],
   ),
   printerColumns: [
     { name: 'Phase', type: 'string', jsonPath: '.status.phase' },

@@ -1,5 +1,5 @@
 // Schema pieces shared by the four kinds: metadata, conditions, label selectors, pod references.
-import type { JSONSchemaProps } from './types.ts';
+import type { JSONSchemaProps, ValidationRule } from './types.ts';
 
 export const int = (description: string, extra: JSONSchemaProps = {}): JSONSchemaProps => ({
   type: 'integer',
@@ -95,11 +95,15 @@ export const observedGeneration = int('The metadata.generation the status was co
 
 export const count = (description: string): JSONSchemaProps => int(description, { minimum: 0 });
 
-/** apiVersion, kind and metadata, as every CRD schema starts. */
+/**
+ * apiVersion, kind and metadata, as every CRD schema starts; `rules` are root-level CEL rules (self is
+ * the whole object: they see spec and status together, and every update has an oldSelf there).
+ */
 export function objectSchema(
   description: string,
   spec: JSONSchemaProps,
   status: JSONSchemaProps,
+  rules: ValidationRule[] = [],
 ): JSONSchemaProps {
   return {
     type: 'object',
@@ -112,6 +116,7 @@ export function objectSchema(
       spec,
       status,
     },
+    ...(rules.length > 0 ? { 'x-kubernetes-validations': rules } : {}),
   };
 }
 

@@ -4,10 +4,12 @@
 
 export type SchemaType = 'object' | 'array' | 'string' | 'integer' | 'number' | 'boolean';
 
-/** A CEL rule. The API server evaluates `rule`; core evaluates the same rule by hand (`check`). */
+/** A CEL rule. The API server evaluates `rule`; core evaluates the same text (rules.ts, @bufbuild/cel). */
 export interface ValidationRule {
   rule: string;
   message: string;
+  /** CEL that yields the message (a string), evaluated with the rule's bindings when the rule fails. */
+  messageExpression?: string;
   /** Relative JSON path (`.sourcePod`) the error is reported on, as `fieldPath` in the CRD. */
   fieldPath?: string;
   reason?: 'FieldValueInvalid' | 'FieldValueForbidden' | 'FieldValueRequired' | 'FieldValueDuplicate';

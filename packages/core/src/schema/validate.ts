@@ -1,52 +1,54 @@
 // Structural pruning, defaulting and validation with the CRD schemas, as kube-apiserver does them
 // for custom resources: unknown fields pruned, nulls of non-nullable fields dropped, defaults applied
 // top-down (a defaulted object gets its nested defaults too), then every violation reported with its
-// field path. The CEL rules of the schemas are evaluated by hand (`CEL_RULES`); a rule without an
-// implementation here is a test failure, so the CRDs and the model cannot drift apart.
+// field path, then the CEL rules of the schemas (rules.ts) unless a violation blocks them.
 import type { FieldCause } from '../api/errors.ts';
-import { deepEqual } from '../api/json.ts';
 import type { Kind } from '../api/types.ts';
-import { RULE_HTTP_NEEDS_URL } from './capture.ts';
 import { type CustomKind, KIND_SCHEMAS, schemaFor } from './kinds.ts';
-import { RULE_IMMUTABLE, RULE_SOURCE_NOT_POD } from './pod-claim.ts';
-import { RULE_MIN_IDLE_LE_MAX_PODS } from './pod-pool.ts';
-import type { JSONSchemaProps, ValidationRule } from './types.ts';
+import { rulesOf, validateRules } from './rules.ts';
+import type { JSONSchemaProps } from './types.ts';
 
 type Json = Record<string, unknown>;
 
 const isObject = (v: unknown): v is Json => v !== null && typeof v === 'object' && !Array.isArray(v);
 const has = (o: Json, k: string): boolean => Object.hasOwn(o, k) && o[k] !== undefined;
 
-/** The CEL rules the schemas use, as code: `self` and, for transition rules, `oldSelf`. */
-export const CEL_RULES: Record<
-  string,
-  { transition: boolean; check: (self: unknown, old?: unknown) => boolean }
-> = {
-  [RULE_IMMUTABLE]: { transition: true, check: (self, old) => deepEqual(self, old) },
-  [RULE_SOURCE_NOT_POD]: {
-    transition: false,
-    check: (self) => {
-      const s = self as Json;
-      return !has(s, 'sourcePod') || !has(s, 'podName') || s.sourcePod === '' || s.sourcePod !== s.podName;
-    },
-  },
-  [RULE_HTTP_NEEDS_URL]: {
-    transition: false,
-    check: (self) => {
-      const s = self as Json;
-      return s.type !== 'Http' || (has(s, 'url') && s.url !== '');
-    },
-  },
-  [RULE_MIN_IDLE_LE_MAX_PODS]: {
-    transition: false,
-    check: (self) => {
-      const s = self as Json;
-      // Both are defaulted before validation; a type error is reported by the schema instead.
-      if (typeof s.minIdle !== 'number' || typeof s.maxPods !== 'number') return true;
-      return s.minIdle <= s.maxPods;
-    },
-  },
+/**
+ * The field.ErrorType of a schema violation. The server skips the CEL rules when one of the
+ * blocking types is present (hasBlockingErr in apiextensions-apiserver's strategy.go).
+ */
+type ViolationType =
+  | 'Invalid'
+  | 'TypeInvalid'
+  | 'NotSupported'
+  | 'Required'
+  | 'TooLong'
+  | 'TooMany'
+  | 'Duplicate';
+const BLOCKING: ReadonlySet<ViolationType> = new Set([
+  'TypeInvalid',
+  'NotSupported',
+  'Required',
+  'TooLong',
+  'TooMany',
+]);
+
+/** The cause the server adds instead of the rules' results when a violation blocks them. */
+export const RULES_NOT_CHECKED: FieldCause = {
+  field: '<nil>',
+  message:
+    'Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation',
 };
+
+interface Violations {
+  causes: FieldCause[];
+  blocking: boolean;
+}
+
+function report(out: Violations, type: ViolationType, field: string, message: string): void {
+  out.causes.push({ field, message });
+  if (BLOCKING.has(type)) out.blocking = true;
+}
 
 // ---------------- pruning and defaulting ----------------
 
@@ -132,110 +134,102 @@ function join(path: string, k: string): string {
   return path === '' ? k : `${path}.${k}`;
 }
 
-/**
- * Every violation of `s` by `value` at `path`. `old` is the value at the same path before an update
- * (undefined on create or when the field is new): transition rules run only when it exists.
- */
+/** Every violation of `s` by `value` at `path` (the OpenAPI part; CEL rules are rules.ts'). */
 export function validateValue(
   value: unknown,
   s: JSONSchemaProps,
   path: string,
-  old?: unknown,
-  out: FieldCause[] = [],
-): FieldCause[] {
+  out: Violations = { causes: [], blocking: false },
+): Violations {
   if (value === null && s.nullable) return out;
   if (!typeOk(value, s.type)) {
-    out.push({
-      field: path,
-      message: `Invalid value: ${JSON.stringify(typeName(value))}: ${path} in body must be of type ${s.type}: ${JSON.stringify(typeName(value))}`,
-    });
+    report(
+      out,
+      'TypeInvalid',
+      path,
+      `Invalid value: ${JSON.stringify(typeName(value))}: ${path} in body must be of type ${s.type}: ${JSON.stringify(typeName(value))}`,
+    );
     return out;
   }
   if (s.enum && !s.enum.includes(value as string | number)) {
-    out.push({
-      field: path,
-      message: `Unsupported value: ${shown(value)}: supported values: ${s.enum.map((e) => JSON.stringify(e)).join(', ')}`,
-    });
+    report(
+      out,
+      'NotSupported',
+      path,
+      `Unsupported value: ${shown(value)}: supported values: ${s.enum.map((e) => JSON.stringify(e)).join(', ')}`,
+    );
   }
   if (typeof value === 'number') {
     if (s.minimum !== undefined && value < s.minimum) {
-      out.push({
-        field: path,
-        message: `Invalid value: ${value}: should be greater than or equal to ${s.minimum}`,
-      });
+      report(
+        out,
+        'Invalid',
+        path,
+        `Invalid value: ${value}: should be greater than or equal to ${s.minimum}`,
+      );
     }
     if (s.maximum !== undefined && value > s.maximum) {
-      out.push({
-        field: path,
-        message: `Invalid value: ${value}: should be less than or equal to ${s.maximum}`,
-      });
+      report(out, 'Invalid', path, `Invalid value: ${value}: should be less than or equal to ${s.maximum}`);
     }
   }
   if (typeof value === 'string') {
     const len = [...value].length;
     if (s.minLength !== undefined && len < s.minLength) {
-      out.push({
-        field: path,
-        message: `Invalid value: ${shown(value)}: should be at least ${s.minLength} chars long`,
-      });
+      report(
+        out,
+        'Invalid',
+        path,
+        `Invalid value: ${shown(value)}: should be at least ${s.minLength} chars long`,
+      );
     }
     if (s.maxLength !== undefined && len > s.maxLength) {
-      out.push({ field: path, message: `Too long: may not be more than ${s.maxLength} bytes` });
+      report(out, 'TooLong', path, `Too long: may not be more than ${s.maxLength} bytes`);
     }
     if (s.pattern !== undefined && !new RegExp(s.pattern).test(value)) {
-      out.push({ field: path, message: `Invalid value: ${shown(value)}: should match '${s.pattern}'` });
+      report(out, 'Invalid', path, `Invalid value: ${shown(value)}: should match '${s.pattern}'`);
     }
     if (s.format === 'date-time' && (!RFC3339.test(value) || Number.isNaN(Date.parse(value)))) {
-      out.push({ field: path, message: `Invalid value: ${shown(value)}: must be of type date-time` });
+      report(out, 'Invalid', path, `Invalid value: ${shown(value)}: must be of type date-time`);
     }
   }
   if (Array.isArray(value)) {
     if (s.minItems !== undefined && value.length < s.minItems) {
-      out.push({
-        field: path,
-        message: `Invalid value: ${value.length}: should have at least ${s.minItems} items`,
-      });
+      report(
+        out,
+        'Invalid',
+        path,
+        `Invalid value: ${value.length}: should have at least ${s.minItems} items`,
+      );
     }
     if (s.maxItems !== undefined && value.length > s.maxItems) {
-      out.push({ field: path, message: `Too many: ${value.length}: must have at most ${s.maxItems} items` });
+      report(out, 'TooMany', path, `Too many: ${value.length}: must have at most ${s.maxItems} items`);
     }
     if (s['x-kubernetes-list-type'] === 'map') {
       const keys = s['x-kubernetes-list-map-keys'] ?? [];
       const seen = new Set<string>();
       value.forEach((item, i) => {
         const k = JSON.stringify(keys.map((key) => (isObject(item) ? item[key] : undefined)));
-        if (seen.has(k)) out.push({ field: `${path}[${i}]`, message: `Duplicate value: ${k}` });
+        if (seen.has(k)) report(out, 'Duplicate', `${path}[${i}]`, `Duplicate value: ${k}`);
         seen.add(k);
       });
     }
     if (s.items) {
       value.forEach((item, i) => {
-        validateValue(item, s.items!, `${path}[${i}]`, undefined, out);
+        validateValue(item, s.items!, `${path}[${i}]`, out);
       });
     }
   }
   if (isObject(value)) {
     for (const r of s.required ?? []) {
-      if (!has(value, r)) out.push({ field: join(path, r), message: 'Required value' });
+      if (!has(value, r)) report(out, 'Required', join(path, r), 'Required value');
     }
-    const oldObj = isObject(old) ? old : undefined;
     for (const [k, v] of Object.entries(value)) {
       if (v === undefined) continue;
       const prop = s.properties?.[k] ?? s.additionalProperties;
-      if (prop) validateValue(v, prop, join(path, k), oldObj?.[k], out);
+      if (prop) validateValue(v, prop, join(path, k), out);
     }
   }
-  for (const rule of s['x-kubernetes-validations'] ?? []) checkRule(rule, value, old, path, out);
   return out;
-}
-
-function checkRule(rule: ValidationRule, self: unknown, old: unknown, path: string, out: FieldCause[]): void {
-  const impl = CEL_RULES[rule.rule];
-  if (!impl) throw new Error(`CEL rule without an implementation in core: ${rule.rule}`);
-  if (impl.transition && old === undefined) return;
-  if (impl.check(self, old)) return;
-  const field = rule.fieldPath ? path + rule.fieldPath : path;
-  out.push({ field, message: `Invalid value: ${JSON.stringify(typeName(self))}: ${rule.message}` });
 }
 
 // ---------------- per kind ----------------
@@ -248,15 +242,29 @@ export function defaultObject(kind: CustomKind | Kind, obj: unknown): void {
   applyDefaults(obj, k.schema);
 }
 
-/** Every schema violation of a custom object (after defaulting); `old` enables transition rules. */
+/**
+ * Every violation of a custom object (after defaulting), schema first, then the CEL rules, which
+ * see `old` on an update (transition rules, ratcheting). metadata is ObjectMeta, which the model
+ * validates itself; root rules see only its name and generateName, as on the server.
+ */
 export function validateObject(kind: CustomKind | Kind, obj: unknown, old?: unknown): FieldCause[] {
   const k = schemaFor(kind);
   if (!k) return [];
-  const out: FieldCause[] = [];
-  // metadata is ObjectMeta, validated by the model itself; validate the rest.
-  const { metadata: _m, ...rest } = (obj ?? {}) as Json;
-  const oldRest = isObject(old) ? (({ metadata: _o, ...r }) => r)(old) : undefined;
-  validateValue(rest, { ...k.schema, properties: { ...k.schema.properties } }, '', oldRest, out);
+  const { metadata, ...rest } = (obj ?? {}) as Json;
+  const found = validateValue(rest, k.schema, '');
+  if (found.blocking)
+    return rulesOf(k.schema).length > 0 ? [...found.causes, RULES_NOT_CHECKED] : found.causes;
+  const root = (o: Json) => ({ ...o, metadata: visibleMetadata(o.metadata) });
+  const oldRoot = isObject(old) ? root(old) : undefined;
+  return validateRules(root({ ...rest, metadata }), k.schema, '', oldRoot, found.causes);
+}
+
+function visibleMetadata(m: unknown): Json {
+  const out: Json = {};
+  if (isObject(m)) {
+    if (typeof m.name === 'string') out.name = m.name;
+    if (typeof m.generateName === 'string') out.generateName = m.generateName;
+  }
   return out;
 }
 

@@ -1,0 +1,2 @@
+export * from './program.ts';
+export { CelTyped, fromCelValue, parseTimestamp as parseCelTimestamp, toCelValue } from './values.ts';
