@@ -108,8 +108,11 @@ export const crdRuleConformanceCases: ConformanceCase[] = [
   {
     name: "CRD rules: the issue's stale-token result patch is refused (epoch 5, claim closed, result.token 1)",
     async run(c, ns) {
+      // Epoch 5 the only way the CRD allows: a claim with token 5, then closed.
       await newCapture(c, ns, 'stale');
-      await c.patchStatus('Capture', key(ns, 'stale'), { status: { phase: 'Pending', epoch: 5 } });
+      await transition(c, ns, 'stale', acquired(pod('a'), Date.parse(at(0))));
+      await c.patchStatus('Capture', key(ns, 'stale'), { status: { epoch: 5, claim: { token: 5 } } });
+      await c.patchStatus('Capture', key(ns, 'stale'), { status: { phase: 'Pending', claim: null } });
       const e = await rejects(
         c.patchStatus('Capture', key(ns, 'stale'), {
           status: {

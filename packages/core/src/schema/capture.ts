@@ -39,6 +39,18 @@ export const RULE_EPOCH_NEVER_DECREASES: ValidationRule = {
 };
 
 /**
+ * The epoch moves only together with the claim it issues (token == the new epoch): a bare epoch
+ * edit would leave an open claim's token below the epoch, or make a standing result look unfenced.
+ */
+export const RULE_EPOCH_MOVES_WITH_NEW_CLAIM: ValidationRule = {
+  rule:
+    `!has(self.status) || !has(self.status.epoch) || self.status.epoch == ${OLD_EPOCH} || ` +
+    '(has(self.status.claim) && self.status.claim.token == self.status.epoch)',
+  message: 'the epoch changes only with a new claim whose token is the new epoch',
+  fieldPath: '.status.epoch',
+};
+
+/**
  * A new holder (a claim appears, or its holder or token changes) needs token == the new epoch, above
  * the previous epoch: every acquisition issues a fresh, higher token.
  */
@@ -169,7 +181,12 @@ export const captureSchema: KindSchema = {
       },
       'x-kubernetes-validations': [RULE_CLAIM_TOKEN_ISSUED, RULE_RESULT_TOKEN_ISSUED],
     },
-    [RULE_EPOCH_NEVER_DECREASES, RULE_NEW_HOLDER_NEW_TOKEN, RULE_RESULT_NEEDS_CLAIM_TOKEN],
+    [
+      RULE_EPOCH_NEVER_DECREASES,
+      RULE_EPOCH_MOVES_WITH_NEW_CLAIM,
+      RULE_NEW_HOLDER_NEW_TOKEN,
+      RULE_RESULT_NEEDS_CLAIM_TOKEN,
+    ],
   ),
   printerColumns: [
     { name: 'Phase', type: 'string', jsonPath: '.status.phase' },

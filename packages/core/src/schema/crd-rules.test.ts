@@ -17,6 +17,7 @@ import {
 import { validateObject } from './validate.ts';
 
 const EPOCH = 'Invalid value: epoch never decreases, nor is it removed';
+const EPOCH_MOVES = 'Invalid value: the epoch changes only with a new claim whose token is the new epoch';
 const NEW_HOLDER =
   'Invalid value: a new holder needs a new token: claim.token must equal epoch and be above the previous epoch';
 const RESULT =
@@ -66,8 +67,27 @@ describe('Capture: epoch never decreases', () => {
 
   it('accepts the same or a higher epoch, and the first one', () => {
     expect(statusWrite(held, { ...held, phase: 'Pending', claim: undefined })).toEqual([]);
-    expect(statusWrite({ phase: 'Pending', epoch: 5 }, { phase: 'Pending', epoch: 9 })).toEqual([]);
+    expect(
+      statusWrite({ phase: 'Pending', epoch: 5 }, { phase: 'Capturing', epoch: 9, claim: claimOf(podA, 9) }),
+    ).toEqual([]);
     expect(statusWrite(undefined, held)).toEqual([]);
+  });
+});
+
+describe('Capture: the epoch moves only with the claim it issues', () => {
+  it('refuses a bare epoch edit (up, with no claim or with the old claim kept)', () => {
+    expect(statusWrite({ phase: 'Pending', epoch: 5 }, { phase: 'Pending', epoch: 9 })).toEqual([
+      { field: 'status.epoch', message: EPOCH_MOVES },
+    ]);
+    const open: CaptureStatus = { phase: 'Capturing', epoch: 5, claim: claimOf(podA, 5) };
+    expect(statusWrite(open, { ...open, epoch: 6 })).toEqual([
+      { field: 'status.epoch', message: EPOCH_MOVES },
+    ]);
+  });
+
+  it('accepts the same epoch whatever else changes', () => {
+    const open: CaptureStatus = { phase: 'Capturing', epoch: 5, claim: claimOf(podA, 5) };
+    expect(statusWrite(open, { phase: 'Pending', epoch: 5 })).toEqual([]);
   });
 });
 
@@ -76,6 +96,7 @@ describe('Capture: a new holder needs a new token (== epoch, above the previous 
 
   it('refuses a new holder whose token is not the epoch, or not above the previous epoch', () => {
     expect(statusWrite(held, { ...held, epoch: 7, claim: claimOf(podB, 6) })).toEqual([
+      { field: 'status.epoch', message: EPOCH_MOVES },
       { field: 'status.claim.token', message: NEW_HOLDER },
     ]);
     // Another holder under the same token, and the same holder under an old token.
@@ -87,6 +108,7 @@ describe('Capture: a new holder needs a new token (== epoch, above the previous 
     ]);
     // A first claim at a token the epoch has not reached.
     expect(statusWrite(undefined, { epoch: 1, claim: claimOf(podA, 2) })).toEqual([
+      { field: 'status.epoch', message: EPOCH_MOVES },
       { field: 'status.claim.token', message: NEW_HOLDER },
       { field: 'status.claim.token', message: CLAIM_ISSUED },
     ]);
