@@ -78,6 +78,16 @@ export interface KubeClient extends Client, Watcher {
   /** The API server URL of the current context. */
   readonly server: string;
   watch<K extends Kind>(kind: K, opts: KubeWatchOptions, handlers: WatchHandlers<KindMap[K]>): () => void;
+  /**
+   * An authenticated request to any API server path (e.g. the node proxy `/api/v1/nodes/n/proxy/...`):
+   * every HTTP answer resolves, a transport failure throws ApiError. Default timeout: the client's.
+   */
+  raw(method: 'GET' | 'POST', path: string, opts?: { timeoutMs?: number }): Promise<RawResponse>;
+}
+
+export interface RawResponse {
+  status: number;
+  text: string;
 }
 
 const JSON_CT = 'application/json';
@@ -254,6 +264,18 @@ class KubeClientImpl implements KubeClient {
         what,
         server: this.server,
       });
+    }
+  }
+
+  async raw(method: 'GET' | 'POST', path: string, opts: { timeoutMs?: number } = {}): Promise<RawResponse> {
+    const desc: RequestDescription = { method, what: path, server: this.server };
+    try {
+      const signal = AbortSignal.timeout(opts.timeoutMs ?? this.timeoutMs);
+      const ctx = await this.context(method, path, {}, undefined, undefined, signal);
+      const resp = await this.http.send(ctx).toPromise();
+      return { status: resp.httpStatusCode, text: await resp.body.text() };
+    } catch (e) {
+      throw transportError(e, desc);
     }
   }
 
