@@ -1,6 +1,7 @@
 // @claimkit/kube against the real API server: core's API-model conformance cases through the
-// client-node adapter (so the in-memory model cannot drift from the server), informers (sync,
-// events, relist after 410), leader election with two electors, and event recording.
+// client-node adapter (so the in-memory model cannot drift from the server), the watch port and
+// informers (sync, events, indexes, resume after the watchdog, relist after a real 410), leader
+// election with two electors, and event recording.
 import { type ConfigMap, type KubeEvent, type Lease, toMicroTime } from '@claimkit/core';
 import { conformanceCases, conformanceEnv } from '@claimkit/core/testing';
 import {
@@ -89,9 +90,8 @@ describe('informers', () => {
       onUpdate: (a, b) => seen.push(`update ${b.metadata.name} ${a.data?.v}->${b.data?.v}`),
       onDelete: (o) => seen.push(`delete ${o.metadata.name}`),
     });
-    cache.start();
     try {
-      await cache.waitForSync(AbortSignal.timeout(30_000));
+      await cache.start();
       expect(cache.hasSynced()).toBe(true);
       expect(seen).toEqual(['add pre 0']);
       await client.create(cm(ns.name, 'a', { inf: 'yes' }, { v: '1' }));
@@ -111,7 +111,74 @@ describe('informers', () => {
       expect(l.items.map((o) => o.metadata.name)).toEqual(['a']);
       expect(Number(l.resourceVersion)).toBeGreaterThan(0);
     } finally {
-      await cache.stop();
+      cache.stop();
+    }
+  });
+
+  it('a watch from a resourceVersion the server no longer has closes with Gone; the informer relists', async () => {
+    const gone = await new Promise<string | undefined>((resolve) =>
+      client.watch(
+        'ConfigMap',
+        { namespace: ns.name, resourceVersion: '1' },
+        {
+          onEvent: () => {},
+          onClose: (e) => resolve(e?.reason),
+        },
+      ),
+    );
+    expect(gone).toBe('Gone');
+    // An informer whose first watch resumes from that expired version, as after a long outage.
+    await client.create(cm(ns.name, 'before-410', { expired: 'yes' }));
+    let first = true;
+    const inf = new Informer(
+      {
+        list: (kind, opts) => client.list(kind, opts),
+        watch: (kind, opts, handlers) => {
+          const rv = first ? '1' : opts.resourceVersion;
+          first = false;
+          return client.watch(kind, { ...opts, resourceVersion: rv }, handlers);
+        },
+      },
+      'ConfigMap',
+      { namespace: ns.name, labelSelector: 'expired=yes' },
+    );
+    const seen: string[] = [];
+    inf.addHandler({ onAdd: (o) => seen.push(o.metadata.name) });
+    try {
+      await inf.start();
+      await waitFor('the relist', () => inf.stats.relists === 1, { timeoutMs: 20_000 });
+      await client.create(cm(ns.name, 'after-410', { expired: 'yes' }));
+      await waitFor('the event after the relist', () => seen.includes('after-410'), { timeoutMs: 20_000 });
+      expect(seen).toEqual(['before-410', 'after-410']);
+      expect(inf.stats.lists).toBe(2);
+    } finally {
+      inf.stop();
+    }
+  });
+
+  it('indexes on a label and a field answer lists as the server does', async () => {
+    await client.create(cm(ns.name, 'ix-1', { tier: 'gold' }, { owner: 'x' }));
+    await client.create(cm(ns.name, 'ix-2', { tier: 'gold' }, { owner: 'y' }));
+    await client.create(cm(ns.name, 'ix-3', { tier: 'iron' }, { owner: 'x' }));
+    const cache = new InformerCache(client, { namespace: ns.name });
+    cache.informerFor('ConfigMap', { indexLabels: ['tier'], indexFields: ['data.owner'] });
+    try {
+      await cache.start();
+      await client.patch('ConfigMap', { namespace: ns.name, name: 'ix-2' }, { data: { owner: 'x' } });
+      await client.delete('ConfigMap', { namespace: ns.name, name: 'ix-1' });
+      const live = (await client.list('ConfigMap', { namespace: ns.name, labelSelector: 'tier=gold' })).items;
+      await waitFor('the cache to catch up', async () => {
+        const cached = await cache.list('ConfigMap', { namespace: ns.name, labelSelector: 'tier=gold' });
+        return cached.items.map((o) => o.metadata.name).join() === live.map((o) => o.metadata.name).join();
+      });
+      const owned = await cache.list('ConfigMap', {
+        namespace: ns.name,
+        labelSelector: { matchLabels: { tier: 'gold' } },
+        fieldSelector: { 'data.owner': 'x' },
+      });
+      expect(owned.items.map((o) => o.metadata.name)).toEqual(['ix-2']);
+    } finally {
+      cache.stop();
     }
   });
 
@@ -119,13 +186,12 @@ describe('informers', () => {
     const inf = new Informer(client, 'ConfigMap', {
       namespace: ns.name,
       labelSelector: 'quiet=yes',
-      watchdogSeconds: 1,
+      watchdogMs: 1000,
     });
     const seen: string[] = [];
     inf.addHandler({ onAdd: (o) => seen.push(o.metadata.name) });
-    inf.start();
     try {
-      await inf.waitForSync();
+      await inf.start();
       await sleep(2500); // at least two watchdog restarts
       await client.create(cm(ns.name, 'after-quiet', { quiet: 'yes' }));
       await waitFor('the event after the restarts', () => seen.includes('after-quiet'), {
@@ -133,8 +199,9 @@ describe('informers', () => {
       });
       expect(inf.stats.lists).toBe(1);
       expect(inf.stats.watches).toBeGreaterThanOrEqual(3);
+      expect(inf.stats.watchdogRestarts).toBeGreaterThanOrEqual(2);
     } finally {
-      await inf.stop();
+      inf.stop();
     }
   });
 });
