@@ -1,7 +1,8 @@
 // @claimkit/kube against the real API server: core's API-model conformance cases through the
 // client-node adapter (so the in-memory model cannot drift from the server), the watch port and
-// informers (sync, events, indexes, resume after the watchdog, relist after a real 410), leader
-// election with two electors, and event recording.
+// informers (sync, events, indexes, resume after the watchdog), leader election with two electors,
+// and event recording. (A real 410 needs a compacted etcd; the informer's 410 path is covered over
+// the wire format in packages/kube and over the ApiModel.)
 import { type ConfigMap, type KubeEvent, type Lease, toMicroTime } from '@claimkit/core';
 import { conformanceCases, conformanceEnv } from '@claimkit/core/testing';
 import {
@@ -115,47 +116,6 @@ describe('informers', () => {
     }
   });
 
-  it('a watch from a resourceVersion the server no longer has closes with Gone; the informer relists', async () => {
-    const gone = await new Promise<string | undefined>((resolve) =>
-      client.watch(
-        'ConfigMap',
-        { namespace: ns.name, resourceVersion: '1' },
-        {
-          onEvent: () => {},
-          onClose: (e) => resolve(e?.reason),
-        },
-      ),
-    );
-    expect(gone).toBe('Gone');
-    // An informer whose first watch resumes from that expired version, as after a long outage.
-    await client.create(cm(ns.name, 'before-410', { expired: 'yes' }));
-    let first = true;
-    const inf = new Informer(
-      {
-        list: (kind, opts) => client.list(kind, opts),
-        watch: (kind, opts, handlers) => {
-          const rv = first ? '1' : opts.resourceVersion;
-          first = false;
-          return client.watch(kind, { ...opts, resourceVersion: rv }, handlers);
-        },
-      },
-      'ConfigMap',
-      { namespace: ns.name, labelSelector: 'expired=yes' },
-    );
-    const seen: string[] = [];
-    inf.addHandler({ onAdd: (o) => seen.push(o.metadata.name) });
-    try {
-      await inf.start();
-      await waitFor('the relist', () => inf.stats.relists === 1, { timeoutMs: 20_000 });
-      await client.create(cm(ns.name, 'after-410', { expired: 'yes' }));
-      await waitFor('the event after the relist', () => seen.includes('after-410'), { timeoutMs: 20_000 });
-      expect(seen).toEqual(['before-410', 'after-410']);
-      expect(inf.stats.lists).toBe(2);
-    } finally {
-      inf.stop();
-    }
-  });
-
   it('indexes on a label and a field answer lists as the server does', async () => {
     await client.create(cm(ns.name, 'ix-1', { tier: 'gold' }, { owner: 'x' }));
     await client.create(cm(ns.name, 'ix-2', { tier: 'gold' }, { owner: 'y' }));
@@ -192,7 +152,7 @@ describe('informers', () => {
     inf.addHandler({ onAdd: (o) => seen.push(o.metadata.name) });
     try {
       await inf.start();
-      await sleep(2500); // at least two watchdog restarts
+      await sleep(2600); // two watchdog restarts (at about 1 s and 2 s of silence)
       await client.create(cm(ns.name, 'after-quiet', { quiet: 'yes' }));
       await waitFor('the event after the restarts', () => seen.includes('after-quiet'), {
         timeoutMs: 20_000,

@@ -389,19 +389,23 @@ export class Informer<K extends Kind> {
     this.watch();
   }
 
-  private armWatchdog(): void {
+  /** Checks when the watch would have been quiet for watchdogMs, so a dead one is found on time. */
+  private armWatchdog(delay = this.opts.watchdogMs ?? 300_000): void {
     const period = this.opts.watchdogMs ?? 300_000;
     if (period <= 0) return;
     this.watchdogTimer = this.timers.setTimeout(() => {
       this.watchdogTimer = undefined;
       if (this.stopped) return;
-      if (this.stopWatch && this.timers.now() - this.lastActivityAt >= period) {
+      const quietFor = this.timers.now() - this.lastActivityAt;
+      if (this.stopWatch && quietFor >= period) {
         this.stats.watchdogRestarts++;
         this.opts.log?.info('watch silent; restarting it', { kind: this.kind, resourceVersion: this.rv });
         this.watch();
+        this.armWatchdog(period);
+      } else {
+        this.armWatchdog(this.stopWatch ? Math.max(1, period - quietFor) : period);
       }
-      this.armWatchdog();
-    }, period);
+    }, delay);
   }
 
   private random(): number {
