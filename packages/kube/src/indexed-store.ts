@@ -27,6 +27,8 @@ const nsOf = (o: KubeObject): string => o.metadata.namespace ?? '';
 
 export class IndexedStore<T extends KubeObject> {
   private readonly objects = new Map<string, T>();
+  /** namespace -> name -> object: the index every namespaced read uses (controller-runtime has it too). */
+  private readonly byNamespace = new Map<string, Map<string, T>>();
   private readonly indexers = new Map<string, IndexFunc<T>>();
   /** index -> value -> namespace -> name -> object */
   private readonly indexes = new Map<string, Map<string, Map<string, Map<string, T>>>>();
@@ -56,8 +58,15 @@ export class IndexedStore<T extends KubeObject> {
     return this.objects.get(keyString(key));
   }
 
-  values(): IterableIterator<T> {
-    return this.objects.values();
+  /** Stored objects, of one namespace or all. */
+  values(namespace?: string): IterableIterator<T> {
+    if (namespace === undefined) return this.objects.values();
+    return (this.byNamespace.get(namespace) ?? new Map<string, T>()).values();
+  }
+
+  /** How many objects `namespace` holds (all namespaces when undefined). */
+  countIn(namespace?: string): number {
+    return namespace === undefined ? this.objects.size : (this.byNamespace.get(namespace)?.size ?? 0);
   }
 
   /** Stores `obj` (replacing one of the same namespace/name); returns the one replaced. */
@@ -66,6 +75,12 @@ export class IndexedStore<T extends KubeObject> {
     const old = this.objects.get(k);
     if (old) this.unindex(old);
     this.objects.set(k, obj);
+    let inNs = this.byNamespace.get(nsOf(obj));
+    if (!inNs) {
+      inNs = new Map();
+      this.byNamespace.set(nsOf(obj), inNs);
+    }
+    inNs.set(obj.metadata.name, obj);
     for (const [name, fn] of this.indexers) this.indexOne(name, fn, obj);
     return old;
   }
@@ -77,6 +92,9 @@ export class IndexedStore<T extends KubeObject> {
     if (!old) return undefined;
     this.unindex(old);
     this.objects.delete(k);
+    const inNs = this.byNamespace.get(nsOf(old));
+    inNs?.delete(old.metadata.name);
+    if (inNs?.size === 0) this.byNamespace.delete(nsOf(old));
     return old;
   }
 

@@ -357,6 +357,7 @@ describe('InformerCache over the ApiModel: indexes', () => {
     const queries: [Kind, ListOptions][] = [];
     for (const ns of [...namespaces, undefined]) {
       const nsOpt = ns === undefined ? {} : { namespace: ns };
+      queries.push(['Pod', nsOpt], ['PodClaim', nsOpt]);
       for (const p of pods) {
         queries.push(['PodClaim', { ...nsOpt, fieldSelector: { 'spec.podName': p } }]);
         queries.push(['PodClaim', { ...nsOpt, fieldSelector: { 'spec.sourcePod': p } }]);

@@ -232,18 +232,23 @@ export class Informer<K extends Kind> {
     const sel =
       typeof opts.labelSelector === 'string' ? parseSelector(opts.labelSelector) : opts.labelSelector;
     const labels = Object.entries(sel?.matchLabels ?? {});
+    // The namespace's objects unless an index holds fewer.
     let best: { index: string; value: string; n: number } | undefined;
+    let fewest = this.store.countIn(opts.namespace);
     for (const [index, value] of [
       ...fields.map(([f, v]) => [fieldIndex(f), v] as const),
       ...labels.map(([l, v]) => [labelIndex(l), v] as const),
     ]) {
       if (value === '') continue; // '' matches objects without the field, which no index holds
       const n = this.store.count(index, value, opts.namespace);
-      if (n !== undefined && (best === undefined || n < best.n)) best = { index, value, n };
+      if (n !== undefined && n < fewest) {
+        best = { index, value, n };
+        fewest = n;
+      }
     }
     const candidates = best
       ? this.store.byIndex(best.index, best.value, opts.namespace)!
-      : this.store.values();
+      : this.store.values(opts.namespace);
     // Indexed field requirements are checked through their index functions (which may compute
     // values no path holds); the rest as the API server would.
     const indexed = fields.filter(([f]) => this.store.hasIndex(fieldIndex(f)));
