@@ -17,7 +17,7 @@ Commands:
   capture OP NAME             acquire|renew|complete|fail|release|retry a Capture (External backend)
   claim migrate NAME          ask the controller to migrate a claim to another pod
   simulate                    run core's deterministic simulator against the invariants
-  manifests                   print deployable YAML (crds, controller, webhook)
+  manifests                   print deployable YAML (crds, policies, controller, webhook)
   version                     print the version
 
 Run 'claimctl COMMAND --help' for a command's flags. Global flags:

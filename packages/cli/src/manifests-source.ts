@@ -3,7 +3,7 @@
 // Used by scripts/generate-manifests.ts and the drift test only (never at run time).
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 
-export const COMPONENTS = ['crds', 'controller', 'webhook'] as const;
+export const COMPONENTS = ['crds', 'policies', 'controller', 'webhook'] as const;
 export type Component = (typeof COMPONENTS)[number];
 
 export interface ManifestFile {
@@ -36,6 +36,6 @@ export function renderManifestModule(deploy: URL): string {
 // Do not edit: run \`node --conditions=source packages/cli/scripts/generate-manifests.ts\`.
 import type { ManifestFile } from './manifests.ts';
 
-export const MANIFESTS: Record<'crds' | 'controller' | 'webhook', ManifestFile[]> = ${JSON.stringify(data, null, 2)};
+export const MANIFESTS: Record<${COMPONENTS.map((c) => `'${c}'`).join(' | ')}, ManifestFile[]> = ${JSON.stringify(data, null, 2)};
 `;
 }

@@ -17,6 +17,7 @@ describe('manifests', () => {
   test('CRDs first, a shared document once, each document tagged with its source', () => {
     const ns = 'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: claimkit-system\n';
     const text = renderManifests(['webhook', 'crds', 'controller'], {
+      policies: [],
       crds: [
         {
           file: 'a.yaml',
@@ -38,9 +39,13 @@ describe('manifests', () => {
     expect(text).toContain('kind: Service');
   });
   test('components', () => {
-    expect(parseComponents(undefined)).toEqual(['crds', 'controller', 'webhook']);
+    expect(parseComponents(undefined)).toEqual(['crds', 'policies', 'controller', 'webhook']);
     expect(parseComponents('crds, webhook')).toEqual(['crds', 'webhook']);
     expect(() => parseComponents('crds,helm')).toThrow(/unknown component "helm"/);
     expect(renderManifests(['crds'])).toContain('kind: CustomResourceDefinition');
+    const policies = renderManifests(['policies']);
+    expect(policies.match(/^kind: ValidatingAdmissionPolicy$/gm)).toHaveLength(2);
+    expect(policies.match(/^kind: ValidatingAdmissionPolicyBinding$/gm)).toHaveLength(2);
+    expect(policies).not.toContain('kind: Kustomization');
   });
 });

@@ -8,23 +8,25 @@ export interface ManifestFile {
   yaml: string;
 }
 
-const ALL = ['crds', 'controller', 'webhook'] as const;
+const ALL = ['crds', 'policies', 'controller', 'webhook'] as const;
 type Component = (typeof ALL)[number];
 
 export const MANIFESTS_HELP = `Print deployable YAML (one multi-document stream) for claimkit components.
 
 Usage:
-  claimctl manifests [--components crds,controller,webhook]
+  claimctl manifests [--components crds,policies,controller,webhook]
 
 Components are printed in that order (CRDs first); a document shared by two components (the
-claimkit-system Namespace) is printed once.
+claimkit-system Namespace) is printed once. The policies are ValidatingAdmissionPolicies (Kubernetes
+1.30 or newer) that let only the controller's ServiceAccount (claimkit-system/claimkit-controller)
+write a claim's podName, nodeName and sourcePod, and keep pool pod labels consistent.
 
 Examples:
   claimctl manifests | kubectl apply -f -
   claimctl manifests --components crds | kubectl apply --server-side -f -
 
 Flags:
-      --components LIST     comma-separated: crds, controller, webhook (default: all)`;
+      --components LIST     comma-separated: crds, policies, controller, webhook (default: all)`;
 
 /** Splits a YAML stream into documents, without comment-only ones. */
 function documents(yaml: string): string[] {

@@ -1,3 +1,4 @@
+export * from './api/conditions.ts';
 export * from './api/constants.ts';
 export * from './api/errors.ts';
 export * from './api/json.ts';
@@ -21,6 +22,7 @@ export * from './manifests/manifest-file.ts';
 export * from './model/api-model.ts';
 export * from './model/clock.ts';
 export * from './model/faults.ts';
+export * from './policies/index.ts';
 export * from './pool/candidates.ts';
 export * from './pool/claim-index.ts';
 export * from './pool/claim-names.ts';
@@ -33,6 +35,7 @@ export * from './reconcile/decision.ts';
 export * from './reconcile/podclaim.ts';
 export * from './reconcile/podclaimset.ts';
 export * from './reconcile/podpool.ts';
+export * from './reconcile/step.ts';
 export * from './schema/index.ts';
 // Only the type: the switches themselves stay internal (the simulator sets them from SimOptions.broken),
 // so an operator embedding core cannot turn a safety rule off.

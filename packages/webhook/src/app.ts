@@ -1,6 +1,6 @@
 // The admission webhook as a Hono app over Web-standard Request/Response. No runtime imports:
 // main-node.ts and main-deno.ts only read configuration and serve `app.fetch`.
-import { CONTROLLER_NAME, GROUP } from '@claimkit/core';
+import { DEFAULT_CONTROLLER_USERNAME, GROUP } from '@claimkit/core';
 import { Hono } from 'hono';
 import {
   type AdmissionResponse,
@@ -18,7 +18,8 @@ import { validatePod } from './rules/pods.ts';
 import { validatePodClaimSet, validatePodPool } from './rules/sets-pools.ts';
 import type { ControllerIdentities, Rule, RuleContext } from './rules/types.ts';
 
-export const DEFAULT_CONTROLLER_USERNAME = `system:serviceaccount:claimkit-system:${CONTROLLER_NAME}`;
+// The same default as the admission policies' (core), so both layers accept the same controller.
+export { DEFAULT_CONTROLLER_USERNAME };
 export const DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024;
 
 export interface WebhookDeps {

@@ -30,10 +30,14 @@ export interface RunningController extends KubeController {
 /** Runs a controller in this process, watching one namespace. */
 export async function startController(
   namespace: string,
-  opts: { sweepIntervalMs?: number; identity?: string } = {},
+  opts: {
+    sweepIntervalMs?: number;
+    identity?: string /** Default: the admin's. */;
+    kubeconfig?: string;
+  } = {},
 ): Promise<RunningController> {
   const ctl = createKubeController({
-    kubeconfig: e2eCluster().kubeconfigPath,
+    kubeconfig: opts.kubeconfig ?? e2eCluster().kubeconfigPath,
     namespace,
     concurrency: 4,
     sweepIntervalMs: opts.sweepIntervalMs ?? 2000,

@@ -1,11 +1,13 @@
 // deploy/helm/claimkit: the committed files are what chart.ts generates, `helm lint` passes, and
-// `helm template` renders exactly the objects of deploy/controller and deploy/webhook (in the
-// release's namespace), with the values users set: images, replicas, flags, components, and the
-// certificate either from cert-manager or from a CA bundle they give.
+// `helm template` renders exactly the objects of deploy/controller, deploy/webhook and
+// deploy/policies (in the release's namespace), with the values users set: images, replicas, flags,
+// components, the controller's identity in the policies, and the certificate either from
+// cert-manager or from a CA bundle they give.
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { controllerManifests } from '@claimkit/controller';
+import { policiesManifests } from '@claimkit/core';
 import { webhookManifests } from '@claimkit/webhook';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { loadYaml } from '../harness/index.ts';
@@ -55,8 +57,13 @@ const key = (o: Obj) => `${o.kind}/${o.metadata.name}`;
 const byKey = (objs: Obj[]) => new Map(objs.map((o) => [key(o), o]));
 
 /** The objects of deploy/, as kubectl apply -k would create them (no Namespace, no Kustomization). */
-function deployObjects(component: 'controller' | 'webhook'): Obj[] {
-  const files = component === 'controller' ? controllerManifests() : webhookManifests();
+function deployObjects(component: 'controller' | 'webhook' | 'policies'): Obj[] {
+  const files =
+    component === 'controller'
+      ? controllerManifests()
+      : component === 'webhook'
+        ? webhookManifests()
+        : policiesManifests();
   return files
     .flatMap((f) => f.objects as Obj[])
     .filter((o) => o.kind !== 'Namespace' && o.kind !== 'Kustomization');
@@ -83,9 +90,9 @@ describe('the Helm chart (deploy/helm/claimkit)', () => {
     expect(r.code, r.stdout + r.stderr).toBe(0);
   });
 
-  it('renders exactly the objects of deploy/controller and deploy/webhook by default', async () => {
+  it('renders exactly the objects of deploy/controller, deploy/webhook and deploy/policies by default', async () => {
     const got = byKey(await template());
-    const want = [...deployObjects('controller'), ...deployObjects('webhook')];
+    const want = [...deployObjects('controller'), ...deployObjects('webhook'), ...deployObjects('policies')];
     expect([...got.keys()].sort()).toEqual(want.map(key).sort());
     for (const o of want) {
       const g = structuredClone(got.get(key(o))!) as Obj & {
@@ -120,6 +127,42 @@ describe('the Helm chart (deploy/helm/claimkit)', () => {
     const rendered = parseDocs(other.stdout);
     for (const o of rendered) if (o.metadata.namespace) expect(o.metadata.namespace, key(o)).toBe('ops');
     expect(other.stdout).not.toContain('claimkit-system');
+  });
+
+  it("fills the policies' controller identity from values (the release namespace by default)", async () => {
+    const identity = async (...set: string[]) => {
+      const r = await run(helm, [
+        'template',
+        'claimkit',
+        chart,
+        '--namespace',
+        'ops',
+        ...set.flatMap((x) => ['--set', x]),
+      ]);
+      if (r.code !== 0) throw new Error(r.stderr);
+      const vap = parseDocs(r.stdout).find(
+        (o) => o.metadata.name === 'claimkit-podclaim-writers' && o.kind === 'ValidatingAdmissionPolicy',
+      ) as unknown as {
+        spec: { variables: { name: string; expression: string }[] };
+      };
+      const v = (n: string) => JSON.parse(vap.spec.variables.find((x) => x.name === n)!.expression);
+      return { users: v('controllerUsernames'), groups: v('controllerGroups') };
+    };
+    expect(await identity()).toEqual({
+      users: ['system:serviceaccount:ops:claimkit-controller'],
+      groups: [],
+    });
+    expect(
+      await identity(
+        'policies.controllerServiceAccount.namespace=ck',
+        'policies.controllerServiceAccount.name=ctl',
+        'policies.controllerUsers={admin@example.com,system:serviceaccount:ck:ctl}',
+        'policies.controllerGroups={ck-controllers}',
+      ),
+    ).toEqual({
+      users: ['system:serviceaccount:ck:ctl', 'admin@example.com'],
+      groups: ['ck-controllers'],
+    });
   });
 
   it('without cert-manager: no Issuer or Certificate, the given caBundle on every webhook, and it is required', async () => {
@@ -175,6 +218,8 @@ describe('the Helm chart (deploy/helm/claimkit)', () => {
       'controller.replica=3',
       'controller.logLevel=loud',
       'webhook.image.pullPolicy=Sometimes',
+      'policies.controllerServiceAccount.nmae=ctl',
+      'policies.controllerServiceAccount.namespace=Not_A_Namespace',
     ]) {
       const r = await run(helm, ['template', 'claimkit', chart, '--set', bad]);
       expect(r.code, bad).not.toBe(0);
@@ -191,5 +236,9 @@ describe('the Helm chart (deploy/helm/claimkit)', () => {
     const onlyWebhook = await template('controller.enabled=false');
     expect(onlyWebhook.map(key)).toContain('Deployment/claimkit-webhook');
     expect(onlyWebhook.map(key)).not.toContain('Deployment/claimkit-controller');
+    const onlyPolicies = await template('controller.enabled=false', 'webhook.enabled=false');
+    expect(onlyPolicies.map(key).sort()).toEqual(deployObjects('policies').map(key).sort());
+    const noPolicies = await template('policies.enabled=false');
+    expect(noPolicies.map((o) => o.kind)).not.toContain('ValidatingAdmissionPolicy');
   });
 });

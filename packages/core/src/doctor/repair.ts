@@ -8,6 +8,7 @@
 // A repair of a pod's labels (CK003, CK004, CK010, CK011) is confirmed by the runner just before it
 // is written: a live read of the pod, then of the claims, must still show the same finding, so a
 // pod is never released for a claim that started to reference it after the snapshot was taken.
+import { setCondition } from '../api/conditions.ts';
 import { ANNOTATION_MIGRATE, ANNOTATION_MIGRATE_TO } from '../api/constants.ts';
 import { deepEqual } from '../api/json.ts';
 import { keyOf, keyString, type ObjectKey, parseTimestamp, toTimestamp } from '../api/meta.ts';
@@ -86,14 +87,11 @@ function claimStatusWrite(
   why: string,
 ): Write {
   const phase = status.phase ?? 'Pending';
-  const want = phase === 'Bound' ? 'True' : 'False';
-  const prev = (c.status?.conditions ?? []).find((x) => x.type === 'Ready');
   const ready = {
     type: 'Ready',
-    status: want,
+    status: phase === 'Bound' ? ('True' as const) : ('False' as const),
     reason: phase,
     message,
-    lastTransitionTime: prev && prev.status === want ? prev.lastTransitionTime : toTimestamp(now),
     observedGeneration: c.metadata.generation ?? 0,
   };
   return {
@@ -104,7 +102,7 @@ function claimStatusWrite(
       status: {
         ...status,
         phase,
-        conditions: [...(c.status?.conditions ?? []).filter((x) => x.type !== 'Ready'), ready],
+        conditions: setCondition(c.status?.conditions, ready, now),
       },
     },
     precondition: { uid: c.metadata.uid! },

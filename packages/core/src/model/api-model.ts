@@ -20,6 +20,13 @@ import type {
   WatchOptions,
 } from '../api/ports.ts';
 import { type AnyObject, KIND_INFO, type Kind, type KindMap } from '../api/types.ts';
+import {
+  type AdmissionCheck,
+  type AdmissionOperation,
+  admissionError,
+  CONTROLLER_USER,
+  type UserInfo,
+} from './admission.ts';
 import { type Clock, ManualClock, Rng } from './clock.ts';
 import { FaultInjector, type Verb } from './faults.ts';
 
@@ -42,6 +49,11 @@ export interface ApiModelOptions {
    */
   defaulters?: Partial<Record<Kind, (obj: Obj) => void>>;
   validators?: Partial<Record<Kind, (obj: Obj, old?: Obj) => FieldCause[]>>;
+  /**
+   * Validating admission after schema validation, in order (ValidatingAdmissionPolicies, webhooks):
+   * the first denial refuses the write. Every write runs through them, DELETE included.
+   */
+  admission?: AdmissionCheck[];
   /** How many events watches can resume from before answering 410 Gone. */
   eventWindow?: number;
 }
@@ -52,6 +64,13 @@ interface ModelWatch {
   handlers: WatchHandlers<Obj>;
   /** Set while the watch replays: live events wait here, behind the replay. */
   queued?: WatchEvent<Obj>[];
+}
+
+/** The current request: who makes it, and what admission sees of it. */
+interface Req {
+  user: UserInfo;
+  operation: AdmissionOperation;
+  subresource?: 'status';
 }
 
 /** Every write the model accepted, for tests that count API writes. */
@@ -140,7 +159,48 @@ export class ApiModel implements Client, Watcher {
 
   // ---------------- Writer ----------------
 
-  async create<T extends AnyObject>(input: T): Promise<T> {
+  /**
+   * A Client whose writes are made as `user` (the model's own methods write as the controller,
+   * CONTROLLER_USER). Reads are the model's own.
+   */
+  as(user: UserInfo): Client {
+    return {
+      get: (kind, key) => this.get(kind, key),
+      list: (kind, opts) => this.list(kind, opts),
+      create: (obj) => this.createAs(user, obj),
+      update: (obj) => this.updateAs(user, obj),
+      patch: (kind, key, patch, opts) => this.patchAs(user, kind, key, patch, opts),
+      delete: (kind, key, opts) => this.deleteAs(user, kind, key, opts),
+      updateStatus: (obj) => this.updateStatusAs(user, obj),
+      patchStatus: (kind, key, patch, opts) => this.patchStatusAs(user, kind, key, patch, opts),
+    };
+  }
+
+  create<T extends AnyObject>(input: T): Promise<T> {
+    return this.createAs(CONTROLLER_USER, input);
+  }
+
+  update<T extends AnyObject>(input: T): Promise<T> {
+    return this.updateAs(CONTROLLER_USER, input);
+  }
+
+  patch<K extends Kind>(kind: K, key: ObjectKey, patch: MergePatch, opts: PatchOptions = {}) {
+    return this.patchAs(CONTROLLER_USER, kind, key, patch, opts);
+  }
+
+  updateStatus<T extends AnyObject>(input: T): Promise<T> {
+    return this.updateStatusAs(CONTROLLER_USER, input);
+  }
+
+  patchStatus<K extends Kind>(kind: K, key: ObjectKey, patch: MergePatch, opts: PatchOptions = {}) {
+    return this.patchStatusAs(CONTROLLER_USER, kind, key, patch, opts);
+  }
+
+  delete<K extends Kind>(kind: K, key: ObjectKey, opts: DeleteOptions = {}) {
+    return this.deleteAs(CONTROLLER_USER, kind, key, opts);
+  }
+
+  private async createAs<T extends AnyObject>(user: UserInfo, input: T): Promise<T> {
     const kind = input.kind as Kind;
     const obj = clone(input) as unknown as Obj;
     const name = obj.metadata?.name || (obj.metadata?.generateName ? obj.metadata.generateName : '');
@@ -162,11 +222,12 @@ export class ApiModel implements Client, Watcher {
       if (KIND_INFO[kind].hasSpec && kind !== 'Lease') meta.generation = 1;
       this.opts.defaulters?.[kind]?.(obj);
       this.validate(kind, obj);
+      this.admit(kind, { user, operation: 'CREATE' }, obj, undefined);
       return this.commit(kind, 'ADDED', obj);
     }) as unknown as Promise<T>;
   }
 
-  async update<T extends AnyObject>(input: T): Promise<T> {
+  private async updateAs<T extends AnyObject>(user: UserInfo, input: T): Promise<T> {
     const kind = input.kind as Kind;
     const obj = clone(input) as unknown as Obj;
     return this.write('update', kind, obj.metadata.name, () => {
@@ -176,11 +237,17 @@ export class ApiModel implements Client, Watcher {
         if (cur.status === undefined) delete obj.status;
         else obj.status = clone(cur.status);
       }
-      return this.replace(kind, cur, obj);
+      return this.replace(kind, cur, obj, { user, operation: 'UPDATE' });
     }) as unknown as Promise<T>;
   }
 
-  async patch<K extends Kind>(kind: K, key: ObjectKey, patch: MergePatch, opts: PatchOptions = {}) {
+  private async patchAs<K extends Kind>(
+    user: UserInfo,
+    kind: K,
+    key: ObjectKey,
+    patch: MergePatch,
+    opts: PatchOptions = {},
+  ) {
     return this.write('patch', kind, key.name, () => {
       const cur = this.mustGetKey(kind, key);
       const patchRv = (patch.metadata as { resourceVersion?: string } | undefined)?.resourceVersion;
@@ -190,11 +257,11 @@ export class ApiModel implements Client, Watcher {
         if (cur.status === undefined) delete next.status;
         else next.status = clone(cur.status);
       }
-      return this.replace(kind, cur, next);
+      return this.replace(kind, cur, next, { user, operation: 'UPDATE' });
     }) as unknown as Promise<KindMap[K]>;
   }
 
-  async updateStatus<T extends AnyObject>(input: T): Promise<T> {
+  private async updateStatusAs<T extends AnyObject>(user: UserInfo, input: T): Promise<T> {
     const kind = input.kind as Kind;
     const obj = clone(input) as unknown as Obj;
     return this.write('updateStatus', kind, obj.metadata.name, () => {
@@ -204,11 +271,17 @@ export class ApiModel implements Client, Watcher {
       const next = clone(cur);
       if (obj.status === undefined) delete next.status;
       else next.status = obj.status;
-      return this.replace(kind, cur, next, true);
+      return this.replace(kind, cur, next, { user, operation: 'UPDATE', subresource: 'status' });
     }) as unknown as Promise<T>;
   }
 
-  async patchStatus<K extends Kind>(kind: K, key: ObjectKey, patch: MergePatch, opts: PatchOptions = {}) {
+  private async patchStatusAs<K extends Kind>(
+    user: UserInfo,
+    kind: K,
+    key: ObjectKey,
+    patch: MergePatch,
+    opts: PatchOptions = {},
+  ) {
     return this.write('patchStatus', kind, key.name, () => {
       this.requireStatusSubresource(kind);
       const cur = this.mustGetKey(kind, key);
@@ -218,18 +291,21 @@ export class ApiModel implements Client, Watcher {
       const next = clone(cur);
       if (patched.status === undefined) delete next.status;
       else next.status = patched.status;
-      return this.replace(kind, cur, next, true);
+      return this.replace(kind, cur, next, { user, operation: 'UPDATE', subresource: 'status' });
     }) as unknown as Promise<KindMap[K]>;
   }
 
-  async delete<K extends Kind>(kind: K, key: ObjectKey, opts: DeleteOptions = {}) {
-    return this.write('delete', kind, key.name, () => this.deleteNow(kind, key, opts)) as Promise<
+  private async deleteAs<K extends Kind>(user: UserInfo, kind: K, key: ObjectKey, opts: DeleteOptions = {}) {
+    return this.write('delete', kind, key.name, () => this.deleteNow(kind, key, opts, user)) as Promise<
       KindMap[K] | undefined
     >;
   }
 
-  /** Delete without faults or a write record: what the garbage collector does server-side. */
-  private deleteNow(kind: Kind, key: ObjectKey, opts: DeleteOptions = {}): Obj | undefined {
+  /**
+   * Delete without faults or a write record. Without a user it is what the garbage collector does
+   * server-side (no admission).
+   */
+  private deleteNow(kind: Kind, key: ObjectKey, opts: DeleteOptions = {}, user?: UserInfo): Obj | undefined {
     const cur = this.mustGetKey(kind, key);
     const pre = opts.preconditions ?? {};
     if (pre.uid !== undefined && pre.uid !== cur.metadata.uid) {
@@ -244,6 +320,7 @@ export class ApiModel implements Client, Watcher {
         `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${cur.metadata.resourceVersion}`,
       );
     }
+    if (user) this.admit(kind, { user, operation: 'DELETE' }, undefined, cur);
     const graceful =
       kind === 'Pod' &&
       opts.gracePeriodSeconds !== 0 &&
@@ -461,7 +538,8 @@ export class ApiModel implements Client, Watcher {
   }
 
   /** Common tail of update/patch/status writes: immutables, finalizer rules, generation, commit. */
-  private replace(kind: Kind, cur: Obj, next: Obj, statusOnly = false): Obj {
+  private replace(kind: Kind, cur: Obj, next: Obj, req: Req): Obj {
+    const statusOnly = req.subresource === 'status';
     const m = next.metadata;
     const c = cur.metadata;
     m.name = c.name;
@@ -492,6 +570,7 @@ export class ApiModel implements Client, Watcher {
     }
     this.opts.defaulters?.[kind]?.(next);
     this.validate(kind, next, cur);
+    this.admit(kind, req, next, cur);
     // A no-op write does not bump resourceVersion, as on the real server.
     const { resourceVersion: _a, ...mNoRv } = m;
     const { resourceVersion: _b, ...cNoRv } = c;
@@ -527,6 +606,25 @@ export class ApiModel implements Client, Watcher {
     }
     causes.push(...(this.opts.validators?.[kind]?.(obj, old) ?? []));
     if (causes.length > 0) throw invalid(kind, m.name, causes);
+  }
+
+  /** Validating admission, after schema validation (as the API server orders them). */
+  private admit(kind: Kind, req: Req, object: Obj | undefined, oldObject: Obj | undefined): void {
+    const checks = this.opts.admission;
+    if (!checks || checks.length === 0) return;
+    const meta = (object ?? oldObject)!.metadata;
+    const request = {
+      ...req,
+      kind,
+      namespace: meta.namespace ?? '',
+      name: meta.name,
+      object: object ? clone(object) : undefined,
+      oldObject: oldObject ? clone(oldObject) : undefined,
+    };
+    for (const check of checks) {
+      const denial = check(request)[0];
+      if (denial) throw admissionError(request, denial);
+    }
   }
 
   private commit(kind: Kind, type: WatchEventType, obj: Obj): Obj {

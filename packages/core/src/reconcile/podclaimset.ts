@@ -1,17 +1,18 @@
 // PodClaimSet reconciler: scale out (with a guard against duplicates from a stale cache), scale in
 // (P4), status counts for the scale subresource.
+import { setCondition } from '../api/conditions.ts';
 import { FINALIZER_RELEASE, LABEL_CLAIM_SET } from '../api/constants.ts';
 import { isApiError } from '../api/errors.ts';
 import { deepEqual } from '../api/json.ts';
 import { formatSelector } from '../api/labels.ts';
-import { keyOf, type ObjectKey, toTimestamp } from '../api/meta.ts';
+import { keyOf, type ObjectKey } from '../api/meta.ts';
 import type { Client, Reader } from '../api/ports.ts';
 import type { PodClaim, PodClaimSet, PodClaimSetStatus } from '../api/types.ts';
 import { nextClaimNames } from '../pool/claim-names.ts';
 import { chooseScaleIn, isMigrating } from '../pool/scale-in.ts';
 import { applyDecision, type EventRecorder } from './apply.ts';
-import { failedResult } from './capture.ts';
 import { type Decision, type EventSpec, event, type Write } from './decision.ts';
+import { failedResult } from './step.ts';
 
 export interface PodClaimSetSnapshot {
   set: PodClaimSet;
@@ -128,20 +129,26 @@ function statusFor(set: PodClaimSet, active: PodClaim[], blocked: number, now: n
   const migrating = active.filter(isMigrating).length;
   const lost = active.filter((c) => c.status?.phase === 'Lost').length;
   const pending = active.length - bound - migrating - lost;
-  const ready = active.length === set.spec.replicas && bound === set.spec.replicas;
-  const prev = set.status?.conditions ?? [];
-  const cond = (type: string, ok: boolean, reason: string, message: string) => {
-    const p = prev.find((x) => x.type === type);
-    const st = ok ? 'True' : 'False';
-    return {
-      type,
-      status: st as 'True' | 'False',
-      reason,
-      message,
-      lastTransitionTime: p && p.status === st ? p.lastTransitionTime : toTimestamp(now),
-      observedGeneration: set.metadata.generation ?? 0,
-    };
-  };
+  const allBound = active.length === set.spec.replicas && bound === set.spec.replicas;
+  const cond = (type: string, ok: boolean, reason: string, message: string) => ({
+    type,
+    status: ok ? ('True' as const) : ('False' as const),
+    reason,
+    message,
+    observedGeneration: set.metadata.generation ?? 0,
+  });
+  const ready = cond(
+    'Ready',
+    allBound,
+    allBound ? 'AllBound' : 'Progressing',
+    `${bound}/${set.spec.replicas} claims bound`,
+  );
+  const blockedCond = cond(
+    'ScaleInBlocked',
+    blocked > 0,
+    blocked > 0 ? 'Migrating' : 'NotBlocked',
+    blocked > 0 ? `${blocked} claim(s) to remove are migrating` : 'scale-in is not blocked',
+  );
   return {
     replicas: active.length,
     boundReplicas: bound,
@@ -150,15 +157,7 @@ function statusFor(set: PodClaimSet, active: PodClaim[], blocked: number, now: n
     lost,
     labelSelector: formatSelector(set.spec.selector),
     observedGeneration: set.metadata.generation ?? 0,
-    conditions: [
-      cond('Ready', ready, ready ? 'AllBound' : 'Progressing', `${bound}/${set.spec.replicas} claims bound`),
-      cond(
-        'ScaleInBlocked',
-        blocked > 0,
-        blocked > 0 ? 'Migrating' : 'NotBlocked',
-        blocked > 0 ? `${blocked} claim(s) to remove are migrating` : 'scale-in is not blocked',
-      ),
-    ],
+    conditions: setCondition(setCondition(set.status?.conditions, ready, now), blockedCond, now),
   };
 }
 

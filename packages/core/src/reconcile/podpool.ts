@@ -1,18 +1,19 @@
 // PodPool reconciler: keep minIdle Idle pods (plus one per Pending claim) within maxPods, delete
 // only Idle pods with a resourceVersion precondition (a concurrent bind wins), release pods whose
 // claim is gone (confirmed live), and report counts.
+import { setCondition } from '../api/conditions.ts';
 import { LABEL_POOL, LABEL_STATE } from '../api/constants.ts';
 import { isApiError } from '../api/errors.ts';
 import { deepEqual } from '../api/json.ts';
-import { keyOf, type ObjectKey, parseTimestamp, toTimestamp } from '../api/meta.ts';
+import { keyOf, type ObjectKey, parseTimestamp } from '../api/meta.ts';
 import type { Client, Reader } from '../api/ports.ts';
 import type { Pod, PodClaim, PodPool, PodPoolStatus } from '../api/types.ts';
 import { isDeleting } from '../capture/liveness.ts';
 import { ClaimIndex } from '../pool/claim-index.ts';
 import { claimedBy, claimedByUid, releasePodWrite, stateOf } from '../pool/pods.ts';
 import { applyDecision, type EventRecorder } from './apply.ts';
-import { failedResult } from './capture.ts';
 import { type Decision, type EventSpec, event, type Write } from './decision.ts';
+import { failedResult } from './step.ts';
 
 export interface PodPoolSnapshot {
   pool: PodPool;
@@ -125,20 +126,19 @@ export function decidePodPool(s: PodPoolSnapshot): PodPoolDecision {
     draining: pods.filter((p) => stateOf(p) === 'Draining').length,
     observedGeneration: pool.metadata.generation ?? 0,
   };
-  const prevReady = (pool.status?.conditions ?? []).find((c) => c.type === 'Ready');
   const ok = idle.length >= Math.min(pool.spec.minIdle, pool.spec.maxPods - (pods.length - idle.length));
-  const st = ok ? 'True' : 'False';
-  status.conditions = [
+  // Other writers' conditions on the pool are kept; only Ready is ours.
+  status.conditions = setCondition(
+    pool.status?.conditions,
     {
       type: 'Ready',
-      status: st,
+      status: ok ? 'True' : 'False',
       reason: ok ? 'MinIdleKept' : 'ScalingUp',
       message: `${idle.length} Idle of ${pods.length} pods (minIdle ${pool.spec.minIdle}, maxPods ${pool.spec.maxPods})`,
-      lastTransitionTime:
-        prevReady && prevReady.status === st ? prevReady.lastTransitionTime : toTimestamp(s.now),
       observedGeneration: pool.metadata.generation ?? 0,
     },
-  ];
+    s.now,
+  );
   if (!deepEqual(status, pool.status ?? {})) {
     writes.push({
       op: 'patchStatus',

@@ -2,12 +2,13 @@
 // clean steps are not passing vacuously. Reconciler rules are broken through test-only switches;
 // event routing is broken by handing the simulator a broken mapEvent, as data.
 import { describe, expect, test } from 'vitest';
-import type { InvariantId } from '../invariants/check.ts';
 import type { MapEvent } from '../loop/map-event.ts';
 import { labelOnlyPodEvents } from './broken-routing.ts';
 import type { BrokenRule } from './broken-rules.ts';
 import { brokenRules } from './broken-rules.ts';
-import { runTrace, type SimOptions, simulate } from './simulator.ts';
+import { runTrace, type SimOptions, type SimViolation, simulate } from './simulator.ts';
+
+type InvariantId = SimViolation['invariant'];
 
 const CASES: [BrokenRule, InvariantId[]][] = [
   ['C1-unfenced-result', ['C1']],

@@ -5,12 +5,12 @@
 // invariants after every quiet period. A violation comes with the seed and a shrunk, replayable trace.
 import { LABEL_CLAIM_SET, LABEL_POOL } from '../api/constants.ts';
 import { type ApiErrorReason, isApiError } from '../api/errors.ts';
-import { keyOf, type ObjectKey } from '../api/meta.ts';
-import type { Client, MergePatch, Reader } from '../api/ports.ts';
+import { keyOf, keyString, type ObjectKey } from '../api/meta.ts';
+import type { Client, MergePatch, Reader, WatchEventType } from '../api/ports.ts';
 import type { AnyObject, Capture, Kind, Pod, PodClaim, PodClaimSet, PodPool } from '../api/types.ts';
 import { ClaimSuperseded } from '../capture/claim.ts';
 import { acquireCapture, completeCapture, failCapture, renewCapture } from '../capture/holder-ops.ts';
-import { type ClusterState, checkConvergence, checkSafety, type Violation } from '../invariants/check.ts';
+import { type ClusterState, checkConvergence, checkSafety } from '../invariants/check.ts';
 import { InvariantTracker } from '../invariants/tracker.ts';
 import {
   type MapEvent,
@@ -19,18 +19,35 @@ import {
   WATCHED_KINDS,
   type WatchedKind,
 } from '../loop/map-event.ts';
-import { parseReconcileKey, RECONCILE_KINDS, reconcileKey } from '../loop/reconcile-key.ts';
+import {
+  parseReconcileKey,
+  RECONCILE_KINDS,
+  type ReconcileKind,
+  reconcileKey,
+} from '../loop/reconcile-key.ts';
+import type { UserInfo } from '../model/admission.ts';
 import { type ApiModel, type ApiModelOptions, CacheView, ApiModel as Model } from '../model/api-model.ts';
 import { ManualClock, Rng } from '../model/clock.ts';
 import type { Verb } from '../model/faults.ts';
 import { ClaimIndex } from '../pool/claim-index.ts';
-import { claimedBy } from '../pool/pods.ts';
+import { claimedBy, stateOf } from '../pool/pods.ts';
 import { reconcileCapture } from '../reconcile/capture.ts';
 import { reconcilePodClaim } from '../reconcile/podclaim.ts';
 import { reconcilePodClaimSet } from '../reconcile/podclaimset.ts';
 import { reconcilePodPool } from '../reconcile/podpool.ts';
+import { type AdmissionMode, admissionLayer, type Refusal } from './admission-layer.ts';
 import { type BrokenRule, brokenRules } from './broken-rules.ts';
 import { SimCaptureAgent } from './capture-agent.ts';
+import { applyKubectlWrite, genKubectlWrite, type KubectlOp, type KubectlWrite } from './kubectl-actor.ts';
+import {
+  quietStateViolations,
+  type RepairRecord,
+  repairFailures,
+  repairPoint,
+  type SimViolation,
+} from './repair-point.ts';
+
+export type { SimViolation } from './repair-point.ts';
 
 export interface SimOptions {
   seed: number;
@@ -53,6 +70,21 @@ export interface SimOptions {
   shrinkBudget?: number;
   /** Extra model options (e.g. CRD schema defaulting and validation). */
   modelOptions?: Omit<ApiModelOptions, 'clock' | 'seed'>;
+  /**
+   * A person with kubectl making random direct writes (kubectl-actor.ts), and what the API server
+   * enforces (admission-layer.ts; the model's options then come from there, not `modelOptions`).
+   * On: every safety invariant holds after every step. Off: from the actor's first write that the
+   * "on" layers would have refused until the next quiet period, which is a repair point
+   * (repair-point.ts: controllers, then doctor, then doctor --fix), safety is suspended, except P7's
+   * transitions: what the controllers decide about the damage must still never take a pod away.
+   */
+  kubectl?: {
+    admission: AdmissionMode;
+    /** Probability of a kubectl write per step (default 0.03). */
+    rate?: number;
+    /** The kinds of writes the actor makes (default: all). */
+    ops?: readonly KubectlOp[];
+  };
 }
 
 export type Action =
@@ -74,18 +106,28 @@ export type Action =
   | { t: 'resetCapture'; http: boolean }
   | { t: 'adversary'; i: number; j: number }
   | { t: 'stripLabel'; i: number; deletePod: boolean }
+  | { t: 'kubectl'; w: KubectlWrite }
   | { t: 'quiesce' };
 
 export interface SimResult {
   seed: number;
   steps: number;
-  violations: Violation[];
+  violations: SimViolation[];
   /** The actions that ran, up to and including the first violating one. */
   trace: Action[];
   stats: Record<string, number>;
+  /** The repair points of an admission-off run, in order. */
+  repairs: RepairRecord[];
 }
 
 const NS = 'sim';
+/** The simulated people and pods other than the controllers (who write as the model's default). */
+const PERSON: UserInfo = { username: 'alice', groups: ['system:authenticated'] };
+const WORKER_SA: UserInfo = {
+  username: `system:serviceaccount:${NS}:worker`,
+  groups: ['system:serviceaccounts', `system:serviceaccounts:${NS}`, 'system:authenticated'],
+};
+const ADMIN: UserInfo = { username: 'admin', groups: ['system:masters', 'system:authenticated'] };
 const LEASE_SECONDS = 60;
 const WORKERS = 3;
 
@@ -102,7 +144,10 @@ interface Controller {
   missed: Set<string>;
 }
 
-class World {
+/** Actions in which the controllers (and, at a repair point, doctor) write. */
+const CONTROLLER_ACTIONS = new Set<Action['t'] | undefined>(['reconcile', 'reconcileCrash', 'quiesce']);
+
+export class World {
   readonly clock = new ManualClock(Date.UTC(2026, 0, 1));
   readonly model: ApiModel;
   readonly agent: SimCaptureAgent;
@@ -113,8 +158,15 @@ class World {
   readonly beliefs = new Map<string, number>();
   /** Set by an adversary write; P1 safety is suspended until the next quiet period repairs it. */
   corrupted = false;
-  readonly violations: Violation[] = [];
+  /** Admission off: a kubectl write the "on" layers would have refused landed; safety is suspended. */
+  damaged = false;
+  readonly admission: AdmissionMode | undefined;
+  readonly repairs: RepairRecord[] = [];
+  readonly violations: SimViolation[] = [];
+  /** The action being applied (refusals are attributed to the actor or to everybody else). */
+  current: Action['t'] | undefined;
   private claimSeq = 0;
+  private readonly agentViolationsSeen = new Set<string>();
   /** Event routing, the controller's own (core's mapEvent) unless a test injects a broken one. */
   private readonly mapEvent: MapEvent;
   /** Which claims reference which pod, fed from the PodClaim watch as the controller's Manager feeds it. */
@@ -132,17 +184,24 @@ class World {
   constructor(
     seed: number,
     replicas: number,
-    modelOptions: SimOptions['modelOptions'],
-    routing: MapEvent = mapEvent,
+    opts: Pick<SimOptions, 'modelOptions' | 'kubectl' | 'mapEvent'>,
   ) {
-    this.mapEvent = routing;
-    this.model = new Model({ ...(modelOptions ?? {}), clock: this.clock, seed });
+    if (opts.kubectl && opts.modelOptions) {
+      throw new Error('SimOptions.kubectl sets the model options itself: drop modelOptions');
+    }
+    this.mapEvent = opts.mapEvent ?? mapEvent;
+    this.admission = opts.kubectl?.admission;
+    const modelOptions = this.admission
+      ? admissionLayer(this.admission, (r) => this.onRefusal(r))
+      : (opts.modelOptions ?? {});
+    this.model = new Model({ ...modelOptions, clock: this.clock, seed });
     this.agent = new SimCaptureAgent(() => this.clock.now());
     this.tracker = new InvariantTracker(() => this.clock.now());
     for (const kind of ['Capture', 'Pod', 'PodClaim'] as const) {
       this.model.watch(kind, {}, { onEvent: (e) => this.tracker.observe(kind, e.type, e.object) });
     }
     this.model.watch('Capture', {}, { onEvent: (e) => this.countAttempts(e.object as Capture) });
+    this.model.watch('Pod', {}, { onEvent: (e) => this.checkRelease(e.type, e.object as Pod) });
     for (let i = 0; i < replicas; i++) this.ctls.push(this.newController());
     for (const kind of WATCHED_KINDS) {
       this.model.watch(
@@ -157,6 +216,69 @@ class World {
 
   count(name: string): void {
     this.stats[name] = (this.stats[name] ?? 0) + 1;
+  }
+
+  private onRefusal(r: Refusal): void {
+    const who = this.current === 'kubectl' ? 'kubectl' : 'others';
+    this.count(`admission.${this.admission === 'on' ? 'refused' : 'wouldRefuse'}.${who}.${r.layer}`);
+    if (this.admission === 'off' && who === 'kubectl') this.damaged = true;
+    // Nobody but the actor is refused: the controllers, holders and people write only what the
+    // rules allow. (In mode off, writes that repair the actor's damage may break them: a claim with
+    // sourcePod == podName cannot be written unchanged once the CRD's rule is on.)
+    if (who === 'others' && this.admission === 'on') {
+      this.violations.push({
+        invariant: 'P1',
+        message: `the API server refused a write during '${this.current}' (${r.layer}, ${r.kind}${r.user ? `, ${r.user}` : ''}): ${r.message}`,
+        objects: [],
+      });
+    }
+  }
+
+  /** A client for the simulated people (claims, migrations, scaling, deletions). */
+  person(): Client {
+    return this.model.as(PERSON);
+  }
+
+  /** Agent-side C1 violations not reported yet (they are history: reported once). */
+  newAgentViolations(): SimViolation[] {
+    const fresh = this.agent.tokenViolations().filter((v) => !this.agentViolationsSeen.has(v));
+    for (const v of fresh) this.agentViolationsSeen.add(v);
+    return fresh.map((v) => ({ invariant: 'C1', message: `agent accepted ${v}`, objects: [] }));
+  }
+
+  private readonly podStates = new Map<string, { state: string | undefined; deleting: boolean }>();
+  /**
+   * P7 as a transition: the controllers (and doctor, at a repair point) never release a pool pod
+   * (to Idle, or by deleting it) while a live claim references it; a label naming another claim,
+   * or a claim migrating from its own pod, never takes a pod away.
+   */
+  private checkRelease(type: WatchEventType, p: Pod): void {
+    const k = keyString(keyOf(p));
+    const prev = this.podStates.get(k);
+    if (type === 'DELETED') {
+      this.podStates.delete(k);
+      return;
+    }
+    const cur = { state: stateOf(p), deleting: Boolean(p.metadata.deletionTimestamp) };
+    this.podStates.set(k, cur);
+    if (!prev || !p.metadata.labels?.[LABEL_POOL] || !CONTROLLER_ACTIONS.has(this.current)) return;
+    const released = (cur.state === 'Idle' && prev.state !== 'Idle') || (cur.deleting && !prev.deleting);
+    if (!released) return;
+    const name = p.metadata.name;
+    const holder = this.model
+      .peek('PodClaim')
+      .find(
+        (c) =>
+          !c.metadata.deletionTimestamp &&
+          (c.metadata.namespace ?? '') === (p.metadata.namespace ?? '') &&
+          (c.spec.podName === name || c.spec.sourcePod === name),
+      );
+    if (!holder) return;
+    this.violations.push({
+      invariant: 'P7',
+      message: `pod ${name} was released (${cur.deleting ? 'deleted' : 'Idle'}) during '${this.current}' while claim ${holder.metadata.name} references it (podName ${holder.spec.podName || '-'}, sourcePod ${holder.spec.sourcePod || '-'})`,
+      objects: [`Pod/${k}`, `PodClaim/${keyString(keyOf(holder))}`],
+    });
   }
 
   private readonly attempts = new Map<string, number>();
@@ -285,7 +407,7 @@ class World {
 
   async createClaim(): Promise<void> {
     const name = `solo-${this.claimSeq++}`;
-    await this.model.create({
+    await this.person().create({
       apiVersion: 'claimkit.dev/v1alpha1',
       kind: 'PodClaim',
       metadata: { name, namespace: NS },
@@ -322,13 +444,16 @@ class World {
     };
   }
 
-  /** One controller processes its next due key. `crashAfter` writes, the process "dies". */
-  async reconcileNext(i: number, crashAfter?: number): Promise<boolean> {
+  /**
+   * One controller processes its next due key. `crashAfter` writes, the process "dies". `only` (a
+   * queue key, `Kind|ns/name`): reconcile that key now, whether queued or not.
+   */
+  async reconcileNext(i: number, crashAfter?: number, only?: string): Promise<boolean> {
     const ctl = this.ctls[i % this.ctls.length]!;
     const now = this.clock.now();
-    let next: string | undefined;
+    let next: string | undefined = only;
     let due = Infinity;
-    for (const [k, d] of ctl.queue) {
+    for (const [k, d] of only === undefined ? ctl.queue : []) {
       if (d <= now && d < due) {
         next = k;
         due = d;
@@ -444,8 +569,14 @@ const FAULT_KINDS: Kind[] = ['Pod', 'PodClaim', 'Capture', 'PodClaimSet', 'PodPo
 
 function genAction(
   rng: Rng,
-  opts: Required<Pick<SimOptions, 'replicas' | 'faultRate' | 'adversary' | 'agentDownRate'>>,
+  opts: Required<Pick<SimOptions, 'replicas' | 'faultRate' | 'adversary' | 'agentDownRate'>> & {
+    kubectlRate: number;
+    kubectlOps?: readonly KubectlOp[];
+  },
 ): Action {
+  // Drawn only with the actor on, so runs without it keep their seeds' action sequences.
+  if (opts.kubectlRate > 0 && rng.next() < opts.kubectlRate)
+    return { t: 'kubectl', w: genKubectlWrite(rng, opts.kubectlOps) };
   const r = rng.next();
   if (r < opts.faultRate) {
     const reason = rng.pick(FAULT_REASONS);
@@ -496,12 +627,14 @@ async function apply(w: World, a: Action): Promise<void> {
   // Faults hit controllers and capture holders; the simulated users and kubelets are not under test.
   const underTest = a.t === 'reconcile' || a.t === 'reconcileCrash' || a.t === 'holder';
   w.model.faults.suspended = !underTest;
+  w.current = a.t;
   // Writers that bypass core: what they break is theirs, not a controller's transition (P7).
-  w.tracker.externalWriter = a.t === 'adversary' || a.t === 'stripLabel';
+  w.tracker.externalWriter = a.t === 'adversary' || a.t === 'stripLabel' || a.t === 'kubectl';
   try {
     await applyAction(w, a);
   } finally {
     w.model.faults.suspended = false;
+    w.current = undefined;
     w.tracker.externalWriter = false;
   }
 }
@@ -535,7 +668,7 @@ async function applyAction(w: World, a: Action): Promise<void> {
         .listNow('Pod', { namespace: NS })
         .filter((p) => (a.pool ? p.metadata.labels?.[LABEL_POOL] : p.metadata.labels?.app === 'worker'));
       const p = nth(pods, a.i);
-      if (p) await swallow(m.delete('Pod', keyOf(p)));
+      if (p) await swallow(w.person().delete('Pod', keyOf(p)));
       return;
     }
     case 'replaceWorker': {
@@ -559,12 +692,12 @@ async function applyAction(w: World, a: Action): Promise<void> {
         const t = nth(idle, a.i);
         if (t) annotations['claimkit.dev/migrate-to'] = t.metadata.name;
       }
-      await swallow(m.patch('PodClaim', keyOf(c), { metadata: { annotations } }));
+      await swallow(w.person().patch('PodClaim', keyOf(c), { metadata: { annotations } }));
       return;
     }
     case 'scaleSet':
       await swallow(
-        m.patch('PodClaimSet', { namespace: NS, name: 'set' }, { spec: { replicas: a.replicas } }),
+        w.person().patch('PodClaimSet', { namespace: NS, name: 'set' }, { spec: { replicas: a.replicas } }),
       );
       return;
     case 'createClaim':
@@ -575,7 +708,7 @@ async function applyAction(w: World, a: Action): Promise<void> {
         .listNow('PodClaim', { namespace: NS })
         .filter((c) => !(c.metadata.ownerReferences ?? []).length);
       const c = nth(solo, a.i);
-      if (c) await swallow(m.delete('PodClaim', keyOf(c)));
+      if (c) await swallow(w.person().delete('PodClaim', keyOf(c)));
       return;
     }
     case 'fault':
@@ -604,10 +737,11 @@ async function applyAction(w: World, a: Action): Promise<void> {
       if (!pod || !m.tryGetNow('Capture', key)) return;
       const now = () => w.clock.now();
       const belief = w.beliefs.get(pod.metadata.uid ?? '');
+      const holder = m.as(WORKER_SA);
       try {
         if (a.op === 'acquire') {
           const { outcome, capture } = await acquireCapture(
-            m,
+            holder,
             key,
             { name, uid: pod.metadata.uid ?? '' },
             now,
@@ -616,9 +750,9 @@ async function applyAction(w: World, a: Action): Promise<void> {
             w.beliefs.set(pod.metadata.uid ?? '', capture.status?.claim?.token ?? 0);
           }
         } else if (belief !== undefined) {
-          if (a.op === 'complete') await completeCapture(m, key, belief, `ref-${name}-${belief}`, now);
-          else if (a.op === 'fail') await failCapture(m, key, belief, 'holder failed');
-          else await renewCapture(m, key, belief, now);
+          if (a.op === 'complete') await completeCapture(holder, key, belief, `ref-${name}-${belief}`, now);
+          else if (a.op === 'fail') await failCapture(holder, key, belief, 'holder failed');
+          else await renewCapture(holder, key, belief, now);
           if (a.op !== 'renew') w.beliefs.delete(pod.metadata.uid ?? '');
         }
       } catch (e) {
@@ -670,10 +804,29 @@ async function applyAction(w: World, a: Action): Promise<void> {
       if (a.deletePod) await swallow(m.delete('Pod', key));
       return;
     }
+    case 'kubectl': {
+      const r = await applyKubectlWrite(m, NS, a.w);
+      w.stats[`kubectl.${a.w.op}.accepted`] = (w.stats[`kubectl.${a.w.op}.accepted`] ?? 0) + r.accepted;
+      w.stats[`kubectl.${a.w.op}.refused`] = (w.stats[`kubectl.${a.w.op}.refused`] ?? 0) + r.refused;
+      return;
+    }
     case 'quiesce':
-      await quiesce(w);
+      if (w.admission === 'off') w.repairs.push(await repairPoint(repairWorld(w)));
+      else await quiesce(w);
       return;
   }
+}
+
+/** What the repair point needs of the world: doctor runs as an administrator. */
+function repairWorld(w: World): Parameters<typeof repairPoint>[0] {
+  return {
+    doctorClient: w.model.as(ADMIN),
+    namespace: NS,
+    now: () => w.clock.now(),
+    state: () => w.state(),
+    quiesce: () => quiesce(w),
+    historyViolations: () => w.newAgentViolations(),
+  };
 }
 
 /** Faults off, caches caught up, every queue drained (time advanced as timers ask). */
@@ -702,16 +855,30 @@ async function quiesce(w: World): Promise<void> {
   }
 }
 
-async function checkStep(w: World, a: Action): Promise<Violation[]> {
-  const out: Violation[] = [...w.violations, ...w.tracker.violations];
+async function checkStep(w: World, a: Action): Promise<SimViolation[]> {
+  const out: SimViolation[] = [...w.violations];
   w.violations.length = 0;
+  // Transitions the actor's damage caused (its own writes, and what others then did) are the
+  // repair point's to judge, not the tracker's; except P7 (a claim giving up a pod nobody else
+  // references), which judges only the controllers' decisions (the tracker skips external writers).
+  for (const v of w.tracker.violations) {
+    if (!w.damaged || v.invariant === 'P7') out.push(v);
+    else w.count('kubectl.transitionsSuspended');
+  }
   w.tracker.violations.length = 0;
   const state = w.state();
   if (a.t === 'quiesce') {
-    out.push(...checkConvergence(state, w.clock.now()));
-    for (const v of w.agent.tokenViolations())
-      out.push({ invariant: 'C1', message: `agent accepted ${v}`, objects: [] });
+    if (w.admission === 'off') {
+      out.push(...repairFailures(w.repairs[w.repairs.length - 1]!));
+      w.damaged = false;
+    } else if (w.admission === 'on') {
+      out.push(...quietStateViolations(state, w.clock.now()), ...w.newAgentViolations());
+    } else {
+      out.push(...checkConvergence(state, w.clock.now()), ...w.newAgentViolations());
+    }
     w.corrupted = false;
+  } else if (w.damaged) {
+    // Admission off and damage landed: safety is suspended until the next repair point.
   } else if (!w.corrupted) {
     out.push(...checkSafety(state));
   } else {
@@ -725,16 +892,20 @@ export async function runTrace(
   seed: number,
   actions: Action[],
   opts: Omit<SimOptions, 'seed' | 'steps'> = {},
-): Promise<{ violations: Violation[]; at: number; stats: Record<string, number> }> {
+): Promise<{
+  violations: SimViolation[];
+  at: number;
+  stats: Record<string, number>;
+  repairs: RepairRecord[];
+}> {
   brokenRules.clear();
   for (const b of opts.broken ?? []) brokenRules.add(b);
   try {
-    const w = new World(seed, opts.replicas ?? 2, opts.modelOptions, opts.mapEvent);
-    await w.setup(new Rng(seed ^ 0x5eed));
+    const w = await openWorld(seed, opts);
     for (let i = 0; i < actions.length; i++) {
       await apply(w, actions[i]!);
       const v = await checkStep(w, actions[i]!);
-      if (v.length > 0) return { violations: v, at: i, stats: w.stats };
+      if (v.length > 0) return { violations: v, at: i, stats: w.stats, repairs: w.repairs };
     }
     await apply(w, { t: 'quiesce' });
     const v = await checkStep(w, { t: 'quiesce' });
@@ -757,7 +928,7 @@ export async function runTrace(
         );
       for (const c of w.ctls) console.log(JSON.stringify([...c.queue]));
     }
-    return { violations: v, at: v.length > 0 ? actions.length : -1, stats: w.stats };
+    return { violations: v, at: v.length > 0 ? actions.length : -1, stats: w.stats, repairs: w.repairs };
   } finally {
     brokenRules.clear();
   }
@@ -771,6 +942,8 @@ export async function simulate(opts: SimOptions): Promise<SimResult> {
     faultRate: opts.faultRate ?? 0.04,
     agentDownRate: opts.agentDownRate ?? 0.15,
     adversary: opts.adversary ?? true,
+    kubectlRate: opts.kubectl ? (opts.kubectl.rate ?? 0.03) : 0,
+    ...(opts.kubectl?.ops ? { kubectlOps: opts.kubectl.ops } : {}),
   };
   const every = opts.quiesceEvery ?? 300;
   const actions: Action[] = [];
@@ -779,7 +952,14 @@ export async function simulate(opts: SimOptions): Promise<SimResult> {
   }
   const run = await runTrace(opts.seed, actions, opts);
   if (run.violations.length === 0) {
-    return { seed: opts.seed, steps: opts.steps, violations: [], trace: [], stats: run.stats };
+    return {
+      seed: opts.seed,
+      steps: opts.steps,
+      violations: [],
+      trace: [],
+      stats: run.stats,
+      repairs: run.repairs,
+    };
   }
   const failing = actions.slice(0, run.at + 1);
   const trace = await shrink(opts.seed, failing, opts, opts.shrinkBudget ?? 300);
@@ -790,6 +970,7 @@ export async function simulate(opts: SimOptions): Promise<SimResult> {
     violations: final.violations.length > 0 ? final.violations : run.violations,
     trace,
     stats: run.stats,
+    repairs: run.repairs,
   };
 }
 
@@ -826,8 +1007,60 @@ export function formatTrace(seed: number, trace: Action[]): string {
   ].join('\n');
 }
 
-export function formatViolations(vs: Violation[]): string {
+export function formatViolations(vs: SimViolation[]): string {
   return vs
     .map((v) => `${v.invariant}: ${v.message}${v.objects.length ? ` [${v.objects.join(', ')}]` : ''}`)
     .join('\n');
+}
+
+// ---------------- scenarios: a world driven by hand (named regressions) ----------------
+
+/** A set-up world (pool, claim set, workers, captures, one solo claim), controllers not yet run. */
+export async function openWorld(
+  seed: number,
+  opts: Pick<SimOptions, 'replicas' | 'modelOptions' | 'kubectl' | 'mapEvent'> = {},
+): Promise<World> {
+  const w = new World(seed, opts.replicas ?? 2, opts);
+  await w.setup(new Rng(seed ^ 0x5eed));
+  return w;
+}
+
+/** Applies one action as a run does, and returns the violations the run would report for it. */
+export async function step(w: World, a: Action): Promise<SimViolation[]> {
+  await apply(w, a);
+  return checkStep(w, a);
+}
+
+/** Replica `ctl` reconciles one object now, out of queue order (to force an interleaving). */
+export function reconcileNow(w: World, ctl: number, kind: ReconcileKind, name: string): Promise<boolean> {
+  return as(w, 'reconcile', () => w.reconcileNext(ctl, undefined, reconcileKey(kind, NS, name)));
+}
+
+/** Runs the controllers (and kubelets) until quiet. */
+export function settle(w: World): Promise<void> {
+  return as(w, 'quiesce', () => quiesce(w));
+}
+
+/** The repair point of the admission-off mode: controllers, doctor, doctor --fix, controllers. */
+export function runRepairPoint(w: World): Promise<RepairRecord> {
+  return as(w, 'quiesce', () => repairPoint(repairWorld(w)));
+}
+
+/** Runs `fn` as if in an action of kind `t` (checks attribute writes to who makes them). */
+async function as<T>(w: World, t: Action['t'], fn: () => Promise<T>): Promise<T> {
+  w.current = t;
+  try {
+    return await fn();
+  } finally {
+    w.current = undefined;
+  }
+}
+
+/**
+ * Every state invariant that must hold when quiet (P7 and result fencing included), after what the
+ * world recorded since the last call (a controller releasing a pod a live claim references).
+ */
+export function quietViolations(w: World): SimViolation[] {
+  const recorded = w.violations.splice(0);
+  return [...recorded, ...quietStateViolations(w.state(), w.clock.now())];
 }

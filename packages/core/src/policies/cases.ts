@@ -1,0 +1,329 @@
+// What the policies allow and refuse, as data: one admission request per case and the expected
+// answer. The e2e suite replays every case on the real API server (dry-run writes); an evaluator
+// of the policies' CEL (the in-memory model) can run the same requests through `policyCaseRequest`,
+// so both answer the same.
+import {
+  ANNOTATION_CLAIMED_BY_UID,
+  API_VERSION,
+  LABEL_CLAIMED_BY,
+  LABEL_POOL,
+  LABEL_STATE,
+} from '../api/constants.ts';
+import type { PolicyName } from './manifests.ts';
+import type { ValidationReason } from './types.ts';
+
+type StringMap = Record<string, string>;
+
+export type PodMetadataCase = { labels?: StringMap; annotations?: StringMap };
+export type ClaimSpecCase = { podName?: string; nodeName?: string; sourcePod?: string };
+export type ClaimCaseObject = { spec: ClaimSpecCase; annotations?: StringMap };
+
+/**
+ * Who writes: the controller's username, a member of a controller group, or anyone else.
+ * Pod rules do not depend on the writer; their cases write as `other`.
+ */
+export type PolicyCaseWriter = 'controller' | 'controller-group' | 'other';
+
+export type PolicyCaseExpectation =
+  | { allowed: true }
+  | { allowed: false; reason: ValidationReason; message: string };
+
+type CaseBase = {
+  name: string;
+  operation: 'CREATE' | 'UPDATE';
+  writer: PolicyCaseWriter;
+  /** `message` is a part of the refusal text (the API server adds the policy and binding names). */
+  expect: PolicyCaseExpectation;
+};
+
+export type PodPolicyCase = CaseBase & {
+  policy: Extract<PolicyName, 'pool-pod-labels'>;
+  /** UPDATE only: the pod before the write. */
+  old?: PodMetadataCase;
+  new: PodMetadataCase;
+};
+
+export type ClaimPolicyCase = CaseBase & {
+  policy: Extract<PolicyName, 'podclaim-writers'>;
+  old?: ClaimCaseObject;
+  new: ClaimCaseObject;
+};
+
+export type PolicyCase = PodPolicyCase | ClaimPolicyCase;
+
+const POOL = { [LABEL_POOL]: 'web' };
+const claimedBy = (claim: string, state = 'Bound'): PodMetadataCase => ({
+  labels: { ...POOL, [LABEL_STATE]: state, [LABEL_CLAIMED_BY]: claim },
+  annotations: { [ANNOTATION_CLAIMED_BY_UID]: `uid-${claim}` },
+});
+const state = (s: string): PodMetadataCase => ({ labels: { ...POOL, [LABEL_STATE]: s } });
+const allowed: PolicyCaseExpectation = { allowed: true };
+const refused = (reason: ValidationReason, message: string): PolicyCaseExpectation => ({
+  allowed: false,
+  reason,
+  message,
+});
+
+/** The username the `other` writer's refusals name; runners substitute the real one. */
+export const OTHER_USER_PLACEHOLDER = '<other>';
+
+const pod = (c: Omit<PodPolicyCase, 'policy' | 'writer'>): PodPolicyCase => ({
+  policy: 'pool-pod-labels',
+  writer: 'other',
+  ...c,
+});
+const claim = (c: Omit<ClaimPolicyCase, 'policy'>): ClaimPolicyCase => ({ policy: 'podclaim-writers', ...c });
+const notController = (field: string) =>
+  refused(
+    'Forbidden',
+    `spec.${field}: is written only by the claimkit controller, not by "${OTHER_USER_PLACEHOLDER}"`,
+  );
+
+export const POLICY_CASES: readonly PolicyCase[] = [
+  pod({ name: 'an Idle pool pod is created', operation: 'CREATE', new: state('Idle'), expect: allowed }),
+  pod({
+    name: 'a pool pod with an unknown state is refused',
+    operation: 'CREATE',
+    new: state('NoSuchState'),
+    expect: refused('Invalid', `a pool pod needs ${LABEL_STATE} in Idle|Bound|Draining, got "NoSuchState"`),
+  }),
+  pod({
+    name: 'a pool pod without a state is refused',
+    operation: 'CREATE',
+    new: { labels: POOL },
+    expect: refused('Invalid', 'got none'),
+  }),
+  pod({
+    name: 'an Idle pod cannot be claimed',
+    operation: 'CREATE',
+    new: claimedBy('a', 'Idle'),
+    expect: refused('Invalid', 'an Idle pod must not be claimed (claimed-by a)'),
+  }),
+  pod({
+    name: 'claimed-by needs the claimed-by-uid annotation',
+    operation: 'CREATE',
+    new: { labels: { ...POOL, [LABEL_STATE]: 'Bound', [LABEL_CLAIMED_BY]: 'a' } },
+    expect: refused(
+      'Invalid',
+      `metadata.annotations[${ANNOTATION_CLAIMED_BY_UID}]: is required while ${LABEL_CLAIMED_BY} is set (a)`,
+    ),
+  }),
+  pod({
+    name: 'a pod that is not in a pool is not checked',
+    operation: 'CREATE',
+    new: { labels: { [LABEL_STATE]: 'NoSuchState', [LABEL_CLAIMED_BY]: 'a' } },
+    expect: allowed,
+  }),
+  pod({
+    name: 'a direct relabel from claim a to claim b is refused',
+    operation: 'UPDATE',
+    old: claimedBy('a'),
+    new: claimedBy('b'),
+    expect: refused(
+      'Forbidden',
+      `metadata.labels[${LABEL_CLAIMED_BY}]: a pod is never relabelled from one claim to another in a single write (a -> b); the label must be removed first`,
+    ),
+  }),
+  pod({
+    name: 'a direct hand-over of the claimed-by-uid is refused',
+    operation: 'UPDATE',
+    old: claimedBy('a'),
+    new: { labels: claimedBy('a').labels, annotations: { [ANNOTATION_CLAIMED_BY_UID]: 'uid-b' } },
+    expect: refused(
+      'Forbidden',
+      'a pod is never handed from one claim to another in a single write (uid uid-a -> uid-b)',
+    ),
+  }),
+  pod({
+    name: 'removing claimed-by and its uid together is allowed',
+    operation: 'UPDATE',
+    old: claimedBy('a'),
+    new: { labels: { ...POOL, [LABEL_STATE]: 'Bound' }, annotations: {} },
+    expect: allowed,
+  }),
+  pod({
+    name: 'labelling an unclaimed Bound pod for claim b is allowed',
+    operation: 'UPDATE',
+    old: { labels: { ...POOL, [LABEL_STATE]: 'Bound' } },
+    new: claimedBy('b'),
+    expect: allowed,
+  }),
+  pod({
+    name: 'removing claimed-by but keeping its uid is refused',
+    operation: 'UPDATE',
+    old: claimedBy('a'),
+    new: { labels: { ...POOL, [LABEL_STATE]: 'Bound' }, annotations: claimedBy('a').annotations },
+    expect: refused('Invalid', `must be removed together with ${LABEL_CLAIMED_BY}`),
+  }),
+  pod({
+    name: 'an inconsistent pod accepts writes that leave those keys alone',
+    operation: 'UPDATE',
+    old: claimedBy('a', 'Idle'),
+    new: {
+      labels: { ...claimedBy('a', 'Idle').labels, app: 'web' },
+      annotations: claimedBy('a').annotations,
+    },
+    expect: allowed,
+  }),
+  pod({
+    name: 'an inconsistent pod can be repaired step by step',
+    operation: 'UPDATE',
+    old: claimedBy('a', 'Idle'),
+    new: claimedBy('a', 'Bound'),
+    expect: allowed,
+  }),
+  pod({
+    name: 'a write that also removes the pool label is still checked for relabels',
+    operation: 'UPDATE',
+    old: claimedBy('a'),
+    new: {
+      labels: { [LABEL_STATE]: 'Bound', [LABEL_CLAIMED_BY]: 'b' },
+      annotations: { [ANNOTATION_CLAIMED_BY_UID]: 'uid-b' },
+    },
+    expect: refused('Forbidden', 'never relabelled from one claim to another in a single write (a -> b)'),
+  }),
+  claim({
+    name: 'anyone creates a claim without a pod',
+    operation: 'CREATE',
+    writer: 'other',
+    new: { spec: {} },
+    expect: allowed,
+  }),
+  claim({
+    name: 'another user cannot create a claim with a podName',
+    operation: 'CREATE',
+    writer: 'other',
+    new: { spec: { podName: 'pod-x' } },
+    expect: notController('podName'),
+  }),
+  claim({
+    name: 'another user cannot set podName',
+    operation: 'UPDATE',
+    writer: 'other',
+    old: { spec: {} },
+    new: { spec: { podName: 'pod-x' } },
+    expect: notController('podName'),
+  }),
+  claim({
+    name: 'another user cannot change nodeName',
+    operation: 'UPDATE',
+    writer: 'other',
+    old: { spec: { podName: 'pod-x', nodeName: 'node-1' } },
+    new: { spec: { podName: 'pod-x', nodeName: 'node-2' } },
+    expect: notController('nodeName'),
+  }),
+  claim({
+    name: 'another user cannot clear sourcePod',
+    operation: 'UPDATE',
+    writer: 'other',
+    old: { spec: { podName: 'pod-y', sourcePod: 'pod-x' } },
+    new: { spec: { podName: 'pod-y' } },
+    expect: notController('sourcePod'),
+  }),
+  claim({
+    name: 'another user may edit a bound claim when those fields stay',
+    operation: 'UPDATE',
+    writer: 'other',
+    old: { spec: { podName: 'pod-x', nodeName: 'node-1' } },
+    new: {
+      spec: { podName: 'pod-x', nodeName: 'node-1' },
+      annotations: { 'claimkit.dev/migrate': 'rebalance' },
+    },
+    expect: allowed,
+  }),
+  claim({
+    name: 'an empty podName is no podName',
+    operation: 'UPDATE',
+    writer: 'other',
+    old: { spec: {} },
+    new: { spec: { podName: '' } },
+    expect: allowed,
+  }),
+  claim({
+    name: 'the controller binds',
+    operation: 'UPDATE',
+    writer: 'controller',
+    old: { spec: {} },
+    new: { spec: { podName: 'pod-x', nodeName: 'node-1' } },
+    expect: allowed,
+  }),
+  claim({
+    name: 'the controller migrates',
+    operation: 'UPDATE',
+    writer: 'controller',
+    old: { spec: { podName: 'pod-x', nodeName: 'node-1' } },
+    new: { spec: { podName: 'pod-y', nodeName: 'node-2', sourcePod: 'pod-x' } },
+    expect: allowed,
+  }),
+  claim({
+    name: 'a member of a controller group writes like the controller',
+    operation: 'CREATE',
+    writer: 'controller-group',
+    new: { spec: { podName: 'pod-x' } },
+    expect: allowed,
+  }),
+];
+
+export type PolicyCaseUsers = {
+  controller: { username: string; groups?: string[] };
+  controllerGroup: { username: string; groups: string[] };
+  other: { username: string; groups?: string[] };
+};
+
+export type PolicyCaseRequest = {
+  operation: 'CREATE' | 'UPDATE';
+  userInfo: { username: string; groups?: string[] };
+  object: Record<string, unknown>;
+  oldObject: Record<string, unknown> | null;
+};
+
+/** The pod or claim a case writes (`which`: before or after the write). */
+export function policyCaseObject(
+  c: PolicyCase,
+  which: 'old' | 'new',
+  key: { namespace: string; name: string },
+): Record<string, unknown> {
+  const side = which === 'old' ? c.old : c.new;
+  if (side === undefined) throw new Error(`case ${JSON.stringify(c.name)} has no ${which} object`);
+  if (c.policy === 'pool-pod-labels') {
+    const m = side as PodMetadataCase;
+    return {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { ...key, labels: { ...m.labels }, annotations: { ...m.annotations } },
+      spec: { containers: [{ name: 'main', image: 'registry.example/claimkit/app:1' }] },
+    };
+  }
+  const o = side as ClaimCaseObject;
+  return {
+    apiVersion: API_VERSION,
+    kind: 'PodClaim',
+    metadata: { ...key, annotations: { ...o.annotations } },
+    spec: { poolName: 'web', ...o.spec },
+  };
+}
+
+/** The admission request of a case, for an evaluator of the policies. */
+export function policyCaseRequest(
+  c: PolicyCase,
+  users: PolicyCaseUsers,
+  key: { namespace: string; name: string } = { namespace: 'default', name: 'case' },
+): PolicyCaseRequest {
+  const user =
+    c.writer === 'controller'
+      ? users.controller
+      : c.writer === 'controller-group'
+        ? users.controllerGroup
+        : users.other;
+  return {
+    operation: c.operation,
+    userInfo: user,
+    object: policyCaseObject(c, 'new', key),
+    oldObject: c.operation === 'UPDATE' ? policyCaseObject(c, 'old', key) : null,
+  };
+}
+
+/** The refusal text a case expects, with the `other` writer's real username. */
+export function expectedPolicyMessage(c: PolicyCase, otherUsername: string): string | undefined {
+  return c.expect.allowed ? undefined : c.expect.message.replaceAll(OTHER_USER_PLACEHOLDER, otherUsername);
+}

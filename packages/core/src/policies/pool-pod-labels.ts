@@ -1,0 +1,131 @@
+// Policy `<prefix>-pool-pod-labels`: invariant P1 at the pod, for every writer. A pool pod (label
+// claimkit.dev/pool, before or after the write) is never relabelled from one claim to another in a
+// single write, and its state label, claimed-by label and claimed-by-uid annotation agree. The same
+// rules as the webhook's /validate/pods (packages/webhook/src/rules/pods.ts), including when they
+// apply: consistency is checked on create, and on update only when the write touches one of those
+// keys, so pods that were inconsistent before the policy existed can still be repaired step by step.
+import {
+  ANNOTATION_CLAIMED_BY_UID,
+  LABEL_CLAIMED_BY,
+  LABEL_POOL,
+  LABEL_STATE,
+  POD_STATES,
+} from '../api/constants.ts';
+import { celString, type ResolvedPolicyOptions } from './options.ts';
+import { POLICY_LABELS } from './podclaim-writers.ts';
+import {
+  ADMISSION_API_VERSION,
+  type NamedExpression,
+  type PolicyValidation,
+  type ValidatingAdmissionPolicy,
+} from './types.ts';
+
+export const POOL_POD_LABELS = 'pool-pod-labels';
+
+const q = celString;
+/** CEL: the value under `key` in map variable `m`, or '' when absent. */
+const valueOr = (m: string, key: string) => `${q(key)} in variables.${m} ? variables.${m}[${q(key)}] : ''`;
+/** CEL: the key is added, removed or changed between the two map variables. */
+const keyChanged = (oldM: string, newM: string, k: string) =>
+  `(${k} in variables.${oldM}) != (${k} in variables.${newM}) || ` +
+  `((${k} in variables.${newM}) && variables.${oldM}[${k}] != variables.${newM}[${k}])`;
+
+const VARIABLES: NamedExpression[] = [
+  {
+    name: 'oldLabels',
+    expression: 'oldObject != null && has(oldObject.metadata.labels) ? oldObject.metadata.labels : {}',
+  },
+  { name: 'newLabels', expression: 'has(object.metadata.labels) ? object.metadata.labels : {}' },
+  {
+    name: 'oldAnnotations',
+    expression:
+      'oldObject != null && has(oldObject.metadata.annotations) ? oldObject.metadata.annotations : {}',
+  },
+  {
+    name: 'newAnnotations',
+    expression: 'has(object.metadata.annotations) ? object.metadata.annotations : {}',
+  },
+  { name: 'oldClaim', expression: valueOr('oldLabels', LABEL_CLAIMED_BY) },
+  { name: 'newClaim', expression: valueOr('newLabels', LABEL_CLAIMED_BY) },
+  { name: 'oldClaimUid', expression: valueOr('oldAnnotations', ANNOTATION_CLAIMED_BY_UID) },
+  { name: 'newClaimUid', expression: valueOr('newAnnotations', ANNOTATION_CLAIMED_BY_UID) },
+  { name: 'newState', expression: valueOr('newLabels', LABEL_STATE) },
+  {
+    name: 'touched',
+    expression:
+      `request.operation == 'CREATE' || ` +
+      `[${[LABEL_POOL, LABEL_STATE, LABEL_CLAIMED_BY].map(q).join(', ')}].exists(k, ${keyChanged('oldLabels', 'newLabels', 'k')}) || ` +
+      keyChanged('oldAnnotations', 'newAnnotations', q(ANNOTATION_CLAIMED_BY_UID)),
+  },
+  { name: 'checkConsistency', expression: `${q(LABEL_POOL)} in variables.newLabels && variables.touched` },
+];
+
+const labelField = (k: string) => `metadata.labels[${k}]`;
+const annotationField = (k: string) => `metadata.annotations[${k}]`;
+
+const VALIDATIONS: PolicyValidation[] = [
+  {
+    expression:
+      "variables.oldClaim == '' || variables.newClaim == '' || variables.oldClaim == variables.newClaim",
+    message: `${labelField(LABEL_CLAIMED_BY)}: a pod is never relabelled from one claim to another in a single write; the label must be removed first`,
+    messageExpression: `${q(`${labelField(LABEL_CLAIMED_BY)}: a pod is never relabelled from one claim to another in a single write (`)} + variables.oldClaim + ' -> ' + variables.newClaim + '); the label must be removed first'`,
+    reason: 'Forbidden',
+  },
+  {
+    expression:
+      "variables.oldClaimUid == '' || variables.newClaimUid == '' || variables.oldClaimUid == variables.newClaimUid",
+    message: `${annotationField(ANNOTATION_CLAIMED_BY_UID)}: a pod is never handed from one claim to another in a single write; the annotation must be removed first`,
+    messageExpression: `${q(`${annotationField(ANNOTATION_CLAIMED_BY_UID)}: a pod is never handed from one claim to another in a single write (uid `)} + variables.oldClaimUid + ' -> ' + variables.newClaimUid + '); the annotation must be removed first'`,
+    reason: 'Forbidden',
+  },
+  {
+    expression: `!variables.checkConsistency || variables.newState in [${POD_STATES.map(q).join(', ')}]`,
+    message: `${labelField(LABEL_STATE)}: a pool pod needs ${LABEL_STATE} in ${POD_STATES.join('|')}`,
+    messageExpression: `${q(`${labelField(LABEL_STATE)}: a pool pod needs ${LABEL_STATE} in ${POD_STATES.join('|')}, got `)} + (${q(LABEL_STATE)} in variables.newLabels ? '"' + variables.newState + '"' : 'none')`,
+    reason: 'Invalid',
+  },
+  {
+    expression: "!variables.checkConsistency || variables.newState != 'Idle' || variables.newClaim == ''",
+    message: `${labelField(LABEL_CLAIMED_BY)}: an Idle pod must not be claimed; set the state first or remove the label`,
+    messageExpression: `${q(`${labelField(LABEL_CLAIMED_BY)}: an Idle pod must not be claimed (claimed-by `)} + variables.newClaim + '); set the state first or remove the label'`,
+    reason: 'Invalid',
+  },
+  {
+    expression: "!variables.checkConsistency || variables.newClaim == '' || variables.newClaimUid != ''",
+    message: `${annotationField(ANNOTATION_CLAIMED_BY_UID)}: is required while ${LABEL_CLAIMED_BY} is set`,
+    messageExpression: `${q(`${annotationField(ANNOTATION_CLAIMED_BY_UID)}: is required while ${LABEL_CLAIMED_BY} is set (`)} + variables.newClaim + ')'`,
+    reason: 'Invalid',
+  },
+  {
+    expression: "!variables.checkConsistency || variables.newClaim != '' || variables.newClaimUid == ''",
+    message: `${annotationField(ANNOTATION_CLAIMED_BY_UID)}: must be removed together with ${LABEL_CLAIMED_BY}`,
+    reason: 'Invalid',
+  },
+];
+
+export function poolPodLabelsPolicy(o: ResolvedPolicyOptions): ValidatingAdmissionPolicy {
+  return {
+    apiVersion: ADMISSION_API_VERSION,
+    kind: 'ValidatingAdmissionPolicy',
+    metadata: { name: `${o.namePrefix}-${POOL_POD_LABELS}`, labels: POLICY_LABELS },
+    spec: {
+      failurePolicy: 'Fail',
+      matchConstraints: {
+        resourceRules: [
+          {
+            apiGroups: [''],
+            apiVersions: ['v1'],
+            // pods/status too: a status write keeps only the spec, so it can change labels.
+            resources: ['pods', 'pods/status'],
+            operations: ['CREATE', 'UPDATE'],
+            scope: 'Namespaced',
+          },
+        ],
+        matchPolicy: 'Equivalent',
+        objectSelector: { matchExpressions: [{ key: LABEL_POOL, operator: 'Exists' }] },
+      },
+      variables: VARIABLES,
+      validations: VALIDATIONS,
+    },
+  };
+}

@@ -1,0 +1,73 @@
+import { isApiError } from '../../api/errors.ts';
+import type { ObjectKey } from '../../api/meta.ts';
+import type { Reader } from '../../api/ports.ts';
+import type { Capture, Pod } from '../../api/types.ts';
+import type { HolderLookup } from '../../capture/liveness.ts';
+import { jobRequest } from './decide.ts';
+import type { CaptureDeps, CaptureSnapshot } from './snapshot.ts';
+
+export async function gatherCapture(deps: CaptureDeps, key: ObjectKey): Promise<CaptureSnapshot | undefined> {
+  let capture: Capture;
+  try {
+    capture = await deps.cache.get('Capture', key);
+  } catch (e) {
+    if (isApiError(e, 'NotFound')) return undefined;
+    throw e;
+  }
+  // Candidates by the capture's selector (not the whole namespace), plus the holder by name.
+  const pods = (
+    await deps.cache.list('Pod', { namespace: key.namespace, labelSelector: capture.spec.selector })
+  ).items;
+  const holderName = capture.status?.claim?.holder.name;
+  if (holderName && !pods.some((p) => p.metadata.name === holderName)) {
+    try {
+      pods.push(await deps.cache.get('Pod', { namespace: key.namespace, name: holderName }));
+    } catch (e) {
+      if (!isApiError(e, 'NotFound')) throw e;
+    }
+  }
+  const snap: CaptureSnapshot = { capture, pods, now: deps.now() };
+  const claim = capture.status?.claim;
+  if (claim) {
+    snap.holder = await lookupHolder(deps, key.namespace, claim.holder.name, pods);
+    if (claim.job && deps.backend && capture.spec.backend.type !== 'External') {
+      const holderPod = 'found' in snap.holder && snap.holder.found ? snap.holder.pod : undefined;
+      const req = holderPod
+        ? jobRequest(capture, holderPod, claim.token)
+        : { ...jobRequest(capture, fakeHolderPod(claim.holder.name, claim.holder.uid), claim.token) };
+      try {
+        snap.job = await deps.backend.poll(capture.spec.backend.url ?? '', claim.job.id, req);
+      } catch (e) {
+        snap.job = { error: String((e as Error)?.message ?? e) };
+      }
+    }
+  }
+  snap.now = deps.now();
+  return snap;
+}
+
+function fakeHolderPod(name: string, uid: string): Pod {
+  return { apiVersion: 'v1', kind: 'Pod', metadata: { name, uid }, spec: { containers: [] } };
+}
+
+/**
+ * The holder's liveness, confirmed by a live read: a cache NotFound is never enough to declare a
+ * holder dead (the cache may not have seen it yet); any other error is "unknown" and keeps the claim.
+ */
+export async function lookupHolder(
+  deps: { client: Reader },
+  namespace: string,
+  name: string,
+  cached: Pod[],
+): Promise<HolderLookup> {
+  // A cached pod that is deleting or replaced is already definite; otherwise read live.
+  const fromCache = cached.find((p) => p.metadata.name === name);
+  if (fromCache?.metadata.deletionTimestamp) return { found: true, pod: fromCache };
+  try {
+    const pod = await deps.client.get('Pod', { namespace, name });
+    return { found: true, pod };
+  } catch (e) {
+    if (isApiError(e, 'NotFound')) return { found: false };
+    return { error: e instanceof Error ? e.message : String(e) };
+  }
+}

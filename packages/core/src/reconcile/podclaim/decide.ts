@@ -1,0 +1,229 @@
+// PodClaim decisions as an ordered chain of plain checks (cert-manager's trigger policies): the
+// first check that has something to do decides; each decision is one resumable step, so whatever
+// prefix of its writes landed, the next decision (from a fresh read) continues from there.
+import { ANNOTATION_MIGRATE, ANNOTATION_MIGRATE_TO, FINALIZER_RELEASE } from '../../api/constants.ts';
+import { toTimestamp } from '../../api/meta.ts';
+import type { Pod, PodClaim, PodClaimPhase, PodClaimStatus } from '../../api/types.ts';
+import { isDeleting } from '../../capture/liveness.ts';
+import { bindCandidates, pickCandidate } from '../../pool/candidates.ts';
+import { ClaimIndex } from '../../pool/claim-index.ts';
+import {
+  bindPodWrite,
+  isClaimedBy,
+  isIdleAndReady,
+  labelOwnedPodWrite,
+  poolOf,
+  stateOf,
+  unlabelPodWrite,
+} from '../../pool/pods.ts';
+import { isBroken } from '../../sim/broken-rules.ts';
+import { type Decision, event } from '../decision.ts';
+import {
+  bindClaim,
+  conditionWrites,
+  ensurePhase,
+  generationAfter,
+  hasReleaseFinalizer,
+  statusPatch,
+} from './claim-writes.ts';
+import { finalize, releaseStrays } from './finalize.ts';
+import { judgeReferencedPod } from './hold.ts';
+import { continueMigration, repairSelfMigration, startMigration } from './migration.ts';
+import { type PodClaimSnapshot, WAIT_MS } from './snapshot.ts';
+
+/** What every check reads, derived once from the snapshot. */
+export interface PodClaimContext {
+  s: PodClaimSnapshot;
+  c: PodClaim;
+  ns: string;
+  index: ClaimIndex;
+  byName: Map<string, Pod>;
+  policy: 'Recycle' | 'Delete';
+  /** Pods labelled for this claim. */
+  labelledOurs: Pod[];
+  /** Pods labelled for this claim that it does not reference by spec.podName. */
+  strays: Pod[];
+  migrationRequested: boolean;
+}
+
+/** One check: a decision when it applies, undefined to let the next check look. */
+type Check = (x: PodClaimContext) => Decision | undefined;
+
+export function podClaimContext(s: PodClaimSnapshot): PodClaimContext {
+  const c = s.claim;
+  const labelledOurs = s.pods.filter((p) => isClaimedBy(p, c));
+  return {
+    s,
+    c,
+    ns: c.metadata.namespace ?? '',
+    index: new ClaimIndex(s.claims),
+    byName: new Map(s.pods.map((p) => [p.metadata.name, p])),
+    policy: s.pool?.spec.releasePolicy ?? 'Recycle',
+    labelledOurs,
+    strays: labelledOurs.filter((p) => p.metadata.name !== c.spec.podName && !isDeleting(p)),
+    migrationRequested: c.metadata.annotations?.[ANNOTATION_MIGRATE] !== undefined,
+  };
+}
+
+/** P3: a deleting claim only finalizes. */
+const finalizeWhenDeleting: Check = (x) =>
+  x.c.metadata.deletionTimestamp ? finalize(x.s, x.index, x.byName, x.labelledOurs, x.policy) : undefined;
+
+/** A claim that holds (or may hold) a pod carries the release finalizer before anything else. */
+const addReleaseFinalizer: Check = ({ c, labelledOurs }) => {
+  const holdsSomething = Boolean(c.spec.podName || c.spec.sourcePod) || labelledOurs.length > 0;
+  if (hasReleaseFinalizer(c) || !holdsSomething) return undefined;
+  const next = {
+    ...c,
+    metadata: { ...c.metadata, finalizers: [...(c.metadata.finalizers ?? []), FINALIZER_RELEASE] },
+  };
+  return {
+    writes: [{ op: 'update', object: next, why: 'add release finalizer' }],
+    events: [],
+    requeueAfterMs: 0,
+  };
+};
+
+/** P2, P7: the pod spec.podName references is still there and ours, or the claim says why not. */
+const keepReferencedPod: Check = ({ s, c, index, byName }) => {
+  if (!c.spec.podName) return undefined;
+  const cached = byName.get(c.spec.podName);
+  const cur = s.liveCurrent ? (s.liveCurrent.found ? s.liveCurrent.pod : undefined) : cached;
+  const hold = judgeReferencedPod(c, cur, index, s.labelHolder);
+  if (hold.kind === 'ours') return undefined;
+  // Only a live read may decide; the cache may simply not have seen the pod or its label yet.
+  if (!s.liveCurrent || hold.kind === 'unknown') return { writes: [], events: [], requeueAfterMs: 0 };
+  if (hold.kind === 'unlabelled') {
+    // Our pod lost its label (another claim's finalizer removes only its own): label it again.
+    return { writes: [labelOwnedPodWrite(hold.pod, c)], events: [], requeueAfterMs: 0 };
+  }
+  if (hold.kind === 'foreignLabel') {
+    // P7: a label naming a claim that does not hold the pod never takes it from us. Remove it
+    // (never relabel A->B in one write, P1); the next pass labels the pod ours.
+    const msg = `pod ${c.spec.podName} was labelled for ${hold.labelled}, which ${hold.why}; the claim keeps its pod`;
+    return {
+      writes: [unlabelPodWrite(hold.pod, `drop label: ${hold.labelled} ${hold.why}`)],
+      events: [event(c, 'Warning', 'ForeignLabelRemoved', msg)],
+      requeueAfterMs: 0,
+    };
+  }
+  const spec = isBroken('P2-lost-keeps-pod') ? c.spec : { ...c.spec, podName: '', nodeName: '' };
+  const status: PodClaimStatus = { ...c.status, phase: 'Lost', lostTime: toTimestamp(s.now) };
+  return {
+    writes: [
+      { op: 'update', object: { ...c, spec }, why: `clear podName: pod ${hold.why}` },
+      statusPatch(c, status, s.now, undefined, generationAfter(c, spec)),
+    ],
+    events: [
+      event(c, 'Warning', 'Lost', `pod ${c.spec.podName} ${hold.why}; claim is Lost and will bind again`),
+    ],
+    requeueAfterMs: 0,
+  };
+};
+
+/** A migration in progress: drain and release the source (or repair sourcePod == podName). */
+const continueMigrationInProgress: Check = ({ s, c, index, byName, policy }) => {
+  if (!c.spec.sourcePod) return undefined;
+  if (c.spec.sourcePod === c.spec.podName) return repairSelfMigration(c);
+  return continueMigration(s, index, byName, policy);
+};
+
+/** No pod yet: adopt a pod we CAS'd but did not record (resume), release other strays, or bind. */
+const bindWhenUnbound: Check = ({ s, c, ns, index, policy, strays }) => {
+  if (c.spec.podName) return undefined;
+  const adopt = strays.find((p) => !index.otherReference(ns, p.metadata.name, c) && stateOf(p) === 'Bound');
+  if (adopt) return bindClaim(c, adopt, [], s.now, 'resume bind');
+  if (strays.length > 0) return releaseStrays(strays, policy, index, c);
+  const pod = pickCandidate(bindCandidates(c.spec.poolName, s.pods, index), c);
+  if (!pod) {
+    const phase: PodClaimPhase = c.status?.phase === 'Lost' ? 'Lost' : 'Pending';
+    return ensurePhase(c, phase, s.now, WAIT_MS, 'no Idle pod in pool');
+  }
+  return bindClaim(c, pod, [bindPodWrite(pod, c)], s.now, 'bind');
+};
+
+/** A migration target we CAS'd but did not record yet, when a migration is requested. */
+function adoptableTarget({ c, ns, index, strays, migrationRequested }: PodClaimContext): Pod | undefined {
+  if (!migrationRequested) return undefined;
+  return strays.find((p) => !index.otherReference(ns, p.metadata.name, c) && stateOf(p) === 'Bound');
+}
+
+/** Pods labelled ours that we do not reference (other than an adoptable target) are released. */
+const releaseOtherStrays: Check = (x) => {
+  const adopted = adoptableTarget(x);
+  const toRelease = x.strays.filter((p) => p !== adopted);
+  return toRelease.length > 0 ? releaseStrays(toRelease, x.policy, x.index, x.c) : undefined;
+};
+
+/** A requested migration starts once a target exists (named by migrate-to, or the best Idle pod). */
+const startRequestedMigration: Check = (x) => {
+  const { s, c, ns, index, byName } = x;
+  if (!x.migrationRequested || !c.spec.podName) return undefined;
+  const adopted = adoptableTarget(x);
+  if (adopted) return startMigration(c, byName.get(c.spec.podName), adopted, [], s.now);
+  const wanted = c.metadata.annotations?.[ANNOTATION_MIGRATE_TO];
+  let target: Pod | undefined;
+  if (wanted) {
+    const p = byName.get(wanted);
+    if (p && isIdleAndReady(p) && poolOf(p) === c.spec.poolName && !index.isReferenced(ns, wanted))
+      target = p;
+  } else {
+    target = pickCandidate(
+      bindCandidates(c.spec.poolName, s.pods, index).filter((p) => p.metadata.name !== c.spec.podName),
+      c,
+    );
+  }
+  if (!target) {
+    if (c.status?.phase !== 'Bound') return ensurePhase(c, 'Bound', s.now, 0, `bound to ${c.spec.podName}`);
+    const msg = wanted
+      ? `migration target ${wanted} is not an Idle pod of pool ${c.spec.poolName}`
+      : 'no Idle pod to migrate to';
+    return {
+      writes: conditionWrites(c, 'Migrating', 'False', 'MigrationPending', msg, s.now),
+      events: [event(c, 'Warning', 'MigrationPending', msg)],
+      requeueAfterMs: WAIT_MS,
+    };
+  }
+  return startMigration(c, byName.get(c.spec.podName), target, [bindPodWrite(target, c)], s.now);
+};
+
+/** spec.nodeName follows the pod's node (a pod scheduled after the bind). */
+const syncNodeName: Check = ({ c, byName }) => {
+  const pod = c.spec.podName ? byName.get(c.spec.podName) : undefined;
+  if (!pod?.spec.nodeName || pod.spec.nodeName === c.spec.nodeName) return undefined;
+  return {
+    writes: [
+      {
+        op: 'update',
+        object: { ...c, spec: { ...c.spec, nodeName: pod.spec.nodeName } },
+        why: 'sync nodeName',
+      },
+    ],
+    events: [],
+  };
+};
+
+const reportBound: Check = ({ s, c }) =>
+  ensurePhase(c, 'Bound', s.now, undefined, `bound to ${c.spec.podName}`);
+
+/** The checks, in the order they are asked. */
+export const POD_CLAIM_CHECKS: readonly Check[] = [
+  finalizeWhenDeleting,
+  addReleaseFinalizer,
+  keepReferencedPod,
+  continueMigrationInProgress,
+  bindWhenUnbound,
+  releaseOtherStrays,
+  startRequestedMigration,
+  syncNodeName,
+  reportBound,
+];
+
+export function decidePodClaim(s: PodClaimSnapshot): Decision {
+  const x = podClaimContext(s);
+  for (const check of POD_CLAIM_CHECKS) {
+    const d = check(x);
+    if (d) return d;
+  }
+  return { writes: [], events: [] };
+}

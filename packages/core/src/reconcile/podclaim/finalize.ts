@@ -1,0 +1,74 @@
+// P3: a deleting claim's finalizer always completes; and the release of pods labelled ours that we
+// do not reference. A pod another claim references keeps that claim: only our label goes.
+import { FINALIZER_RELEASE } from '../../api/constants.ts';
+import type { Pod, PodClaim } from '../../api/types.ts';
+import type { ClaimIndex } from '../../pool/claim-index.ts';
+import { claimedBy, isClaimedBy, releasePodWrite, stateOf, unlabelPodWrite } from '../../pool/pods.ts';
+import { isBroken } from '../../sim/broken-rules.ts';
+import { type Decision, event, type Write } from '../decision.ts';
+import type { PodClaimSnapshot } from './snapshot.ts';
+
+/** P3: always completes. Pods we own are released; a pod another claim references keeps that claim. */
+export function finalize(
+  s: PodClaimSnapshot,
+  index: ClaimIndex,
+  byName: Map<string, Pod>,
+  labelledOurs: Pod[],
+  policy: 'Recycle' | 'Delete',
+): Decision {
+  const c = s.claim;
+  const ns = c.metadata.namespace ?? '';
+  const writes: Write[] = [];
+  const seen = new Set<string>();
+  const involved = [c.spec.podName, c.spec.sourcePod, ...labelledOurs.map((p) => p.metadata.name)];
+  for (const name of involved) {
+    if (!name || seen.has(name)) continue;
+    seen.add(name);
+    const pod = byName.get(name);
+    if (!pod) continue;
+    const ours = isClaimedBy(pod, c);
+    const other = index.otherReference(ns, name, c);
+    if (other) {
+      if (isBroken('P3-finalize-skips-shared-pod')) return { writes, events: [], requeueAfterMs: 1000 };
+      if (ours)
+        writes.push(
+          unlabelPodWrite(pod, `finalize: ${name} belongs to ${other.claim.metadata.name}; drop our label`),
+        );
+      continue;
+    }
+    if (ours || claimedBy(pod) === undefined) {
+      if (claimedBy(pod) === undefined && stateOf(pod) === 'Idle') continue;
+      writes.push(releasePodWrite(pod, policy, `finalize: release ${name}`));
+    }
+  }
+  const finalizers = (c.metadata.finalizers ?? []).filter((f) => f !== FINALIZER_RELEASE);
+  if (finalizers.length !== (c.metadata.finalizers ?? []).length) {
+    writes.push({
+      op: 'update',
+      object: { ...c, metadata: { ...c.metadata, finalizers } },
+      why: 'remove release finalizer',
+    });
+  }
+  return {
+    writes,
+    events:
+      writes.length > 0
+        ? [event(c, 'Normal', 'Finalized', `released ${writes.length - 1} pod(s); finalizer removed`)]
+        : [],
+  };
+}
+
+export function releaseStrays(
+  strays: Pod[],
+  policy: 'Recycle' | 'Delete',
+  index: ClaimIndex,
+  c: PodClaim,
+): Decision {
+  const ns = c.metadata.namespace ?? '';
+  const writes = strays.map((p) =>
+    index.otherReference(ns, p.metadata.name, c)
+      ? unlabelPodWrite(p, `pod ${p.metadata.name} is referenced by another claim: drop our label`)
+      : releasePodWrite(p, policy, `release stray pod ${p.metadata.name} labelled for ${c.metadata.name}`),
+  );
+  return { writes, events: [], requeueAfterMs: 0 };
+}

@@ -1,0 +1,107 @@
+// Gathers a PodClaim's snapshot: the cache for most reads, live reads before anything that declares
+// a pod gone or taken (P2, P7), and a live list of claims before a finalize or a stray's release.
+import {
+  ANNOTATION_MIGRATE,
+  ANNOTATION_MIGRATE_TO,
+  LABEL_CLAIMED_BY,
+  LABEL_POOL,
+  LABEL_STATE,
+} from '../../api/constants.ts';
+import { getOrUndefined, isApiError } from '../../api/errors.ts';
+import type { ObjectKey } from '../../api/meta.ts';
+import type { Pod, PodClaim, PodPool } from '../../api/types.ts';
+import { isDeleting } from '../../capture/liveness.ts';
+import { bindCandidates, CANDIDATE_WINDOW } from '../../pool/candidates.ts';
+import { ClaimIndex } from '../../pool/claim-index.ts';
+import { claimedBy, isClaimedBy } from '../../pool/pods.ts';
+import type { PodClaimDeps, PodClaimSnapshot } from './snapshot.ts';
+
+export async function gatherPodClaim(
+  deps: PodClaimDeps,
+  key: ObjectKey,
+): Promise<PodClaimSnapshot | undefined> {
+  let claim: PodClaim;
+  try {
+    claim = await deps.cache.get('PodClaim', key);
+  } catch (e) {
+    if (isApiError(e, 'NotFound')) return undefined;
+    throw e;
+  }
+  const ns = key.namespace;
+  let pool: PodPool | undefined;
+  try {
+    pool = await deps.cache.get('PodPool', { namespace: ns, name: claim.spec.poolName });
+  } catch (e) {
+    if (!isApiError(e, 'NotFound')) throw e;
+  }
+  // Only the pods this claim can touch: the ones it references, the ones labelled for it, and —
+  // when it binds or migrates — the oldest Idle candidates. Reading the whole pool on every
+  // reconcile would make a pool of N claims cost O(N^2).
+  const pods = new Map<string, Pod>();
+  const add = (p: Pod) => pods.set(p.metadata.name, p);
+  for (const name of [claim.spec.podName, claim.spec.sourcePod]) {
+    if (!name) continue;
+    const cached = await getOrUndefined(deps.cache.get('Pod', { namespace: ns, name }));
+    // A cache NotFound may just be lag: ask the server (P2's live confirmation happens below too).
+    const pod = cached ?? (await getOrUndefined(deps.client.get('Pod', { namespace: ns, name })));
+    if (pod) add(pod);
+  }
+  const labelled = await deps.cache.list('Pod', {
+    namespace: ns,
+    labelSelector: { matchLabels: { [LABEL_CLAIMED_BY]: claim.metadata.name } },
+  });
+  for (const p of labelled.items) add(p);
+  const deleting = Boolean(claim.metadata.deletionTimestamp);
+  const wantsPod = !claim.spec.podName || claim.metadata.annotations?.[ANNOTATION_MIGRATE] !== undefined;
+  if (!deleting && wantsPod && !claim.spec.sourcePod) {
+    const idle = await deps.cache.list('Pod', {
+      namespace: ns,
+      labelSelector: { matchLabels: { [LABEL_POOL]: claim.spec.poolName, [LABEL_STATE]: 'Idle' } },
+    });
+    const none = new ClaimIndex([]);
+    for (const p of bindCandidates(claim.spec.poolName, idle.items, none).slice(0, CANDIDATE_WINDOW)) add(p);
+    const wanted = claim.metadata.annotations?.[ANNOTATION_MIGRATE_TO];
+    const named = wanted ? idle.items.find((p) => p.metadata.name === wanted) : undefined;
+    if (named) add(named);
+  }
+  // References to those pods (P1, P6). Finalize decides on a live view: releasing a pod another
+  // claim holds would break P1, and a claim going away is rare enough to list the namespace.
+  // A stray (labelled ours, not referenced by us) is released unless another claim references it:
+  // decide that on a live list too, so a cache that lags a reference cannot free a held pod (P7).
+  const hasStray = labelled.items.some(
+    (p) =>
+      p.metadata.name !== claim.spec.podName && p.metadata.name !== claim.spec.sourcePod && !isDeleting(p),
+  );
+  let claims: PodClaim[];
+  if (deleting || hasStray) {
+    claims = (await deps.client.list('PodClaim', { namespace: ns })).items;
+  } else {
+    const byUid = new Map<string, PodClaim>([[claim.metadata.uid ?? claim.metadata.name, claim]]);
+    for (const name of pods.keys()) {
+      for (const field of ['spec.podName', 'spec.sourcePod']) {
+        const refs = await deps.cache.list('PodClaim', { namespace: ns, fieldSelector: { [field]: name } });
+        for (const r of refs.items) byUid.set(r.metadata.uid ?? r.metadata.name, r);
+      }
+    }
+    claims = [...byUid.values()];
+  }
+  const snap: PodClaimSnapshot = { claim, pool, pods: [...pods.values()], claims, now: deps.now() };
+  if (claim.spec.podName) {
+    const cached = pods.get(claim.spec.podName);
+    // Anything but "labelled ours" is confirmed live before deciding on it.
+    if (!(cached && !isDeleting(cached) && isClaimedBy(cached, claim))) {
+      const pod = await getOrUndefined(deps.client.get('Pod', { namespace: ns, name: claim.spec.podName }));
+      snap.liveCurrent = pod ? { found: true, pod } : { found: false };
+      if (pod) pods.set(pod.metadata.name, pod);
+      snap.pods = [...pods.values()];
+      // Whether that label takes the pod away depends on the claim it names (P7): read it live.
+      const labelled = pod && !isDeleting(pod) && !isClaimedBy(pod, claim) ? claimedBy(pod) : undefined;
+      if (labelled !== undefined) {
+        const holder = await getOrUndefined(deps.client.get('PodClaim', { namespace: ns, name: labelled }));
+        snap.labelHolder = holder ? { found: true, claim: holder } : { found: false };
+      }
+    }
+  }
+  snap.now = deps.now();
+  return snap;
+}

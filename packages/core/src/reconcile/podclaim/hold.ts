@@ -1,0 +1,65 @@
+// P2 and P7: whether a claim still holds the pod its spec.podName references.
+import { parseTimestamp } from '../../api/meta.ts';
+import type { Pod, PodClaim } from '../../api/types.ts';
+import { isDeleting } from '../../capture/liveness.ts';
+import type { ClaimIndex } from '../../pool/claim-index.ts';
+import { claimedBy, claimedByUid, isClaimedBy } from '../../pool/pods.ts';
+import { isBroken } from '../../sim/broken-rules.ts';
+import type { ClaimLookup } from './snapshot.ts';
+
+/** How a claim stands with the pod its spec.podName references. */
+export type PodHold =
+  | { kind: 'ours' }
+  | { kind: 'unlabelled'; pod: Pod }
+  | { kind: 'foreignLabel'; pod: Pod; labelled: string; why: string }
+  | { kind: 'lost'; why: string }
+  /** The pod is labelled for another claim we have not read yet. */
+  | { kind: 'unknown' };
+
+/**
+ * P2 and P7: a claim keeps the pod its spec references unless the pod is gone or being deleted, or
+ * another claim that references the pod holds it (its label, or the oldest reference when the pod
+ * is unlabelled). A label naming a deleting, missing or non-referencing claim takes nothing away.
+ */
+export function judgeReferencedPod(
+  c: PodClaim,
+  cur: Pod | undefined,
+  index: ClaimIndex,
+  labelHolder: ClaimLookup | undefined,
+): PodHold {
+  if (!cur) return { kind: 'lost', why: 'is gone' };
+  if (isDeleting(cur)) return { kind: 'lost', why: 'is being deleted' };
+  if (isClaimedBy(cur, c)) return { kind: 'ours' };
+  const ns = c.metadata.namespace ?? '';
+  const labelled = claimedBy(cur);
+  if (labelled === undefined) {
+    // An unlabelled pod referenced by several claims (a legacy writer's doing) stays with the oldest.
+    const olderRival = index
+      .referencing(ns, cur.metadata.name)
+      .find((r) => r.claim.metadata.uid !== c.metadata.uid && isOlder(r.claim, c));
+    if (olderRival)
+      return { kind: 'lost', why: `is also referenced by older claim ${olderRival.claim.metadata.name}` };
+    return { kind: 'unlabelled', pod: cur };
+  }
+  if (isBroken('P7-foreign-label-takes-pod')) return { kind: 'lost', why: `is claimed by ${labelled}` };
+  if (!labelHolder) return { kind: 'unknown' };
+  if (!labelHolder.found) return { kind: 'foreignLabel', pod: cur, labelled, why: 'does not exist' };
+  const holder = labelHolder.claim;
+  if (holder.metadata.name !== labelled) return { kind: 'unknown' };
+  if (holder.metadata.uid === c.metadata.uid)
+    return { kind: 'foreignLabel', pod: cur, labelled, why: 'is a previous claim of this name' };
+  if (holder.metadata.deletionTimestamp)
+    return { kind: 'foreignLabel', pod: cur, labelled, why: 'is being deleted' };
+  const uid = claimedByUid(cur);
+  if (uid !== undefined && uid !== holder.metadata.uid)
+    return { kind: 'foreignLabel', pod: cur, labelled, why: 'is a previous claim of that name' };
+  if (holder.spec.podName !== cur.metadata.name && holder.spec.sourcePod !== cur.metadata.name)
+    return { kind: 'foreignLabel', pod: cur, labelled, why: 'does not reference it' };
+  return { kind: 'lost', why: `is claimed by ${labelled}` };
+}
+
+function isOlder(a: PodClaim, b: PodClaim): boolean {
+  const ta = parseTimestamp(a.metadata.creationTimestamp) ?? 0;
+  const tb = parseTimestamp(b.metadata.creationTimestamp) ?? 0;
+  return ta !== tb ? ta < tb : a.metadata.name < b.metadata.name;
+}

@@ -1,0 +1,33 @@
+// What the PodClaim reconciler decides from: a plain-data snapshot, and the ports it is gathered with.
+import type { Client, Reader } from '../../api/ports.ts';
+import type { Pod, PodClaim, PodPool } from '../../api/types.ts';
+import type { EventRecorder } from '../apply.ts';
+
+/** What a live read of the claim's pod found (P2: Lost only on a live answer). */
+export type PodLookup = { found: true; pod: Pod } | { found: false };
+/** What a live read of a claim found. */
+export type ClaimLookup = { found: true; claim: PodClaim } | { found: false };
+
+export interface PodClaimSnapshot {
+  claim: PodClaim;
+  pool: PodPool | undefined;
+  /** Pods of the claim's pool in its namespace, plus any pod the claim references. */
+  pods: Pod[];
+  /** Claims in the namespace (for the reference index); a live list when the claim is deleting. */
+  claims: PodClaim[];
+  /** Live read of spec.podName, present whenever the cache did not show it healthy and ours. */
+  liveCurrent?: PodLookup;
+  /** Live read of the claim that spec.podName's claimed-by label names, when it is not this claim. */
+  labelHolder?: ClaimLookup;
+  now: number;
+}
+
+/** Retry interval when waiting for something outside our control (an Idle pod, a pool). */
+export const WAIT_MS = 5000;
+
+export interface PodClaimDeps {
+  cache: Reader;
+  client: Client;
+  now: () => number;
+  recorder?: EventRecorder;
+}
