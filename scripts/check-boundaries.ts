@@ -1,5 +1,6 @@
 // Fails the build when a package imports across the boundaries DESIGN.md draws:
-// core is pure (no node:*, @kubernetes/client-node, hono), and runtimes never import each other.
+// core is pure (no node:*, @kubernetes/client-node, hono), runtimes never import each other, and
+// only @claimkit/kube (and the e2e harness, which builds clusters with it) imports client-node.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
@@ -67,6 +68,21 @@ for (const rule of rules) {
         problems.push(
           `${relative(root, file)}: imports '${spec}' (only the webhook's entry files may use a runtime)`,
         );
+      }
+    }
+  }
+}
+// One adapter over client-node: every other package reaches the API server through @claimkit/kube.
+const clientNodeHomes = ['packages/kube/src', 'apps/e2e/src/harness'];
+for (const top of ['packages', 'apps']) {
+  for (const pkg of readdirSync(join(root, top))) {
+    for (const file of files(join(root, top, pkg, 'src'))) {
+      const rel = relative(root, file);
+      if (clientNodeHomes.some((home) => rel.startsWith(`${home}/`))) continue;
+      for (const m of readFileSync(file, 'utf8').matchAll(importRe)) {
+        const spec = m[1] ?? m[2] ?? '';
+        if (spec === '@kubernetes/client-node' || spec.startsWith('@kubernetes/client-node/'))
+          problems.push(`${rel}: imports '${spec}' (only packages/kube and the e2e harness use client-node)`);
       }
     }
   }

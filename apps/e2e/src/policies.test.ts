@@ -27,7 +27,6 @@ import {
   policyCaseObject,
   VERSION,
 } from '@claimkit/core';
-import { CustomObjectsApi, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   expectAllInvariants,
@@ -39,7 +38,7 @@ import {
   until,
 } from './controller/helpers.ts';
 import { writeServiceAccountKubeconfig } from './harness/identity.ts';
-import { failureStatus, makeClients, waitFor } from './harness/index.ts';
+import { failureStatus, makeClients, type V1Pod, waitFor } from './harness/index.ts';
 import { apiMessage, type Clients, isNotFound } from './harness/kube.ts';
 import { e2eClients, e2eCluster, useTestNamespace } from './harness/vitest.ts';
 
@@ -68,7 +67,7 @@ describe('admission policies on the API server (CRDs + policies, no webhook)', (
   let groupMember: Clients;
   let ctl: RunningController | undefined;
   const admin = () => e2eClients();
-  const custom = (c: Clients) => c.kc.makeApiClient(CustomObjectsApi);
+  const custom = (c: Clients) => c.custom;
   const clusterRole = () => `${prefix}-controller`;
 
   beforeAll(async () => {

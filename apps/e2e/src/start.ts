@@ -11,16 +11,9 @@ import {
   serveEndpoints,
 } from '@claimkit/controller';
 import { createWebhookApp, jsonLogger, validatingWebhookConfiguration } from '@claimkit/webhook';
-import { watchPodClaims } from '@claimkit/webhook/serve-claim-index';
+import { kubeClientFor, watchPodClaims } from '@claimkit/webhook/serve-claim-index';
 import { serveNodeHttps } from '@claimkit/webhook/serve-node';
-import { AdmissionregistrationV1Api } from '@kubernetes/client-node';
-import {
-  applyObjects,
-  loadKubeConfig,
-  makeClients,
-  readManifests,
-  startLocalCluster,
-} from './harness/index.ts';
+import { applyObjects, makeClients, readManifests, startLocalCluster } from './harness/index.ts';
 import { E2E_USER, loopbackServingCert } from './harness/pki.ts';
 
 const root = new URL('../../../', import.meta.url).pathname;
@@ -58,7 +51,10 @@ await ctl.manager.start();
 const dir = mkdtempSync(join(tmpdir(), 'claimkit-start-'));
 const { certFile, keyFile } = loopbackServingCert(dir);
 const wlog = jsonLogger(verbose as 'warn', (l) => process.stderr.write(`[webhook] ${l}\n`));
-const watched = watchPodClaims(loadKubeConfig(kubeconfig), wlog, 1000);
+const watched = watchPodClaims(kubeClientFor(kubeconfig), wlog, {
+  backoffInitialMs: 1000,
+  backoffMaxMs: 1000,
+});
 const app = createWebhookApp({ controller: { usernames: [ADMIN] }, index: watched.index, logger: wlog });
 const webhook = await serveNodeHttps({
   fetch: app.fetch,
@@ -68,7 +64,7 @@ const webhook = await serveNodeHttps({
   keyFile,
   logger: wlog,
 });
-const admission = clients.kc.makeApiClient(AdmissionregistrationV1Api);
+const admission = clients.admission;
 const cfgName = 'claimkit-local';
 const caBundle = readFileSync(certFile).toString('base64');
 await admission.createValidatingWebhookConfiguration({

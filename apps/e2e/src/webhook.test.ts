@@ -10,9 +10,8 @@ import {
   LABEL_STATE,
   VERSION,
 } from '@claimkit/core';
-import { CustomObjectsApi, KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { failureStatus, loadKubeConfig, makeClients, waitFor } from './harness/index.ts';
+import { failureStatus, makeClientsAs, type V1Pod, waitFor } from './harness/index.ts';
 import { apiMessage } from './harness/kube.ts';
 import { e2eClients, e2eCluster, useTestNamespace } from './harness/vitest.ts';
 import { type InstalledWebhook, installWebhook } from './harness/webhook.ts';
@@ -34,7 +33,7 @@ async function denial(p: Promise<unknown>): Promise<{ code: number | undefined; 
 describe.skipIf(!local)('admission webhook on the API server (registered by URL)', () => {
   const ns = useTestNamespace('webhook');
   let webhook: InstalledWebhook | undefined;
-  const custom = () => e2eClients().kc.makeApiClient(CustomObjectsApi);
+  const custom = () => e2eClients().custom;
 
   beforeAll(async () => {
     webhook = await installWebhook({
@@ -198,15 +197,7 @@ describe.skipIf(!local)('admission webhook on the API server (registered by URL)
         subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: MALLORY }],
       },
     });
-    const base = loadKubeConfig(e2eCluster().kubeconfigPath);
-    const kc = new KubeConfig();
-    kc.loadFromOptions({
-      clusters: base.clusters,
-      contexts: base.contexts,
-      currentContext: base.currentContext,
-      users: base.users.map((u) => ({ ...u, impersonateUser: MALLORY })),
-    });
-    const mallory = makeClients(kc).kc.makeApiClient(CustomObjectsApi);
+    const mallory = makeClientsAs(e2eCluster().kubeconfigPath, MALLORY).custom;
     const key = { group: GROUP, version: VERSION, namespace: ns.name, plural: 'podclaims' };
     const claimBody = (name: string) => ({
       apiVersion: API_VERSION,

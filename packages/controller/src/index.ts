@@ -1,7 +1,6 @@
 export * from './agent/agent.ts';
 export * from './backends/index.ts';
 export * from './flags.ts';
-export * from './informer.ts';
 export * from './instrument.ts';
 export * from './leader.ts';
 export * from './log.ts';
@@ -11,4 +10,3 @@ export * from './metrics.ts';
 export * from './queue.ts';
 export * from './runtime.ts';
 export * from './server.ts';
-export * from './timers.ts';

@@ -1,7 +1,6 @@
-// Counts API requests by verb, kind and HTTP code around any Client / InformerSource (the in-memory
-// model in tests, @kubernetes/client-node in the process). Also the source of "API writes per bind".
-import { type Client, isApiError } from '@claimkit/core';
-import type { InformerSource } from './informer.ts';
+// Counts API requests by verb, kind and HTTP code around any Client / ListWatcher (the in-memory
+// model in tests, @claimkit/kube in the process). Also the source of "API writes per bind".
+import { type Client, isApiError, type ListWatcher } from '@claimkit/core';
 
 export type RequestObserver = (r: { verb: string; kind: string; code: number }) => void;
 
@@ -37,12 +36,24 @@ export function instrumentClient(c: Client, obs: RequestObserver): Client {
   };
 }
 
-export function instrumentSource(s: InformerSource, obs: RequestObserver): InformerSource {
+export function instrumentSource(s: ListWatcher, obs: RequestObserver): ListWatcher {
   return {
     list: (kind, opts) => observed(obs, 'list', kind, () => s.list(kind, opts)),
-    watch: (kind, opts, onEvent, onClose) => {
-      obs({ verb: 'watch', kind, code: 200 });
-      return s.watch(kind, opts, onEvent, onClose);
+    watch: (kind, opts, handlers) => {
+      // One count per watch, with the code it was answered: a watch refused at once (the model
+      // closes it before returning) counts its error, as the kube client counts the HTTP status.
+      let starting = true;
+      let code = 200;
+      const stop = s.watch(kind, opts, {
+        ...handlers,
+        onClose: (err) => {
+          if (starting && err) code = codeOf(err);
+          handlers.onClose?.(err);
+        },
+      });
+      starting = false;
+      obs({ verb: 'watch', kind, code });
+      return stop;
     },
   };
 }

@@ -1,6 +1,7 @@
 // The whole controller loop on core's in-memory API model: real writes, real conflicts, real
 // watches; invariants checked at the end of every scenario.
 import {
+  ApiError,
   ApiModel,
   type Capture,
   type Client,
@@ -264,6 +265,36 @@ describe('Manager on the in-memory API model', () => {
     );
     await until('bound again', () => bound(m)[0]?.spec.podName);
     expect(mgr.references.referencingIncludingDeleting(NS, podName)).toEqual([]);
+    await settled(m);
+    expectInvariants(m);
+  });
+
+  it('watches that fail and then find their version expired (410) relist; the change missed meanwhile still arrives', async () => {
+    const m = new ApiModel({ clock: { now: () => Date.now() }, ...schemaModelOptions(), eventWindow: 20 });
+    kubelet(m);
+    // No resync: only the informers' relist can tell the claim that its pod is gone.
+    const mgr = await startManager(m, { resyncMs: 0 });
+    await m.create(pool(1));
+    await m.create(claimSet(1));
+    const c = (await until('bound', () => bound(m)[0])) as PodClaim;
+    const podName = c.spec.podName!;
+    await settled(m);
+    // The API server restarts: every watch fails; meanwhile the pod goes and the window moves on.
+    m.closeWatches({ error: new ApiError('Unavailable', 'apiserver restarting') });
+    await m.delete('Pod', { namespace: NS, name: podName }, { gracePeriodSeconds: 0 });
+    for (let i = 0; i < 25; i++) {
+      await m.create({
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { namespace: 'noise', name: `n${i}` },
+      });
+    }
+    await until('bound to another pod', () => {
+      const now = m.tryGetNow('PodClaim', keyOf(c));
+      return now?.status?.phase === 'Bound' && now.spec.podName !== podName;
+    });
+    expect(mgr.cache.informer('Pod')?.stats.relists).toBeGreaterThanOrEqual(1);
+    expect(mgr.cache.informer('PodClaim')?.stats.relists).toBeGreaterThanOrEqual(1);
     await settled(m);
     expectInvariants(m);
   });

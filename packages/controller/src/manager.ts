@@ -10,9 +10,11 @@ import {
   type EventRecorder,
   type EventSpec,
   type Kind,
+  type KindMap,
   LABEL_CLAIMED_BY,
   LABEL_POOL,
   LABEL_STATE,
+  type ListWatcher,
   mapEvent,
   type ObjectKey,
   type PodClaim,
@@ -27,15 +29,15 @@ import {
   reconcilePodClaimSet,
   reconcilePodPool,
   sweepCaptures,
+  type Timers,
   type WatchedKind,
 } from '@claimkit/core';
-import { errorText, Informer, InformerCache, type InformerSource } from './informer.ts';
+import { errorText, type Informer, InformerCache, realTimers } from '@claimkit/kube';
 import { instrumentClient, instrumentSource } from './instrument.ts';
 import { type Logger, silentLogger } from './log.ts';
 import { ControllerMetrics } from './metrics.ts';
 import { OWN_WRITES_TTL_MS, OwnWrites, recordingWritesTo } from './own-writes.ts';
 import { WorkQueue } from './queue.ts';
-import { realTimers, type Timers } from './timers.ts';
 
 export interface Elector {
   /** Campaigns until release(); calls back when leadership starts and stops. */
@@ -44,23 +46,11 @@ export interface Elector {
   release(): Promise<void>;
 }
 
-/** The first list of an informer failed (RBAC, CRDs missing, cluster unreachable). */
-export class InformerStartError extends Error {
-  override readonly name = 'InformerStartError';
-  readonly kind: Kind;
-  override readonly cause: unknown;
-  constructor(kind: Kind, cause: unknown) {
-    super(`listing ${kind}: ${(cause as Error)?.message ?? String(cause)}`);
-    this.kind = kind;
-    this.cause = cause;
-  }
-}
-
 export interface ManagerOptions {
   /** Live reads and all writes. */
   client: Client;
-  /** List + watch for the informers. */
-  source: InformerSource;
+  /** List + watch for the informers (the kube client, or the ApiModel in tests). */
+  source: ListWatcher;
   /** Watch one namespace (default: all). */
   namespace?: string;
   concurrency?: number;
@@ -98,7 +88,7 @@ export class Manager {
   private readonly timers: Timers;
   private readonly log: Logger;
   private readonly client: Client;
-  private readonly source: InformerSource;
+  private readonly source: ListWatcher;
   private readonly informers: AnyInformer[] = [];
   private readonly captures: Informer<'Capture'>;
   private readonly claims: Informer<'PodClaim'>;
@@ -130,18 +120,21 @@ export class Manager {
       ...opts.queue,
       onDepth: (d) => this.metrics.queueDepth.set(d),
     });
-    this.cache = new InformerCache(this.client);
+    // Kinds without an informer (none the reconcilers read today) are read live.
+    this.cache = new InformerCache(this.source, {
+      live: this.client,
+      ...(opts.namespace ? { namespace: opts.namespace } : {}),
+      timers: this.timers,
+      log: this.log,
+    });
     this.recorder = this.wrapRecorder(opts.recorder);
     this.backend = typeof opts.backend === 'function' ? opts.backend(this.cache) : opts.backend;
     const inf = <K extends Kind>(kind: K) => {
-      const i = new Informer(kind, this.source, {
-        ...(opts.namespace ? { namespace: opts.namespace } : {}),
+      const i = this.cache.informerFor(kind, {
+        // What the reconcilers list by: pool pods by pool, state and claim; claims by the pods they name.
         ...(kind === 'Pod' ? { indexLabels: [LABEL_POOL, LABEL_STATE, LABEL_CLAIMED_BY] } : {}),
         ...(kind === 'PodClaim' ? { indexFields: ['spec.podName', 'spec.sourcePod'] } : {}),
-        timers: this.timers,
-        log: this.log,
       });
-      this.cache.add(i);
       this.informers.push(i as unknown as AnyInformer);
       return i;
     };
@@ -158,12 +151,12 @@ export class Manager {
     };
     for (const i of [this.captures, sets, pools, this.claims, pods] as AnyInformer[]) {
       const kind = i.kind as WatchedKind;
-      i.on((t, obj, old) => {
+      const route = (before: KindMap[Kind] | undefined, after: KindMap[Kind] | undefined) => {
+        const obj = (after ?? before)!;
         if (kind === 'PodClaim') {
-          if (t === 'DELETED') this.references.remove(obj);
-          else this.references.upsert(obj as PodClaim);
+          if (after === undefined) this.references.remove(obj);
+          else this.references.upsert(after as PodClaim);
         }
-        const [before, after] = t === 'DELETED' ? [obj, undefined] : [old, obj];
         const own = kind === 'Pod' ? undefined : reconcileKey(kind, ns(obj), obj.metadata.name);
         for (const k of mapEvent(
           kind,
@@ -174,6 +167,11 @@ export class Manager {
           if (k === own) this.add(k);
           else this.addDerived(k);
         }
+      };
+      i.addHandler({
+        onAdd: (o) => route(undefined, o),
+        onUpdate: (old, o) => route(old, o),
+        onDelete: (o) => route(o, undefined),
       });
     }
     this.metrics.claimPhases = () => {
@@ -190,13 +188,7 @@ export class Manager {
   async start(): Promise<void> {
     if (this.started) throw new Error('manager already started');
     this.started = true;
-    await Promise.all(
-      this.informers.map((i) =>
-        i.start().catch((e: unknown) => {
-          throw new InformerStartError(i.kind, e);
-        }),
-      ),
-    );
+    await this.cache.start(); // an InformerStartError names the kind that could not be listed
     this.ready = true;
     this.log.info('caches synced', {
       objects: Object.fromEntries(this.informers.map((i) => [i.kind, i.size])),
@@ -220,7 +212,7 @@ export class Manager {
     if (this.stopping) return;
     this.stopping = true;
     this.log.info('shutting down', { inFlight: this.queue.inFlight() });
-    for (const i of this.informers) i.stop();
+    this.cache.stop();
     this.clearTimers();
     this.queue.shutDown();
     this.activeGate.resolve();
@@ -351,7 +343,7 @@ export class Manager {
   /** One reconcile of one key, with metrics, logs and the requeue policy. */
   async process(key: string): Promise<void> {
     const { kind, namespace, name } = parseReconcileKey(key);
-    const versionBefore = this.cache.informer(kind)?.get(namespace, name)?.metadata.resourceVersion;
+    const versionBefore = this.cache.informer(kind)?.get({ namespace, name })?.metadata.resourceVersion;
     if (this.ownWrites.cacheIsBehind(key, versionBefore)) {
       // The newer version's watch event will enqueue the key; the delayed add is only a safety net.
       this.queue.forget(key);

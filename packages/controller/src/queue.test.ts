@@ -1,6 +1,6 @@
+import { FakeTimers } from '@claimkit/core/testing';
 import { describe, expect, it } from 'vitest';
 import { WorkQueue } from './queue.ts';
-import { FakeTimers } from './testing/fake-timers.ts';
 
 const mk = (opts: ConstructorParameters<typeof WorkQueue>[0] = {}) => {
   const timers = new FakeTimers();

@@ -2,8 +2,8 @@
 // often it is added (dirty set), never handed to two workers at once (processing set: an add while
 // a worker holds the key re-queues it when the worker calls done), delayed adds keep the earliest
 // due time, and failures back off per key (exponential) and overall (token bucket).
-import type { Timers } from './timers.ts';
-import { realTimers } from './timers.ts';
+import type { Timers } from '@claimkit/core';
+import { realTimers } from '@claimkit/kube';
 
 export interface WorkQueueOptions {
   timers?: Timers;

@@ -1,21 +1,21 @@
 // The controller on a real cluster: the Manager wired to @claimkit/kube (client with request
-// metrics, informer source over its watch streams, event recorder, Lease elector) and to the Http
-// and Kubelet capture backends. Used by main.ts, `npm start`, the e2e suites and the benchmarks.
+// metrics, which is also the informers' list/watch source, event recorder, Lease elector) and to the
+// Http and Kubelet capture backends. Used by main.ts, `npm start`, the e2e suites and the benchmarks.
 import { isApiError, KIND_INFO } from '@claimkit/core';
 import {
   createKubeClient,
+  InformerStartError,
   type KubeClient,
   type KubeClientOptions,
+  type KubeConfig,
   KubeConfigError,
   KubeEventRecorder,
   loadKubeConfig,
 } from '@claimkit/kube';
-import { IsomorphicFetchHttpLibrary, type KubeConfig, RequestContext } from '@kubernetes/client-node';
 import { DispatchingBackend, HttpCaptureBackend, KubeletCaptureBackend } from './backends/index.ts';
-import type { InformerSource } from './informer.ts';
 import { LeaseElector } from './leader.ts';
 import { type Logger, silentLogger } from './log.ts';
-import { InformerStartError, Manager, type ManagerOptions } from './manager.ts';
+import { Manager, type ManagerOptions } from './manager.ts';
 import { ControllerMetrics } from './metrics.ts';
 
 export interface KubeControllerOptions {
@@ -41,29 +41,6 @@ export interface KubeController {
   manager: Manager;
   client: KubeClient;
   server: string;
-}
-
-export function kubeInformerSource(c: KubeClient): InformerSource {
-  return {
-    list: (kind, opts) => c.list(kind, opts),
-    watch: (kind, opts, onEvent, onClose) => {
-      const h = c.watchStream(kind, opts, { onEvent, onClose: (e) => onClose?.(e) });
-      return () => h.stop();
-    },
-  };
-}
-
-/** POST through the API server with the kubeconfig's credentials (the node proxy). */
-function apiServerRequest(kc: KubeConfig, server: string, timeoutMs: number) {
-  const http = new IsomorphicFetchHttpLibrary();
-  return async (method: 'POST', path: string) => {
-    const ctx = new RequestContext(`${server}${path}`, method as never);
-    ctx.setHeaderParam('Accept', 'application/json');
-    ctx.setSignal(AbortSignal.timeout(timeoutMs));
-    await kc.applySecurityAuthentication(ctx);
-    const resp = await http.send(ctx).toPromise();
-    return { status: resp.httpStatusCode, text: await resp.body.text() };
-  };
 }
 
 export function createKubeController(o: KubeControllerOptions = {}): KubeController {
@@ -93,7 +70,7 @@ export function createKubeController(o: KubeControllerOptions = {}): KubeControl
   });
   const manager = new Manager({
     client,
-    source: kubeInformerSource(client),
+    source: client,
     instrument: false,
     metrics,
     log,
@@ -108,7 +85,8 @@ export function createKubeController(o: KubeControllerOptions = {}): KubeControl
       new DispatchingBackend(cache, {
         Http: new HttpCaptureBackend({ timeoutMs: o.backendTimeoutMs ?? 5000 }),
         Kubelet: new KubeletCaptureBackend({
-          apiServer: apiServerRequest(kc, client.server, 120_000),
+          // A checkpoint is answered when it is written: allow it minutes.
+          apiServer: (method, path) => client.raw(method, path, { timeoutMs: 120_000 }),
         }),
       }),
     ...(o.leaderElect

@@ -414,23 +414,25 @@ describe('KubeClient over a local API server', () => {
       },
     );
     const seen: string[] = [];
-    let closeErr: ApiError | undefined;
-    const h = client.watchStream(
-      'ConfigMap',
-      { namespace: 'ns', resourceVersion: '10' },
-      {
-        onEvent: (e) => seen.push(`${e.type} ${e.object.metadata.resourceVersion} ${e.object.kind}`),
-        onBookmark: (rv) => seen.push(`BOOKMARK ${rv}`),
-        onClose: (err) => {
-          closeErr = err;
+    const closeErr = await new Promise<ApiError | undefined>((resolve) =>
+      client.watch(
+        'ConfigMap',
+        { namespace: 'ns', resourceVersion: '10', allowWatchBookmarks: true, timeoutSeconds: 300 },
+        {
+          onEvent: (e) => seen.push(`${e.type} ${e.object.metadata.resourceVersion} ${e.object.kind}`),
+          onBookmark: (rv) => seen.push(`BOOKMARK ${rv}`),
+          onClose: resolve,
         },
-      },
+      ),
     );
-    await h.done;
     expect(seen).toEqual(['ADDED 11 ConfigMap', 'BOOKMARK 12', 'MODIFIED 13 ConfigMap']);
     expect(closeErr?.reason).toBe('Gone');
     const q = srv.requests[0]!.query;
-    expect([q.get('resourceVersion'), q.get('allowWatchBookmarks')]).toEqual(['10', 'true']);
+    expect([q.get('resourceVersion'), q.get('allowWatchBookmarks'), q.get('timeoutSeconds')]).toEqual([
+      '10',
+      'true',
+      '300',
+    ]);
     expect(calls).toEqual([['watch', 'ConfigMap', 200]]);
   });
 
@@ -447,18 +449,48 @@ describe('KubeClient over a local API server', () => {
       },
     );
     const e1 = await new Promise<ApiError | undefined>((resolve) =>
-      client.watchStream('Pod', {}, { onEvent: () => {}, onClose: resolve }),
+      client.watch('Pod', {}, { onEvent: () => {}, onClose: resolve }),
     );
     expect(e1?.reason).toBe('Forbidden');
     const t0 = Date.now();
     const e2 = await new Promise<ApiError | undefined | 'none'>((resolve) =>
-      client.watchStream(
-        'Pod',
-        { inactivityMs: 200 },
-        { onEvent: () => {}, onClose: (e) => resolve(e ?? 'none') },
-      ),
+      client.watch('Pod', { inactivityMs: 200 }, { onEvent: () => {}, onClose: (e) => resolve(e ?? 'none') }),
     );
     expect(e2).toBe('none');
     expect(Date.now() - t0).toBeGreaterThanOrEqual(190);
+    expect(srv.requests.map((r) => r.query.get('allowWatchBookmarks'))).toEqual([null, null]);
+  });
+
+  it('watch: after stop() no handler is called, not even onClose', async () => {
+    let sendLater: (() => void) | undefined;
+    srv.on(
+      (r) => r.query.get('watch') === 'true',
+      (_r, res) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.write(`${JSON.stringify({ type: 'ADDED', object: cm('w', '11') })}\n`);
+        sendLater = () => res.end(`${JSON.stringify({ type: 'MODIFIED', object: cm('w', '12') })}\n`);
+      },
+    );
+    const calls: string[] = [];
+    let first: () => void = () => {};
+    const firstEvent = new Promise<void>((r) => {
+      first = r;
+    });
+    const stop = client.watch(
+      'ConfigMap',
+      { namespace: 'ns' },
+      {
+        onEvent: (e) => {
+          calls.push(`${e.type} ${e.object.metadata.resourceVersion}`);
+          first();
+        },
+        onClose: (err) => calls.push(`close ${err?.reason ?? 'normal'}`),
+      },
+    );
+    await firstEvent;
+    stop();
+    sendLater?.();
+    await new Promise((r) => setTimeout(r, 100));
+    expect(calls).toEqual(['ADDED 11']);
   });
 });

@@ -18,9 +18,10 @@ import {
   type ObjectKey,
   type ObjectList,
   type PatchOptions,
-  type WatchEvent,
   type WatchEventType,
   type Watcher,
+  type WatchHandlers,
+  type WatchOptions,
 } from '@claimkit/core';
 import {
   type HttpMethod,
@@ -66,44 +67,27 @@ export interface KubeClientOptions {
 
 const MAX_RETRY_AFTER_SECONDS = 10;
 
-export interface WatchOptions extends ListOptions {
-  resourceVersion?: string;
-  /** Ask the server for BOOKMARK events (they keep the resume point fresh). Default true. */
-  allowWatchBookmarks?: boolean;
-  /** Server-side timeout: the server ends the watch after this long. Default: none. */
-  timeoutSeconds?: number;
-  /** End the watch (normally: onClose without error) when nothing arrived for this long. Default 60 s. */
+/** core's WatchOptions plus what only a real connection has. */
+export interface KubeWatchOptions extends WatchOptions {
+  /** End the watch (onClose without an error) when nothing arrived for this long. Default 60 s. */
   inactivityMs?: number;
 }
 
-export interface WatchHandlers<T> {
-  onEvent(e: WatchEvent<T>): void;
-  /** A BOOKMARK: everything up to `resourceVersion` has been delivered. */
-  onBookmark?(resourceVersion: string): void;
-  /**
-   * Called exactly once when the watch ends: without an error when the server or the inactivity
-   * timer ended it, or `stop()` was called (resume from the last resourceVersion); with an ApiError
-   * otherwise (`Gone`: the resourceVersion is too old, relist).
-   */
-  onClose?(error?: ApiError): void;
-}
-
-export interface WatchHandle {
-  stop(): void;
-  /** Resolves when the watch has ended (after onClose). */
-  readonly done: Promise<void>;
-}
-
-/** What informers need: list, and a watch stream that reports how it ended. */
-export interface ListWatcher {
-  list<K extends Kind>(kind: K, opts?: ListOptions): Promise<ObjectList<KindMap[K]>>;
-  watchStream<K extends Kind>(kind: K, opts: WatchOptions, handlers: WatchHandlers<KindMap[K]>): WatchHandle;
-}
-
-export interface KubeClient extends Client, Watcher, ListWatcher {
+export interface KubeClient extends Client, Watcher {
   readonly kubeConfig: KubeConfig;
   /** The API server URL of the current context. */
   readonly server: string;
+  watch<K extends Kind>(kind: K, opts: KubeWatchOptions, handlers: WatchHandlers<KindMap[K]>): () => void;
+  /**
+   * An authenticated request to any API server path (e.g. the node proxy `/api/v1/nodes/n/proxy/...`):
+   * every HTTP answer resolves, a transport failure throws ApiError. Default timeout: the client's.
+   */
+  raw(method: 'GET' | 'POST', path: string, opts?: { timeoutMs?: number }): Promise<RawResponse>;
+}
+
+export interface RawResponse {
+  status: number;
+  text: string;
 }
 
 const JSON_CT = 'application/json';
@@ -283,6 +267,18 @@ class KubeClientImpl implements KubeClient {
     }
   }
 
+  async raw(method: 'GET' | 'POST', path: string, opts: { timeoutMs?: number } = {}): Promise<RawResponse> {
+    const desc: RequestDescription = { method, what: path, server: this.server };
+    try {
+      const signal = AbortSignal.timeout(opts.timeoutMs ?? this.timeoutMs);
+      const ctx = await this.context(method, path, {}, undefined, undefined, signal);
+      const resp = await this.http.send(ctx).toPromise();
+      return { status: resp.httpStatusCode, text: await resp.body.text() };
+    } catch (e) {
+      throw transportError(e, desc);
+    }
+  }
+
   // ---------------- Reader ----------------
 
   async get<K extends Kind>(kind: K, key: ObjectKey): Promise<KindMap[K]> {
@@ -458,31 +454,19 @@ class KubeClientImpl implements KubeClient {
 
   // ---------------- Watcher ----------------
 
-  watch<K extends Kind>(
-    kind: K,
-    opts: ListOptions & { resourceVersion?: string },
-    onEvent: (e: WatchEvent<KindMap[K]>) => void,
-  ): () => void {
-    const h = this.watchStream(kind, opts, { onEvent });
-    return () => h.stop();
-  }
-
-  watchStream<K extends Kind>(kind: K, opts: WatchOptions, handlers: WatchHandlers<KindMap[K]>): WatchHandle {
+  watch<K extends Kind>(kind: K, opts: KubeWatchOptions, handlers: WatchHandlers<KindMap[K]>): () => void {
     const abort = new AbortController();
     let stopped = false;
-    const done = this.runWatch(kind, opts, handlers, abort, () => stopped);
-    return {
-      stop() {
-        stopped = true;
-        abort.abort();
-      },
-      done,
+    void this.runWatch(kind, opts, handlers, abort, () => stopped);
+    return () => {
+      stopped = true;
+      abort.abort();
     };
   }
 
   private async runWatch<K extends Kind>(
     kind: K,
-    opts: WatchOptions,
+    opts: KubeWatchOptions,
     handlers: WatchHandlers<KindMap[K]>,
     abort: AbortController,
     isStopped: () => boolean,
@@ -491,8 +475,9 @@ class KubeClientImpl implements KubeClient {
     const desc: RequestDescription = { method: 'WATCH', what, server: this.server };
     const inactivityMs = opts.inactivityMs ?? 60_000;
     let closed = false;
+    // Exactly once, and never after stop(): the caller who stopped the watch knows it ended.
     const close = (err?: ApiError) => {
-      if (closed) return;
+      if (closed || isStopped()) return;
       closed = true;
       try {
         handlers.onClose?.(err);
@@ -519,7 +504,7 @@ class KubeClientImpl implements KubeClient {
         labelSelector: selectorString(opts.labelSelector),
         fieldSelector: fieldSelectorString(opts.fieldSelector),
         resourceVersion: opts.resourceVersion || undefined,
-        allowWatchBookmarks: opts.allowWatchBookmarks === false ? undefined : 'true',
+        allowWatchBookmarks: opts.allowWatchBookmarks ? 'true' : undefined,
         timeoutSeconds: opts.timeoutSeconds !== undefined ? String(opts.timeoutSeconds) : undefined,
       };
       const ctx = await this.context(

@@ -1,160 +1,445 @@
-// The informer's list/watch loop against a local API-server-like HTTP server: resume from the last
-// resourceVersion after a watch ends, relist on 410 Gone (with add/update/delete diffs), the
-// watchdog restarting a silent watch, backoff after failures, and stop().
-import type { ConfigMap } from '@claimkit/core';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createKubeClient } from './client.ts';
-import { type FakeApiServer, json, startFakeApiServer, status } from './fake-apiserver.test-helper.ts';
-import { Informer, InformerCache } from './informer.ts';
+// The informer and its cache over core's in-memory ApiModel (real persistence, real resourceVersions,
+// 410 for versions older than the event window, bookmarks, watches the server ends) with fake
+// timers: relist on 410 with diffs, resume after a watch ends, bookmarks moving the resume point,
+// the watchdog, backoff, paging, and indexes that stay right across updates and deletes.
+import {
+  ApiError,
+  ApiModel,
+  type ConfigMap,
+  type Kind,
+  type KindMap,
+  LABEL_POOL,
+  LABEL_STATE,
+  type ListOptions,
+  type ListWatcher,
+  matchesList,
+  type PodClaim,
+  Rng,
+  type WatchHandlers,
+  type WatchOptions,
+} from '@claimkit/core';
+import {
+  boundTo,
+  configMap,
+  FakeTimers,
+  forCreate,
+  inNamespace,
+  inPool,
+  migratingFrom,
+  pod,
+  podClaim,
+  withLabels,
+  withState,
+} from '@claimkit/core/testing';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Informer, type InformerOptions, InformerStartError } from './informer.ts';
+import { InformerCache } from './informer-cache.ts';
 
-const cm = (name: string, rv: string, v = rv): ConfigMap => ({
-  apiVersion: 'v1',
-  kind: 'ConfigMap',
-  metadata: { namespace: 'ns', name, resourceVersion: rv, uid: `uid-${name}` },
-  data: { v },
-});
+const NS = 'ns';
+const k = (name: string, namespace = NS) => ({ namespace, name });
+const cm = (name: string, v: string, ...mods: Parameters<typeof configMap>[2][]) =>
+  forCreate(configMap(name, { v }, inNamespace(NS), ...mods));
+/** Lets every pending promise continuation run (the model answers list asynchronously). */
+const flush = () => new Promise<void>((r) => setImmediate(r));
 
-const list = (rv: string, items: ConfigMap[]) => ({
-  kind: 'ConfigMapList',
-  apiVersion: 'v1',
-  metadata: { resourceVersion: rv },
-  items: items.map(({ apiVersion: _a, kind: _k, ...rest }) => rest),
-});
-
-const isWatch = (r: { query: URLSearchParams }) => r.query.get('watch') === 'true';
-const isList = (r: { method: string; query: URLSearchParams }) => r.method === 'GET' && !isWatch(r);
-
-async function until(what: string, cond: () => boolean, ms = 5000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
+/** The model as an informer's source, recording every list and watch it is asked for. */
+function recorded(m: ApiModel) {
+  const calls: string[] = [];
+  const source: ListWatcher = {
+    list: (kind, opts) => {
+      calls.push(
+        `list${opts?.limit ? ` limit=${opts.limit}` : ''}${opts?.continue ? ` continue=${opts.continue}` : ''}`,
+      );
+      return m.list(kind, opts);
+    },
+    watch: (kind, opts, handlers) => {
+      calls.push(`watch rv=${opts.resourceVersion}`);
+      return m.watch(kind, opts, handlers);
+    },
+  };
+  return { calls, source };
 }
 
-describe('Informer over a local API server', () => {
-  let srv: FakeApiServer;
-  beforeEach(async () => {
-    srv = await startFakeApiServer();
+function recordingLog() {
+  const lines: string[] = [];
+  const at = (level: string) => (msg: string, f?: Record<string, unknown>) =>
+    lines.push(`${level} ${msg}${f?.error ? `: ${String(f.error)}` : ''}`);
+  return { lines, log: { info: at('info'), warn: at('warn'), error: at('error') } };
+}
+
+/** Handlers that write what they see as lines. */
+function seenBy<K extends Kind>(inf: Informer<K>): string[] {
+  const seen: string[] = [];
+  const v = (o: KindMap[K]) => `${o.metadata.name}@${(o as ConfigMap).data?.v ?? ''}`;
+  inf.addHandler({
+    onAdd: (o) => seen.push(`add ${v(o)}`),
+    onUpdate: (a, b) => seen.push(`update ${v(a)}->${v(b)}`),
+    onDelete: (o) => seen.push(`delete ${v(o)}`),
   });
-  afterEach(async () => {
-    await srv.close();
+  return seen;
+}
+
+const running: { stop(): void }[] = [];
+afterEach(() => {
+  for (const r of running.splice(0)) r.stop();
+});
+
+function informer<K extends Kind>(source: ListWatcher, kind: K, opts: InformerOptions = {}): Informer<K> {
+  const inf = new Informer(source, kind, { random: () => 0, ...opts });
+  running.push(inf);
+  return inf;
+}
+
+describe('Informer over the ApiModel', () => {
+  it('lists, then streams adds, updates and deletes (the final state) with the previous object', async () => {
+    const m = new ApiModel();
+    await m.create(cm('pre', '0'));
+    const timers = new FakeTimers();
+    const inf = informer(m, 'ConfigMap', { namespace: NS, timers });
+    const seen = seenBy(inf);
+    await inf.start();
+    await m.create(cm('a', '1'));
+    await m.patch('ConfigMap', k('a'), { data: { v: '2' } });
+    await m.create(cm('elsewhere', '1', inNamespace('other')));
+    await m.delete('ConfigMap', k('pre'));
+    expect(seen).toEqual(['add pre@0', 'add a@1', 'update a@1->a@2', 'delete pre@0']);
+    expect(inf.resourceVersion).toBe(m.resourceVersion);
+    expect(inf.get(k('a'))?.data).toEqual({ v: '2' });
+    // A handler added later gets what is stored, as adds.
+    expect(seenBy(inf)).toEqual(['add a@2']);
   });
 
-  it('resumes from the last resourceVersion after a watch ends, relists on 410 with diffs', async () => {
-    srv.on(isList, (_r, res) => json(res, 200, list('10', [cm('a', '9'), cm('gone', '8')])));
-    // Watch 1: one event, then the server ends the watch (its timeout).
-    srv.on(isWatch, (_r, res) => {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(`${JSON.stringify({ type: 'MODIFIED', object: cm('a', '11') })}\n`);
-    });
-    // Watch 2: a bookmark, then 410 as an ERROR event.
-    srv.on(isWatch, (_r, res) => {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.write(
-        `${JSON.stringify({ type: 'BOOKMARK', object: { kind: 'ConfigMap', metadata: { resourceVersion: '15' } } })}\n`,
-      );
-      res.end(
-        `${JSON.stringify({ type: 'ERROR', object: status(410, 'Expired', 'too old resource version: 15 (20)') })}\n`,
-      );
-    });
-    // Relist: a changed, gone removed, b added.
-    srv.on(isList, (_r, res) => json(res, 200, list('30', [cm('a', '25'), cm('b', '26')])));
-    // Watch 3: stays open until stop.
-    srv.on(isWatch, (_r, res) => {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.write('\n');
-    });
-    const client = createKubeClient(srv.kubeConfig());
-    const seen: string[] = [];
-    const errors: unknown[] = [];
-    const inf = new Informer(client, 'ConfigMap', {
-      namespace: 'ns',
-      labelSelector: 'app=x',
-      onError: (e) => errors.push(e),
-      random: () => 0,
-    });
-    inf.addHandler({
-      onAdd: (o) => seen.push(`add ${o.metadata.name}@${o.metadata.resourceVersion}`),
-      onUpdate: (a, b) =>
-        seen.push(`update ${b.metadata.name}@${a.metadata.resourceVersion}->${b.metadata.resourceVersion}`),
-      onDelete: (o) => seen.push(`delete ${o.metadata.name}`),
-    });
-    inf.start();
-    await inf.waitForSync(AbortSignal.timeout(5000));
-    await until('the relist', () => inf.stats.lists === 2 && srv.requests.length === 5);
-    await inf.stop();
-    expect(seen).toEqual([
-      'add a@9',
-      'add gone@8',
-      'update a@9->11',
-      'update a@11->25',
-      'add b@26',
-      'delete gone',
+  it('lists in pages; the watch resumes from the first page version', async () => {
+    const m = new ApiModel();
+    for (let i = 0; i < 7; i++) await m.create(cm(`c${i}`, String(i)));
+    const { calls, source } = recorded(m);
+    const inf = informer(source, 'ConfigMap', { namespace: NS, pageSize: 3, timers: new FakeTimers() });
+    await inf.start();
+    expect(calls).toEqual([
+      'list limit=3',
+      'list limit=3 continue=ns/c2',
+      'list limit=3 continue=ns/c5',
+      `watch rv=${m.resourceVersion}`,
     ]);
-    const reqs = srv.requests.map((r) =>
-      isWatch(r) ? `watch rv=${r.query.get('resourceVersion')}` : 'list',
-    );
-    expect(reqs).toEqual(['list', 'watch rv=10', 'watch rv=11', 'list', 'watch rv=30']);
-    expect(srv.requests.every((r) => r.query.get('labelSelector') === 'app=x')).toBe(true);
-    expect(inf.stats).toMatchObject({ lists: 2, relists: 1, failures: 0 });
-    expect(errors).toEqual([]);
+    expect(inf.size).toBe(7);
+    expect(inf.stats.lists).toBe(1);
+  });
+
+  it('a watch the server ends resumes from the last resourceVersion, without a relist', async () => {
+    const m = new ApiModel();
+    await m.create(cm('a', '1'));
+    const { calls, source } = recorded(m);
+    const timers = new FakeTimers();
+    const { lines, log } = recordingLog();
+    const inf = informer(source, 'ConfigMap', { namespace: NS, timers, log });
+    const seen = seenBy(inf);
+    await inf.start();
+    await m.patch('ConfigMap', k('a'), { data: { v: '2' } });
+    const resumeAt = m.resourceVersion;
+    // A normal end after events: at once.
+    expect(m.closeWatches()).toBe(1);
+    expect(calls.at(-1)).toBe(`watch rv=${resumeAt}`);
+    // A failed watch (the API server restarting): after a backoff; what changed meanwhile arrives.
+    m.closeWatches({ error: new ApiError('Unavailable', 'apiserver shutting down') });
+    expect(m.openWatches).toBe(0);
+    await m.create(cm('b', '1'));
+    await m.delete('ConfigMap', k('a'));
+    timers.advance(1000);
+    expect(m.openWatches).toBe(1);
+    expect(calls.at(-1)).toBe(`watch rv=${resumeAt}`);
+    expect(seen).toEqual(['add a@1', 'update a@1->a@2', 'add b@1', 'delete a@2']);
+    expect(inf.stats).toMatchObject({ lists: 1, relists: 0, watches: 3, failures: 1 });
+    expect(lines).toEqual(['warn watch failed; re-watching: apiserver shutting down']);
+  });
+
+  it('relists on 410 Gone and hands handlers the differences', async () => {
+    const m = new ApiModel({ eventWindow: 5 });
+    await m.create(cm('keep', '1'));
+    await m.create(cm('change', '1'));
+    await m.create(cm('gone', '1'));
+    const { calls, source } = recorded(m);
+    const timers = new FakeTimers();
+    const inf = informer(source, 'ConfigMap', { namespace: NS, timers });
+    const seen = seenBy(inf);
+    await inf.start();
+    seen.length = 0;
+    // The connection drops; while the informer backs off, more changes than the window holds.
+    m.closeWatches({ error: new ApiError('Unavailable', 'connection reset') });
+    await m.patch('ConfigMap', k('change'), { data: { v: '2' } });
+    await m.delete('ConfigMap', k('gone'));
+    for (let i = 0; i < 6; i++) await m.create(cm(`other-${i}`, '1', inNamespace('other')));
+    await m.create(cm('new', '1'));
+    timers.advance(1000);
+    await flush();
+    expect(calls.slice(1)).toEqual([
+      expect.stringMatching(/^watch rv=\d+$/),
+      expect.stringMatching(/^watch rv=\d+$/), // answered 410
+      'list limit=500',
+      `watch rv=${m.resourceVersion}`,
+    ]);
+    expect(seen).toEqual(['update change@1->change@2', 'add new@1', 'delete gone@1']);
+    expect(inf.stats).toMatchObject({ lists: 2, relists: 1 });
     expect(
       inf
-        .listCached()
+        .list()
         .map((o) => o.metadata.name)
         .sort(),
-    ).toEqual(['a', 'b']);
+    ).toEqual(['change', 'keep', 'new']);
   });
 
-  it('the watchdog restarts a silent watch from the same resourceVersion; failures back off', async () => {
-    srv.on(isList, (_r, res) => json(res, 200, list('10', [])));
-    // Watch 1: silent (headers only).
-    srv.on(isWatch, (_r, res) => {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.write('\n');
-    });
-    // Watch 2: the server is down for a moment.
-    srv.on(isWatch, (_r, res) => json(res, 503, status(503, 'ServiceUnavailable', 'etcd leader changed')));
-    // Watch 3: delivers, then stays open.
-    srv.on(isWatch, (_r, res) => {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.write(`${JSON.stringify({ type: 'ADDED', object: cm('n', '12') })}\n`);
-    });
-    const client = createKubeClient(srv.kubeConfig());
-    const errors: string[] = [];
-    const inf = new Informer(client, 'ConfigMap', {
-      watchdogSeconds: 0.3,
-      backoffInitialMs: 100,
-      onError: (e) => errors.push((e as Error).message),
-      random: () => 0,
-    });
-    const cache = new InformerCache(client);
-    await expect(cache.list('Pod')).rejects.toThrow(/no informer for Pod/);
-    inf.start();
-    await inf.waitForSync();
-    await until('the event', () => inf.size === 1);
-    await inf.stop();
-    const watches = srv.requests.filter(isWatch).map((r) => r.query.get('resourceVersion'));
-    expect(watches).toEqual(['10', '10', '10']);
-    expect(errors).toEqual(['etcd leader changed']);
-    expect(inf.stats.failures).toBe(1);
+  it('a bookmark moves the resume point of a quiet watch, so resuming needs no relist', async () => {
+    const run = async (bookmark: boolean) => {
+      const m = new ApiModel({ eventWindow: 5 });
+      await m.create(cm('quiet', '1'));
+      const timers = new FakeTimers();
+      const inf = informer(m, 'ConfigMap', { namespace: NS, timers });
+      await inf.start();
+      const before = inf.resourceVersion;
+      // Busy elsewhere: the window moves past the quiet watch's last version.
+      for (let i = 0; i < 8; i++) await m.create(cm(`busy-${i}`, '1', inNamespace('busy')));
+      if (bookmark) m.sendBookmarks();
+      const at = inf.resourceVersion;
+      m.closeWatches(); // a server timeout
+      timers.advance(2000); // a watch that ended having delivered nothing resumes after a backoff
+      await flush();
+      return { before, at, model: m.resourceVersion, stats: { ...inf.stats } };
+    };
+    const withMark = await run(true);
+    expect(withMark.at).toBe(withMark.model);
+    expect(withMark.stats).toMatchObject({ bookmarks: 1, relists: 0, lists: 1 });
+    const without = await run(false);
+    expect(without.at).toBe(without.before);
+    expect(without.stats).toMatchObject({ bookmarks: 0, relists: 1, lists: 2 });
   });
 
-  it('a failing list is retried with backoff; waitForSync honours its signal; stop ends the loop', async () => {
-    srv.on(isList, (_r, res) => json(res, 403, status(403, 'Forbidden', 'configmaps is forbidden')), true);
-    const client = createKubeClient(srv.kubeConfig());
-    const inf = new Informer(client, 'ConfigMap', {
-      backoffInitialMs: 50,
-      backoffMaxMs: 100,
-      random: () => 0,
+  it('the watchdog restarts a watch silent for watchdogMs from the same version; bookmarks keep it alive', async () => {
+    const m = new ApiModel();
+    await m.create(cm('a', '1'));
+    // The first watch is a dead connection: the server keeps it open and sends nothing.
+    let dead = true;
+    const source: ListWatcher = {
+      list: (kind, opts) => m.list(kind, opts),
+      watch: <K extends Kind>(kind: K, opts: WatchOptions, h: WatchHandlers<KindMap[K]>) => {
+        if (!dead) return m.watch(kind, opts, h);
+        dead = false;
+        return () => {};
+      },
+    };
+    const timers = new FakeTimers();
+    const inf = informer(source, 'ConfigMap', { namespace: NS, timers, watchdogMs: 60_000 });
+    await inf.start();
+    await m.patch('ConfigMap', k('a'), { data: { v: 'missed' } });
+    timers.advance(59_000);
+    expect(inf.get(k('a'))?.data?.v).toBe('1');
+    timers.advance(1000);
+    expect(inf.get(k('a'))?.data?.v).toBe('missed');
+    expect(inf.stats.watchdogRestarts).toBe(1);
+    // A healthy quiet watch with bookmarks is left alone.
+    for (let i = 0; i < 5; i++) {
+      timers.advance(30_000);
+      m.sendBookmarks();
+    }
+    expect(inf.stats.watchdogRestarts).toBe(1);
+    expect(inf.stats.watches).toBe(2);
+  });
+
+  it('failed watches back off (growing, capped), then resume; a normal end at once with nothing is not a spin', async () => {
+    const m = new ApiModel();
+    const { calls, source } = recorded(m);
+    const timers = new FakeTimers();
+    const inf = informer(source, 'ConfigMap', { timers, backoffInitialMs: 100, backoffMaxMs: 400 });
+    await inf.start();
+    m.faults.inject({ verbs: ['watch'], reason: 'Forbidden', times: 4 });
+    m.closeWatches({ error: new ApiError('Unavailable', 'x') });
+    const watchesAfter = (ms: number) => {
+      timers.advance(ms);
+      return calls.filter((c) => c.startsWith('watch')).length;
+    };
+    // random 0: each delay is half its cap: 50, 100, 200, 200, 200 ms.
+    expect([watchesAfter(49), watchesAfter(1)]).toEqual([1, 2]);
+    expect([watchesAfter(99), watchesAfter(1)]).toEqual([2, 3]);
+    expect([watchesAfter(199), watchesAfter(1)]).toEqual([3, 4]);
+    expect([watchesAfter(199), watchesAfter(1)]).toEqual([4, 5]);
+    expect(watchesAfter(200)).toBe(6);
+    expect(m.openWatches).toBe(1);
+    expect(inf.stats.failures).toBe(5);
+    // A watch that ends at once without delivering anything is retried after a delay too.
+    m.closeWatches();
+    expect(calls.filter((c) => c.startsWith('watch')).length).toBe(6);
+    expect(watchesAfter(200)).toBe(7);
+    const sourceEndingAtOnce: ListWatcher = {
+      list: (kind, opts) => m.list(kind, opts),
+      watch: (_kind, _opts, h) => {
+        h.onClose?.();
+        return () => {};
+      },
+    };
+    const spinning = informer(sourceEndingAtOnce, 'ConfigMap', { timers, backoffInitialMs: 100 });
+    await spinning.start();
+    timers.advance(1000);
+    expect(spinning.stats.watches).toBeGreaterThanOrEqual(2);
+    expect(spinning.stats.watches).toBeLessThan(10);
+  });
+
+  it('stop() leaves no watch open and no timer pending; nothing reaches handlers after it', async () => {
+    const m = new ApiModel();
+    const timers = new FakeTimers();
+    const inf = informer(m, 'ConfigMap', { timers });
+    const seen = seenBy(inf);
+    await inf.start();
+    inf.stop();
+    await m.create(cm('after', '1'));
+    expect(m.openWatches).toBe(0);
+    expect(timers.size).toBe(0);
+    expect(seen).toEqual([]);
+    await expect(inf.start()).rejects.toThrow(/stopped/);
+  });
+
+  it('a handler that throws is logged; the other handlers and the store still get the change', async () => {
+    const m = new ApiModel();
+    const { lines, log } = recordingLog();
+    const inf = informer(m, 'ConfigMap', { timers: new FakeTimers(), log });
+    inf.addHandler({
+      onAdd: () => {
+        throw new Error('boom');
+      },
     });
-    inf.start();
-    await expect(inf.waitForSync(AbortSignal.timeout(400))).rejects.toThrow();
-    expect(inf.hasSynced()).toBe(false);
-    expect(inf.stats.failures).toBeGreaterThanOrEqual(3);
-    const pending = expect(inf.waitForSync()).rejects.toThrow(/stopped before sync/);
-    await inf.stop();
-    await pending;
+    const seen = seenBy(inf);
+    await inf.start();
+    await m.create(cm('a', '1'));
+    expect(seen).toEqual(['add a@1']);
+    expect(inf.size).toBe(1);
+    expect(lines).toEqual(['error event handler threw: boom']);
+  });
+
+  it('start(): a forbidden first list fails at once; a busy server is waited out', async () => {
+    const m = new ApiModel();
+    const timers = new FakeTimers();
+    m.faults.inject({ verbs: ['list'], reason: 'Forbidden', times: 1 });
+    const forbidden = informer(m, 'ConfigMap', { timers });
+    const err = await forbidden.start().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(InformerStartError);
+    expect(err).toMatchObject({ kind: 'ConfigMap', cause: { reason: 'Forbidden' } });
+    expect(m.openWatches).toBe(0);
+
+    m.faults.inject({ verbs: ['list'], reason: 'TooManyRequests', times: 2 });
+    const busy = informer(m, 'ConfigMap', { timers });
+    let synced = false;
+    const started = busy.start().then(() => {
+      synced = true;
+    });
+    await flush();
+    timers.advance(1000); // Retry-After: 1 s
+    await flush();
+    expect(synced).toBe(false);
+    timers.advance(1000);
+    await flush();
+    await started;
+    expect(synced).toBe(true);
+    expect(busy.stats.failures).toBe(2);
+  });
+});
+
+describe('InformerCache over the ApiModel: indexes', () => {
+  it('answers every query as the API server would, through its indexes, across updates and deletes', async () => {
+    const m = new ApiModel();
+    const timers = new FakeTimers();
+    const cache = new InformerCache(m, { timers });
+    running.push(cache);
+    cache.informerFor('Pod', { indexLabels: [LABEL_POOL, LABEL_STATE] });
+    cache.informerFor('PodClaim', { indexFields: ['spec.podName', 'spec.sourcePod'] });
+    await cache.start();
+    const rng = new Rng(7);
+    const pick = <T>(xs: readonly T[]) => xs[rng.int(xs.length)]!;
+    const namespaces = ['a', 'b'];
+    const pods = ['p0', 'p1', 'p2', 'p3', 'p4'];
+    const states = ['Idle', 'Bound', 'Draining'] as const;
+    const queries: [Kind, ListOptions][] = [];
+    for (const ns of [...namespaces, undefined]) {
+      const nsOpt = ns === undefined ? {} : { namespace: ns };
+      queries.push(['Pod', nsOpt], ['PodClaim', nsOpt]);
+      for (const p of pods) {
+        queries.push(['PodClaim', { ...nsOpt, fieldSelector: { 'spec.podName': p } }]);
+        queries.push(['PodClaim', { ...nsOpt, fieldSelector: { 'spec.sourcePod': p } }]);
+      }
+      queries.push(['PodClaim', { ...nsOpt, fieldSelector: { 'spec.sourcePod': '' } }]);
+      for (const pool of ['x', 'y'])
+        for (const s of states) {
+          queries.push([
+            'Pod',
+            { ...nsOpt, labelSelector: { matchLabels: { [LABEL_POOL]: pool, [LABEL_STATE]: s } } },
+          ]);
+          queries.push(['Pod', { ...nsOpt, labelSelector: `${LABEL_POOL}=${pool},${LABEL_STATE}!=${s}` }]);
+        }
+    }
+    const names = (xs: { metadata: { namespace?: string; name: string } }[]) =>
+      xs.map((o) => `${o.metadata.namespace}/${o.metadata.name}`).sort();
+    for (let step = 0; step < 150; step++) {
+      const ns = pick(namespaces);
+      const r = rng.int(6);
+      try {
+        if (r === 0)
+          await m.create(
+            forCreate(pod(pick(pods), inNamespace(ns), inPool(pick(['x', 'y'])), withState(pick(states)))),
+          );
+        else if (r === 1)
+          await m.patch('Pod', k(pick(pods), ns), {
+            metadata: { labels: { [LABEL_STATE]: pick(states), [LABEL_POOL]: pick(['x', 'y']) } },
+          });
+        else if (r === 2) await m.delete('Pod', k(pick(pods), ns), { gracePeriodSeconds: 0 });
+        else if (r === 3)
+          await m.create(forCreate(podClaim(`c${rng.int(4)}`, inNamespace(ns), boundTo(pick(pods), 'n1'))));
+        else if (r === 4)
+          await m.patch('PodClaim', k(`c${rng.int(4)}`, ns), {
+            spec: rng.chance(0.5) ? { podName: pick(pods), sourcePod: pick(pods) } : { sourcePod: '' },
+          });
+        else await m.delete('PodClaim', k(`c${rng.int(4)}`, ns));
+      } catch (e) {
+        if (!(e instanceof ApiError)) throw e; // NotFound / AlreadyExists are part of the walk
+      }
+      for (const [kind, opts] of queries) {
+        const want = m.listNow(kind, opts);
+        const got = (await cache.list(kind, opts)).items;
+        expect(names(got), `step ${step}: ${kind} ${JSON.stringify(opts)}`).toEqual(names(want));
+        for (const o of got) expect(matchesList(o, opts)).toBe(true);
+      }
+    }
+  });
+
+  it('a computed index (IndexField with an extractor) answers a field selector no path holds', async () => {
+    const m = new ApiModel();
+    const cache = new InformerCache(m, { timers: new FakeTimers() });
+    running.push(cache);
+    cache.indexField('PodClaim', 'references', (c: PodClaim) =>
+      [c.spec.podName, c.spec.sourcePod].filter((p): p is string => !!p),
+    );
+    await cache.start();
+    await m.create(forCreate(podClaim('new', inNamespace(NS), boundTo('p1', 'n1'), migratingFrom('p0'))));
+    await m.create(forCreate(podClaim('old', inNamespace(NS), boundTo('p0', 'n1'))));
+    await m.create(forCreate(podClaim('other', inNamespace(NS), boundTo('p2', 'n1'))));
+    const refs = async (p: string) =>
+      (await cache.list('PodClaim', { namespace: NS, fieldSelector: { references: p } })).items
+        .map((c) => c.metadata.name)
+        .sort();
+    expect(await refs('p0')).toEqual(['new', 'old']);
+    await m.patch('PodClaim', k('new'), { spec: { sourcePod: '' } });
+    expect(await refs('p0')).toEqual(['old']);
+    await m.delete('PodClaim', k('old'));
+    expect(await refs('p0')).toEqual([]);
+    expect(await refs('p1')).toEqual(['new']);
+  });
+
+  it('reads kinds without an informer live when given a live reader, else refuses', async () => {
+    const m = new ApiModel();
+    await m.create(cm('live', '1', withLabels({ a: 'b' })));
+    const withLive = new InformerCache(m, { live: m, timers: new FakeTimers() });
+    expect((await withLive.get('ConfigMap', k('live'))).data).toEqual({ v: '1' });
+    const without = new InformerCache(m, { timers: new FakeTimers() });
+    await expect(without.list('ConfigMap')).rejects.toThrow(/no informer for ConfigMap/);
+    without.informerFor('ConfigMap');
+    running.push(without);
+    await without.start();
+    await expect(without.get('ConfigMap', k('nope'))).rejects.toMatchObject({ reason: 'NotFound' });
+    expect((await without.get('ConfigMap', k('live'))).data).toEqual({ v: '1' });
   });
 });

@@ -1,105 +1,181 @@
-// List + watch per kind into a local store, as client-go's reflector/informer does: relist on 410
-// Gone, resume from the last resourceVersion whenever a watch ends (the server's timeout, the
-// inactivity watchdog, a dropped connection), reconnect with exponential backoff and jitter.
-// InformerCache is core's Reader over the stores.
+// List + watch of one kind into an indexed store, as client-go's reflector and informer do, over
+// core's ListWatcher port (the kube client in a process, the in-memory ApiModel in tests):
+// - lists in pages, then watches from the list's resourceVersion, with bookmarks;
+// - a watch that ends normally (server timeout, idle connection) resumes from the last
+//   resourceVersion seen (event or bookmark); one that fails resumes after a backoff with jitter;
+//   410 Gone lists again and hands handlers the differences (adds, updates, deletes);
+// - a watchdog restarts a watch that has delivered nothing for too long;
+// - time comes from an injected Timers.
 import {
-  ApiError,
+  type ApiError,
   isApiError,
-  KIND_INFO,
   type Kind,
   type KindMap,
-  keyString,
   type LabelSelector,
   type ListOptions,
+  type ListWatcher,
   matchesList,
   type ObjectKey,
   type ObjectList,
-  type Reader,
+  parseSelector,
+  type Timers,
   type WatchEvent,
 } from '@claimkit/core';
-import type { ListWatcher, WatchHandle } from './client.ts';
+import { fieldValues, IndexedStore, type IndexFunc, labelValues } from './indexed-store.ts';
+import { realTimers } from './timers.ts';
 
 export interface InformerHandler<T> {
   onAdd?(obj: T): void;
   onUpdate?(oldObj: T, newObj: T): void;
+  /** The object's last state: the watch's DELETED object, or the stored one when a relist found it gone. */
   onDelete?(obj: T): void;
+}
+
+/** Where an informer reports what went wrong (the controller's Logger fits). */
+export interface InformerLog {
+  info(msg: string, fields?: Record<string, unknown>): void;
+  warn(msg: string, fields?: Record<string, unknown>): void;
+  error(msg: string, fields?: Record<string, unknown>): void;
 }
 
 export interface InformerOptions {
   namespace?: string;
   labelSelector?: LabelSelector | string;
-  /** Restart a watch that delivered nothing (events or bookmarks) for this long. Default 60 s. */
-  watchdogSeconds?: number;
-  /** Backoff after failures: initial and maximum delay (full jitter). Defaults 500 ms and 30 s. */
+  /** Index these field paths (for field-selector lists on them, e.g. spec.podName). */
+  indexFields?: string[];
+  /** Index these label keys (for equality label-selector lists on them, e.g. claimkit.dev/pool). */
+  indexLabels?: string[];
+  timers?: Timers;
+  log?: InformerLog;
+  /** Items per list page (default 500): a large namespace is never one huge response in memory. */
+  pageSize?: number;
+  /** Restart a watch that delivered nothing (events or bookmarks) for this long. Default 5 min. */
+  watchdogMs?: number;
+  /** Backoff after failures: initial and maximum delay (equal jitter). Defaults 500 ms and 30 s. */
   backoffInitialMs?: number;
   backoffMaxMs?: number;
-  /** Server-side watch timeout range in seconds, randomised (client-go: 5-10 min). */
+  /** Server-side watch timeout range in seconds, randomised as client-go does. Default 5-10 min. */
   watchTimeoutSeconds?: [number, number];
-  /** Failures of list/watch and handler exceptions; the informer keeps going. */
-  onError?(e: unknown): void;
+  /**
+   * By default start() fails when the first list fails for good (RBAC, CRDs missing, unreachable)
+   * or the server stays busy (429/503/504) longer than startRetryMs. With retryFirstList the
+   * informer retries every failure until it syncs or stops (a server that must come up regardless).
+   */
+  retryFirstList?: boolean;
+  /** Default 60 s. */
+  startRetryMs?: number;
   /** For tests: random in [0,1). */
   random?: () => number;
 }
 
 export interface InformerStats {
+  /** Completed lists (each may be several pages). */
   lists: number;
-  watches: number;
   /** Lists caused by 410 Gone. */
   relists: number;
+  watches: number;
+  bookmarks: number;
+  /** Watches the watchdog restarted. */
+  watchdogRestarts: number;
+  /** Failed lists and failed (not merely ended) watches. */
   failures: number;
 }
 
-const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
-  new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const t = setTimeout(done, ms);
-    function done() {
-      clearTimeout(t);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
+/** The first list of an informer failed (RBAC, CRDs missing, cluster unreachable). */
+export class InformerStartError extends Error {
+  override readonly name = 'InformerStartError';
+  readonly kind: Kind;
+  override readonly cause: unknown;
+  constructor(kind: Kind, cause: unknown) {
+    super(`listing ${kind}: ${errorText(cause)}`);
+    this.kind = kind;
+    this.cause = cause;
+  }
+}
+
+export const DEFAULT_PAGE_SIZE = 500;
+
+const fieldIndex = (field: string) => `field:${field}`;
+const labelIndex = (key: string) => `label:${key}`;
 
 export class Informer<K extends Kind> {
   readonly kind: K;
-  readonly stats: InformerStats = { lists: 0, watches: 0, relists: 0, failures: 0 };
+  readonly stats: InformerStats = {
+    lists: 0,
+    relists: 0,
+    watches: 0,
+    bookmarks: 0,
+    watchdogRestarts: 0,
+    failures: 0,
+  };
   private readonly source: ListWatcher;
   private readonly opts: InformerOptions;
-  private readonly store = new Map<string, KindMap[K]>();
+  private readonly timers: Timers;
+  private readonly store = new IndexedStore<KindMap[K]>();
   private readonly handlers = new Set<InformerHandler<KindMap[K]>>();
   private rv = '';
   private synced = false;
-  private needList = true;
-  private running: Promise<void> | undefined;
-  private readonly stopSignal = new AbortController();
-  private watch: WatchHandle | undefined;
-  private syncWaiters: (() => void)[] = [];
+  private started = false;
+  private stopped = false;
+  private startedAt = 0;
+  /** Bumped by every list and watch: callbacks of a superseded one are ignored. */
+  private generation = 0;
+  private stopWatch: (() => void) | undefined;
+  private lastActivityAt = 0;
+  private attempt = 0;
+  private retryTimer: unknown;
+  private watchdogTimer: unknown;
+  private syncWaiters: { resolve: () => void; reject: (e: unknown) => void }[] = [];
 
   constructor(source: ListWatcher, kind: K, opts: InformerOptions = {}) {
     this.source = source;
     this.kind = kind;
     this.opts = opts;
+    this.timers = opts.timers ?? realTimers;
+    for (const f of opts.indexFields ?? []) this.indexField(f);
+    for (const l of opts.indexLabels ?? []) this.store.addIndex(labelIndex(l), labelValues(l));
   }
 
-  /** Registers handlers; objects already in the store are replayed as adds. Returns an unregister. */
+  /**
+   * Indexes `field` (controller-runtime's IndexField): lists with a field selector on it read the
+   * index. By default the field's value at that path; `extract` may compute any values instead.
+   */
+  indexField(field: string, extract?: IndexFunc<KindMap[K]>): void {
+    this.store.addIndex(fieldIndex(field), extract ?? fieldValues(field));
+  }
+
+  /** Registers handlers; objects already stored are replayed as adds. Returns an unregister. */
   addHandler(h: InformerHandler<KindMap[K]>): () => void {
     this.handlers.add(h);
     if (this.synced) for (const o of this.store.values()) this.call(() => h.onAdd?.(o));
     return () => this.handlers.delete(h);
   }
 
-  start(): void {
-    if (this.running || this.stopSignal.signal.aborted) return;
-    this.running = this.run();
+  /**
+   * Lists and watches until stop(); resolves once the first list is stored. Rejects with an
+   * InformerStartError when that list fails (see `retryFirstList`); the informer is stopped then.
+   */
+  start(): Promise<void> {
+    if (this.stopped) return Promise.reject(new Error(`informer ${this.kind}: stopped`));
+    const synced = this.waitForSync();
+    if (!this.started) {
+      this.started = true;
+      this.startedAt = this.timers.now();
+      void this.listAndWatch();
+      this.armWatchdog();
+    }
+    return synced;
   }
 
-  async stop(): Promise<void> {
-    this.stopSignal.abort();
-    this.watch?.stop();
-    for (const w of this.syncWaiters) w();
-    this.syncWaiters = [];
-    await this.running;
+  stop(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.generation++;
+    this.stopWatch?.();
+    this.stopWatch = undefined;
+    if (this.retryTimer !== undefined) this.timers.clearTimeout(this.retryTimer);
+    if (this.watchdogTimer !== undefined) this.timers.clearTimeout(this.watchdogTimer);
+    this.settleSync(new Error(`informer ${this.kind}: stopped before sync`));
   }
 
   hasSynced(): boolean {
@@ -109,66 +185,90 @@ export class Informer<K extends Kind> {
   /** Resolves once the first list has been stored; rejects when `signal` aborts or the informer stops first. */
   waitForSync(signal?: AbortSignal): Promise<void> {
     if (this.synced) return Promise.resolve();
+    if (this.stopped) return Promise.reject(new Error(`informer ${this.kind}: stopped before sync`));
     return new Promise((resolve, reject) => {
-      const fail = () => reject(signal?.reason ?? new Error(`informer ${this.kind}: stopped before sync`));
-      if (signal?.aborted) return fail();
-      const onAbort = () => fail();
+      if (signal?.aborted) return reject(signal.reason);
+      const onAbort = () => reject(signal?.reason);
       signal?.addEventListener('abort', onAbort, { once: true });
-      this.syncWaiters.push(() => {
-        signal?.removeEventListener('abort', onAbort);
-        if (this.synced) resolve();
-        else fail();
+      this.syncWaiters.push({
+        resolve: () => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve();
+        },
+        reject: (e) => {
+          signal?.removeEventListener('abort', onAbort);
+          reject(e);
+        },
       });
     });
   }
 
-  /** The last resourceVersion seen (list, event or bookmark). */
+  /** The last resourceVersion seen (list, event or bookmark): where the next watch resumes. */
   get resourceVersion(): string {
     return this.rv;
-  }
-
-  /** The stored object (shared: do not mutate). */
-  getCached(key: ObjectKey): KindMap[K] | undefined {
-    return this.store.get(keyString(key));
-  }
-
-  /** Stored objects matching `opts` (shared: do not mutate). */
-  listCached(opts: ListOptions = {}): KindMap[K][] {
-    const out: KindMap[K][] = [];
-    for (const o of this.store.values()) if (matchesList(o, opts)) out.push(o);
-    return out;
   }
 
   get size(): number {
     return this.store.size;
   }
 
-  // ---------------- loop ----------------
+  /** The stored object (shared with the store: do not mutate). */
+  get(key: ObjectKey): KindMap[K] | undefined {
+    return this.store.get(key);
+  }
 
-  private report(e: unknown): void {
-    try {
-      this.opts.onError?.(e);
-    } catch {
-      // ignore
+  /** Stored objects, of one namespace or all (shared: do not mutate). */
+  list(namespace?: string): KindMap[K][] {
+    return this.listMatching(namespace === undefined ? {} : { namespace });
+  }
+
+  /**
+   * Stored objects matching `opts` (namespace, label and field selectors), read through the
+   * narrowest index that covers one of the requirements ("Idle pods of pool p" reads the Idle ones,
+   * not the whole pool), else by a scan. Shared with the store: do not mutate.
+   */
+  listMatching(opts: ListOptions): KindMap[K][] {
+    const fields = Object.entries(opts.fieldSelector ?? {});
+    const sel =
+      typeof opts.labelSelector === 'string' ? parseSelector(opts.labelSelector) : opts.labelSelector;
+    const labels = Object.entries(sel?.matchLabels ?? {});
+    // The namespace's objects unless an index holds fewer.
+    let best: { index: string; value: string; n: number } | undefined;
+    let fewest = this.store.countIn(opts.namespace);
+    for (const [index, value] of [
+      ...fields.map(([f, v]) => [fieldIndex(f), v] as const),
+      ...labels.map(([l, v]) => [labelIndex(l), v] as const),
+    ]) {
+      if (value === '') continue; // '' matches objects without the field, which no index holds
+      const n = this.store.count(index, value, opts.namespace);
+      if (n !== undefined && n < fewest) {
+        best = { index, value, n };
+        fewest = n;
+      }
     }
-  }
-
-  private call(fn: () => void): void {
-    try {
-      fn();
-    } catch (e) {
-      this.report(e);
+    const candidates = best
+      ? this.store.byIndex(best.index, best.value, opts.namespace)!
+      : this.store.values(opts.namespace);
+    // Indexed field requirements are checked through their index functions (which may compute
+    // values no path holds); the rest as the API server would.
+    const indexed = fields.filter(([f]) => this.store.hasIndex(fieldIndex(f)));
+    const rest: ListOptions = {
+      ...opts,
+      labelSelector: sel,
+      fieldSelector: Object.fromEntries(fields.filter(([f]) => !this.store.hasIndex(fieldIndex(f)))),
+    };
+    const holds = (o: KindMap[K], field: string, value: string) => {
+      const values = this.store.valuesOf(fieldIndex(field), o);
+      return value === '' ? values.length === 0 : values.includes(value);
+    };
+    const out: KindMap[K][] = [];
+    for (const o of candidates) {
+      if (matchesList(o, rest) && indexed.every(([f, v]) => holds(o, f, v))) out.push(o);
     }
+    return out;
   }
 
-  private backoff(attempt: number): number {
-    const initial = this.opts.backoffInitialMs ?? 500;
-    const max = this.opts.backoffMaxMs ?? 30_000;
-    const cap = Math.min(max, initial * 2 ** Math.min(attempt, 20));
-    const r = (this.opts.random ?? Math.random)();
-    // "Equal jitter": at least half the delay, so a failing server is never hammered.
-    return cap / 2 + (cap / 2) * r;
-  }
+  // ---------------- list and watch ----------------
 
   private listOptions(): ListOptions {
     const o: ListOptions = {};
@@ -177,187 +277,248 @@ export class Informer<K extends Kind> {
     return o;
   }
 
-  private async run(): Promise<void> {
-    const stop = this.stopSignal.signal;
-    let attempt = 0;
-    while (!stop.aborted) {
-      try {
-        if (this.needList) {
-          const list = await this.source.list(this.kind, this.listOptions());
-          if (stop.aborted) break;
-          this.replace(list);
-          this.needList = false;
-        }
-        const t0 = Date.now();
-        const { error, events } = await this.watchOnce();
-        if (stop.aborted) break;
-        if (error) throw error;
-        // A normal end (server timeout, watchdog): resume at once, unless watches end instantly.
-        if (events === 0 && Date.now() - t0 < 1000) await sleep(this.backoff(attempt++), stop);
-        else attempt = 0;
-      } catch (e) {
-        if (stop.aborted) break;
-        if (isApiError(e, 'Gone')) {
-          // The resourceVersion is too old: list again (no delay: the server is answering).
-          this.stats.relists++;
-          this.needList = true;
-          continue;
-        }
-        this.stats.failures++;
-        this.report(e);
-        await sleep(this.backoff(attempt++), stop);
+  private async listAllPages(): Promise<ObjectList<KindMap[K]>> {
+    const limit = this.opts.pageSize ?? DEFAULT_PAGE_SIZE;
+    const items: KindMap[K][] = [];
+    let page = await this.source.list(this.kind, { ...this.listOptions(), limit });
+    // Every page is served from the first page's snapshot, whose version the watch resumes from.
+    const resourceVersion = page.resourceVersion;
+    for (;;) {
+      for (const o of page.items) items.push(slim(o));
+      if (!page.continue || this.stopped) break;
+      page = await this.source.list(this.kind, { ...this.listOptions(), limit, continue: page.continue });
+    }
+    return { items, resourceVersion };
+  }
+
+  private async listAndWatch(): Promise<void> {
+    const gen = ++this.generation;
+    this.stopWatch?.();
+    this.stopWatch = undefined;
+    let list: ObjectList<KindMap[K]>;
+    try {
+      list = await this.listAllPages();
+    } catch (e) {
+      if (gen !== this.generation || this.stopped) return;
+      this.stats.failures++;
+      if (!this.synced && !this.mayRetryFirstList(e)) {
+        const err = new InformerStartError(this.kind, e);
+        this.settleSync(err);
+        this.stop();
+        return;
       }
+      this.opts.log?.warn('list failed; retrying', { kind: this.kind, error: errorText(e) });
+      this.retryAfter(this.backoff(e), () => void this.listAndWatch());
+      return;
     }
-  }
-
-  private watchOnce(): Promise<{ error?: ApiError; events: number }> {
-    const [lo, hi] = this.opts.watchTimeoutSeconds ?? [300, 600];
-    const timeoutSeconds = Math.floor(lo + (hi - lo) * (this.opts.random ?? Math.random)());
-    this.stats.watches++;
-    let events = 0;
-    return new Promise((resolve) => {
-      this.watch = this.source.watchStream(
-        this.kind,
-        {
-          ...this.listOptions(),
-          resourceVersion: this.rv,
-          allowWatchBookmarks: true,
-          timeoutSeconds,
-          inactivityMs: (this.opts.watchdogSeconds ?? 60) * 1000,
-        },
-        {
-          onEvent: (e) => {
-            events++;
-            this.apply(e);
-          },
-          onBookmark: (rv) => {
-            events++;
-            this.rv = rv;
-          },
-          onClose: (error) => {
-            this.watch = undefined;
-            resolve(error ? { error, events } : { events });
-          },
-        },
-      );
-      if (this.stopSignal.signal.aborted) this.watch.stop();
-    });
-  }
-
-  private replace(list: ObjectList<KindMap[K]>): void {
+    if (gen !== this.generation || this.stopped) return;
     this.stats.lists++;
-    const old = new Map(this.store);
-    this.store.clear();
-    for (const o of list.items) this.store.set(keyString(keyOf(o)), o);
-    this.rv = list.resourceVersion;
-    for (const [k, o] of this.store) {
-      const prev = old.get(k);
-      if (!prev) this.emit('add', undefined, o);
-      else if (
-        prev.metadata.resourceVersion !== o.metadata.resourceVersion ||
-        prev.metadata.uid !== o.metadata.uid
-      )
-        this.emit('update', prev, o);
+    this.attempt = 0;
+    this.replace(list);
+    this.watch();
+  }
+
+  /** Before the first sync: "not now" answers are waited out for startRetryMs; the rest fail start(). */
+  private mayRetryFirstList(e: unknown): boolean {
+    if (this.opts.retryFirstList) return true;
+    const answeredBusy = isApiError(e) && e.transient && e.code !== 0;
+    return answeredBusy && this.timers.now() - this.startedAt < (this.opts.startRetryMs ?? 60_000);
+  }
+
+  private watch(): void {
+    if (this.stopped) return;
+    this.stopWatch?.();
+    this.stopWatch = undefined;
+    const gen = ++this.generation;
+    this.stats.watches++;
+    const startedAt = this.timers.now();
+    this.lastActivityAt = startedAt;
+    let delivered = 0;
+    const [lo, hi] = this.opts.watchTimeoutSeconds ?? [300, 600];
+    const stop = this.source.watch(
+      this.kind,
+      {
+        ...this.listOptions(),
+        resourceVersion: this.rv,
+        allowWatchBookmarks: true,
+        timeoutSeconds: Math.floor(lo + (hi - lo) * this.random()),
+      },
+      {
+        onEvent: (e) => {
+          if (gen !== this.generation) return;
+          delivered++;
+          this.lastActivityAt = this.timers.now();
+          this.apply(e);
+        },
+        onBookmark: (rv) => {
+          if (gen !== this.generation) return;
+          delivered++;
+          this.lastActivityAt = this.timers.now();
+          this.stats.bookmarks++;
+          this.rv = rv;
+        },
+        onClose: (err) => {
+          if (gen !== this.generation || this.stopped) return;
+          this.generation++;
+          this.stopWatch = undefined;
+          this.watchEnded(err, delivered, startedAt);
+        },
+      },
+    );
+    if (gen === this.generation) this.stopWatch = stop;
+  }
+
+  private watchEnded(err: ApiError | undefined, delivered: number, startedAt: number): void {
+    if (isApiError(err, 'Gone')) {
+      // The resourceVersion is too old: list again at once (the server is answering).
+      this.stats.relists++;
+      this.opts.log?.info('watch expired; relisting', { kind: this.kind });
+      void this.listAndWatch();
+      return;
     }
-    for (const [k, o] of old) if (!this.store.has(k)) this.emit('delete', o, o);
+    if (err) {
+      this.stats.failures++;
+      // 429 is the server asking to come back later (e.g. "storage is (re)initializing" right
+      // after a CRD is established): expected, so not a warning.
+      const log = isApiError(err, 'TooManyRequests') ? this.opts.log?.info : this.opts.log?.warn;
+      log?.call(this.opts.log, 'watch failed; re-watching', { kind: this.kind, error: errorText(err) });
+      this.retryAfter(this.backoff(err), () => this.watch());
+      return;
+    }
+    // A normal end (server timeout, idle connection): resume at once, unless watches end at once.
+    if (delivered === 0 && this.timers.now() - startedAt < 1000) {
+      this.retryAfter(this.backoff(), () => this.watch());
+      return;
+    }
+    this.attempt = 0;
+    this.watch();
+  }
+
+  /** Checks when the watch would have been quiet for watchdogMs, so a dead one is found on time. */
+  private armWatchdog(delay = this.opts.watchdogMs ?? 300_000): void {
+    const period = this.opts.watchdogMs ?? 300_000;
+    if (period <= 0) return;
+    this.watchdogTimer = this.timers.setTimeout(() => {
+      this.watchdogTimer = undefined;
+      if (this.stopped) return;
+      const quietFor = this.timers.now() - this.lastActivityAt;
+      if (this.stopWatch && quietFor >= period) {
+        this.stats.watchdogRestarts++;
+        this.opts.log?.info('watch silent; restarting it', { kind: this.kind, resourceVersion: this.rv });
+        this.watch();
+        this.armWatchdog(period);
+      } else {
+        this.armWatchdog(this.stopWatch ? Math.max(1, period - quietFor) : period);
+      }
+    }, delay);
+  }
+
+  private random(): number {
+    return (this.opts.random ?? Math.random)();
+  }
+
+  /** Equal jitter (at least half the delay, so a failing server is never hammered); honours Retry-After. */
+  private backoff(e?: unknown): number {
+    const initial = this.opts.backoffInitialMs ?? 500;
+    const max = this.opts.backoffMaxMs ?? 30_000;
+    const cap = Math.min(max, initial * 2 ** Math.min(this.attempt++, 20));
+    const asked = isApiError(e) && e.retryAfterSeconds !== undefined ? e.retryAfterSeconds * 1000 : 0;
+    return Math.max(asked, cap / 2 + (cap / 2) * this.random());
+  }
+
+  private retryAfter(ms: number, fn: () => void): void {
+    if (this.stopped) return;
+    if (this.retryTimer !== undefined) this.timers.clearTimeout(this.retryTimer);
+    this.retryTimer = this.timers.setTimeout(() => {
+      this.retryTimer = undefined;
+      if (!this.stopped) fn();
+    }, ms);
+  }
+
+  private settleSync(err?: unknown): void {
+    for (const w of this.syncWaiters.splice(0)) {
+      if (err === undefined) w.resolve();
+      else w.reject(err);
+    }
+  }
+
+  // ---------------- store and handlers ----------------
+
+  /** A list's content replaces the store; handlers get the differences. */
+  private replace(list: ObjectList<KindMap[K]>): void {
+    const seen = new Set<string>();
+    for (const o of list.items) {
+      seen.add(storeKey(o));
+      this.upsert(o);
+    }
+    for (const o of [...this.store.values()]) {
+      if (seen.has(storeKey(o))) continue;
+      this.store.delete(keyOfObj(o));
+      this.emit((h) => h.onDelete?.(o));
+    }
+    this.rv = list.resourceVersion;
     if (!this.synced) {
       this.synced = true;
-      for (const w of this.syncWaiters) w();
-      this.syncWaiters = [];
+      this.settleSync();
     }
   }
 
   private apply(e: WatchEvent<KindMap[K]>): void {
-    const o = e.object;
-    const k = keyString(keyOf(o));
+    const o = slim(e.object);
     if (o.metadata.resourceVersion) this.rv = o.metadata.resourceVersion;
-    const prev = this.store.get(k);
-    if (e.type === 'DELETED') {
-      this.store.delete(k);
-      this.emit('delete', prev ?? o, o);
+    if (e.type !== 'DELETED') {
+      this.upsert(o);
       return;
     }
-    this.store.set(k, o);
-    if (prev) this.emit('update', prev, o);
-    else this.emit('add', undefined, o);
+    // A DELETED of an object never stored (it never matched) is nothing to this cache.
+    if (this.store.delete(keyOfObj(o))) this.emit((h) => h.onDelete?.(o));
   }
 
-  private emit(type: 'add' | 'update' | 'delete', prev: KindMap[K] | undefined, o: KindMap[K]): void {
-    for (const h of this.handlers) {
-      if (type === 'add') this.call(() => h.onAdd?.(o));
-      else if (type === 'update') this.call(() => h.onUpdate?.(prev!, o));
-      // On delete the last known state (the deleted object from the event is usually newer).
-      else this.call(() => h.onDelete?.(o));
+  private upsert(o: KindMap[K]): void {
+    const old = this.store.get(keyOfObj(o));
+    // A relist repeating what is stored changes nothing.
+    if (
+      old &&
+      old.metadata.resourceVersion === o.metadata.resourceVersion &&
+      old.metadata.uid === o.metadata.uid
+    )
+      return;
+    this.store.set(o);
+    if (old) this.emit((h) => h.onUpdate?.(old, o));
+    else this.emit((h) => h.onAdd?.(o));
+  }
+
+  private emit(fn: (h: InformerHandler<KindMap[K]>) => void): void {
+    for (const h of this.handlers) this.call(() => fn(h));
+  }
+
+  private call(fn: () => void): void {
+    try {
+      fn();
+    } catch (e) {
+      this.opts.log?.error('event handler threw', { kind: this.kind, error: errorText(e) });
     }
   }
 }
 
-function keyOf(o: { metadata: { namespace?: string; name: string } }): ObjectKey {
+function keyOfObj(o: { metadata: { namespace?: string; name: string } }): ObjectKey {
   return { namespace: o.metadata.namespace ?? '', name: o.metadata.name };
 }
 
-export interface InformerCacheOptions extends Omit<InformerOptions, 'labelSelector'> {}
+const storeKey = (o: { metadata: { namespace?: string; name: string } }): string =>
+  `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
 
 /**
- * Informers by kind and core's Reader over their stores (clones, so callers may mutate what they
- * read). Register every kind before `start()`; reading a kind without an informer is an error.
+ * Nothing decides on managedFields; dropping them roughly halves what a cached pod costs.
+ * (A rebuilt metadata object, not `delete`, which would leave it in slow dictionary mode.)
  */
-export class InformerCache implements Reader {
-  private readonly source: ListWatcher;
-  private readonly opts: InformerCacheOptions;
-  private readonly informers = new Map<Kind, Informer<Kind>>();
-  private started = false;
+function slim<T extends { metadata: object }>(obj: T): T {
+  if ((obj.metadata as { managedFields?: unknown }).managedFields === undefined) return obj;
+  const { managedFields: _drop, ...metadata } = obj.metadata as { managedFields?: unknown };
+  return { ...obj, metadata } as T;
+}
 
-  constructor(source: ListWatcher, opts: InformerCacheOptions = {}) {
-    this.source = source;
-    this.opts = opts;
-  }
-
-  /** The informer of `kind`, created on first use (with `labelSelector` then, if given). */
-  informerFor<K extends Kind>(kind: K, opts: { labelSelector?: LabelSelector | string } = {}): Informer<K> {
-    let inf = this.informers.get(kind) as Informer<K> | undefined;
-    if (!inf) {
-      inf = new Informer(this.source, kind, { ...this.opts, ...opts });
-      this.informers.set(kind, inf as unknown as Informer<Kind>);
-      if (this.started) inf.start();
-    }
-    return inf;
-  }
-
-  start(): void {
-    this.started = true;
-    for (const inf of this.informers.values()) inf.start();
-  }
-
-  async stop(): Promise<void> {
-    await Promise.all([...this.informers.values()].map((i) => i.stop()));
-  }
-
-  hasSynced(): boolean {
-    return [...this.informers.values()].every((i) => i.hasSynced());
-  }
-
-  async waitForSync(signal?: AbortSignal): Promise<void> {
-    await Promise.all([...this.informers.values()].map((i) => i.waitForSync(signal)));
-  }
-
-  private informer<K extends Kind>(kind: K): Informer<K> {
-    const inf = this.informers.get(kind);
-    if (!inf) throw new Error(`InformerCache: no informer for ${kind} (register it with informerFor first)`);
-    return inf as unknown as Informer<K>;
-  }
-
-  async get<K extends Kind>(kind: K, key: ObjectKey): Promise<KindMap[K]> {
-    const o = this.informer(kind).getCached(key);
-    if (!o) throw new ApiError('NotFound', `${KIND_INFO[kind].plural} "${key.name}" not found (cache)`);
-    return structuredClone(o);
-  }
-
-  async list<K extends Kind>(kind: K, opts: ListOptions = {}): Promise<ObjectList<KindMap[K]>> {
-    const inf = this.informer(kind);
-    return {
-      items: inf.listCached(opts).map((o) => structuredClone(o)),
-      resourceVersion: inf.resourceVersion,
-    };
-  }
+export function errorText(e: unknown): string {
+  if (e instanceof Error) return e.message;
+  return String(e);
 }

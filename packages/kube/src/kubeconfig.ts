@@ -5,6 +5,9 @@ import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 
+/** client-node's KubeConfig, so that no other package imports client-node for the type. */
+export { KubeConfig };
+
 export class KubeConfigError extends Error {
   override readonly name = 'KubeConfigError';
 }

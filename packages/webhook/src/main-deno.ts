@@ -48,8 +48,8 @@ const logger = jsonLogger(cfg.logLevel);
 let stopIndex = async () => {};
 let index = new MemoryPodClaimIndex({ enabled: false, synced: true });
 if (cfg.claimIndex === 'kube') {
-  const { loadKubeConfig, watchPodClaims } = await import('./serve-claim-index.ts');
-  const watched = watchPodClaims(loadKubeConfig(cfg.kubeconfig), logger);
+  const { kubeClientFor, watchPodClaims } = await import('./serve-claim-index.ts');
+  const watched = watchPodClaims(kubeClientFor(cfg.kubeconfig), logger);
   index = watched.index;
   stopIndex = watched.stop;
 }

@@ -4,7 +4,7 @@ import { createWebhookApp } from './app.ts';
 import { MemoryPodClaimIndex } from './claim-index.ts';
 import { ConfigError, parseConfig } from './config.ts';
 import { jsonLogger } from './logger.ts';
-import { loadKubeConfig, watchPodClaims } from './serve-claim-index.ts';
+import { kubeClientFor, watchPodClaims } from './serve-claim-index.ts';
 import { serveNodeHttps } from './serve-node.ts';
 
 async function main(): Promise<void> {
@@ -18,7 +18,7 @@ async function main(): Promise<void> {
   }
   const logger = jsonLogger(cfg.logLevel);
   const watched =
-    cfg.claimIndex === 'kube' ? watchPodClaims(loadKubeConfig(cfg.kubeconfig), logger) : undefined;
+    cfg.claimIndex === 'kube' ? watchPodClaims(kubeClientFor(cfg.kubeconfig), logger) : undefined;
   const index = watched?.index ?? new MemoryPodClaimIndex({ enabled: false, synced: true });
   const app = createWebhookApp({
     controller: { usernames: cfg.controllerUsers, groups: cfg.controllerGroups },

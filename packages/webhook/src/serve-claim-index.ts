@@ -1,8 +1,15 @@
-// Feeds a MemoryPodClaimIndex from a @kubernetes/client-node informer on PodClaims in every namespace.
+// Feeds a MemoryPodClaimIndex from @claimkit/kube's informer on PodClaims in every namespace (the
+// one informer the controller uses too: relist on 410, resume after a watch ends, watchdog).
 // Used by the entries (Node; Deno too, through its npm compatibility). Only the index's list/watch
 // needs RBAC: `list` and `watch` on podclaims.claimkit.dev.
-import { API_VERSION, GROUP, KIND_INFO, VERSION } from '@claimkit/core';
-import { CustomObjectsApi, KubeConfig, type KubernetesObject, makeInformer } from '@kubernetes/client-node';
+import type { ListWatcher } from '@claimkit/core';
+import {
+  createKubeClient,
+  Informer,
+  type InformerOptions,
+  type KubeClient,
+  loadKubeConfig,
+} from '@claimkit/kube';
 import { MemoryPodClaimIndex } from './claim-index.ts';
 import type { Logger } from './logger.ts';
 
@@ -11,65 +18,41 @@ export interface WatchedIndex {
   stop(): Promise<void>;
 }
 
-export function loadKubeConfig(path: string): KubeConfig {
-  const kc = new KubeConfig();
-  if (path !== '') kc.loadFromFile(path);
-  else kc.loadFromDefault();
-  return kc;
+/** The API client for the index: the kubeconfig file at `path`, or kubectl's defaults when ''. */
+export function kubeClientFor(path: string): KubeClient {
+  return createKubeClient(loadKubeConfig(path === '' ? {} : { kubeconfig: path }), {
+    userAgent: 'claimkit-webhook',
+  });
 }
 
-export function watchPodClaims(kc: KubeConfig, log: Logger, retryMs = 5000): WatchedIndex {
+/**
+ * Watches PodClaims through `source` into a new index, marked synced after the first list. A list
+ * that fails (RBAC not there yet, the API server down) is retried with backoff until it works: the
+ * webhook serves meanwhile and denies what needs the index.
+ */
+export function watchPodClaims(
+  source: ListWatcher,
+  log: Logger,
+  opts: Pick<InformerOptions, 'timers' | 'backoffInitialMs' | 'backoffMaxMs'> = {},
+): WatchedIndex {
   const index = new MemoryPodClaimIndex();
-  const plural = KIND_INFO.PodClaim.plural;
-  const api = kc.makeApiClient(CustomObjectsApi);
-  const informer = makeInformer<KubernetesObject>(
-    kc,
-    `/apis/${API_VERSION}/${plural}`,
-    () =>
-      api.listCustomObjectForAllNamespaces({
-        group: GROUP,
-        version: VERSION,
-        resourcePlural: plural,
-      }) as never,
+  const informer = new Informer(source, 'PodClaim', { ...opts, log, retryFirstList: true });
+  informer.addHandler({
+    onAdd: (o) => index.upsert(o),
+    onUpdate: (_old, o) => index.upsert(o),
+    onDelete: (o) => index.remove(o),
+  });
+  informer.start().then(
+    () => {
+      index.markSynced();
+      log.info('claim index synced', { claims: index.size });
+    },
+    () => {}, // stopped before it synced: nothing failed
   );
-  informer.on('add', (o) => index.upsert(o));
-  informer.on('update', (o) => index.upsert(o));
-  informer.on('delete', (o) => index.remove(o));
-  let stopped = false;
-  let failed = false;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const retry = (what: string, err: unknown) => {
-    // Stopping aborts the watch, which client-node reports as an error too: nothing failed.
-    if (stopped) return;
-    failed = true;
-    log.warn(`claim index ${what} failed; retrying`, { error: String(err) });
-    if (!stopped && timer === undefined) {
-      timer = setTimeout(() => {
-        timer = undefined;
-        start();
-      }, retryMs);
-    }
-  };
-  const start = () => {
-    failed = false;
-    informer.start().then(
-      () => {
-        // A failed list is reported through 'error' and start() still resolves: synced only when not.
-        if (failed || index.synced()) return;
-        index.markSynced();
-        log.info('claim index synced', { claims: index.size });
-      },
-      (err: unknown) => retry('list', err),
-    );
-  };
-  informer.on('error', (err: unknown) => retry('watch', err));
-  start();
   return {
     index,
     async stop() {
-      stopped = true;
-      if (timer !== undefined) clearTimeout(timer);
-      await informer.stop();
+      informer.stop();
     },
   };
 }

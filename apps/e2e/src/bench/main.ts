@@ -147,9 +147,9 @@ async function benchTakeover() {
     { timeoutMs: 120_000 },
   );
   const tokens = new Map<number, number>(); // token -> first seen (ms)
-  const h = kube.watchStream(
+  const stopWatching = kube.watch(
     'Capture',
-    { namespace: ns },
+    { namespace: ns, allowWatchBookmarks: true },
     {
       onEvent: (e) => {
         const t = e.object.status?.claim?.token;
@@ -185,7 +185,7 @@ async function benchTakeover() {
     await waitFor('takeover', () => tokens.has(claim.token + 1), { timeoutMs: 30_000, intervalMs: 2 });
     lat.push(tokens.get(claim.token + 1)! - t0);
   }
-  h.stop();
+  stopWatching();
   const takeovers = ctl.manager.metrics.takeovers.total();
   await ctl.manager.stop();
   await agent.close();
@@ -225,9 +225,9 @@ async function benchFinalize() {
   };
   await kube.create(p);
   const gone = new Map<string, number>();
-  const h = kube.watchStream(
+  const stopWatching = kube.watch(
     'PodClaim',
-    { namespace: ns },
+    { namespace: ns, allowWatchBookmarks: true },
     {
       onEvent: (e) => {
         if (e.type === 'DELETED') gone.set(e.object.metadata.name, performance.now());
@@ -271,7 +271,7 @@ async function benchFinalize() {
     await waitFor('finalized', () => gone.has(name), { timeoutMs: 30_000, intervalMs: 2 });
     lat.push(gone.get(name)! - t0);
   }
-  h.stop();
+  stopWatching();
   await ctl.manager.stop();
   await cleanup(ns);
   return {
@@ -369,9 +369,9 @@ function allBound(ns: string, names: Set<string>): { done: Promise<number>; stop
   const done = new Promise<number>((r) => {
     resolve = r;
   });
-  const h = kube.watchStream(
+  const stopWatching = kube.watch(
     'PodClaim',
-    { namespace: ns },
+    { namespace: ns, allowWatchBookmarks: true },
     {
       onEvent: (e) => {
         if (!names.has(e.object.metadata.name)) return;
@@ -382,7 +382,7 @@ function allBound(ns: string, names: Set<string>): { done: Promise<number>; stop
       },
     },
   );
-  return { done, stop: () => h.stop() };
+  return { done, stop: () => stopWatching() };
 }
 
 const claimObj = (name: string, ns: string): PodClaim =>

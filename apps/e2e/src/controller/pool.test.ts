@@ -26,9 +26,9 @@ describe('PodPool', () => {
     const c = kube();
     // Every pod deletion, with the labels the pod had when it was deleted.
     const deleted: Pod[] = [];
-    const h = c.watchStream(
+    const stopWatching = c.watch(
       'Pod',
-      { namespace: ns.name },
+      { namespace: ns.name, allowWatchBookmarks: true },
       {
         onEvent: (e) => {
           if (e.type === 'DELETED' || (e.type === 'MODIFIED' && e.object.metadata.deletionTimestamp))
@@ -36,7 +36,7 @@ describe('PodPool', () => {
         },
       },
     );
-    stopWatch = () => h.stop();
+    stopWatch = stopWatching;
     ctl = await startController(ns.name);
     const pool: PodPool = {
       apiVersion: 'claimkit.dev/v1alpha1',

@@ -12,10 +12,15 @@ export {
   failureStatus,
   installCrds,
   isNotFound,
+  type KubernetesObject,
   loadKubeConfig,
+  loadYaml,
   makeClients,
+  makeClientsAs,
   readManifests,
   statusCode,
+  V1MicroTime,
+  type V1Pod,
 } from './kube.ts';
 export { type LocalCluster, type LocalClusterOptions, startLocalCluster } from './local.ts';
 export { E2E_USER } from './pki.ts';

@@ -1,13 +1,16 @@
-// Client helpers shared by the harness, the smoke suite and (later) the API-model conformance
-// suite: one place that turns a kubeconfig path into typed API clients.
+// Client helpers shared by the harness and the suites: the one place in the e2e app that uses
+// @kubernetes/client-node (the boundary check allows only packages/kube and this harness), turning
+// a kubeconfig path into typed API clients. Suites take client-node's types from here too.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
+  AdmissionregistrationV1Api,
   ApiException,
   ApiextensionsV1Api,
   AppsV1Api,
   CoordinationV1Api,
   CoreV1Api,
+  CustomObjectsApi,
   KubeConfig,
   type KubernetesObject,
   KubernetesObjectApi,
@@ -18,6 +21,8 @@ import {
   VersionApi,
 } from '@kubernetes/client-node';
 import { waitFor } from './wait.ts';
+
+export { type KubernetesObject, loadYaml, V1MicroTime, type V1Pod } from '@kubernetes/client-node';
 
 export function loadKubeConfig(path: string): KubeConfig {
   const kc = new KubeConfig();
@@ -33,6 +38,9 @@ export interface Clients {
   apiextensions: ApiextensionsV1Api;
   rbac: RbacAuthorizationV1Api;
   version: VersionApi;
+  admission: AdmissionregistrationV1Api;
+  /** Custom resources by group/version/plural (status subresource included). */
+  custom: CustomObjectsApi;
   /** Generic client for any kind (CRDs included), by apiVersion/kind/metadata. */
   objects: KubernetesObjectApi;
 }
@@ -47,8 +55,23 @@ export function makeClients(kubeconfig: string | KubeConfig): Clients {
     apiextensions: kc.makeApiClient(ApiextensionsV1Api),
     rbac: kc.makeApiClient(RbacAuthorizationV1Api),
     version: kc.makeApiClient(VersionApi),
+    admission: kc.makeApiClient(AdmissionregistrationV1Api),
+    custom: kc.makeApiClient(CustomObjectsApi),
     objects: KubernetesObjectApi.makeApiClient(kc),
   };
+}
+
+/** Clients with the kubeconfig's credentials that impersonate `user` (kubectl --as). */
+export function makeClientsAs(kubeconfigPath: string, user: string): Clients {
+  const base = loadKubeConfig(kubeconfigPath);
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: base.clusters,
+    contexts: base.contexts,
+    currentContext: base.currentContext,
+    users: base.users.map((u) => ({ ...u, impersonateUser: user })),
+  });
+  return makeClients(kc);
 }
 
 /** The HTTP status of a failed API call (ApiException), or undefined for anything else. */

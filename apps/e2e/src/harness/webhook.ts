@@ -6,10 +6,9 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createWebhookApp, jsonLogger, validatingWebhookConfiguration } from '@claimkit/webhook';
-import { type WatchedIndex, watchPodClaims } from '@claimkit/webhook/serve-claim-index';
+import { kubeClientFor, type WatchedIndex, watchPodClaims } from '@claimkit/webhook/serve-claim-index';
 import { type RunningServer, serveNodeHttps } from '@claimkit/webhook/serve-node';
-import { AdmissionregistrationV1Api } from '@kubernetes/client-node';
-import { loadKubeConfig } from './kube.ts';
+import { makeClients } from './kube.ts';
 import { loopbackServingCert } from './pki.ts';
 import { waitFor } from './wait.ts';
 
@@ -30,9 +29,11 @@ export async function installWebhook(opts: {
 }): Promise<InstalledWebhook> {
   const dir = mkdtempSync(join(tmpdir(), 'claimkit-e2e-webhook-'));
   const { certFile, keyFile } = loopbackServingCert(dir);
-  const kc = loadKubeConfig(opts.kubeconfigPath);
   const logger = jsonLogger('warn', (l) => process.stderr.write(`[webhook] ${l}\n`));
-  const watched: WatchedIndex = watchPodClaims(kc, logger, 1000);
+  const watched: WatchedIndex = watchPodClaims(kubeClientFor(opts.kubeconfigPath), logger, {
+    backoffInitialMs: 1000,
+    backoffMaxMs: 1000,
+  });
   const app = createWebhookApp({
     controller: { usernames: opts.controllerUsers },
     index: watched.index,
@@ -46,7 +47,7 @@ export async function installWebhook(opts: {
     keyFile,
     logger,
   });
-  const admission = kc.makeApiClient(AdmissionregistrationV1Api);
+  const admission = makeClients(opts.kubeconfigPath).admission;
   const name = `claimkit-e2e-${opts.namespace}`;
   const stop = async () => {
     await admission.deleteValidatingWebhookConfiguration({ name }).catch(() => {});

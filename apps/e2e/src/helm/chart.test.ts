@@ -9,8 +9,8 @@ import { fileURLToPath } from 'node:url';
 import { controllerManifests } from '@claimkit/controller';
 import { policiesManifests } from '@claimkit/core';
 import { webhookManifests } from '@claimkit/webhook';
-import { loadYaml } from '@kubernetes/client-node';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { loadYaml } from '../harness/index.ts';
 import { e2eClients, useTestNamespace } from '../harness/vitest.ts';
 import { CHART_DIR, chartFiles } from './chart.ts';
 

@@ -1,8 +1,7 @@
 // Optimistic concurrency, delete preconditions, ownerReference GC and Leases: the behaviours the
 // claim algorithms rely on, checked against the real API server.
-import { V1MicroTime } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { failureStatus, isNotFound, waitFor } from '../harness/index.ts';
+import { failureStatus, isNotFound, V1MicroTime, waitFor } from '../harness/index.ts';
 import { e2eClients, useTestNamespace } from '../harness/vitest.ts';
 
 describe('API semantics', () => {

@@ -1,9 +1,8 @@
 // The CRDs in deploy/crds on the real API server: structural defaults and validation with field
 // paths. (The full API-model conformance cases of core run elsewhere; this is the smoke check that
 // the server accepts and enforces the schemas at all.)
-import type { KubernetesObject } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { failureStatus } from '../harness/index.ts';
+import { failureStatus, type KubernetesObject } from '../harness/index.ts';
 import { apiMessage } from '../harness/kube.ts';
 import { e2eClients, useTestNamespace } from '../harness/vitest.ts';
 

@@ -1,6 +1,5 @@
-import type { V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { isNotFound, waitFor } from '../harness/index.ts';
+import { isNotFound, type V1Pod, waitFor } from '../harness/index.ts';
 import { e2eClients, e2eCluster, useTestNamespace } from '../harness/vitest.ts';
 
 const FINALIZER = 'claimkit.dev/e2e-hold';

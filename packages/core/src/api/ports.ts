@@ -1,6 +1,7 @@
 // The narrow ports every claim algorithm talks through (controller-runtime's Reader / Writer /
-// StatusWriter). The in-memory model implements them for tests and the simulator; the controller
-// and the CLI implement them over @kubernetes/client-node.
+// StatusWriter, and a Watcher that says how a watch ended). The in-memory model implements them for
+// tests and the simulator; @claimkit/kube implements them over @kubernetes/client-node.
+import type { ApiError } from './errors.ts';
 import type { LabelSelector, ObjectKey } from './meta.ts';
 import type { AnyObject, Kind, KindMap } from './types.ts';
 
@@ -74,16 +75,60 @@ export interface WatchEvent<T> {
   object: T;
 }
 
+export interface WatchOptions {
+  namespace?: string;
+  /** A structured selector or its string form, as for list. */
+  labelSelector?: LabelSelector | string;
+  /** Equality-only field selector, as for list. */
+  fieldSelector?: Record<string, string>;
+  /**
+   * Stream changes after this version. Unset or "0": first a synthetic ADDED event for every object
+   * that exists, then changes (as the API server does).
+   */
+  resourceVersion?: string;
+  /** Ask for BOOKMARK events: "everything up to this resourceVersion has been delivered". */
+  allowWatchBookmarks?: boolean;
+  /**
+   * Ask the server to end the watch after about this long (onClose without an error); informers
+   * spread these so watches rebalance across API servers. The in-memory model has no such timer.
+   */
+  timeoutSeconds?: number;
+}
+
+export interface WatchHandlers<T> {
+  onEvent(e: WatchEvent<T>): void;
+  /** A BOOKMARK: nothing matching the watch changed up to `resourceVersion`; resume from there. */
+  onBookmark?(resourceVersion: string): void;
+  /**
+   * The watch ended on the server's side, exactly once, and never after stop(). Without an error it
+   * ended normally (a server timeout, an idle connection closed): watch again from the last
+   * resourceVersion seen. With ApiError `Gone` (410) that version is too old: list again. Any other
+   * error: the watch failed (403, 5xx, connection lost); watch again after a backoff.
+   */
+  onClose?(error?: ApiError): void;
+}
+
 export interface Watcher {
   /**
-   * Streams events after `resourceVersion`; throws ApiError Gone (410) when that version is too
-   * old, so the caller relists. Returns a function that stops the watch.
+   * Streams changes of `kind` to `handlers` until it ends (onClose) or the returned function stops
+   * it; after stop() no handler is called. Failures never throw: they arrive through onClose.
    */
-  watch<K extends Kind>(
-    kind: K,
-    opts: ListOptions & { resourceVersion?: string },
-    onEvent: (e: WatchEvent<KindMap[K]>) => void,
-  ): () => void;
+  watch<K extends Kind>(kind: K, opts: WatchOptions, handlers: WatchHandlers<KindMap[K]>): () => void;
+}
+
+/** What an informer needs: list (with paging) and watch. */
+export interface ListWatcher extends Watcher {
+  list<K extends Kind>(kind: K, opts?: ListOptions): Promise<ObjectList<KindMap[K]>>;
+}
+
+/**
+ * Time as a port: informers, work queues and electors take it as an argument, so unit tests drive
+ * them with FakeTimers (`@claimkit/core/testing`) and processes use real ones (`@claimkit/kube`).
+ */
+export interface Timers {
+  now(): number;
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
 }
 
 export interface Client extends Reader, Writer, StatusWriter {}

@@ -134,6 +134,10 @@ describe('CacheView', () => {
 });
 
 describe('watch', () => {
+  const collect = (seen: string[]) => ({
+    onEvent: (e: WatchEvent<ConfigMap>) => seen.push(`${e.type} ${e.object.metadata.name}`),
+  });
+
   it('resumes after a resourceVersion and filters by selector', async () => {
     const m = model();
     await m.create(forCreate(configMap('a', {}, withLabels({ w: 'y' }))));
@@ -141,13 +145,12 @@ describe('watch', () => {
     await m.create(forCreate(configMap('b', {}, withLabels({ w: 'y' }))));
     await m.create(forCreate(configMap('c')));
     const seen: string[] = [];
-    const stop = m.watch('ConfigMap', { labelSelector: 'w=y', resourceVersion: rv }, (e) =>
-      seen.push(`${e.type} ${e.object.metadata.name}`),
-    );
+    const stop = m.watch('ConfigMap', { labelSelector: 'w=y', resourceVersion: rv }, collect(seen));
     await m.patch('ConfigMap', k('a'), { data: { x: '1' } });
     stop();
     await m.delete('ConfigMap', k('b'));
     expect(seen).toEqual(['ADDED b', 'MODIFIED a']);
+    expect(m.openWatches).toBe(0);
   });
 
   it('without a resourceVersion starts with synthetic ADDED events for what exists', async () => {
@@ -157,25 +160,113 @@ describe('watch', () => {
     await m.create(forCreate(configMap('b')));
     await m.delete('ConfigMap', k('b'));
     const seen: WatchEvent<ConfigMap>[] = [];
-    const stop = m.watch('ConfigMap', {}, (e) => seen.push(e));
+    const stop = m.watch('ConfigMap', {}, { onEvent: (e) => seen.push(e) });
     expect(seen.map((e) => `${e.type} ${e.object.metadata.name} ${e.object.data?.x}`)).toEqual(['ADDED a 1']);
     await m.create(forCreate(configMap('c')));
     expect(seen.map((e) => e.type)).toEqual(['ADDED', 'ADDED']);
     stop();
   });
 
-  it('answers 410 Gone when the resourceVersion is older than the event window', async () => {
+  it('a write made by a handler during the replay arrives after the replay, not lost or in between', async () => {
+    const m = model();
+    await m.create(forCreate(configMap('a')));
+    await m.create(forCreate(configMap('b')));
+    const seen: string[] = [];
+    const stop = m.watch(
+      'ConfigMap',
+      {},
+      {
+        onEvent: (e) => {
+          seen.push(`${e.type} ${e.object.metadata.name}`);
+          if (e.object.metadata.name === 'a' && e.type === 'ADDED') void m.create(forCreate(configMap('c')));
+        },
+      },
+    );
+    stop();
+    expect(seen).toEqual(['ADDED a', 'ADDED b', 'ADDED c']);
+  });
+
+  it('closes with Gone (410) when the resourceVersion is older than the event window', async () => {
     const m = new ApiModel({ eventWindow: 3 });
     await m.create(forCreate(configMap('a')));
     const old = m.resourceVersion;
     for (let i = 0; i < 5; i++) await m.patch('ConfigMap', k('a'), { data: { i: String(i) } });
-    expect(() => m.watch('ConfigMap', { resourceVersion: old }, () => undefined)).toThrow(
-      expect.objectContaining({ reason: 'Gone', code: 410 }),
+    const closed: (ApiError | undefined)[] = [];
+    m.watch(
+      'ConfigMap',
+      { resourceVersion: old },
+      { onEvent: () => undefined, onClose: (e) => closed.push(e) },
     );
+    expect(closed).toEqual([expect.objectContaining({ reason: 'Gone', code: 410 })]);
+    expect(m.openWatches).toBe(0);
     const recent = String(Number(m.resourceVersion) - 2);
     const seen: string[] = [];
-    m.watch('ConfigMap', { resourceVersion: recent }, (e) => seen.push(e.object.data?.i ?? ''))();
+    m.watch(
+      'ConfigMap',
+      { resourceVersion: recent },
+      { onEvent: (e) => seen.push(e.object.data?.i ?? '') },
+    )();
     expect(seen).toEqual(['3', '4']);
+    const bad: (ApiError | undefined)[] = [];
+    m.watch(
+      'ConfigMap',
+      { resourceVersion: 'x7' },
+      { onEvent: () => undefined, onClose: (e) => bad.push(e) },
+    );
+    expect(bad.map((e) => e?.reason)).toEqual(['BadRequest']);
+  });
+
+  it('bookmarks go only to watches that asked, at the current resourceVersion', async () => {
+    const m = model();
+    const marks: string[] = [];
+    const stopA = m.watch(
+      'ConfigMap',
+      { namespace: 'quiet', allowWatchBookmarks: true },
+      { onEvent: () => undefined, onBookmark: (rv) => marks.push(`a ${rv}`) },
+    );
+    const stopB = m.watch(
+      'ConfigMap',
+      {},
+      { onEvent: () => undefined, onBookmark: (rv) => marks.push(`b ${rv}`) },
+    );
+    await m.create(forCreate(configMap('x')));
+    m.sendBookmarks();
+    stopA();
+    m.sendBookmarks();
+    stopB();
+    expect(marks).toEqual([`a ${m.resourceVersion}`]);
+  });
+
+  it('closeWatches ends open watches from the server side, once, with or without an error', async () => {
+    const m = model();
+    const closes: string[] = [];
+    const seen: string[] = [];
+    m.watch(
+      'ConfigMap',
+      {},
+      { ...collect(seen), onClose: (e) => closes.push(`cm ${e?.reason ?? 'normal'}`) },
+    );
+    m.watch(
+      'Pod',
+      {},
+      { onEvent: () => undefined, onClose: (e) => closes.push(`pod ${e?.reason ?? 'normal'}`) },
+    );
+    expect(m.closeWatches({ kind: 'ConfigMap' })).toBe(1);
+    await m.create(forCreate(configMap('after')));
+    expect(m.closeWatches({ error: new ApiError('Unavailable', 'apiserver restarting') })).toBe(1);
+    expect(m.closeWatches()).toBe(0);
+    expect(closes).toEqual(['cm normal', 'pod Unavailable']);
+    expect(seen).toEqual([]);
+  });
+
+  it('a watch fault closes the watch at once with the injected reason', () => {
+    const m = model();
+    m.faults.inject({ verbs: ['watch'], kinds: ['Pod'], reason: 'Forbidden', times: 1 });
+    const closes: string[] = [];
+    m.watch('Pod', {}, { onEvent: () => undefined, onClose: (e) => closes.push(e?.reason ?? 'normal') });
+    m.watch('Pod', {}, { onEvent: () => undefined, onClose: (e) => closes.push(e?.reason ?? 'normal') });
+    expect(closes).toEqual(['Forbidden']);
+    expect(m.openWatches).toBe(1);
   });
 
   it('the DELETED event after the last finalizer removal carries the final state', async () => {
@@ -183,7 +274,7 @@ describe('watch', () => {
     await m.create(forCreate(configMap('a', {}, withFinalizers('x/y'))));
     await m.delete('ConfigMap', k('a'));
     const seen: WatchEvent<ConfigMap>[] = [];
-    m.watch('ConfigMap', { resourceVersion: m.resourceVersion }, (e) => seen.push(e));
+    m.watch('ConfigMap', { resourceVersion: m.resourceVersion }, { onEvent: (e) => seen.push(e) });
     await m.patch('ConfigMap', k('a'), { metadata: { finalizers: null } });
     expect(seen).toHaveLength(1);
     expect(seen[0]!.type).toBe('DELETED');

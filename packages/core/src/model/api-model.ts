@@ -16,6 +16,8 @@ import type {
   WatchEvent,
   WatchEventType,
   Watcher,
+  WatchHandlers,
+  WatchOptions,
 } from '../api/ports.ts';
 import { type AnyObject, KIND_INFO, type Kind, type KindMap } from '../api/types.ts';
 import {
@@ -56,6 +58,14 @@ export interface ApiModelOptions {
   eventWindow?: number;
 }
 
+interface ModelWatch {
+  kind: Kind;
+  opts: WatchOptions;
+  handlers: WatchHandlers<Obj>;
+  /** Set while the watch replays: live events wait here, behind the replay. */
+  queued?: WatchEvent<Obj>[];
+}
+
 /** The current request: who makes it, and what admission sees of it. */
 interface Req {
   user: UserInfo;
@@ -83,7 +93,7 @@ export class ApiModel implements Client, Watcher {
   private uidCounter = 0;
   private readonly events: ModelEvent[] = [];
   private readonly eventWindow: number;
-  private readonly watchers = new Set<{ kind: Kind; opts: ListOptions; fn: (e: WatchEvent<Obj>) => void }>();
+  private readonly watchers = new Set<ModelWatch>();
   private readonly opts: ApiModelOptions;
 
   constructor(opts: ApiModelOptions = {}) {
@@ -329,31 +339,82 @@ export class ApiModel implements Client, Watcher {
 
   // ---------------- Watcher ----------------
 
-  watch<K extends Kind>(
-    kind: K,
-    opts: ListOptions & { resourceVersion?: string },
-    onEvent: (e: WatchEvent<KindMap[K]>) => void,
-  ): () => void {
-    // Unset or "0": synthetic ADDED events for the current state first, as the API server sends.
-    if (opts.resourceVersion === undefined || opts.resourceVersion === '' || opts.resourceVersion === '0') {
-      for (const o of this.listNow(kind, opts)) onEvent({ type: 'ADDED', object: o });
-      const w = { kind, opts, fn: onEvent as unknown as (e: WatchEvent<Obj>) => void };
-      this.watchers.add(w);
-      return () => this.watchers.delete(w);
+  /**
+   * Replays synchronously (current state when `resourceVersion` is unset or "0", else the events
+   * after it), then delivers every matching commit synchronously. A version older than the event
+   * window closes the watch at once with Gone, as the server answers 410; so does a `watch` fault.
+   */
+  watch<K extends Kind>(kind: K, opts: WatchOptions, handlers: WatchHandlers<KindMap[K]>): () => void {
+    const w: ModelWatch = { kind, opts, handlers: handlers as unknown as WatchHandlers<Obj> };
+    const stop = () => {
+      this.watchers.delete(w);
+    };
+    const rule = this.faults.check('watch', kind, undefined);
+    if (rule) {
+      handlers.onClose?.(FaultInjector.errorFor(rule, 'watch', kind, undefined));
+      return stop;
     }
-    const from = Number(opts.resourceVersion);
+    const rv = opts.resourceVersion;
+    if (rv === undefined || rv === '' || rv === '0') {
+      const replay = this.listNow(kind, opts).map((o) => ({ type: 'ADDED' as const, object: o as Obj }));
+      this.deliverReplay(w, replay);
+      return stop;
+    }
+    const from = Number(rv);
+    if (!Number.isInteger(from) || from < 0) {
+      handlers.onClose?.(new ApiError('BadRequest', `invalid resourceVersion ${JSON.stringify(rv)}`));
+      return stop;
+    }
     const oldest = this.events[0]?.rv ?? this.rv;
     if (from < oldest - 1 && this.events.length >= this.eventWindow) {
-      throw new ApiError('Gone', `too old resource version: ${from} (${oldest - 1})`);
+      handlers.onClose?.(new ApiError('Gone', `too old resource version: ${from} (${oldest - 1})`));
+      return stop;
     }
-    for (const e of this.events) {
-      if (e.rv > from && e.kind === kind && matchesList(e.object, opts)) {
-        onEvent({ type: e.type, object: clone(e.object) as unknown as KindMap[K] });
-      }
-    }
-    const w = { kind, opts, fn: onEvent as unknown as (e: WatchEvent<Obj>) => void };
+    const replay = this.events
+      .filter((e) => e.rv > from && e.kind === kind && matchesList(e.object, opts))
+      .map((e) => ({ type: e.type, object: clone(e.object) }));
+    this.deliverReplay(w, replay);
+    return stop;
+  }
+
+  /** Replays, then goes live; commits made by a handler during the replay queue up behind it. */
+  private deliverReplay(w: ModelWatch, replay: WatchEvent<Obj>[]): void {
+    w.queued = replay;
     this.watchers.add(w);
-    return () => this.watchers.delete(w);
+    while (w.queued.length > 0 && this.watchers.has(w)) w.handlers.onEvent(w.queued.shift()!);
+    delete w.queued;
+  }
+
+  /**
+   * A BOOKMARK at the current resourceVersion to every open watch that asked for them, as the API
+   * server sends periodically: a quiet watch learns how far it may resume from.
+   */
+  sendBookmarks(kind?: Kind): void {
+    const rv = String(this.rv);
+    for (const w of [...this.watchers]) {
+      if (kind !== undefined && w.kind !== kind) continue;
+      if (w.opts.allowWatchBookmarks && this.watchers.has(w)) w.handlers.onBookmark?.(rv);
+    }
+  }
+
+  /**
+   * Ends open watches from the server's side, as a server timeout (no error), a restarting API
+   * server or a dropped connection (an error) does. Returns how many ended.
+   */
+  closeWatches(opts: { kind?: Kind; error?: ApiError } = {}): number {
+    let n = 0;
+    for (const w of [...this.watchers]) {
+      if (opts.kind !== undefined && w.kind !== opts.kind) continue;
+      if (!this.watchers.delete(w)) continue;
+      n++;
+      w.handlers.onClose?.(opts.error);
+    }
+    return n;
+  }
+
+  /** Open watches (for tests: a stopped informer leaves none behind). */
+  get openWatches(): number {
+    return this.watchers.size;
   }
 
   /** Events after `rv` (all kinds), for cache views. */
@@ -607,7 +668,9 @@ export class ApiModel implements Client, Watcher {
     this.events.push(e);
     if (this.events.length > this.eventWindow) this.events.splice(0, this.events.length - this.eventWindow);
     for (const w of [...this.watchers]) {
-      if (w.kind === e.kind && matchesList(e.object, w.opts)) w.fn({ type: e.type, object: clone(e.object) });
+      if (w.kind !== e.kind || !this.watchers.has(w) || !matchesList(e.object, w.opts)) continue;
+      if (w.queued) w.queued.push({ type: e.type, object: clone(e.object) });
+      else w.handlers.onEvent({ type: e.type, object: clone(e.object) });
     }
   }
 

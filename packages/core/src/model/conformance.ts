@@ -484,7 +484,7 @@ export const conformanceCases: ConformanceCase[] = [
       const stop = c.watch(
         'ConfigMap',
         { namespace: ns, labelSelector: 'watch=yes', resourceVersion: start.resourceVersion },
-        (e) => seen.push(e),
+        { onEvent: (e) => seen.push(e) },
       );
       try {
         await c.create(cm(ns, 'w-1', { v: '1' }, withLabels({ watch: 'yes' })));
@@ -498,6 +498,29 @@ export const conformanceCases: ConformanceCase[] = [
             'watch events',
           );
         });
+      } finally {
+        stop();
+      }
+    },
+  },
+  {
+    name: 'watch without a resourceVersion starts with ADDED for what exists, then streams changes',
+    async run(c, ns, env) {
+      if (!c.watch) return;
+      await c.create(cm(ns, 'wa-1', { v: '1' }, withLabels({ wa: 'yes' })));
+      await c.create(cm(ns, 'wa-2', { v: '1' }, withLabels({ wa: 'yes' })));
+      const seen: string[] = [];
+      const stop = c.watch(
+        'ConfigMap',
+        { namespace: ns, labelSelector: 'wa=yes' },
+        { onEvent: (e) => seen.push(`${e.type} ${e.object.metadata.name} ${e.object.data?.v}`) },
+      );
+      try {
+        await env.eventually(() =>
+          equal([...seen].sort(), ['ADDED wa-1 1', 'ADDED wa-2 1'], 'initial events'),
+        );
+        await c.patch('ConfigMap', key(ns, 'wa-2'), { data: { v: '2' } });
+        await env.eventually(() => equal(seen.slice(2), ['MODIFIED wa-2 2'], 'the change after them'));
       } finally {
         stop();
       }

@@ -4,7 +4,16 @@ import type { ObjectKey } from '../api/meta.ts';
 import type { Kind } from '../api/types.ts';
 import type { Rng } from './clock.ts';
 
-export type Verb = 'get' | 'list' | 'create' | 'update' | 'patch' | 'updateStatus' | 'patchStatus' | 'delete';
+export type Verb =
+  | 'get'
+  | 'list'
+  | 'watch'
+  | 'create'
+  | 'update'
+  | 'patch'
+  | 'updateStatus'
+  | 'patchStatus'
+  | 'delete';
 
 export interface FaultRule {
   verbs?: Verb[];

@@ -41,7 +41,7 @@ function world(opts: { validators?: boolean } = {}) {
   const deps = { client: model, cache: model, now: () => clock.now() };
   const tracker = new InvariantTracker(() => clock.now());
   for (const kind of ['Capture', 'Pod', 'PodClaim'] as const)
-    model.watch(kind, {}, (e) => tracker.observe(kind, e.type, e.object));
+    model.watch(kind, {}, { onEvent: (e) => tracker.observe(kind, e.type, e.object) });
   return { clock, model, deps, tracker };
 }
 
@@ -226,9 +226,15 @@ describe('P7: sourcePod == podName', () => {
     )) as [unknown, PodClaim];
     await putAll(w.model, poolPod('pod-x', withState('Bound'), claimedBy(c)));
     const seen: string[] = [];
-    w.model.watch('Pod', {}, (e) => {
-      if (e.object.metadata.name === 'pod-x') seen.push(e.object.metadata.labels?.[LABEL_STATE] ?? '');
-    });
+    w.model.watch(
+      'Pod',
+      {},
+      {
+        onEvent: (e) => {
+          if (e.object.metadata.name === 'pod-x') seen.push(e.object.metadata.labels?.[LABEL_STATE] ?? '');
+        },
+      },
+    );
     await settle(w.deps, w.model, ['claim-c']);
     const after = w.model.getNow('PodClaim', key('claim-c'));
     expect(after.spec).toMatchObject({ podName: 'pod-x', sourcePod: '' });

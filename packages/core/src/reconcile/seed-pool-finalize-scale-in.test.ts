@@ -238,10 +238,16 @@ describe('seed B: pod events reach claims through spec.podName and spec.sourcePo
     await put(model, poolPod('pod-1', claimedBy(c)));
     const seen: string[] = [];
     // The model's events carry only the new object: the reference must carry the routing alone.
-    model.watch('Pod', { namespace: NS }, (e) => {
-      const [old, cur] = e.type === 'DELETED' ? [e.object, undefined] : [undefined, e.object];
-      seen.push(...claimsReached(model.listNow('PodClaim'), old, cur));
-    });
+    model.watch(
+      'Pod',
+      { namespace: NS },
+      {
+        onEvent: (e) => {
+          const [old, cur] = e.type === 'DELETED' ? [e.object, undefined] : [undefined, e.object];
+          seen.push(...claimsReached(model.listNow('PodClaim'), old, cur));
+        },
+      },
+    );
     await model.patch('Pod', key('pod-1'), { metadata: { labels: { [LABEL_CLAIMED_BY]: null } } });
     await model.delete('Pod', key('pod-1'), { gracePeriodSeconds: 0 });
     expect(seen.filter((n) => n === 'c').length).toBeGreaterThanOrEqual(2);

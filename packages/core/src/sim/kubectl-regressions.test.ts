@@ -40,18 +40,24 @@ const doctor = (w: World, fix: boolean, stuckAfterMs?: number) =>
 /** Every change of `pod` that takes it from `claim` (another state, another label, deletion). */
 function watchTakenFrom(w: World, pod: string, claim: string): string[] {
   const seen: string[] = [];
-  w.model.watch('Pod', {}, (e) => {
-    const p = e.object as Pod;
-    if (p.metadata.name !== pod) return;
-    if (
-      e.type === 'DELETED' ||
-      p.metadata.deletionTimestamp ||
-      stateOf(p) !== 'Bound' ||
-      claimedBy(p) !== claim
-    ) {
-      seen.push(`${e.type} state=${stateOf(p)} claimed-by=${claimedBy(p) ?? '(none)'}`);
-    }
-  });
+  w.model.watch(
+    'Pod',
+    {},
+    {
+      onEvent: (e) => {
+        const p = e.object as Pod;
+        if (p.metadata.name !== pod) return;
+        if (
+          e.type === 'DELETED' ||
+          p.metadata.deletionTimestamp ||
+          stateOf(p) !== 'Bound' ||
+          claimedBy(p) !== claim
+        ) {
+          seen.push(`${e.type} state=${stateOf(p)} claimed-by=${claimedBy(p) ?? '(none)'}`);
+        }
+      },
+    },
+  );
   return seen;
 }
 

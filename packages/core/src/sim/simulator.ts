@@ -198,13 +198,19 @@ export class World {
     this.agent = new SimCaptureAgent(() => this.clock.now());
     this.tracker = new InvariantTracker(() => this.clock.now());
     for (const kind of ['Capture', 'Pod', 'PodClaim'] as const) {
-      this.model.watch(kind, {}, (e) => this.tracker.observe(kind, e.type, e.object));
+      this.model.watch(kind, {}, { onEvent: (e) => this.tracker.observe(kind, e.type, e.object) });
     }
-    this.model.watch('Capture', {}, (e) => this.countAttempts(e.object as Capture));
-    this.model.watch('Pod', {}, (e) => this.checkRelease(e.type, e.object as Pod));
+    this.model.watch('Capture', {}, { onEvent: (e) => this.countAttempts(e.object as Capture) });
+    this.model.watch('Pod', {}, { onEvent: (e) => this.checkRelease(e.type, e.object as Pod) });
     for (let i = 0; i < replicas; i++) this.ctls.push(this.newController());
     for (const kind of WATCHED_KINDS) {
-      this.model.watch(kind, {}, (e) => this.route(kind, e.type === 'DELETED', e.object as AnyObject));
+      this.model.watch(
+        kind,
+        {},
+        {
+          onEvent: (e) => this.route(kind, e.type === 'DELETED', e.object as AnyObject),
+        },
+      );
     }
   }
 

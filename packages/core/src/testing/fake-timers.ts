@@ -1,5 +1,5 @@
 // Deterministic timers for unit tests: time moves only when the test advances it.
-import type { Timers } from '../timers.ts';
+import type { Timers } from '../api/ports.ts';
 
 interface Pending {
   id: number;

@@ -1,10 +1,6 @@
-// Time as a port: the queue, the manager and the elector take it as an argument, so unit tests drive
-// them with FakeTimers (src/testing) and the process uses real ones.
-export interface Timers {
-  now(): number;
-  setTimeout(fn: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
+// core's Timers port over the process's clock and timers. Unref'd: a pending informer retry or
+// watchdog never keeps a process alive that has nothing else to do.
+import type { Timers } from '@claimkit/core';
 
 export const realTimers: Timers = {
   now: () => Date.now(),
@@ -16,6 +12,7 @@ export const realTimers: Timers = {
   clearTimeout: (h) => clearTimeout(h as ReturnType<typeof setTimeout>),
 };
 
+/** Resolves after `ms` on `timers` (a FakeTimers in tests). */
 export const sleep = (timers: Timers, ms: number): Promise<void> =>
   new Promise((r) => {
     timers.setTimeout(r, ms);

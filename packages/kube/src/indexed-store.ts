@@ -1,0 +1,159 @@
+// An informer's store: objects by namespace/name, plus named indexes (controller-runtime's
+// FieldIndexer: an index maps each object to the values it is found under). The reconcilers ask
+// "pods labelled claimed-by=X" and "claims with spec.podName=P" on every pass; without an index each
+// question scans the whole namespace (O(n²) over a resync).
+import { getPath, type KubeObject, keyString, type ObjectKey } from '@claimkit/core';
+
+/** The values an object is found under in one index (none: not in the index). */
+export type IndexFunc<T> = (obj: T) => string[];
+
+/** The index function of a field path: its value as a string; absent, null and '' are not indexed. */
+export function fieldValues(path: string): IndexFunc<KubeObject> {
+  return (o) => {
+    const v = getPath(o, path);
+    return v === undefined || v === null || v === '' ? [] : [String(v)];
+  };
+}
+
+/** The index function of a label key. */
+export function labelValues(key: string): IndexFunc<KubeObject> {
+  return (o) => {
+    const v = o.metadata.labels?.[key];
+    return v === undefined ? [] : [v];
+  };
+}
+
+const nsOf = (o: KubeObject): string => o.metadata.namespace ?? '';
+
+export class IndexedStore<T extends KubeObject> {
+  private readonly objects = new Map<string, T>();
+  /** namespace -> name -> object: the index every namespaced read uses (controller-runtime has it too). */
+  private readonly byNamespace = new Map<string, Map<string, T>>();
+  private readonly indexers = new Map<string, IndexFunc<T>>();
+  /** index -> value -> namespace -> name -> object */
+  private readonly indexes = new Map<string, Map<string, Map<string, Map<string, T>>>>();
+
+  get size(): number {
+    return this.objects.size;
+  }
+
+  /** Adds an index (built from what is stored already); a second index of that name is an error. */
+  addIndex(name: string, fn: IndexFunc<T>): void {
+    if (this.indexers.has(name)) throw new Error(`index ${name} already exists`);
+    this.indexers.set(name, fn);
+    this.indexes.set(name, new Map());
+    for (const o of this.objects.values()) this.indexOne(name, fn, o);
+  }
+
+  hasIndex(name: string): boolean {
+    return this.indexers.has(name);
+  }
+
+  /** The values `obj` is found under in index `name` (for filtering by an indexed requirement). */
+  valuesOf(name: string, obj: T): string[] {
+    return this.indexers.get(name)?.(obj) ?? [];
+  }
+
+  get(key: ObjectKey): T | undefined {
+    return this.objects.get(keyString(key));
+  }
+
+  /** Stored objects, of one namespace or all. */
+  values(namespace?: string): IterableIterator<T> {
+    if (namespace === undefined) return this.objects.values();
+    return (this.byNamespace.get(namespace) ?? new Map<string, T>()).values();
+  }
+
+  /** How many objects `namespace` holds (all namespaces when undefined). */
+  countIn(namespace?: string): number {
+    return namespace === undefined ? this.objects.size : (this.byNamespace.get(namespace)?.size ?? 0);
+  }
+
+  /** Stores `obj` (replacing one of the same namespace/name); returns the one replaced. */
+  set(obj: T): T | undefined {
+    const k = keyString({ namespace: nsOf(obj), name: obj.metadata.name });
+    const old = this.objects.get(k);
+    if (old) this.unindex(old);
+    this.objects.set(k, obj);
+    let inNs = this.byNamespace.get(nsOf(obj));
+    if (!inNs) {
+      inNs = new Map();
+      this.byNamespace.set(nsOf(obj), inNs);
+    }
+    inNs.set(obj.metadata.name, obj);
+    for (const [name, fn] of this.indexers) this.indexOne(name, fn, obj);
+    return old;
+  }
+
+  /** Removes the object stored under `key`; returns it. */
+  delete(key: ObjectKey): T | undefined {
+    const k = keyString(key);
+    const old = this.objects.get(k);
+    if (!old) return undefined;
+    this.unindex(old);
+    this.objects.delete(k);
+    const inNs = this.byNamespace.get(nsOf(old));
+    inNs?.delete(old.metadata.name);
+    if (inNs?.size === 0) this.byNamespace.delete(nsOf(old));
+    return old;
+  }
+
+  /**
+   * How many objects index `name` holds under `value` (in `namespace`, or in all namespaces);
+   * undefined when there is no such index.
+   */
+  count(name: string, value: string, namespace?: string): number | undefined {
+    const byValue = this.indexes.get(name);
+    if (!byValue) return undefined;
+    const byNs = byValue.get(value);
+    if (!byNs) return 0;
+    if (namespace !== undefined) return byNs.get(namespace)?.size ?? 0;
+    let n = 0;
+    for (const m of byNs.values()) n += m.size;
+    return n;
+  }
+
+  /** The objects index `name` holds under `value`; undefined when there is no such index. */
+  byIndex(name: string, value: string, namespace?: string): T[] | undefined {
+    const byValue = this.indexes.get(name);
+    if (!byValue) return undefined;
+    const byNs = byValue.get(value);
+    if (!byNs) return [];
+    if (namespace !== undefined) return [...(byNs.get(namespace)?.values() ?? [])];
+    const out: T[] = [];
+    for (const m of byNs.values()) for (const o of m.values()) out.push(o);
+    return out;
+  }
+
+  private indexOne(name: string, fn: IndexFunc<T>, o: T): void {
+    const byValue = this.indexes.get(name)!;
+    const ns = nsOf(o);
+    for (const v of new Set(fn(o))) {
+      let byNs = byValue.get(v);
+      if (!byNs) {
+        byNs = new Map();
+        byValue.set(v, byNs);
+      }
+      let byName = byNs.get(ns);
+      if (!byName) {
+        byName = new Map();
+        byNs.set(ns, byName);
+      }
+      byName.set(o.metadata.name, o);
+    }
+  }
+
+  private unindex(o: T): void {
+    const ns = nsOf(o);
+    for (const [name, fn] of this.indexers) {
+      const byValue = this.indexes.get(name)!;
+      for (const v of new Set(fn(o))) {
+        const byNs = byValue.get(v);
+        const byName = byNs?.get(ns);
+        byName?.delete(o.metadata.name);
+        if (byName && byName.size === 0) byNs!.delete(ns);
+        if (byNs && byNs.size === 0) byValue.delete(v);
+      }
+    }
+  }
+}

@@ -1,0 +1,117 @@
+// Informers by kind, and core's Reader over their stores (controller-runtime's cache.Cache with its
+// FieldIndexer): reconcilers read through it, so a pass costs no API request. Reads are shared with
+// the stores (no copies, they are the hot path): callers must not mutate what they read.
+import {
+  ApiError,
+  KIND_INFO,
+  type Kind,
+  type KindMap,
+  type LabelSelector,
+  type ListOptions,
+  type ListWatcher,
+  type ObjectKey,
+  type ObjectList,
+  type Reader,
+} from '@claimkit/core';
+import type { IndexFunc } from './indexed-store.ts';
+import { Informer, type InformerOptions } from './informer.ts';
+
+export interface InformerCacheOptions
+  extends Omit<InformerOptions, 'labelSelector' | 'indexFields' | 'indexLabels'> {
+  /** Kinds without an informer are read from here (live); without it, reading one is an error. */
+  live?: Reader;
+}
+
+export interface InformerKindOptions {
+  labelSelector?: LabelSelector | string;
+  indexFields?: string[];
+  indexLabels?: string[];
+}
+
+export class InformerCache implements Reader {
+  private readonly source: ListWatcher;
+  private readonly opts: InformerCacheOptions;
+  private readonly byKind = new Map<Kind, Informer<Kind>>();
+  private started = false;
+
+  constructor(source: ListWatcher, opts: InformerCacheOptions = {}) {
+    this.source = source;
+    this.opts = opts;
+  }
+
+  /** The informer of `kind`, created on first use (`opts` apply then; later calls return it as is). */
+  informerFor<K extends Kind>(kind: K, opts: InformerKindOptions = {}): Informer<K> {
+    let inf = this.byKind.get(kind) as Informer<K> | undefined;
+    if (!inf) {
+      const { live: _live, ...common } = this.opts;
+      inf = new Informer(this.source, kind, { ...common, ...opts });
+      this.byKind.set(kind, inf as unknown as Informer<Kind>);
+      if (this.started) {
+        inf
+          .start()
+          .catch((e: unknown) =>
+            this.opts.log?.error('informer failed to start', { kind, error: String(e) }),
+          );
+      }
+    }
+    return inf;
+  }
+
+  informer<K extends Kind>(kind: K): Informer<K> | undefined {
+    return this.byKind.get(kind) as Informer<K> | undefined;
+  }
+
+  informers(): Informer<Kind>[] {
+    return [...this.byKind.values()];
+  }
+
+  /** controller-runtime's IndexField: lists of `kind` with a field selector on `field` read an index. */
+  indexField<K extends Kind>(kind: K, field: string, extract?: IndexFunc<KindMap[K]>): void {
+    this.informerFor(kind).indexField(field, extract);
+  }
+
+  /**
+   * Starts every informer; resolves when all have synced. When one fails to start (its
+   * InformerStartError names the kind) every informer is stopped and the error is thrown.
+   */
+  async start(): Promise<void> {
+    this.started = true;
+    try {
+      await Promise.all(this.informers().map((i) => i.start()));
+    } catch (e) {
+      this.stop();
+      throw e;
+    }
+  }
+
+  stop(): void {
+    for (const i of this.byKind.values()) i.stop();
+  }
+
+  hasSynced(): boolean {
+    return this.informers().every((i) => i.hasSynced());
+  }
+
+  async waitForSync(signal?: AbortSignal): Promise<void> {
+    await Promise.all(this.informers().map((i) => i.waitForSync(signal)));
+  }
+
+  async get<K extends Kind>(kind: K, key: ObjectKey): Promise<KindMap[K]> {
+    const inf = this.byKind.get(kind) as Informer<K> | undefined;
+    if (!inf) return this.liveReader(kind).get(kind, key);
+    const o = inf.get(key);
+    if (!o) throw new ApiError('NotFound', `${KIND_INFO[kind].plural} "${key.name}" not found (cache)`);
+    return o;
+  }
+
+  async list<K extends Kind>(kind: K, opts: ListOptions = {}): Promise<ObjectList<KindMap[K]>> {
+    const inf = this.byKind.get(kind) as Informer<K> | undefined;
+    if (!inf) return this.liveReader(kind).list(kind, opts);
+    return { items: inf.listMatching(opts), resourceVersion: inf.resourceVersion };
+  }
+
+  private liveReader(kind: Kind): Reader {
+    if (this.opts.live) return this.opts.live;
+    throw new Error(`InformerCache: no informer for ${kind} (register it with informerFor first)`);
+  }
+}
