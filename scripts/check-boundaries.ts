@@ -37,6 +37,11 @@ const rules: { dir: string; forbidden: RegExp; why: string }[] = [
     why: 'e2e keeps the harness and the suites; the developer environment builds on it, not the reverse',
   },
   {
+    dir: 'apps/dev/src',
+    forbidden: /^@kubernetes\/client-node/,
+    why: 'the developer environment talks to the cluster through the harness and the packages',
+  },
+  {
     dir: 'tools/manifests/src',
     forbidden: /^@claimkit\/(e2e|dev)/,
     why: 'the generator needs only the builders',
