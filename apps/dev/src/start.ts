@@ -16,13 +16,13 @@ import { API_VERSION } from '@claimkit/core';
 import {
   applyObjects,
   type Clients,
-  installWebhook,
   makeClients,
   readManifests,
   repoRoot,
   startLocalCluster,
   waitFor,
 } from '@claimkit/e2e/harness';
+import { installWebhook } from '@claimkit/e2e/harness/webhook';
 import { banner } from './start/banner.ts';
 import { installIdentities, installPolicies } from './start/install.ts';
 import { podNameWrite } from './start/probes.ts';

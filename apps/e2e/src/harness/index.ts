@@ -1,6 +1,6 @@
 // Public entry of the e2e harness (`@claimkit/e2e/harness`, also for the developer environment in
 // apps/dev): start a cluster with the provider chosen by CLAIMKIT_E2E_PROVIDER, get clients for it,
-// act as a ServiceAccount, serve the webhook from this process, manage the runs of local clusters.
+// act as a ServiceAccount, manage the runs of local clusters.
 import { useExistingCluster } from './existing.ts';
 import { startKindCluster } from './kind.ts';
 import { type LocalClusterOptions, startLocalCluster } from './local.ts';
@@ -26,7 +26,8 @@ export { E2E_USER } from './pki.ts';
 export { isAlive, isOurs, type PidFile, readPidFile, reapRuns } from './procs.ts';
 export type { ClusterHandle, ProviderName } from './types.ts';
 export { waitFor } from './wait.ts';
-export { type InstalledWebhook, installWebhook } from './webhook.ts';
+// The in-process webhook (webhook.ts) is its own entry, `@claimkit/e2e/harness/webhook`: this one
+// imports no claimkit package, so that vitest's globalSetup (global-setup.ts) can load it.
 
 export function providerFromEnv(): ProviderName {
   const p = process.env.CLAIMKIT_E2E_PROVIDER ?? 'local';
