@@ -14,7 +14,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'unit',
-          include: ['packages/*/src/**/*.test.ts'],
+          include: ['packages/*/src/**/*.test.ts', 'tools/*/src/**/*.test.ts', 'apps/dev/src/**/*.test.ts'],
           testTimeout: 30_000,
         },
       },

@@ -1,6 +1,7 @@
 // Fails the build when a package imports across the boundaries DESIGN.md draws:
-// core is pure (no node:*, @kubernetes/client-node, hono), runtimes never import each other, and
-// only @claimkit/kube (and the e2e harness, which builds clusters with it) imports client-node.
+// core is pure (no node:*, @kubernetes/client-node, hono), runtimes never import each other, only
+// @claimkit/kube (and the e2e harness, which builds clusters with it) imports client-node, and no
+// published package imports a private one (e2e, dev, manifests).
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
@@ -13,23 +14,38 @@ const rules: { dir: string; forbidden: RegExp; why: string }[] = [
   },
   {
     dir: 'packages/kube/src',
-    forbidden: /^@claimkit\/(controller|webhook|cli|e2e)/,
+    forbidden: /^@claimkit\/(controller|webhook|cli|e2e|dev|manifests)/,
     why: 'kube is shared Kubernetes I/O: it imports no runtime package',
   },
   {
     dir: 'packages/controller/src',
-    forbidden: /^@claimkit\/(webhook|cli|e2e)/,
+    forbidden: /^@claimkit\/(webhook|cli|e2e|dev|manifests)/,
     why: 'runtimes never import each other',
   },
   {
     dir: 'packages/webhook/src',
-    forbidden: /^@claimkit\/(controller|cli|e2e)/,
+    forbidden: /^@claimkit\/(controller|cli|e2e|dev|manifests)/,
     why: 'runtimes never import each other',
   },
   {
     dir: 'packages/cli/src',
-    forbidden: /^@claimkit\/(controller|webhook|e2e)/,
+    forbidden: /^@claimkit\/(controller|webhook|e2e|dev|manifests)/,
     why: 'runtimes never import each other',
+  },
+  {
+    dir: 'apps/e2e/src',
+    forbidden: /^@claimkit\/(dev|manifests)/,
+    why: 'e2e keeps the harness and the suites; the developer environment builds on it, not the reverse',
+  },
+  {
+    dir: 'apps/dev/src',
+    forbidden: /^@kubernetes\/client-node/,
+    why: 'the developer environment talks to the cluster through the harness and the packages',
+  },
+  {
+    dir: 'tools/manifests/src',
+    forbidden: /^@claimkit\/(e2e|dev)/,
+    why: 'the generator needs only the builders',
   },
 ];
 // The webhook's app must not import a runtime either: only its entry files may.

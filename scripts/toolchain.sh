@@ -53,7 +53,7 @@ export COREPACK_ENABLE_STRICT=0
 
 # Install dependencies when the lockfile changed since the last install (or nothing is installed).
 stamp="$ROOT/node_modules/.claimkit-install-stamp"
-want="$(cat "$ROOT/pnpm-lock.yaml" "$ROOT/package.json" "$ROOT"/packages/*/package.json "$ROOT"/apps/*/package.json 2>/dev/null | sha256sum | cut -d' ' -f1)-$(node --version)"
+want="$(cat "$ROOT/pnpm-lock.yaml" "$ROOT/package.json" "$ROOT"/packages/*/package.json "$ROOT"/apps/*/package.json "$ROOT"/tools/*/package.json 2>/dev/null | sha256sum | cut -d' ' -f1)-$(node --version)"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   log "installing workspace dependencies (node $(node --version), pnpm $(pnpm --version))"
   if [ -f "$ROOT/pnpm-lock.yaml" ] && [ "${CLAIMKIT_UPDATE_LOCK:-}" != 1 ]; then

@@ -5,7 +5,7 @@
 //   node --conditions=source packages/cli/bench/startup.ts [--kubeconfig PATH] [--runs 30]
 //
 // Without --kubeconfig (or $KUBECONFIG) it starts the local development cluster with
-// `pnpm cluster up` (apps/e2e/src/cluster-cli.ts) and reuses it if one is already running.
+// `pnpm cluster up` (apps/dev/src/cluster-cli.ts) and reuses it if one is already running.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
@@ -29,7 +29,7 @@ const RUNS = Number(arg('runs') ?? '30');
 function kubeconfigPath(): string {
   const given = arg('kubeconfig') ?? process.env.KUBECONFIG;
   if (given) return given;
-  const out = execFileSync(process.execPath, ['--conditions=source', 'apps/e2e/src/cluster-cli.ts', 'up'], {
+  const out = execFileSync(process.execPath, ['--conditions=source', 'apps/dev/src/cluster-cli.ts', 'up'], {
     cwd: ROOT,
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'inherit'],

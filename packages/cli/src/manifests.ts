@@ -1,15 +1,16 @@
-// claimctl manifests: deployable YAML for the chosen components, embedded at build time.
+// claimctl manifests: deployable YAML for the chosen components, embedded in the package
+// (manifests.generated.ts, written by tools/manifests from deploy/).
 import { type Parsed, parseFlags, str, UsageError } from './args.ts';
 import type { Ctx } from './context.ts';
-import { MANIFESTS } from './manifests.generated.ts';
+import { COMPONENTS, MANIFESTS } from './manifests.generated.ts';
 
-export interface ManifestFile {
+/** One file of deploy/<component>/, as text. */
+export interface ManifestText {
   file: string;
   yaml: string;
 }
 
-const ALL = ['crds', 'policies', 'controller', 'webhook'] as const;
-type Component = (typeof ALL)[number];
+type Component = (typeof COMPONENTS)[number];
 
 export const MANIFESTS_HELP = `Print deployable YAML (one multi-document stream) for claimkit components.
 
@@ -46,11 +47,11 @@ function identity(doc: string): string | undefined {
 
 export function renderManifests(
   components: readonly Component[],
-  data: Record<Component, ManifestFile[]> = MANIFESTS,
+  data: Record<Component, ManifestText[]> = MANIFESTS,
 ): string {
   const seen = new Set<string>();
   const out: string[] = [];
-  for (const c of ALL) {
+  for (const c of COMPONENTS) {
     if (!components.includes(c)) continue;
     for (const f of data[c]) {
       for (const doc of documents(f.yaml)) {
@@ -65,15 +66,15 @@ export function renderManifests(
 }
 
 export function parseComponents(value: string | undefined): Component[] {
-  if (value === undefined) return [...ALL];
+  if (value === undefined) return [...COMPONENTS];
   const parts = value
     .split(',')
     .map((s) => s.trim())
     .filter((s) => s !== '');
   if (parts.length === 0) throw new UsageError('--components must name at least one component');
   for (const p of parts) {
-    if (!(ALL as readonly string[]).includes(p)) {
-      throw new UsageError(`unknown component ${JSON.stringify(p)} (want: ${ALL.join(', ')})`);
+    if (!(COMPONENTS as readonly string[]).includes(p)) {
+      throw new UsageError(`unknown component ${JSON.stringify(p)} (want: ${COMPONENTS.join(', ')})`);
     }
   }
   return parts as Component[];

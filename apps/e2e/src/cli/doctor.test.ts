@@ -204,7 +204,27 @@ describe('claimctl doctor on the real API server', () => {
     // Issue 10: `kubectl patch capture fn-v1 --subresource=status --type=merge` with result.token 1
     // while the epoch is 5 and the claim is closed. Either the API server refuses it (a CEL rule)
     // or doctor must find it.
-    await make({ ...capture('fn-v1', withSelector({ app: 'fn' })), status: { phase: 'Pending', epoch: 5 } });
+    // Epoch 5 the only way the CRD allows: a claim with token 5, then closed.
+    const t5 = new Date().toISOString();
+    await make({
+      ...capture('fn-v1', withSelector({ app: 'fn' })),
+      status: {
+        phase: 'Capturing',
+        epoch: 5,
+        claim: {
+          holder: { name: 'fn-0', uid: '00000000-0000-4000-8000-000000000001' },
+          token: 5,
+          acquireTime: t5,
+          renewTime: t5,
+          leaseSeconds: 3000,
+        },
+      },
+    });
+    await client.patchStatus(
+      'Capture',
+      { namespace: ns.name, name: 'fn-v1' },
+      { status: { phase: 'Pending', claim: null } },
+    );
     try {
       await client.patchStatus(
         'Capture',

@@ -1,12 +1,15 @@
-// Public entry of the e2e harness: start a cluster with the provider chosen by
-// CLAIMKIT_E2E_PROVIDER, and get clients for it.
+// Public entry of the e2e harness (`@claimkit/e2e/harness`, also for the developer environment in
+// apps/dev): start a cluster with the provider chosen by CLAIMKIT_E2E_PROVIDER, get clients for it,
+// act as a ServiceAccount, manage the runs of local clusters.
 import { useExistingCluster } from './existing.ts';
 import { startKindCluster } from './kind.ts';
 import { type LocalClusterOptions, startLocalCluster } from './local.ts';
 import type { ClusterHandle, ProviderName } from './types.ts';
 
 export { controlPlaneVersions, ensureBinaries, ensureHelm } from './binaries.ts';
+export { writeServiceAccountKubeconfig } from './identity.ts';
 export {
+  apiMessage,
   applyObjects,
   type Clients,
   failureStatus,
@@ -23,9 +26,13 @@ export {
   type V1Pod,
 } from './kube.ts';
 export { type LocalCluster, type LocalClusterOptions, startLocalCluster } from './local.ts';
+export { crdDir, repoRoot, runsDir } from './paths.ts';
 export { E2E_USER } from './pki.ts';
+export { isAlive, isOurs, type PidFile, readPidFile, reapRuns } from './procs.ts';
 export type { ClusterHandle, ProviderName } from './types.ts';
 export { waitFor } from './wait.ts';
+// The in-process webhook (webhook.ts) is its own entry, `@claimkit/e2e/harness/webhook`: this one
+// imports no claimkit package, so that vitest's globalSetup (global-setup.ts) can load it.
 
 export function providerFromEnv(): ProviderName {
   const p = process.env.CLAIMKIT_E2E_PROVIDER ?? 'local';

@@ -1,11 +1,16 @@
 // Serves claimkit's admission webhook from this process over TLS on 127.0.0.1 and registers it
-// with the API server by URL (with its caBundle), limited to one namespace. Removed on stop, so a
-// failurePolicy: Fail webhook never outlives the suite. Local provider only: an API server
-// elsewhere cannot reach this process.
+// with the API server by URL (with its caBundle), for one namespace (a suite) or every namespace but
+// the system ones (`npm start`). Removed on stop, so a failurePolicy: Fail webhook never outlives
+// its user. Local provider only: an API server elsewhere cannot reach this process.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createWebhookApp, jsonLogger, validatingWebhookConfiguration } from '@claimkit/webhook';
+import {
+  createWebhookApp,
+  jsonLogger,
+  type LogLevel,
+  validatingWebhookConfiguration,
+} from '@claimkit/webhook';
 import { kubeClientFor, type WatchedIndex, watchPodClaims } from '@claimkit/webhook/serve-claim-index';
 import { type RunningServer, serveNodeHttps } from '@claimkit/webhook/serve-node';
 import { makeClients } from './kube.ts';
@@ -20,20 +25,29 @@ export interface InstalledWebhook {
 }
 
 export async function installWebhook(opts: {
+  /** Registers the configuration (cluster-admin). */
   kubeconfigPath: string;
-  namespace: string;
+  /** The only namespace sent to the webhook; without one, every namespace but the system ones. */
+  namespace?: string;
+  /** The configuration's name. Default `claimkit-e2e-<namespace>`. */
+  name?: string;
+  /** The identity the claim index lists and watches PodClaims as. Default: kubeconfigPath's. */
+  indexKubeconfigPath?: string;
   /** Usernames allowed to write claim spec fields (the controller's identity). */
   controllerUsers: string[];
   /** A write the webhook must refuse, used to know the API server has picked the configuration up. */
   probe: () => Promise<unknown>;
+  /** Default warn. */
+  logLevel?: LogLevel;
 }): Promise<InstalledWebhook> {
   const dir = mkdtempSync(join(tmpdir(), 'claimkit-e2e-webhook-'));
   const { certFile, keyFile } = loopbackServingCert(dir);
-  const logger = jsonLogger('warn', (l) => process.stderr.write(`[webhook] ${l}\n`));
-  const watched: WatchedIndex = watchPodClaims(kubeClientFor(opts.kubeconfigPath), logger, {
-    backoffInitialMs: 1000,
-    backoffMaxMs: 1000,
-  });
+  const logger = jsonLogger(opts.logLevel ?? 'warn', (l) => process.stderr.write(`[webhook] ${l}\n`));
+  const watched: WatchedIndex = watchPodClaims(
+    kubeClientFor(opts.indexKubeconfigPath ?? opts.kubeconfigPath),
+    logger,
+    { backoffInitialMs: 1000, backoffMaxMs: 1000 },
+  );
   const app = createWebhookApp({
     controller: { usernames: opts.controllerUsers },
     index: watched.index,
@@ -48,7 +62,7 @@ export async function installWebhook(opts: {
     logger,
   });
   const admission = makeClients(opts.kubeconfigPath).admission;
-  const name = `claimkit-e2e-${opts.namespace}`;
+  const name = opts.name ?? `claimkit-e2e-${opts.namespace ?? 'all'}`;
   const stop = async () => {
     await admission.deleteValidatingWebhookConfiguration({ name }).catch(() => {});
     await watched.stop();
@@ -63,7 +77,9 @@ export async function installWebhook(opts: {
         url: `https://127.0.0.1:${server.port}${path}`,
         caBundle: readFileSync(certFile).toString('base64'),
       }),
-      namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': opts.namespace } },
+      ...(opts.namespace
+        ? { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': opts.namespace } } }
+        : {}),
       timeoutSeconds: 10,
     });
     await admission.createValidatingWebhookConfiguration({ body: body as never });

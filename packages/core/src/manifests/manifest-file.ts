@@ -1,31 +1,7 @@
-// A generated manifest file (deploy/controller/*.yaml, deploy/webhook/*.yaml) as data: objects plus
-// a comment, rendered to text in one way for every component.
-import { toYaml } from '../schema/yaml.ts';
-
+// A manifest file of a component (deploy/policies, deploy/controller, deploy/webhook) as data: its
+// objects plus a comment. The builders return these; tools/manifests renders and writes them.
 export interface ManifestFile {
   file: string;
   comment: string;
   objects: Record<string, unknown>[];
-}
-
-/** The file's text: `header` (who generates it), the comment wrapped as `#` lines, the objects. */
-export function renderManifestText(f: ManifestFile, header: string): string {
-  const comment = wrapWords(f.comment)
-    .map((l) => `# ${l}\n`)
-    .join('');
-  return `${header}${comment}${f.objects.map((o) => toYaml(o)).join('---\n')}`;
-}
-
-/** Greedy word wrap to `width` columns (a word longer than the width keeps its own line). */
-export function wrapWords(s: string, width = 98): string[] {
-  const out: string[] = [];
-  let line = '';
-  for (const w of s.split(' ')) {
-    if (line && line.length + w.length + 1 > width) {
-      out.push(line);
-      line = w;
-    } else line = line ? `${line} ${w}` : w;
-  }
-  if (line) out.push(line);
-  return out;
 }

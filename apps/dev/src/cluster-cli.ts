@@ -5,10 +5,18 @@
 //   pnpm cluster down              stops background clusters and cleans up leftovers of crashed runs
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { installCrds, makeClients } from './harness/kube.ts';
-import { startLocalCluster } from './harness/local.ts';
-import { crdDir, runsDir } from './harness/paths.ts';
-import { isAlive, isOurs, type PidFile, readPidFile, reapRuns } from './harness/procs.ts';
+import {
+  crdDir,
+  installCrds,
+  isAlive,
+  isOurs,
+  makeClients,
+  type PidFile,
+  readPidFile,
+  reapRuns,
+  runsDir,
+  startLocalCluster,
+} from '@claimkit/e2e/harness';
 
 const usage = 'usage: pnpm cluster up [--nodes N] | down | status';
 

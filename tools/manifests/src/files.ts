@@ -1,0 +1,27 @@
+// Every file this package generates, built in one pass from the builders (each depends only on
+// data, never on what is on disk): the CRDs, the three components, the chart from them, the CLI's
+// embedded copy of deploy/.
+import { cliModule } from './cli-module.ts';
+import { componentFiles } from './components.ts';
+import { crdFiles } from './crds.ts';
+import type { GeneratedFile } from './generated-file.ts';
+import { CHART_DIR, chartFiles } from './helm/chart.ts';
+
+/**
+ * Directories whose manifests (*.yaml, *.yml, *.json) are all generated: a file there that is not in
+ * generatedFiles() is stale (left behind by a removed builder) and is removed. Other files (READMEs)
+ * are not touched.
+ */
+export const GENERATED_DIRS = [
+  'deploy/crds',
+  'deploy/policies',
+  'deploy/controller',
+  'deploy/webhook',
+  CHART_DIR,
+];
+
+export function generatedFiles(): GeneratedFile[] {
+  const crds = crdFiles();
+  const deploy = [...crds, ...componentFiles()];
+  return [...deploy, ...chartFiles(crds), cliModule(deploy)];
+}
