@@ -21,6 +21,7 @@ export * from './loop/map-event.ts';
 export * from './loop/reconcile-key.ts';
 export * from './manifests/manifest-file.ts';
 export * from './model/api-model.ts';
+export * from './model/capture-agent.ts';
 export * from './model/clock.ts';
 export * from './model/faults.ts';
 export * from './policies/index.ts';
@@ -38,8 +39,7 @@ export * from './reconcile/podclaimset.ts';
 export * from './reconcile/podpool.ts';
 export * from './reconcile/step.ts';
 export * from './schema/index.ts';
+export * from './sim/simulator.ts';
 // Only the type: the switches themselves stay internal (the simulator sets them from SimOptions.broken),
 // so an operator embedding core cannot turn a safety rule off.
-export type { BrokenRule } from './sim/broken-rules.ts';
-export * from './sim/capture-agent.ts';
-export * from './sim/simulator.ts';
+export type { BrokenRule } from './testing/broken-rules.ts';

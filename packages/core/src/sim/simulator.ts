@@ -27,6 +27,7 @@ import {
 } from '../loop/reconcile-key.ts';
 import type { UserInfo } from '../model/admission.ts';
 import { type ApiModel, type ApiModelOptions, CacheView, ApiModel as Model } from '../model/api-model.ts';
+import { SimCaptureAgent } from '../model/capture-agent.ts';
 import { ManualClock, Rng } from '../model/clock.ts';
 import type { Verb } from '../model/faults.ts';
 import { ClaimIndex } from '../pool/claim-index.ts';
@@ -35,9 +36,8 @@ import { reconcileCapture } from '../reconcile/capture.ts';
 import { reconcilePodClaim } from '../reconcile/podclaim.ts';
 import { reconcilePodClaimSet } from '../reconcile/podclaimset.ts';
 import { reconcilePodPool } from '../reconcile/podpool.ts';
+import { SAFETY_RULES, type SafetyRules } from '../reconcile/safety-rules.ts';
 import { type AdmissionMode, admissionLayer, type Refusal } from './admission-layer.ts';
-import { type BrokenRule, brokenRules } from './broken-rules.ts';
-import { SimCaptureAgent } from './capture-agent.ts';
 import { applyKubectlWrite, genKubectlWrite, type KubectlOp, type KubectlWrite } from './kubectl-actor.ts';
 import {
   quietStateViolations,
@@ -62,8 +62,11 @@ export interface SimOptions {
   adversary?: boolean;
   /** Steps between quiet periods with convergence checks (default 300). */
   quiesceEvery?: number;
-  /** Test-only: break these rules to prove the simulator catches them. */
-  broken?: BrokenRule[];
+  /**
+   * The rules the controllers and holders apply (default core's SAFETY_RULES). Tests pass one broken
+   * on purpose (testing/broken-rules.ts) to prove the simulator catches it.
+   */
+  rules?: SafetyRules;
   /** Test-only: route events through this instead of core's mapEvent (a routing bug on purpose). */
   mapEvent?: MapEvent;
   /** Replays spent shrinking a failing trace (default 300; 0 keeps the whole failing prefix). */
@@ -169,6 +172,8 @@ export class World {
   private readonly agentViolationsSeen = new Set<string>();
   /** Event routing, the controller's own (core's mapEvent) unless a test injects a broken one. */
   private readonly mapEvent: MapEvent;
+  /** The controllers' and holders' rules, core's own unless a test injects a broken one. */
+  readonly rules: SafetyRules;
   /** Which claims reference which pod, fed from the PodClaim watch as the controller's Manager feeds it. */
   readonly references = new ClaimIndex();
   /** The last version of every watched object: model events carry only the new one. */
@@ -184,12 +189,13 @@ export class World {
   constructor(
     seed: number,
     replicas: number,
-    opts: Pick<SimOptions, 'modelOptions' | 'kubectl' | 'mapEvent'>,
+    opts: Pick<SimOptions, 'modelOptions' | 'kubectl' | 'mapEvent' | 'rules'>,
   ) {
     if (opts.kubectl && opts.modelOptions) {
       throw new Error('SimOptions.kubectl sets the model options itself: drop modelOptions');
     }
     this.mapEvent = opts.mapEvent ?? mapEvent;
+    this.rules = opts.rules ?? SAFETY_RULES;
     this.admission = opts.kubectl?.admission;
     const modelOptions = this.admission
       ? admissionLayer(this.admission, (r) => this.onRefusal(r))
@@ -468,7 +474,13 @@ export class World {
     let client: Client = this.model;
     if (crashAfter !== undefined) client = crashingClient(this.model, crashAfter);
     const { kind, ...key } = parseReconcileKey(next);
-    const deps = { cache: ctl.cache as Reader, client, now: () => this.clock.now(), backend: this.agent };
+    const deps = {
+      cache: ctl.cache as Reader,
+      client,
+      now: () => this.clock.now(),
+      backend: this.agent,
+      rules: this.rules,
+    };
     this.count(`reconcile.${kind}`);
     try {
       let res: { requeueAfterMs?: number } = {};
@@ -745,12 +757,14 @@ async function applyAction(w: World, a: Action): Promise<void> {
             key,
             { name, uid: pod.metadata.uid ?? '' },
             now,
+            w.rules,
           );
           if (outcome.kind !== 'held' && outcome.kind !== 'closed') {
             w.beliefs.set(pod.metadata.uid ?? '', capture.status?.claim?.token ?? 0);
           }
         } else if (belief !== undefined) {
-          if (a.op === 'complete') await completeCapture(holder, key, belief, `ref-${name}-${belief}`, now);
+          if (a.op === 'complete')
+            await completeCapture(holder, key, belief, `ref-${name}-${belief}`, now, w.rules);
           else if (a.op === 'fail') await failCapture(holder, key, belief, 'holder failed');
           else await renewCapture(holder, key, belief, now);
           if (a.op !== 'renew') w.beliefs.delete(pod.metadata.uid ?? '');
@@ -898,40 +912,34 @@ export async function runTrace(
   stats: Record<string, number>;
   repairs: RepairRecord[];
 }> {
-  brokenRules.clear();
-  for (const b of opts.broken ?? []) brokenRules.add(b);
-  try {
-    const w = await openWorld(seed, opts);
-    for (let i = 0; i < actions.length; i++) {
-      await apply(w, actions[i]!);
-      const v = await checkStep(w, actions[i]!);
-      if (v.length > 0) return { violations: v, at: i, stats: w.stats, repairs: w.repairs };
-    }
-    await apply(w, { t: 'quiesce' });
-    const v = await checkStep(w, { t: 'quiesce' });
-    w.stats['agent.startsRefused'] = w.agent.startsRefused;
-    if ((opts as { debug?: boolean }).debug) {
-      const console = (globalThis as unknown as { console: { log(s: string): void } }).console;
-      for (const c of w.model.listNow('PodClaim'))
-        console.log(
-          JSON.stringify({
-            m: c.metadata.name,
-            d: c.metadata.deletionTimestamp,
-            spec: c.spec,
-            st: c.status?.phase,
-            a: c.metadata.annotations,
-          }),
-        );
-      for (const p of w.model.listNow('Pod'))
-        console.log(
-          JSON.stringify({ p: p.metadata.name, l: p.metadata.labels, d: p.metadata.deletionTimestamp }),
-        );
-      for (const c of w.ctls) console.log(JSON.stringify([...c.queue]));
-    }
-    return { violations: v, at: v.length > 0 ? actions.length : -1, stats: w.stats, repairs: w.repairs };
-  } finally {
-    brokenRules.clear();
+  const w = await openWorld(seed, opts);
+  for (let i = 0; i < actions.length; i++) {
+    await apply(w, actions[i]!);
+    const v = await checkStep(w, actions[i]!);
+    if (v.length > 0) return { violations: v, at: i, stats: w.stats, repairs: w.repairs };
   }
+  await apply(w, { t: 'quiesce' });
+  const v = await checkStep(w, { t: 'quiesce' });
+  w.stats['agent.startsRefused'] = w.agent.startsRefused;
+  if ((opts as { debug?: boolean }).debug) {
+    const console = (globalThis as unknown as { console: { log(s: string): void } }).console;
+    for (const c of w.model.listNow('PodClaim'))
+      console.log(
+        JSON.stringify({
+          m: c.metadata.name,
+          d: c.metadata.deletionTimestamp,
+          spec: c.spec,
+          st: c.status?.phase,
+          a: c.metadata.annotations,
+        }),
+      );
+    for (const p of w.model.listNow('Pod'))
+      console.log(
+        JSON.stringify({ p: p.metadata.name, l: p.metadata.labels, d: p.metadata.deletionTimestamp }),
+      );
+    for (const c of w.ctls) console.log(JSON.stringify([...c.queue]));
+  }
+  return { violations: v, at: v.length > 0 ? actions.length : -1, stats: w.stats, repairs: w.repairs };
 }
 
 /** Generates and runs a simulation; on a violation, returns the seed and a shrunk trace. */
@@ -1018,7 +1026,7 @@ export function formatViolations(vs: SimViolation[]): string {
 /** A set-up world (pool, claim set, workers, captures, one solo claim), controllers not yet run. */
 export async function openWorld(
   seed: number,
-  opts: Pick<SimOptions, 'replicas' | 'modelOptions' | 'kubectl' | 'mapEvent'> = {},
+  opts: Pick<SimOptions, 'replicas' | 'modelOptions' | 'kubectl' | 'mapEvent' | 'rules'> = {},
 ): Promise<World> {
   const w = new World(seed, opts.replicas ?? 2, opts);
   await w.setup(new Rng(seed ^ 0x5eed));
