@@ -183,7 +183,6 @@ describe('/validate/captures', () => {
     await allowed(CAP, upd(held, { ...held, epoch: 4, claim: claimStatus('pod-a', 4) })); // re-acquire
     // The holder closes its claim and writes the result with its token, in one write (any user).
     await allowed(CAP, upd(held, { phase: 'Captured', epoch: 3, result: result(3) }, ALICE));
-    await allowed(CAP, upd(held, { ...held, result: result(3) })); // result while the claim stays
     const done = { phase: 'Captured', epoch: 3, result: result(3) };
     await allowed(CAP, upd(done, { ...done, attempts: 1 })); // unchanged result
     await allowed(CAP, upd(done, { ...done, epoch: 4, claim: claimStatus('pod-c', 4) }));
@@ -263,7 +262,12 @@ describe('/validate/captures', () => {
     await denied(CAP, upd(held, { epoch: 6, claim: claimStatus('pod-c', 6), result: result(5) }), [
       'status.result.token',
     ]);
-    await denied(CAP, upd(held, { ...held, result: { ...result(5), ref: '' } }), ['status.result.ref']);
+    await denied(CAP, upd(held, { phase: 'Captured', epoch: 5, result: { ...result(5), ref: '' } }), [
+      'status.result.ref',
+    ]);
+    // The right token, but the claim stays open: what detection would call an unfenced result.
+    const open = await denied(CAP, upd(held, { ...held, result: result(5) }), ['status.claim']);
+    expect(open.status?.message).toContain('written only by the write that closes its claim');
     await denied(CAP, { kind: 'Capture', object: capture({ epoch: 1, result: result(1) }) }, [
       'status.result.token',
     ]);

@@ -1,4 +1,5 @@
 export * from './cases.ts';
+export * from './evaluate.ts';
 export * from './manifests.ts';
 export * from './options.ts';
 export {

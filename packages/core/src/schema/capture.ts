@@ -66,18 +66,17 @@ export const RULE_NEW_HOLDER_NEW_TOKEN: ValidationRule = {
 };
 
 /**
- * A new or changed result carries the token of the claim that produced it: the claim this write
- * closes or keeps (the old claim's token), never a claim opened in the same write. An unchanged
- * result stays, whatever happens to the claim (as the webhook's /validate/captures decides).
+ * A new or changed result carries the token of the claim that produced it and closes that claim in
+ * the same write (as core's fenced complete does); a result next to an open claim is what detection
+ * calls unfenced (capture/result-fence.ts). An unchanged result stays, whatever happens to the claim.
  */
 export const RULE_RESULT_NEEDS_CLAIM_TOKEN: ValidationRule = {
   rule:
     '!has(self.status) || !has(self.status.result) || ' +
     '(has(oldSelf.status) && has(oldSelf.status.result) && self.status.result == oldSelf.status.result) || ' +
-    `(${OLD_CLAIM} && self.status.result.token == oldSelf.status.claim.token && ` +
-    '(!has(self.status.claim) || self.status.claim.token == oldSelf.status.claim.token))',
+    `(${OLD_CLAIM} && self.status.result.token == oldSelf.status.claim.token && !has(self.status.claim))`,
   message:
-    'no result without the current claim token: result.token must be the token of the claim this write closes or keeps',
+    'no result without the current claim token: result.token must be the token of the claim this write closes',
   fieldPath: '.status.result.token',
 };
 

@@ -21,7 +21,7 @@ const EPOCH_MOVES = 'Invalid value: the epoch changes only with a new claim whos
 const NEW_HOLDER =
   'Invalid value: a new holder needs a new token: claim.token must equal epoch and be above the previous epoch';
 const RESULT =
-  'Invalid value: no result without the current claim token: result.token must be the token of the claim this write closes or keeps';
+  'Invalid value: no result without the current claim token: result.token must be the token of the claim this write closes';
 const CLAIM_ISSUED = 'Invalid value: every token must have been issued: the claim token is above the epoch';
 const RESULT_ISSUED = 'Invalid value: every token must have been issued: the result token is above the epoch';
 
@@ -158,9 +158,14 @@ describe('Capture: no result without the token of the claim that produced it', (
     ]);
   });
 
-  it("accepts complete (the claim's token, the claim closed in the same write) and while the claim is kept", () => {
+  it("accepts complete (the claim's token, the claim closed in the same write)", () => {
     expect(statusWrite(held, { phase: 'Captured', epoch: 5, result: resultOf(5) })).toEqual([]);
-    expect(statusWrite(held, { ...held, result: resultOf(5) })).toEqual([]);
+  });
+
+  it('refuses a result next to a claim that stays open (what detection calls unfenced)', () => {
+    expect(statusWrite(held, { ...held, result: resultOf(5) })).toEqual([
+      { field: 'status.result.token', message: RESULT },
+    ]);
   });
 
   it('keeps an unchanged result whatever happens next, and lets retry drop it', () => {

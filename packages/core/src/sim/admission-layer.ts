@@ -1,6 +1,7 @@
 // What the in-memory API server enforces in the simulator's two admission modes.
-// On: the CRDs' schema and CEL rules, then the ValidatingAdmissionPolicy rules (DESIGN.md "Where
-// each rule is enforced", layers 2). Off: the CRDs' structure only (pruning, defaulting) — a
+// On: the CRDs' schema and CEL rules (evaluated from the generated CRDs' rules), then claimkit's
+// ValidatingAdmissionPolicies (evaluated with the same CEL; DESIGN.md "Where each rule is
+// enforced", layer 2). Off: the CRDs' structure only (pruning, defaulting) — a
 // cluster without the policies and without the CEL rules, as with a legacy CRD or writer — and
 // every write the "on" layers would have refused is reported instead, so the simulator knows when
 // damage got in.
@@ -9,8 +10,8 @@ import type { KubeObject } from '../api/meta.ts';
 import type { Kind } from '../api/types.ts';
 import type { AdmissionRequest } from '../model/admission.ts';
 import type { ApiModelOptions } from '../model/api-model.ts';
+import { policyAdmission } from '../policies/evaluate.ts';
 import { schemaModelOptions } from '../schema/validate.ts';
-import { interimCrdRules, interimPolicyAdmission } from './interim-admission.ts';
 
 export type AdmissionMode = 'on' | 'off';
 
@@ -35,18 +36,17 @@ export function admissionLayer(
   const schema = schemaModelOptions();
   const enforce = mode === 'on';
   const validators: Partial<Record<Kind, Validator>> = {};
-  const kinds = new Set([...Object.keys(schema.validators), ...Object.keys(interimCrdRules)] as Kind[]);
-  for (const kind of kinds) {
-    const own = schema.validators[kind] as Validator | undefined;
-    const interim = interimCrdRules[kind];
+  for (const kind of Object.keys(schema.validators) as Kind[]) {
+    const own = schema.validators[kind] as unknown as Validator;
     validators[kind] = (obj, old) => {
-      const causes = [...(own?.(obj, old) ?? []), ...(interim?.(obj, old) ?? [])];
+      const causes = own(obj, old);
       for (const c of causes) observe({ layer: 'crd', kind, message: `${c.field}: ${c.message}` });
       return enforce ? causes : [];
     };
   }
+  const policies = policyAdmission();
   const policy = (req: AdmissionRequest) => {
-    const denials = interimPolicyAdmission(req);
+    const denials = policies(req);
     for (const d of denials) {
       observe({
         layer: 'policy',

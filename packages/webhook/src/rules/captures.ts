@@ -114,6 +114,12 @@ export function validateCapture(input: RuleInput): Verdict {
           field: 'status.result.token',
           message: `a result for token ${rToken} cannot be written together with a new claim (token ${nClaim.token})`,
         });
+      } else if (nClaim !== undefined) {
+        // A result next to an open claim is what detection calls unfenced: the fenced complete closes it.
+        v.push({
+          field: 'status.claim',
+          message: `a result for token ${rToken} is written only by the write that closes its claim`,
+        });
       }
       if (nonEmpty(field(nResultRaw, 'ref')) === undefined) {
         v.push({ field: 'status.result.ref', message: 'a result needs a ref' });
