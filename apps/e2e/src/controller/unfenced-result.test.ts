@@ -5,7 +5,8 @@
 // phase and result untouched, no further writes. `doctor --fix` (core's runDoctor) then discards
 // it, and the next claim gets token 6.
 
-import { acquireCapture, type Capture, type KubeEvent, runDoctor } from '@claimkit/core';
+import { acquireCapture, type Capture, type KubeEvent } from '@claimkit/core';
+import { runDoctor } from '@claimkit/core/doctor';
 import { afterAll, describe, expect, it } from 'vitest';
 import { useTestNamespace } from '../harness/vitest.ts';
 import {
