@@ -1,7 +1,9 @@
 // Fails the build when a package imports across the boundaries DESIGN.md draws:
 // core is pure (no node:*, @kubernetes/client-node, hono), runtimes never import each other, only
 // @claimkit/kube (and the e2e harness, which builds clusters with it) imports client-node, and no
-// published package imports a private one (e2e, dev, manifests).
+// published package imports a private one (e2e, dev, manifests). Inside core, nothing outside sim/
+// imports the simulator (tests break rules by passing data, not by switches in production files),
+// and no production file imports the test support in testing/.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
@@ -101,6 +103,25 @@ for (const top of ['packages', 'apps']) {
           problems.push(`${rel}: imports '${spec}' (only packages/kube and the e2e harness use client-node)`);
       }
     }
+  }
+}
+// Core's folders other than sim/ never import sim/; their production files never import testing/
+// (model/ builds its conformance cases from the fixtures, and is not a production rule folder).
+const coreSrc = join(root, 'packages/core/src');
+const ruleFolders =
+  /^(api|capture|cel|doctor|invariants|lease|loop|manifests|metrics|policies|pool|reconcile|schema)\//;
+for (const file of files(coreSrc)) {
+  const rel = relative(coreSrc, file);
+  if (rel.startsWith('sim/')) continue;
+  const isTest = /\.test(-helper)?\.ts$/.test(file);
+  for (const m of readFileSync(file, 'utf8').matchAll(importRe)) {
+    const spec = m[1] ?? m[2] ?? '';
+    if (!spec.startsWith('.')) continue;
+    const target = relative(coreSrc, join(file, '..', spec));
+    if (target.startsWith('sim/'))
+      problems.push(`packages/core/src/${rel}: imports '${spec}' (only sim/ imports the simulator)`);
+    if (ruleFolders.test(rel) && !isTest && target.startsWith('testing/'))
+      problems.push(`packages/core/src/${rel}: imports '${spec}' (production code never imports testing/)`);
   }
 }
 if (problems.length > 0) {

@@ -4,7 +4,7 @@
 // and event recording. (A real 410 needs a compacted etcd; the informer's 410 path is covered over
 // the wire format in packages/kube and over the ApiModel.)
 import { type ConfigMap, type KubeEvent, type Lease, toMicroTime } from '@claimkit/core';
-import { conformanceCases, conformanceEnv } from '@claimkit/core/testing';
+import { conformanceCases, conformanceEnv } from '@claimkit/core/model';
 import {
   createKubeClient,
   Informer,

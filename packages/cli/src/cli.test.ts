@@ -2,12 +2,11 @@
 import {
   ANNOTATION_MIGRATE,
   ANNOTATION_MIGRATE_TO,
-  ApiModel,
   type KubeEvent,
   LABEL_CLAIMED_BY,
-  ManualClock,
   schemaModelOptions,
 } from '@claimkit/core';
+import { ApiModel, ManualClock } from '@claimkit/core/model';
 import {
   boundTo,
   capture,

@@ -2,19 +2,17 @@
 // watches; invariants checked at the end of every scenario.
 import {
   ApiError,
-  ApiModel,
   type Capture,
   type Client,
-  checkConvergence,
-  checkSafety,
   keyOf,
   type Pod,
   type PodClaim,
   type PodClaimSet,
   type PodPool,
-  SimCaptureAgent,
   schemaModelOptions,
 } from '@claimkit/core';
+import { ApiModel, SimCaptureAgent } from '@claimkit/core/model';
+import { checkConvergence, checkSafety } from '@claimkit/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LeaseElector } from './leader.ts';
 import { Manager } from './manager.ts';

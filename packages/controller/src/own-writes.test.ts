@@ -1,4 +1,5 @@
-import { ApiModel, type PodClaim, schemaModelOptions } from '@claimkit/core';
+import { type PodClaim, schemaModelOptions } from '@claimkit/core';
+import { ApiModel } from '@claimkit/core/model';
 import { podClaim } from '@claimkit/core/testing';
 import { describe, expect, it } from 'vitest';
 import { OWN_WRITES_TTL_MS, OwnWrites, recordingWritesTo } from './own-writes.ts';

@@ -1,8 +1,14 @@
+// @claimkit/core: the library an operator embeds. The API types and ports, capture claims and the
+// holder's operations, warm-pod pools, the reconcilers (their safety rules and their one step),
+// event routing, CEL, CRD schemas, admission policies, the leader lease and manifest rendering.
+// Elsewhere: the in-memory API model `./model`, the simulator `./sim`, doctor `./doctor`, test
+// support and the invariant checks `./testing`, Prometheus metrics `./metrics`.
 export * from './api/conditions.ts';
 export * from './api/constants.ts';
 export * from './api/errors.ts';
 export * from './api/json.ts';
 export * from './api/labels.ts';
+export * from './api/list-match.ts';
 export * from './api/meta.ts';
 export type * from './api/ports.ts';
 export * from './api/types.ts';
@@ -13,16 +19,10 @@ export * from './capture/holder-ops.ts';
 export * from './capture/liveness.ts';
 export * from './capture/result-fence.ts';
 export * from './cel/index.ts';
-export * from './doctor/index.ts';
-export * from './invariants/check.ts';
-export * from './invariants/tracker.ts';
 export * from './lease/leader-lease.ts';
 export * from './loop/map-event.ts';
 export * from './loop/reconcile-key.ts';
 export * from './manifests/manifest-file.ts';
-export * from './model/api-model.ts';
-export * from './model/clock.ts';
-export * from './model/faults.ts';
 export * from './policies/index.ts';
 export * from './pool/candidates.ts';
 export * from './pool/claim-index.ts';
@@ -36,10 +36,6 @@ export * from './reconcile/decision.ts';
 export * from './reconcile/podclaim.ts';
 export * from './reconcile/podclaimset.ts';
 export * from './reconcile/podpool.ts';
+export * from './reconcile/safety-rules.ts';
 export * from './reconcile/step.ts';
 export * from './schema/index.ts';
-// Only the type: the switches themselves stay internal (the simulator sets them from SimOptions.broken),
-// so an operator embedding core cannot turn a safety rule off.
-export type { BrokenRule } from './sim/broken-rules.ts';
-export * from './sim/capture-agent.ts';
-export * from './sim/simulator.ts';

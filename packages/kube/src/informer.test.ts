@@ -4,7 +4,6 @@
 // the watchdog, backoff, paging, and indexes that stay right across updates and deletes.
 import {
   ApiError,
-  ApiModel,
   type ConfigMap,
   type Kind,
   type KindMap,
@@ -14,10 +13,10 @@ import {
   type ListWatcher,
   matchesList,
   type PodClaim,
-  Rng,
   type WatchHandlers,
   type WatchOptions,
 } from '@claimkit/core';
+import { ApiModel, Rng } from '@claimkit/core/model';
 import {
   boundTo,
   configMap,

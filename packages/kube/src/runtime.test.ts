@@ -3,7 +3,8 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ApiError, ApiModel, type Client, type KubeEvent, ManualClock } from '@claimkit/core';
+import { ApiError, type Client, type KubeEvent } from '@claimkit/core';
+import { ApiModel, ManualClock } from '@claimkit/core/model';
 import { describe, expect, it } from 'vitest';
 import { KubeEventRecorder } from './events.ts';
 import { KubeConfigError, loadKubeConfig } from './kubeconfig.ts';

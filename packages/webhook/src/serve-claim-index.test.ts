@@ -1,7 +1,8 @@
 // The webhook's watched claim index over core's in-memory ApiModel (the same informer the
 // controller runs): synced only after a list that worked, kept current through watch events,
 // relists and watches the server ends, and stopped cleanly.
-import { ApiError, ApiModel } from '@claimkit/core';
+import { ApiError } from '@claimkit/core';
+import { ApiModel } from '@claimkit/core/model';
 import { boundTo, FakeTimers, forCreate, inNamespace, migratingFrom, podClaim } from '@claimkit/core/testing';
 import { describe, expect, it } from 'vitest';
 import { silentLogger } from './logger.ts';

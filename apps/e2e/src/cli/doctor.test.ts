@@ -8,8 +8,6 @@ import {
   ANNOTATION_MIGRATE,
   type AnyObject,
   type Client,
-  checkConvergence,
-  checkSafety,
   KIND_INFO,
   LABEL_CLAIMED_BY,
   LABEL_STATE,
@@ -17,6 +15,8 @@ import {
 import {
   boundTo,
   capture,
+  checkConvergence,
+  checkSafety,
   claimedBy,
   draining,
   forCreate,

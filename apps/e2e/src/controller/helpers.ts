@@ -3,15 +3,8 @@
 // invariant check every test ends with.
 
 import { createKubeController, jsonLogger, type KubeController, kubeClient } from '@claimkit/controller';
-import {
-  type Capture,
-  checkConvergence,
-  checkSafety,
-  getOrUndefined,
-  type Pod,
-  type PodClaim,
-  type Violation,
-} from '@claimkit/core';
+import { type Capture, getOrUndefined, type Pod, type PodClaim } from '@claimkit/core';
+import { checkConvergence, checkSafety, type Violation } from '@claimkit/core/testing';
 import { waitFor } from '../harness/index.ts';
 import { e2eCluster } from '../harness/vitest.ts';
 

@@ -12,8 +12,8 @@ import {
   type PodClaim,
   type PodClaimSet,
   type PodPool,
-  runDoctor,
 } from '@claimkit/core';
+import { runDoctor } from '@claimkit/core/doctor';
 import { afterAll, describe, expect, it } from 'vitest';
 import { useTestNamespace } from '../harness/vitest.ts';
 import {

@@ -1,12 +1,12 @@
 // claimctl doctor: finds every symptom of the seeds and repairs what core knows how to repair.
+import type { Write } from '@claimkit/core';
 import {
   CHECKS,
   DEFAULT_STUCK_AFTER_MS,
   type DoctorRun,
   type Finding,
   runDoctor,
-  type Write,
-} from '@claimkit/core';
+} from '@claimkit/core/doctor';
 import { bool, oneOf, type Parsed, parseDuration, parseFlags, str, UsageError } from '../args.ts';
 import type { Ctx } from '../context.ts';
 import type { Style } from '../output.ts';

@@ -1,5 +1,5 @@
 // claimctl simulate: core's deterministic simulator; a violation prints the seed and shrunk trace.
-import { formatTrace, formatViolations, simulate } from '@claimkit/core';
+import { formatTrace, formatViolations, simulate } from '@claimkit/core/sim';
 import { int, num, oneOf, type Parsed, parseFlags, str } from '../args.ts';
 import type { Ctx } from '../context.ts';
 import { expectPositionals } from './common.ts';

@@ -3,7 +3,7 @@
 // carry the current token or they are superseded (C1).
 import { parseTimestamp, toTimestamp } from '../api/meta.ts';
 import type { Capture, CaptureClaim, CaptureStatus, PodRef } from '../api/types.ts';
-import { isBroken } from '../sim/broken-rules.ts';
+import type { SafetyRules } from '../reconcile/safety-rules.ts';
 import { classifyHolder, type HolderLookup, type Liveness } from './liveness.ts';
 
 /** A terminal or renewing write whose claim has moved on (or was closed) is rejected with this. */
@@ -51,6 +51,7 @@ export function decideAcquire(
   candidate: PodRef,
   holderLookup: HolderLookup | undefined,
   now: number,
+  rules: Pick<SafetyRules, 'classifyHolder'> = { classifyHolder },
 ): AcquireOutcome {
   const status = capture.status ?? {};
   if (isTerminalPhase(status.phase)) return { kind: 'closed', phase: status.phase };
@@ -67,7 +68,7 @@ export function decideAcquire(
         status: issue(capture, candidate, now, true),
       };
     }
-    const liveness = classifyHolder(claim.holder, holderLookup);
+    const liveness = rules.classifyHolder(claim.holder, holderLookup);
     if (liveness.state === 'dead') {
       return {
         kind: 'tookOver',
@@ -125,9 +126,7 @@ export function recordJob(status: CaptureStatus, token: number, jobId: string, n
 
 /** The fenced terminal write of a successful capture: result carries the producing token. */
 export function completeClaim(status: CaptureStatus, token: number, ref: string, now: number): CaptureStatus {
-  const claim = isBroken('C1-unfenced-result')
-    ? (status.claim ?? { holder: { name: '', uid: '' }, token })
-    : requireToken(status, token, 'complete');
+  const claim = requireToken(status, token, 'complete');
   const { claim: _closed, lastError: _e, ...rest } = status;
   return {
     ...rest,

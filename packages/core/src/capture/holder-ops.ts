@@ -7,9 +7,9 @@ import type { ObjectKey } from '../api/meta.ts';
 import type { Client } from '../api/ports.ts';
 import type { Capture, CaptureStatus, Pod, PodRef } from '../api/types.ts';
 import { lookupHolder } from '../reconcile/capture.ts';
+import { SAFETY_RULES, type SafetyRules } from '../reconcile/safety-rules.ts';
 import {
   type AcquireOutcome,
-  completeClaim,
   decideAcquire,
   failClaim,
   releaseClaim,
@@ -56,13 +56,14 @@ export function notACandidate(c: Capture, ref: PodRef, live: Pod | undefined): s
 /**
  * Acquires the capture for `pod`, which must be one of its candidates (see notACandidate; an
  * ApiError BadRequest says why not). Returns what decideAcquire decided: acquired, re-acquired,
- * taken over, or held by someone else / closed (nothing written).
+ * taken over, or held by someone else / closed (nothing written). `rules`: see SafetyRules.
  */
 export async function acquireCapture(
   client: Client,
   key: ObjectKey,
   pod: PodRef,
   now: () => number,
+  rules: Pick<SafetyRules, 'classifyHolder'> = SAFETY_RULES,
 ): Promise<{ outcome: AcquireOutcome; capture: Capture }> {
   for (let i = 0; ; i++) {
     const c = await client.get('Capture', key);
@@ -73,7 +74,7 @@ export async function acquireCapture(
     }
     const claim = c.status?.claim;
     const holder = claim ? await lookupHolder({ client }, key.namespace, claim.holder.name, []) : undefined;
-    const outcome = decideAcquire(c, pod, holder, now());
+    const outcome = decideAcquire(c, pod, holder, now(), rules);
     if (outcome.kind === 'held' || outcome.kind === 'closed') return { outcome, capture: c };
     try {
       const written = await client.updateStatus({ ...c, status: outcome.status });
@@ -94,7 +95,8 @@ export const completeCapture = (
   token: number,
   ref: string,
   now: () => number,
-) => fencedStatusWrite(client, key, (c) => completeClaim(c.status ?? {}, token, ref, now()));
+  rules: Pick<SafetyRules, 'completeClaim'> = SAFETY_RULES,
+) => fencedStatusWrite(client, key, (c) => rules.completeClaim(c.status ?? {}, token, ref, now()));
 
 export const failCapture = (client: Client, key: ObjectKey, token: number, error: string) =>
   fencedStatusWrite(client, key, (c) => failClaim(c.status ?? {}, token, error, c.spec.maxAttempts));

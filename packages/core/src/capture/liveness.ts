@@ -1,7 +1,6 @@
 // Holder liveness, by pod name AND UID (seed: capture-claim-dead-owner). Only a definite answer
 // makes a holder dead; anything we could not find out keeps the claim.
 import type { Pod, PodRef } from '../api/types.ts';
-import { isBroken } from '../sim/broken-rules.ts';
 
 /** What a live lookup of the holder pod returned, as plain data. */
 export type HolderLookup = { found: true; pod: Pod } | { found: false } | { error: string };
@@ -13,10 +12,7 @@ export type Liveness =
 
 export function classifyHolder(holder: PodRef, lookup: HolderLookup | undefined): Liveness {
   if (lookup === undefined) return { state: 'unknown', reason: 'no liveness check' };
-  if ('error' in lookup) {
-    if (isBroken('C2-takeover-unknown')) return { state: 'dead', reason: 'HolderGone' };
-    return { state: 'unknown', reason: lookup.error };
-  }
+  if ('error' in lookup) return { state: 'unknown', reason: lookup.error };
   if (!lookup.found) return { state: 'dead', reason: 'HolderGone' };
   const pod = lookup.pod;
   if (pod.metadata.uid !== holder.uid) return { state: 'dead', reason: 'HolderReplaced' };

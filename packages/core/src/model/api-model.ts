@@ -2,8 +2,8 @@
 // objects: every accepted write persists, bumps resourceVersion and is visible to later reads and
 // watches. Conformance tests run the same cases against this model and a real API server.
 import { ApiError, type FieldCause } from '../api/errors.ts';
-import { applyMergePatch, clone, deepEqual, getPath } from '../api/json.ts';
-import { matchesSelector } from '../api/labels.ts';
+import { applyMergePatch, clone, deepEqual } from '../api/json.ts';
+import { matchesList } from '../api/list-match.ts';
 import { type KubeObject, keyString, type ObjectKey, toSecondsTimestamp, toTimestamp } from '../api/meta.ts';
 import type {
   Client,
@@ -699,17 +699,6 @@ function specOf(kind: Kind, o: Obj): unknown {
   if (KIND_INFO[kind].hasSpec) return o.spec;
   const { metadata: _m, status: _s, ...rest } = o;
   return rest;
-}
-
-export function matchesList(o: KubeObject, opts: ListOptions): boolean {
-  if (opts.namespace && (o.metadata.namespace ?? '') !== opts.namespace) return false;
-  if (opts.labelSelector !== undefined && !matchesSelector(o.metadata.labels, opts.labelSelector))
-    return false;
-  for (const [path, want] of Object.entries(opts.fieldSelector ?? {})) {
-    const got = getPath(o, path);
-    if ((got === undefined || got === null ? '' : String(got)) !== want) return false;
-  }
-  return true;
 }
 
 /** A Reader that serves what an informer cache would: the model's state `lag` events ago. */

@@ -11,7 +11,6 @@ import { keyOf } from '../api/meta.ts';
 import type { Pod, PodClaim } from '../api/types.ts';
 import { isDeleting, isPodReady } from '../capture/liveness.ts';
 import type { Write } from '../reconcile/decision.ts';
-import { isBroken } from '../sim/broken-rules.ts';
 
 export const ANNOTATION_DRAINING_SINCE = 'claimkit.dev/draining-since';
 
@@ -35,12 +34,6 @@ export function isIdleAndReady(p: Pod): boolean {
 
 /** CAS: take an Idle pod for a claim. Fails with Conflict if anybody changed the pod since we read it. */
 export function bindPodWrite(pod: Pod, claim: PodClaim, state: PodState = 'Bound'): Write {
-  const w = bindPodWriteFenced(pod, claim, state);
-  if (isBroken('P1-bind-without-cas') && w.op === 'patch') return { ...w, precondition: {} };
-  return w;
-}
-
-function bindPodWriteFenced(pod: Pod, claim: PodClaim, state: PodState): Write {
   return {
     op: 'patch',
     kind: 'Pod',
@@ -117,10 +110,7 @@ export function releasePodWrite(pod: Pod, policy: 'Recycle' | 'Delete', why: str
     key: keyOf(pod),
     patch: {
       metadata: {
-        labels: {
-          [LABEL_STATE]: 'Idle',
-          ...(isBroken('P5-finalize-leaves-label') ? {} : { [LABEL_CLAIMED_BY]: null }),
-        },
+        labels: { [LABEL_STATE]: 'Idle', [LABEL_CLAIMED_BY]: null },
         annotations: { [ANNOTATION_CLAIMED_BY_UID]: null, [ANNOTATION_DRAINING_SINCE]: null },
       },
     },

@@ -3,7 +3,6 @@
 import { ANNOTATION_MIGRATE } from '../api/constants.ts';
 import { parseTimestamp } from '../api/meta.ts';
 import type { PodClaim } from '../api/types.ts';
-import { isBroken } from '../sim/broken-rules.ts';
 
 export function isMigrating(c: PodClaim): boolean {
   return (
@@ -20,12 +19,23 @@ function rank(c: PodClaim): number {
 }
 
 /** Up to `count` claims to delete, in deletion order, and how many could not be chosen. */
-export function chooseScaleIn(claims: PodClaim[], count: number): { victims: PodClaim[]; blocked: number } {
-  if (count <= 0) return { victims: [], blocked: 0 };
-  const eligible = claims.filter(
-    (c) => !c.metadata.deletionTimestamp && (isBroken('P4-scale-in-picks-migrating') || !isMigrating(c)),
+export function chooseScaleIn(claims: PodClaim[], count: number): ScaleInChoice {
+  return takeForScaleIn(
+    claims.filter((c) => !c.metadata.deletionTimestamp && !isMigrating(c)),
+    count,
   );
-  eligible.sort((a, b) => {
+}
+
+export interface ScaleInChoice {
+  victims: PodClaim[];
+  /** How many of the claims asked for could not be chosen. */
+  blocked: number;
+}
+
+/** Up to `count` of `eligible`, in deletion order: Pending, then Lost, then the newest Bound. */
+export function takeForScaleIn(eligible: readonly PodClaim[], count: number): ScaleInChoice {
+  if (count <= 0) return { victims: [], blocked: 0 };
+  const ordered = [...eligible].sort((a, b) => {
     const r = rank(a) - rank(b);
     if (r !== 0) return r;
     // Newest first within a rank.
@@ -34,6 +44,6 @@ export function chooseScaleIn(claims: PodClaim[], count: number): { victims: Pod
     if (ta !== tb) return tb - ta;
     return a.metadata.name < b.metadata.name ? 1 : a.metadata.name > b.metadata.name ? -1 : 0;
   });
-  const victims = eligible.slice(0, count);
+  const victims = ordered.slice(0, count);
   return { victims, blocked: count - victims.length };
 }

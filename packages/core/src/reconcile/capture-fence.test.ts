@@ -5,9 +5,9 @@
 import { describe, expect, test } from 'vitest';
 import type { Capture } from '../api/types.ts';
 import { ApiModel } from '../model/api-model.ts';
+import { SimCaptureAgent } from '../model/capture-agent.ts';
 import { ManualClock } from '../model/clock.ts';
 import { schemaModelOptions } from '../schema/index.ts';
-import { SimCaptureAgent } from '../sim/capture-agent.ts';
 import {
   capture,
   captured,

@@ -48,12 +48,15 @@ export async function applySweep(deps: CaptureDeps, obs: SweepObservation): Prom
     const ns = c.metadata.namespace ?? '';
     const key = keyString({ namespace: ns, name: c.metadata.name });
     const holder = obs.holders.get(key);
-    const d = decideCapture({
-      capture: c,
-      pods: obs.pods.filter((p) => (p.metadata.namespace ?? '') === ns),
-      ...(holder ? { holder } : {}),
-      now: deps.now(),
-    });
+    const d = decideCapture(
+      {
+        capture: c,
+        pods: obs.pods.filter((p) => (p.metadata.namespace ?? '') === ns),
+        ...(holder ? { holder } : {}),
+        now: deps.now(),
+      },
+      deps.rules,
+    );
     // The sweep only arbitrates the claim; backend progress is the reconciler's.
     const writes = d.writes.filter(
       (w) =>

@@ -5,9 +5,9 @@ import { ApiError } from '../api/errors.ts';
 import type { Reader } from '../api/ports.ts';
 import type { CaptureBackend, CaptureJobRequest } from '../capture/backend.ts';
 import { ApiModel } from '../model/api-model.ts';
+import { SimCaptureAgent } from '../model/capture-agent.ts';
 import { ManualClock } from '../model/clock.ts';
 import { schemaModelOptions } from '../schema/index.ts';
-import { SimCaptureAgent } from '../sim/capture-agent.ts';
 import {
   capture,
   onNode,

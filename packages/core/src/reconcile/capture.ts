@@ -18,7 +18,7 @@ export async function reconcileCapture(
 ): Promise<{ requeueAfterMs?: number }> {
   const snap = await gatherCapture(deps, key);
   if (!snap) return {};
-  const d = decideCapture(snap);
+  const d = decideCapture(snap, deps.rules);
   const res = await applyDecision(deps.client, d, deps.recorder);
   if (res.failed) return failedResult(res.failed.error);
   if (d.startJob && deps.backend) {

@@ -12,7 +12,7 @@ import { InvariantTracker } from '../invariants/tracker.ts';
 import { ApiModel } from '../model/api-model.ts';
 import { ManualClock } from '../model/clock.ts';
 import { schemaModelOptions } from '../schema/index.ts';
-import { brokenRules } from '../sim/broken-rules.ts';
+import { rulesBreaking } from '../testing/broken-rules.ts';
 import {
   boundTo,
   claimedBy,
@@ -164,12 +164,10 @@ describe('P7: seed B literal state (B references X, X labelled for deleting A)',
   test('reverting the fix (a foreign label takes the pod) is caught as P7', async () => {
     const w = world();
     await seedBLiteral(w);
-    brokenRules.add('P7-foreign-label-takes-pod');
-    try {
-      await reconcilePodClaim(w.deps, key('claim-b'));
-    } finally {
-      brokenRules.clear();
-    }
+    await reconcilePodClaim(
+      { ...w.deps, rules: rulesBreaking('P7-foreign-label-takes-pod') },
+      key('claim-b'),
+    );
     expect(w.model.getNow('PodClaim', key('claim-b')).spec.podName).toBe('');
     expect(w.tracker.violations.map((v) => v.invariant)).toContain('P7');
   });

@@ -9,9 +9,10 @@ import { keyOf, type ObjectKey } from '../api/meta.ts';
 import type { Client, Reader } from '../api/ports.ts';
 import type { PodClaim, PodClaimSet, PodClaimSetStatus } from '../api/types.ts';
 import { nextClaimNames } from '../pool/claim-names.ts';
-import { chooseScaleIn, isMigrating } from '../pool/scale-in.ts';
+import { isMigrating } from '../pool/scale-in.ts';
 import { applyDecision, type EventRecorder } from './apply.ts';
 import { type Decision, type EventSpec, event, type Write } from './decision.ts';
+import { SAFETY_RULES, type SafetyRules } from './safety-rules.ts';
 import { failedResult } from './step.ts';
 
 export interface PodClaimSetSnapshot {
@@ -34,7 +35,11 @@ export function ownedBy(set: PodClaimSet, c: PodClaim): boolean {
   );
 }
 
-export function decidePodClaimSet(s: PodClaimSetSnapshot): PodClaimSetDecision {
+/** Decides with core's rules unless a test hands in `rules` with one broken on purpose. */
+export function decidePodClaimSet(
+  s: PodClaimSetSnapshot,
+  rules: SafetyRules = SAFETY_RULES,
+): PodClaimSetDecision {
   const set = s.set;
   if (set.metadata.deletionTimestamp) return { writes: [], events: [] };
   const owned = s.claims.filter((c) => ownedBy(set, c));
@@ -57,7 +62,7 @@ export function decidePodClaimSet(s: PodClaimSetSnapshot): PodClaimSetDecision {
     }
   } else if (active.length > want) {
     if (!s.live) return { writes: [], events: [], needsLiveRead: true };
-    const choice = chooseScaleIn(active, active.length - want);
+    const choice = rules.chooseScaleIn(active, active.length - want);
     blocked = choice.blocked;
     for (const v of choice.victims) {
       writes.push({
@@ -168,6 +173,8 @@ export interface PodClaimSetDeps {
   client: Client;
   now: () => number;
   recorder?: EventRecorder;
+  /** The rules decisions apply (default SAFETY_RULES; a test may break one on purpose). */
+  rules?: SafetyRules;
 }
 
 export async function reconcilePodClaimSet(
@@ -182,7 +189,7 @@ export async function reconcilePodClaimSet(
     throw e;
   }
   const claims = (await deps.cache.list('PodClaim', { namespace: key.namespace })).items;
-  let d = decidePodClaimSet({ set, claims, live: false, now: deps.now() });
+  let d = decidePodClaimSet({ set, claims, live: false, now: deps.now() }, deps.rules);
   if (d.needsLiveRead) {
     const liveSet = await deps.client.get('PodClaimSet', key).catch((e) => {
       if (isApiError(e, 'NotFound')) return undefined;
@@ -190,7 +197,7 @@ export async function reconcilePodClaimSet(
     });
     if (!liveSet) return {};
     const live = (await deps.client.list('PodClaim', { namespace: key.namespace })).items;
-    d = decidePodClaimSet({ set: liveSet, claims: live, live: true, now: deps.now() });
+    d = decidePodClaimSet({ set: liveSet, claims: live, live: true, now: deps.now() }, deps.rules);
   }
   const res = await applyDecision(deps.client, d, deps.recorder);
   if (res.failed) return failedResult(res.failed.error);

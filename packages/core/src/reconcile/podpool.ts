@@ -10,9 +10,10 @@ import type { Client, Reader } from '../api/ports.ts';
 import type { Pod, PodClaim, PodPool, PodPoolStatus } from '../api/types.ts';
 import { isDeleting } from '../capture/liveness.ts';
 import { ClaimIndex } from '../pool/claim-index.ts';
-import { claimedBy, claimedByUid, releasePodWrite, stateOf } from '../pool/pods.ts';
+import { claimedBy, claimedByUid, stateOf } from '../pool/pods.ts';
 import { applyDecision, type EventRecorder } from './apply.ts';
 import { type Decision, type EventSpec, event, type Write } from './decision.ts';
+import { SAFETY_RULES, type SafetyRules } from './safety-rules.ts';
 import { failedResult } from './step.ts';
 
 export interface PodPoolSnapshot {
@@ -61,7 +62,8 @@ function residuePods(s: PodPoolSnapshot, pods: Pod[]): { pod: Pod; why: string }
   return out;
 }
 
-export function decidePodPool(s: PodPoolSnapshot): PodPoolDecision {
+/** Decides with core's rules unless a test hands in `rules` with one broken on purpose. */
+export function decidePodPool(s: PodPoolSnapshot, rules: SafetyRules = SAFETY_RULES): PodPoolDecision {
   const pool = s.pool;
   if (pool.metadata.deletionTimestamp) return { writes: [], events: [] };
   const name = pool.metadata.name;
@@ -77,7 +79,7 @@ export function decidePodPool(s: PodPoolSnapshot): PodPoolDecision {
   const residue = residuePods(s, pods);
   if (residue.length > 0 && !s.live) return { writes: [], events: [], needsLiveRead: true };
   for (const { pod: p, why } of residue) {
-    writes.push(releasePodWrite(p, pool.spec.releasePolicy, `pod ${p.metadata.name} ${why}`));
+    writes.push(rules.releasePodWrite(p, pool.spec.releasePolicy, `pod ${p.metadata.name} ${why}`));
     events.push(event(pool, 'Warning', 'ResidueReleased', `pod ${p.metadata.name} ${why}`));
   }
 
@@ -185,6 +187,8 @@ export interface PodPoolDeps {
   client: Client;
   now: () => number;
   recorder?: EventRecorder;
+  /** The rules decisions apply (default SAFETY_RULES; a test may break one on purpose). */
+  rules?: SafetyRules;
 }
 
 async function gather(
@@ -230,11 +234,11 @@ export async function reconcilePodPool(
 ): Promise<{ requeueAfterMs?: number }> {
   let snap = await gather(deps, deps.cache, key, false);
   if (!snap) return {};
-  let d = decidePodPool(snap);
+  let d = decidePodPool(snap, deps.rules);
   if (d.needsLiveRead) {
     snap = await gather(deps, deps.client, key, true);
     if (!snap) return {};
-    d = decidePodPool(snap);
+    d = decidePodPool(snap, deps.rules);
   }
   const res = await applyDecision(deps.client, d, deps.recorder);
   if (res.failed) return failedResult(res.failed.error);

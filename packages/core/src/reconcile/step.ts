@@ -5,6 +5,7 @@ import type { ObjectKey } from '../api/meta.ts';
 import type { Client } from '../api/ports.ts';
 import { applyDecision, type EventRecorder } from './apply.ts';
 import type { Decision } from './decision.ts';
+import { SAFETY_RULES, type SafetyRules } from './safety-rules.ts';
 
 export interface ReconcileResult {
   requeueAfterMs?: number;
@@ -21,17 +22,16 @@ export function failedResult(error: ApiError): ReconcileResult {
 /** What a reconciler is: how it reads its world and how it decides, as two plain functions. */
 export interface Reconciler<Deps, Snapshot> {
   gather(deps: Deps, key: ObjectKey): Promise<Snapshot | undefined>;
-  decide(snapshot: Snapshot): Decision;
+  decide(snapshot: Snapshot, rules: SafetyRules): Decision;
 }
 
-export async function reconcileStep<Deps extends { client: Client; recorder?: EventRecorder }, Snapshot>(
-  r: Reconciler<Deps, Snapshot>,
-  deps: Deps,
-  key: ObjectKey,
-): Promise<ReconcileResult> {
+export async function reconcileStep<
+  Deps extends { client: Client; recorder?: EventRecorder; rules?: SafetyRules },
+  Snapshot,
+>(r: Reconciler<Deps, Snapshot>, deps: Deps, key: ObjectKey): Promise<ReconcileResult> {
   const snap = await r.gather(deps, key);
   if (!snap) return {};
-  return applyAndRequeue(deps, r.decide(snap));
+  return applyAndRequeue(deps, r.decide(snap, deps.rules ?? SAFETY_RULES));
 }
 
 /** Applies a decision and answers with its requeue (or the failure's). */

@@ -1,6 +1,9 @@
-// Test support for every package: fixture builders and the API-model conformance cases.
-// Import as `@claimkit/core/testing`.
-export * from '../model/conformance.ts';
+// Test support for every package (`@claimkit/core/testing`): fixture builders, fake timers, model
+// helpers, the invariant checks of DESIGN.md (a state's safety and convergence, the transition
+// tracker) and core's safety rules broken on purpose.
+export * from '../invariants/check.ts';
+export * from '../invariants/tracker.ts';
+export * from './broken-rules.ts';
 export * from './fake-timers.ts';
 export * from './fixtures.ts';
 export * from './model-helpers.ts';

@@ -7,23 +7,23 @@ import type { CaptureJobRequest } from '../../capture/backend.ts';
 import { captureCandidates } from '../../capture/candidates.ts';
 import {
   claimExpiry,
-  completeClaim,
   decideAcquire,
   failClaim,
   isClaimLive,
   isTerminalPhase,
   renewClaim,
 } from '../../capture/claim.ts';
-import { classifyHolder } from '../../capture/liveness.ts';
 import { unfencedResult } from '../../capture/result-fence.ts';
 import { type EventSpec, event, noop, type Write } from '../decision.ts';
+import { SAFETY_RULES, type SafetyRules } from '../safety-rules.ts';
 import type { CaptureDecision, CaptureSnapshot } from './snapshot.ts';
 import { CAPTURE_POLL_MS, CONDITION_RESULT_FENCED, REASON_UNFENCED_RESULT } from './snapshot.ts';
 import { noopWrites, resultFencedCondition, withObserved, writeStatus } from './status.ts';
 
-export function decideCapture(s: CaptureSnapshot): CaptureDecision {
+/** Decides with core's rules unless a test hands in `rules` with one broken on purpose. */
+export function decideCapture(s: CaptureSnapshot, rules: SafetyRules = SAFETY_RULES): CaptureDecision {
   if (s.capture.metadata.deletionTimestamp) return noop();
-  return withResultFence(s.capture, decideClaim(s), s.now);
+  return withResultFence(s.capture, decideClaim(s, rules), s.now);
 }
 
 /**
@@ -85,7 +85,7 @@ export function decideDiscardUnfencedResult(c: Capture, now: number, actor: stri
   return writeStatus(c, next, [event(c, 'Warning', 'ResultDiscarded', message)], 0, now);
 }
 
-function decideClaim(s: CaptureSnapshot): CaptureDecision {
+function decideClaim(s: CaptureSnapshot, rules: SafetyRules): CaptureDecision {
   const c = s.capture;
   const status = c.status ?? {};
   const now = s.now;
@@ -96,13 +96,13 @@ function decideClaim(s: CaptureSnapshot): CaptureDecision {
   const claim = status.claim;
   if (claim) {
     const live = isClaimLive(claim, now);
-    const liveness = classifyHolder(claim.holder, s.holder);
+    const liveness = rules.classifyHolder(claim.holder, s.holder);
     if (!live || liveness.state === 'dead') {
       const reason = !live ? 'LeaseExpired' : (liveness as { reason: string }).reason;
       const exclude = { name: '', uid: claim.holder.uid };
       const next = captureCandidates(c, s.pods, exclude)[0];
       if (next) {
-        const out = decideAcquire(c, podRef(next), s.holder, now);
+        const out = decideAcquire(c, podRef(next), s.holder, now, rules);
         if (out.kind === 'tookOver') {
           events.push(
             event(
@@ -136,7 +136,7 @@ function decideClaim(s: CaptureSnapshot): CaptureDecision {
         now,
       );
     }
-    return decideBackendProgress(s, events);
+    return decideBackendProgress(s, events, rules);
   }
   const first = captureCandidates(c, s.pods)[0];
   if (!first) {
@@ -148,7 +148,7 @@ function decideClaim(s: CaptureSnapshot): CaptureDecision {
     // External holders acquire for themselves (claimctl capture acquire / core's acquireCapture).
     return withObserved(c, status, noop(), now);
   }
-  const out = decideAcquire(c, podRef(first), undefined, now);
+  const out = decideAcquire(c, podRef(first), undefined, now, rules);
   if (out.kind !== 'acquired') return noop();
   events.push(
     event(c, 'Normal', 'Acquired', `claim acquired by ${first.metadata.name} with token ${out.status.epoch}`),
@@ -156,7 +156,7 @@ function decideClaim(s: CaptureSnapshot): CaptureDecision {
   return writeStatus(c, out.status, events, 0, now);
 }
 
-function decideBackendProgress(s: CaptureSnapshot, events: EventSpec[]): CaptureDecision {
+function decideBackendProgress(s: CaptureSnapshot, events: EventSpec[], rules: SafetyRules): CaptureDecision {
   const c = s.capture;
   const status = c.status!;
   const claim = status.claim!;
@@ -167,7 +167,7 @@ function decideBackendProgress(s: CaptureSnapshot, events: EventSpec[]): Capture
       // Liveness unknown (the holder lookup failed): keep the claim, but not past timeoutSeconds
       // from acquisition, so a claim that never gets a job cannot outlive the attempt's budget.
       if (attemptTimedOut(c, parseTimestamp(claim.acquireTime), now)) {
-        const liveness = classifyHolder(claim.holder, s.holder);
+        const liveness = rules.classifyHolder(claim.holder, s.holder);
         const why = `timed out after ${c.spec.timeoutSeconds}s without starting a job (holder ${claim.holder.name}: ${
           'reason' in liveness ? liveness.reason : liveness.state
         })`;
@@ -192,7 +192,7 @@ function decideBackendProgress(s: CaptureSnapshot, events: EventSpec[]): Capture
     events.push(
       event(c, 'Normal', 'Captured', `captured ${job.ref} from ${claim.holder.name} (token ${claim.token})`),
     );
-    return writeStatus(c, completeClaim(status, claim.token, job.ref, now), events, undefined, now);
+    return writeStatus(c, rules.completeClaim(status, claim.token, job.ref, now), events, undefined, now);
   }
   if ((job && 'state' in job && job.state === 'Failed') || timedOut) {
     const why = timedOut ? `timed out after ${c.spec.timeoutSeconds}s` : (job as { error: string }).error;

@@ -4,6 +4,7 @@ import type { CaptureBackend, CaptureJobRequest, JobState } from '../../capture/
 import type { HolderLookup } from '../../capture/liveness.ts';
 import type { EventRecorder } from '../apply.ts';
 import type { Decision } from '../decision.ts';
+import type { SafetyRules } from '../safety-rules.ts';
 
 export interface CaptureSnapshot {
   capture: Capture;
@@ -36,4 +37,6 @@ export interface CaptureDeps {
   backend?: CaptureBackend;
   now: () => number;
   recorder?: EventRecorder;
+  /** The rules decisions apply (default SAFETY_RULES; a test may break one on purpose). */
+  rules?: SafetyRules;
 }

@@ -8,7 +8,6 @@ import { isDeleting } from '../../capture/liveness.ts';
 import { bindCandidates, pickCandidate } from '../../pool/candidates.ts';
 import { ClaimIndex } from '../../pool/claim-index.ts';
 import {
-  bindPodWrite,
   isClaimedBy,
   isIdleAndReady,
   labelOwnedPodWrite,
@@ -16,8 +15,8 @@ import {
   stateOf,
   unlabelPodWrite,
 } from '../../pool/pods.ts';
-import { isBroken } from '../../sim/broken-rules.ts';
 import { type Decision, event } from '../decision.ts';
+import { SAFETY_RULES, type SafetyRules } from '../safety-rules.ts';
 import {
   bindClaim,
   conditionWrites,
@@ -26,8 +25,7 @@ import {
   hasReleaseFinalizer,
   statusPatch,
 } from './claim-writes.ts';
-import { finalize, releaseStrays } from './finalize.ts';
-import { judgeReferencedPod } from './hold.ts';
+import { releaseStrays } from './finalize.ts';
 import { continueMigration, repairSelfMigration, startMigration } from './migration.ts';
 import { type PodClaimSnapshot, WAIT_MS } from './snapshot.ts';
 
@@ -44,12 +42,13 @@ export interface PodClaimContext {
   /** Pods labelled for this claim that it does not reference by spec.podName. */
   strays: Pod[];
   migrationRequested: boolean;
+  rules: SafetyRules;
 }
 
 /** One check: a decision when it applies, undefined to let the next check look. */
 type Check = (x: PodClaimContext) => Decision | undefined;
 
-export function podClaimContext(s: PodClaimSnapshot): PodClaimContext {
+export function podClaimContext(s: PodClaimSnapshot, rules: SafetyRules = SAFETY_RULES): PodClaimContext {
   const c = s.claim;
   const labelledOurs = s.pods.filter((p) => isClaimedBy(p, c));
   return {
@@ -62,12 +61,15 @@ export function podClaimContext(s: PodClaimSnapshot): PodClaimContext {
     labelledOurs,
     strays: labelledOurs.filter((p) => p.metadata.name !== c.spec.podName && !isDeleting(p)),
     migrationRequested: c.metadata.annotations?.[ANNOTATION_MIGRATE] !== undefined,
+    rules,
   };
 }
 
 /** P3: a deleting claim only finalizes. */
 const finalizeWhenDeleting: Check = (x) =>
-  x.c.metadata.deletionTimestamp ? finalize(x.s, x.index, x.byName, x.labelledOurs, x.policy) : undefined;
+  x.c.metadata.deletionTimestamp
+    ? x.rules.finalize(x.s, x.index, x.byName, x.labelledOurs, x.policy, x.rules)
+    : undefined;
 
 /** A claim that holds (or may hold) a pod carries the release finalizer before anything else. */
 const addReleaseFinalizer: Check = ({ c, labelledOurs }) => {
@@ -85,11 +87,11 @@ const addReleaseFinalizer: Check = ({ c, labelledOurs }) => {
 };
 
 /** P2, P7: the pod spec.podName references is still there and ours, or the claim says why not. */
-const keepReferencedPod: Check = ({ s, c, index, byName }) => {
+const keepReferencedPod: Check = ({ s, c, index, byName, rules }) => {
   if (!c.spec.podName) return undefined;
   const cached = byName.get(c.spec.podName);
   const cur = s.liveCurrent ? (s.liveCurrent.found ? s.liveCurrent.pod : undefined) : cached;
-  const hold = judgeReferencedPod(c, cur, index, s.labelHolder);
+  const hold = rules.judgeReferencedPod(c, cur, index, s.labelHolder);
   if (hold.kind === 'ours') return undefined;
   // Only a live read may decide; the cache may simply not have seen the pod or its label yet.
   if (!s.liveCurrent || hold.kind === 'unknown') return { writes: [], events: [], requeueAfterMs: 0 };
@@ -107,7 +109,7 @@ const keepReferencedPod: Check = ({ s, c, index, byName }) => {
       requeueAfterMs: 0,
     };
   }
-  const spec = isBroken('P2-lost-keeps-pod') ? c.spec : { ...c.spec, podName: '', nodeName: '' };
+  const spec = rules.dropPodReference(c.spec);
   const status: PodClaimStatus = { ...c.status, phase: 'Lost', lostTime: toTimestamp(s.now) };
   return {
     writes: [
@@ -122,24 +124,24 @@ const keepReferencedPod: Check = ({ s, c, index, byName }) => {
 };
 
 /** A migration in progress: drain and release the source (or repair sourcePod == podName). */
-const continueMigrationInProgress: Check = ({ s, c, index, byName, policy }) => {
+const continueMigrationInProgress: Check = ({ s, c, index, byName, policy, rules }) => {
   if (!c.spec.sourcePod) return undefined;
   if (c.spec.sourcePod === c.spec.podName) return repairSelfMigration(c);
-  return continueMigration(s, index, byName, policy);
+  return continueMigration(s, index, byName, policy, rules);
 };
 
 /** No pod yet: adopt a pod we CAS'd but did not record (resume), release other strays, or bind. */
-const bindWhenUnbound: Check = ({ s, c, ns, index, policy, strays }) => {
+const bindWhenUnbound: Check = ({ s, c, ns, index, policy, strays, rules }) => {
   if (c.spec.podName) return undefined;
   const adopt = strays.find((p) => !index.otherReference(ns, p.metadata.name, c) && stateOf(p) === 'Bound');
   if (adopt) return bindClaim(c, adopt, [], s.now, 'resume bind');
-  if (strays.length > 0) return releaseStrays(strays, policy, index, c);
+  if (strays.length > 0) return releaseStrays(strays, policy, index, c, rules);
   const pod = pickCandidate(bindCandidates(c.spec.poolName, s.pods, index), c);
   if (!pod) {
     const phase: PodClaimPhase = c.status?.phase === 'Lost' ? 'Lost' : 'Pending';
     return ensurePhase(c, phase, s.now, WAIT_MS, 'no Idle pod in pool');
   }
-  return bindClaim(c, pod, [bindPodWrite(pod, c)], s.now, 'bind');
+  return bindClaim(c, pod, [rules.bindPodWrite(pod, c)], s.now, 'bind');
 };
 
 /** A migration target we CAS'd but did not record yet, when a migration is requested. */
@@ -152,7 +154,7 @@ function adoptableTarget({ c, ns, index, strays, migrationRequested }: PodClaimC
 const releaseOtherStrays: Check = (x) => {
   const adopted = adoptableTarget(x);
   const toRelease = x.strays.filter((p) => p !== adopted);
-  return toRelease.length > 0 ? releaseStrays(toRelease, x.policy, x.index, x.c) : undefined;
+  return toRelease.length > 0 ? releaseStrays(toRelease, x.policy, x.index, x.c, x.rules) : undefined;
 };
 
 /** A requested migration starts once a target exists (named by migrate-to, or the best Idle pod). */
@@ -184,7 +186,7 @@ const startRequestedMigration: Check = (x) => {
       requeueAfterMs: WAIT_MS,
     };
   }
-  return startMigration(c, byName.get(c.spec.podName), target, [bindPodWrite(target, c)], s.now);
+  return startMigration(c, byName.get(c.spec.podName), target, [x.rules.bindPodWrite(target, c)], s.now);
 };
 
 /** spec.nodeName follows the pod's node (a pod scheduled after the bind). */
@@ -219,8 +221,9 @@ export const POD_CLAIM_CHECKS: readonly Check[] = [
   reportBound,
 ];
 
-export function decidePodClaim(s: PodClaimSnapshot): Decision {
-  const x = podClaimContext(s);
+/** Decides with core's rules unless a test hands in `rules` with one broken on purpose. */
+export function decidePodClaim(s: PodClaimSnapshot, rules: SafetyRules = SAFETY_RULES): Decision {
+  const x = podClaimContext(s, rules);
   for (const check of POD_CLAIM_CHECKS) {
     const d = check(x);
     if (d) return d;

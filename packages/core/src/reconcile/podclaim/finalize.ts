@@ -3,9 +3,9 @@
 import { FINALIZER_RELEASE } from '../../api/constants.ts';
 import type { Pod, PodClaim } from '../../api/types.ts';
 import type { ClaimIndex } from '../../pool/claim-index.ts';
-import { claimedBy, isClaimedBy, releasePodWrite, stateOf, unlabelPodWrite } from '../../pool/pods.ts';
-import { isBroken } from '../../sim/broken-rules.ts';
+import { claimedBy, isClaimedBy, stateOf, unlabelPodWrite } from '../../pool/pods.ts';
 import { type Decision, event, type Write } from '../decision.ts';
+import type { SafetyRules } from '../safety-rules.ts';
 import type { PodClaimSnapshot } from './snapshot.ts';
 
 /** P3: always completes. Pods we own are released; a pod another claim references keeps that claim. */
@@ -15,6 +15,7 @@ export function finalize(
   byName: Map<string, Pod>,
   labelledOurs: Pod[],
   policy: 'Recycle' | 'Delete',
+  rules: Pick<SafetyRules, 'releasePodWrite'>,
 ): Decision {
   const c = s.claim;
   const ns = c.metadata.namespace ?? '';
@@ -29,7 +30,6 @@ export function finalize(
     const ours = isClaimedBy(pod, c);
     const other = index.otherReference(ns, name, c);
     if (other) {
-      if (isBroken('P3-finalize-skips-shared-pod')) return { writes, events: [], requeueAfterMs: 1000 };
       if (ours)
         writes.push(
           unlabelPodWrite(pod, `finalize: ${name} belongs to ${other.claim.metadata.name}; drop our label`),
@@ -38,7 +38,7 @@ export function finalize(
     }
     if (ours || claimedBy(pod) === undefined) {
       if (claimedBy(pod) === undefined && stateOf(pod) === 'Idle') continue;
-      writes.push(releasePodWrite(pod, policy, `finalize: release ${name}`));
+      writes.push(rules.releasePodWrite(pod, policy, `finalize: release ${name}`));
     }
   }
   const finalizers = (c.metadata.finalizers ?? []).filter((f) => f !== FINALIZER_RELEASE);
@@ -63,12 +63,17 @@ export function releaseStrays(
   policy: 'Recycle' | 'Delete',
   index: ClaimIndex,
   c: PodClaim,
+  rules: Pick<SafetyRules, 'releasePodWrite'>,
 ): Decision {
   const ns = c.metadata.namespace ?? '';
   const writes = strays.map((p) =>
     index.otherReference(ns, p.metadata.name, c)
       ? unlabelPodWrite(p, `pod ${p.metadata.name} is referenced by another claim: drop our label`)
-      : releasePodWrite(p, policy, `release stray pod ${p.metadata.name} labelled for ${c.metadata.name}`),
+      : rules.releasePodWrite(
+          p,
+          policy,
+          `release stray pod ${p.metadata.name} labelled for ${c.metadata.name}`,
+        ),
   );
   return { writes, events: [], requeueAfterMs: 0 };
 }

@@ -1,10 +1,9 @@
 // P2 and P7: whether a claim still holds the pod its spec.podName references.
 import { parseTimestamp } from '../../api/meta.ts';
-import type { Pod, PodClaim } from '../../api/types.ts';
+import type { Pod, PodClaim, PodClaimSpec } from '../../api/types.ts';
 import { isDeleting } from '../../capture/liveness.ts';
 import type { ClaimIndex } from '../../pool/claim-index.ts';
 import { claimedBy, claimedByUid, isClaimedBy } from '../../pool/pods.ts';
-import { isBroken } from '../../sim/broken-rules.ts';
 import type { ClaimLookup } from './snapshot.ts';
 
 /** How a claim stands with the pod its spec.podName references. */
@@ -41,7 +40,6 @@ export function judgeReferencedPod(
       return { kind: 'lost', why: `is also referenced by older claim ${olderRival.claim.metadata.name}` };
     return { kind: 'unlabelled', pod: cur };
   }
-  if (isBroken('P7-foreign-label-takes-pod')) return { kind: 'lost', why: `is claimed by ${labelled}` };
   if (!labelHolder) return { kind: 'unknown' };
   if (!labelHolder.found) return { kind: 'foreignLabel', pod: cur, labelled, why: 'does not exist' };
   const holder = labelHolder.claim;
@@ -56,6 +54,11 @@ export function judgeReferencedPod(
   if (holder.spec.podName !== cur.metadata.name && holder.spec.sourcePod !== cur.metadata.name)
     return { kind: 'foreignLabel', pod: cur, labelled, why: 'does not reference it' };
   return { kind: 'lost', why: `is claimed by ${labelled}` };
+}
+
+/** P2: a claim whose pod is lost stops referencing it (and binds again). */
+export function dropPodReference(spec: PodClaimSpec): PodClaimSpec {
+  return { ...spec, podName: '', nodeName: '' };
 }
 
 function isOlder(a: PodClaim, b: PodClaim): boolean {

@@ -10,10 +10,10 @@ import {
   claimedBy,
   drainPodWrite,
   isClaimedBy,
-  releasePodWrite,
   stateOf,
 } from '../../pool/pods.ts';
 import { type Decision, event, type Write } from '../decision.ts';
+import type { SafetyRules } from '../safety-rules.ts';
 import { generationAfter, statusPatch, withSpec } from './claim-writes.ts';
 import type { PodClaimSnapshot } from './snapshot.ts';
 
@@ -81,6 +81,7 @@ export function continueMigration(
   index: ClaimIndex,
   byName: Map<string, Pod>,
   policy: 'Recycle' | 'Delete',
+  rules: Pick<SafetyRules, 'releasePodWrite'>,
 ): Decision {
   const c = s.claim;
   const ns = c.metadata.namespace ?? '';
@@ -110,7 +111,7 @@ export function continueMigration(
     (isClaimedBy(src, c) || (claimedBy(src) === undefined && stateOf(src) !== 'Idle')) &&
     !index.otherReference(ns, src.metadata.name, c);
   if (src && srcOurs)
-    writes.push(releasePodWrite(src, policy, `release migration source ${src.metadata.name}`));
+    writes.push(rules.releasePodWrite(src, policy, `release migration source ${src.metadata.name}`));
   const phase: PodClaimPhase = c.spec.podName ? 'Bound' : 'Lost';
   writes.push(statusPatch(c, { ...c.status, phase }, s.now, undefined, generationAfter(c, next.spec)));
   return {

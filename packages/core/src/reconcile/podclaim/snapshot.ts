@@ -2,6 +2,7 @@
 import type { Client, Reader } from '../../api/ports.ts';
 import type { Pod, PodClaim, PodPool } from '../../api/types.ts';
 import type { EventRecorder } from '../apply.ts';
+import type { SafetyRules } from '../safety-rules.ts';
 
 /** What a live read of the claim's pod found (P2: Lost only on a live answer). */
 export type PodLookup = { found: true; pod: Pod } | { found: false };
@@ -30,4 +31,6 @@ export interface PodClaimDeps {
   client: Client;
   now: () => number;
   recorder?: EventRecorder;
+  /** The rules decisions apply (default SAFETY_RULES; a test may break one on purpose). */
+  rules?: SafetyRules;
 }

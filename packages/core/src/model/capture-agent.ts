@@ -1,4 +1,4 @@
-// The simulator's capture backend: an agent that fences on tokens (rejects a token lower than the
+// An in-memory capture agent (the simulator's and unit tests' backend): it fences on tokens (rejects a token lower than the
 // highest it has seen for a capture), is idempotent per (capture, token), and whose jobs succeed,
 // fail or hang as the simulation decides.
 import { ApiError } from '../api/errors.ts';

@@ -1,0 +1,108 @@
+// The actions of a run, as data (a trace replays them), and how a seed's random sequence of them is
+// drawn: controller steps, time, kubelets, people, faults, lagging caches, restarts, capture holders
+// and the agent, legacy writers and (when on) a person with kubectl.
+import type { ApiErrorReason } from '../api/errors.ts';
+import type { Kind } from '../api/types.ts';
+import type { Rng } from '../model/clock.ts';
+import type { Verb } from '../model/faults.ts';
+import { LEASE_SECONDS, WORKERS } from './cluster.ts';
+import { genKubectlWrite, type KubectlOp, type KubectlWrite } from './kubectl-actor.ts';
+import type { SimOptions } from './options.ts';
+
+export type Action =
+  | { t: 'reconcile'; ctl: number }
+  | { t: 'reconcileCrash'; ctl: number; after: number }
+  | { t: 'tick'; ms: number }
+  | { t: 'kubelet' }
+  | { t: 'deletePod'; pool: boolean; i: number }
+  | { t: 'replaceWorker'; i: number }
+  | { t: 'migrate'; i: number; to: boolean }
+  | { t: 'scaleSet'; replicas: number }
+  | { t: 'createClaim' }
+  | { t: 'deleteClaim'; i: number }
+  | { t: 'fault'; verb: Verb; kind: Kind; reason: ApiErrorReason; times: number; applied: boolean }
+  | { t: 'lag'; ctl: number; lag: number; reads: number }
+  | { t: 'restart'; ctl: number }
+  | { t: 'holder'; i: number; op: 'acquire' | 'complete' | 'fail' | 'renew' }
+  | { t: 'agent'; fate: 'succeed' | 'fail' | 'hang'; down: boolean }
+  | { t: 'resetCapture'; http: boolean }
+  | { t: 'adversary'; i: number; j: number }
+  | { t: 'stripLabel'; i: number; deletePod: boolean }
+  | { t: 'kubectl'; w: KubectlWrite }
+  | { t: 'quiesce' };
+
+// NotFound is not injected on live reads: a quorum GET answering NotFound is authoritative, and
+// liveness rests on it. Stale NotFound answers come from lagging caches (the `lag` action).
+const FAULT_REASONS: ApiErrorReason[] = [
+  'Conflict',
+  'Unavailable',
+  'Timeout',
+  'TooManyRequests',
+  'Gone',
+  'Forbidden',
+];
+const FAULT_VERBS: Verb[] = [
+  'get',
+  'list',
+  'update',
+  'patch',
+  'updateStatus',
+  'patchStatus',
+  'create',
+  'delete',
+];
+const FAULT_KINDS: Kind[] = ['Pod', 'PodClaim', 'Capture', 'PodClaimSet', 'PodPool'];
+
+export function genAction(
+  rng: Rng,
+  opts: Required<Pick<SimOptions, 'replicas' | 'faultRate' | 'adversary' | 'agentDownRate'>> & {
+    kubectlRate: number;
+    kubectlOps?: readonly KubectlOp[];
+  },
+): Action {
+  // Drawn only with the actor on, so runs without it keep their seeds' action sequences.
+  if (opts.kubectlRate > 0 && rng.next() < opts.kubectlRate)
+    return { t: 'kubectl', w: genKubectlWrite(rng, opts.kubectlOps) };
+  const r = rng.next();
+  if (r < opts.faultRate) {
+    const reason = rng.pick(FAULT_REASONS);
+    return {
+      t: 'fault',
+      verb: rng.pick(FAULT_VERBS),
+      kind: rng.pick(FAULT_KINDS),
+      reason,
+      times: 1 + rng.int(3),
+      applied: reason === 'Timeout' && rng.chance(0.5),
+    };
+  }
+  const x = rng.next() * 100;
+  const ctl = rng.int(opts.replicas);
+  if (x < 50) return { t: 'reconcile', ctl };
+  if (x < 52) return { t: 'reconcileCrash', ctl, after: rng.int(3) };
+  if (x < 62) return { t: 'tick', ms: rng.chance(0.05) ? (LEASE_SECONDS + 1) * 1000 : rng.int(1500) };
+  if (x < 70) return { t: 'kubelet' };
+  if (x < 73) return { t: 'deletePod', pool: rng.chance(0.6), i: rng.int(16) };
+  if (x < 75) return { t: 'replaceWorker', i: rng.int(WORKERS) };
+  if (x < 78) return { t: 'migrate', i: rng.int(8), to: rng.chance(0.3) };
+  if (x < 80) return { t: 'scaleSet', replicas: rng.int(5) };
+  if (x < 81) return { t: 'createClaim' };
+  if (x < 82) return { t: 'deleteClaim', i: rng.int(8) };
+  if (x < 84) return { t: 'lag', ctl, lag: 1 + rng.int(4), reads: 1 + rng.int(6) };
+  if (x < 85) return { t: 'restart', ctl };
+  if (x < 93)
+    return {
+      t: 'holder',
+      i: rng.int(WORKERS),
+      op: rng.pick(['acquire', 'complete', 'fail', 'renew'] as const),
+    };
+  if (x < 95)
+    return {
+      t: 'agent',
+      fate: rng.pick(['succeed', 'succeed', 'fail', 'hang'] as const),
+      down: rng.chance(opts.agentDownRate),
+    };
+  if (x < 96) return { t: 'resetCapture', http: rng.chance(0.5) };
+  if (x < 97 && opts.adversary) return { t: 'adversary', i: rng.int(8), j: rng.int(8) };
+  if (x < 98 && opts.adversary) return { t: 'stripLabel', i: rng.int(8), deletePod: rng.chance(0.5) };
+  return { t: 'reconcile', ctl };
+}

@@ -1,0 +1,39 @@
+// What a run reports after each action: the transitions the world recorded, safety after every
+// step (suspended while a legacy writer's or the kubectl actor's damage awaits repair), and
+// convergence, quiet-state or repair-point verdicts after every quiet period.
+import { checkConvergence, checkSafety } from '../invariants/check.ts';
+import type { Action } from './actions.ts';
+import { quietStateViolations, repairFailures, type SimViolation } from './repair-point.ts';
+import type { World } from './world.ts';
+
+export async function checkStep(w: World, a: Action): Promise<SimViolation[]> {
+  const out: SimViolation[] = [...w.violations];
+  w.violations.length = 0;
+  // Transitions the actor's damage caused (its own writes, and what others then did) are the
+  // repair point's to judge, not the tracker's; except P7 (a claim giving up a pod nobody else
+  // references), which judges only the controllers' decisions (the tracker skips external writers).
+  for (const v of w.tracker.violations) {
+    if (!w.damaged || v.invariant === 'P7') out.push(v);
+    else w.count('kubectl.transitionsSuspended');
+  }
+  w.tracker.violations.length = 0;
+  const state = w.state();
+  if (a.t === 'quiesce') {
+    if (w.admission === 'off') {
+      out.push(...repairFailures(w.repairs[w.repairs.length - 1]!));
+      w.damaged = false;
+    } else if (w.admission === 'on') {
+      out.push(...quietStateViolations(state, w.clock.now()), ...w.newAgentViolations());
+    } else {
+      out.push(...checkConvergence(state, w.clock.now()), ...w.newAgentViolations());
+    }
+    w.corrupted = false;
+  } else if (w.damaged) {
+    // Admission off and damage landed: safety is suspended until the next repair point.
+  } else if (!w.corrupted) {
+    out.push(...checkSafety(state));
+  } else {
+    out.push(...checkSafety(state).filter((v) => v.invariant !== 'P1'));
+  }
+  return out;
+}

@@ -1,0 +1,109 @@
+// The simulated cluster: its namespace, the people and pods that write besides the controllers, the
+// objects every run starts from (a pool, a claim set, worker pods, two captures) and the kubelets.
+import { LABEL_CLAIM_SET } from '../api/constants.ts';
+import { keyOf } from '../api/meta.ts';
+import type { Capture, Pod, PodClaim, PodClaimSet, PodPool } from '../api/types.ts';
+import type { UserInfo } from '../model/admission.ts';
+import type { ApiModel } from '../model/api-model.ts';
+import type { Rng } from '../model/clock.ts';
+
+export const NS = 'sim';
+/** The simulated people and pods other than the controllers (who write as the model's default). */
+export const PERSON: UserInfo = { username: 'alice', groups: ['system:authenticated'] };
+export const WORKER_SA: UserInfo = {
+  username: `system:serviceaccount:${NS}:worker`,
+  groups: ['system:serviceaccounts', `system:serviceaccounts:${NS}`, 'system:authenticated'],
+};
+export const ADMIN: UserInfo = { username: 'admin', groups: ['system:masters', 'system:authenticated'] };
+export const LEASE_SECONDS = 60;
+export const WORKERS = 3;
+
+/** The pool `web`, the claim set `set` (2 replicas), the worker pods and the captures of a run. */
+export async function createCluster(m: ApiModel, rng: Rng): Promise<void> {
+  const pool: PodPool = {
+    apiVersion: 'claimkit.dev/v1alpha1',
+    kind: 'PodPool',
+    metadata: { name: 'web', namespace: NS },
+    spec: {
+      template: {
+        metadata: { labels: { app: 'web' } },
+        spec: { containers: [{ name: 'main', image: 'web:1' }] },
+      },
+      minIdle: 2,
+      maxPods: 8,
+      releasePolicy: rng.chance(0.5) ? 'Recycle' : 'Delete',
+      drainSeconds: rng.chance(0.5) ? 0 : 3,
+    },
+  };
+  await m.create(pool);
+  const set: PodClaimSet = {
+    apiVersion: 'claimkit.dev/v1alpha1',
+    kind: 'PodClaimSet',
+    metadata: { name: 'set', namespace: NS },
+    spec: {
+      replicas: 2,
+      selector: { matchLabels: { [LABEL_CLAIM_SET]: 'set' } },
+      template: { metadata: { labels: { tier: 'sim' } }, spec: { poolName: 'web' } },
+    },
+  };
+  await m.create(set);
+  for (let i = 0; i < WORKERS; i++) await createWorker(m, i);
+  await createCapture(m, true);
+  await createCapture(m, false);
+}
+
+export async function createWorker(m: ApiModel, i: number): Promise<void> {
+  await m.create({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: `worker-${i}`, namespace: NS, labels: { app: 'worker' } },
+    spec: { containers: [{ name: 'main', image: 'worker:1' }], nodeName: `node-${i % 2}` },
+  } as Pod);
+}
+
+/** A Capture over the worker pods: `cap-http` (Http backend, the agent) or `cap-ext` (External). */
+export async function createCapture(m: ApiModel, http: boolean): Promise<void> {
+  const c: Capture = {
+    apiVersion: 'claimkit.dev/v1alpha1',
+    kind: 'Capture',
+    metadata: { name: http ? 'cap-http' : 'cap-ext', namespace: NS },
+    spec: {
+      selector: { matchLabels: { app: 'worker' } },
+      leaseSeconds: LEASE_SECONDS,
+      timeoutSeconds: 30,
+      maxAttempts: 3,
+      backend: http ? { type: 'Http', url: 'http://{nodeName}:8750/v1/captures' } : { type: 'External' },
+    },
+  };
+  await m.create(c);
+}
+
+/** A claim on the pool that no set owns. */
+export function soloClaim(name: string): PodClaim {
+  return {
+    apiVersion: 'claimkit.dev/v1alpha1',
+    kind: 'PodClaim',
+    metadata: { name, namespace: NS },
+    spec: { poolName: 'web' },
+  } as PodClaim;
+}
+
+/** What a scheduler and kubelets do: place pods, make them Running/Ready, finish deletions. */
+export async function runKubelets(m: ApiModel): Promise<void> {
+  m.completePodDeletions();
+  for (const p of m.listNow('Pod', { namespace: NS })) {
+    if (p.metadata.deletionTimestamp) continue;
+    if (!p.spec.nodeName) {
+      const n = Number.parseInt(p.metadata.uid?.slice(-1) ?? '0', 16) % 2;
+      await m.patch('Pod', keyOf(p), { spec: { nodeName: `node-${n}` } });
+      continue;
+    }
+    if (p.status?.phase !== 'Running') {
+      m.setPodStatusNow(keyOf(p), {
+        phase: 'Running',
+        conditions: [{ type: 'Ready', status: 'True' }],
+        podIP: '10.0.0.1',
+      });
+    }
+  }
+}

@@ -1,0 +1,62 @@
+// What a simulation run is asked to do (SimOptions) and what it reports (SimResult).
+import type { MapEvent } from '../loop/map-event.ts';
+import type { ApiModelOptions } from '../model/api-model.ts';
+import type { SafetyRules } from '../reconcile/safety-rules.ts';
+import type { Action } from './actions.ts';
+import type { AdmissionMode } from './admission-layer.ts';
+import type { KubectlOp } from './kubectl-actor.ts';
+import type { RepairRecord, SimViolation } from './repair-point.ts';
+
+export type { SimViolation } from './repair-point.ts';
+
+export interface SimOptions {
+  seed: number;
+  steps: number;
+  /** Controller replicas, all active at once (default 2). */
+  replicas?: number;
+  /** Probability that a step injects an API fault (default 0.04). */
+  faultRate?: number;
+  /** Probability that an `agent` action takes the capture agent down, so starts fail (default 0.15). */
+  agentDownRate?: number;
+  /** Legacy-writer actions that force the seed's corrupt states (default true). */
+  adversary?: boolean;
+  /** Steps between quiet periods with convergence checks (default 300). */
+  quiesceEvery?: number;
+  /**
+   * The rules the controllers and holders apply (default core's SAFETY_RULES). Tests pass one broken
+   * on purpose (testing/broken-rules.ts) to prove the simulator catches it.
+   */
+  rules?: SafetyRules;
+  /** Test-only: route events through this instead of core's mapEvent (a routing bug on purpose). */
+  mapEvent?: MapEvent;
+  /** Replays spent shrinking a failing trace (default 300; 0 keeps the whole failing prefix). */
+  shrinkBudget?: number;
+  /** Extra model options (e.g. CRD schema defaulting and validation). */
+  modelOptions?: Omit<ApiModelOptions, 'clock' | 'seed'>;
+  /**
+   * A person with kubectl making random direct writes (kubectl-actor.ts), and what the API server
+   * enforces (admission-layer.ts; the model's options then come from there, not `modelOptions`).
+   * On: every safety invariant holds after every step. Off: from the actor's first write that the
+   * "on" layers would have refused until the next quiet period, which is a repair point
+   * (repair-point.ts: controllers, then doctor, then doctor --fix), safety is suspended, except P7's
+   * transitions: what the controllers decide about the damage must still never take a pod away.
+   */
+  kubectl?: {
+    admission: AdmissionMode;
+    /** Probability of a kubectl write per step (default 0.03). */
+    rate?: number;
+    /** The kinds of writes the actor makes (default: all). */
+    ops?: readonly KubectlOp[];
+  };
+}
+
+export interface SimResult {
+  seed: number;
+  steps: number;
+  violations: SimViolation[];
+  /** The actions that ran, up to and including the first violating one. */
+  trace: Action[];
+  stats: Record<string, number>;
+  /** The repair points of an admission-off run, in order. */
+  repairs: RepairRecord[];
+}
