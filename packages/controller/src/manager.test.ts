@@ -15,8 +15,8 @@ import {
   SimCaptureAgent,
   schemaModelOptions,
 } from '@claimkit/core';
+import { LeaderElector } from '@claimkit/kube';
 import { afterEach, describe, expect, it } from 'vitest';
-import { LeaseElector } from './leader.ts';
 import { Manager } from './manager.ts';
 
 const NS = 'ns1';
@@ -214,9 +214,9 @@ describe('Manager on the in-memory API model', () => {
     const m = model();
     kubelet(m);
     const mk = (identity: string) =>
-      new LeaseElector({
-        client: m as Client,
+      new LeaderElector(m as Client, {
         namespace: 'kube-system',
+        name: 'claimkit-controller',
         identity,
         retryPeriodSeconds: 0.05,
         leaseDurationSeconds: 2,
