@@ -2,7 +2,6 @@ export * from './agent/agent.ts';
 export * from './backends/index.ts';
 export * from './flags.ts';
 export * from './instrument.ts';
-export * from './leader.ts';
 export * from './log.ts';
 export * from './manager.ts';
 export * from './manifests.ts';

@@ -1,39 +1,18 @@
-// Structured JSON logs, one object per line: {"time","level","msg",...fields}.
-export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
-const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
-export const LOG_LEVELS = Object.keys(ORDER) as LogLevel[];
+// The controller writes core's one log shape (api/log.ts: JSON lines of time, level, msg and
+// fields) to stderr.
+import { createLogger, type LogFields, type Logger, type LogLevel } from '@claimkit/core';
 
-export interface Logger {
-  debug(msg: string, fields?: Record<string, unknown>): void;
-  info(msg: string, fields?: Record<string, unknown>): void;
-  warn(msg: string, fields?: Record<string, unknown>): void;
-  error(msg: string, fields?: Record<string, unknown>): void;
-  with(fields: Record<string, unknown>): Logger;
-}
+export { LOG_LEVELS, type Logger, type LogLevel, silentLogger } from '@claimkit/core';
 
+const stderrLine = (line: string): void => {
+  process.stderr.write(`${line}\n`);
+};
+
+/** core's JSON logger on stderr, or on `write` (which gets each line without its newline). */
 export function jsonLogger(
   level: LogLevel = 'info',
-  write: (line: string) => void = (l) => process.stderr.write(l),
-  base: Record<string, unknown> = {},
+  write: (line: string) => void = stderrLine,
+  fields?: LogFields,
 ): Logger {
-  const min = ORDER[level];
-  const emit = (lvl: LogLevel, msg: string, fields?: Record<string, unknown>) => {
-    if (ORDER[lvl] < min) return;
-    write(`${JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...base, ...fields })}\n`);
-  };
-  return {
-    debug: (m, f) => emit('debug', m, f),
-    info: (m, f) => emit('info', m, f),
-    warn: (m, f) => emit('warn', m, f),
-    error: (m, f) => emit('error', m, f),
-    with: (f) => jsonLogger(level, write, { ...base, ...f }),
-  };
+  return createLogger({ level, write, ...(fields ? { fields } : {}) });
 }
-
-export const silentLogger: Logger = {
-  debug: () => {},
-  info: () => {},
-  warn: () => {},
-  error: () => {},
-  with: () => silentLogger,
-};

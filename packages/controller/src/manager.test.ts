@@ -13,8 +13,8 @@ import {
 } from '@claimkit/core';
 import { ApiModel, SimCaptureAgent } from '@claimkit/core/model';
 import { checkConvergence, checkSafety } from '@claimkit/core/testing';
+import { LeaderElector } from '@claimkit/kube';
 import { afterEach, describe, expect, it } from 'vitest';
-import { LeaseElector } from './leader.ts';
 import { Manager } from './manager.ts';
 
 const NS = 'ns1';
@@ -212,9 +212,9 @@ describe('Manager on the in-memory API model', () => {
     const m = model();
     kubelet(m);
     const mk = (identity: string) =>
-      new LeaseElector({
-        client: m as Client,
+      new LeaderElector(m as Client, {
         namespace: 'kube-system',
+        name: 'claimkit-controller',
         identity,
         retryPeriodSeconds: 0.05,
         leaseDurationSeconds: 2,

@@ -39,11 +39,12 @@ import { ControllerMetrics } from './metrics.ts';
 import { OWN_WRITES_TTL_MS, OwnWrites, recordingWritesTo } from './own-writes.ts';
 import { WorkQueue } from './queue.ts';
 
+/** What the Manager campaigns with: @claimkit/kube's LeaderElector (the loop around core's leaseStep). */
 export interface Elector {
-  /** Campaigns until release(); calls back when leadership starts and stops. */
-  run(handlers: { onStartedLeading: () => void; onStoppedLeading: () => void }): void;
+  /** Campaigns until stop(); calls back when leadership starts and stops. */
+  start(handlers: { onStartedLeading(): void; onStoppedLeading(): void }): void;
   /** Stops campaigning and gives the lease up if held. */
-  release(): Promise<void>;
+  stop(): Promise<void>;
 }
 
 export interface ManagerOptions {
@@ -196,7 +197,7 @@ export class Manager {
     const n = Math.max(1, this.opts.concurrency ?? 4);
     for (let i = 0; i < n; i++) this.workers.push(this.worker(i));
     if (this.opts.elector) {
-      this.opts.elector.run({
+      this.opts.elector.start({
         onStartedLeading: () => this.activate(),
         onStoppedLeading: () => this.deactivate(),
       });
@@ -226,7 +227,7 @@ export class Manager {
     ]);
     this.timers.clearTimeout(timer);
     await this.flushEvents();
-    if (this.opts.elector) await this.opts.elector.release();
+    if (this.opts.elector) await this.opts.elector.stop();
     this.ready = false;
     this.log.info('stopped');
   }

@@ -4,7 +4,7 @@
 // cache would patch the status again (a redundant write) or race the informer. client-go
 // controllers solve the same problem with "expectations"; this is the narrow version: skip only
 // when the cache shows a version we know we superseded, and only for a while.
-import type { AnyObject, Client, Kind, ObjectKey } from '@claimkit/core';
+import { type AnyObject, type Client, intercept, type Kind, type ObjectKey } from '@claimkit/core';
 
 /** How long a record of our own writes may hold a key back if its watch event never comes. */
 export const OWN_WRITES_TTL_MS = 5_000;
@@ -70,23 +70,20 @@ export class OwnWrites {
  * everything else passes through untouched.
  */
 export function recordingWritesTo(client: Client, kind: Kind, key: ObjectKey, written: string[]): Client {
-  const same = (k: string, ns: string | undefined, name: string) =>
-    k === kind && (ns ?? '') === (key.namespace ?? '') && name === key.name;
-  const note = <T>(k: string, ns: string | undefined, name: string, result: T): T => {
-    const rv = (result as AnyObject | undefined)?.metadata?.resourceVersion;
-    if (rv !== undefined && same(k, ns, name)) written.push(rv);
-    return result;
-  };
-  const ofObject = async <T extends AnyObject>(obj: T, write: (o: T) => Promise<T>) =>
-    note(obj.kind, obj.metadata.namespace, obj.metadata.name, await write(obj));
-  return {
-    get: (k, kk) => client.get(k, kk),
-    list: (k, o) => client.list(k, o),
-    create: (obj) => ofObject(obj, (o) => client.create(o)),
-    update: (obj) => ofObject(obj, (o) => client.update(o)),
-    updateStatus: (obj) => ofObject(obj, (o) => client.updateStatus(o)),
-    patch: async (k, kk, p, o) => note(k, kk.namespace, kk.name, await client.patch(k, kk, p, o)),
-    patchStatus: async (k, kk, p, o) => note(k, kk.namespace, kk.name, await client.patchStatus(k, kk, p, o)),
-    delete: async (k, kk, o) => note(k, kk.namespace, kk.name, await client.delete(k, kk, o)),
-  };
+  return intercept(client, {
+    request: async (call, next) => {
+      const result = await next();
+      if (
+        call.verb !== 'get' &&
+        call.verb !== 'list' &&
+        call.kind === kind &&
+        (call.key.namespace ?? '') === (key.namespace ?? '') &&
+        call.key.name === key.name
+      ) {
+        const rv = (result as AnyObject | undefined)?.metadata?.resourceVersion;
+        if (rv !== undefined) written.push(rv);
+      }
+      return result;
+    },
+  });
 }

@@ -10,10 +10,10 @@ import {
   type KubeConfig,
   KubeConfigError,
   KubeEventRecorder,
+  LeaderElector,
   loadKubeConfig,
 } from '@claimkit/kube';
 import { DispatchingBackend, HttpCaptureBackend, KubeletCaptureBackend } from './backends/index.ts';
-import { LeaseElector } from './leader.ts';
 import { type Logger, silentLogger } from './log.ts';
 import { Manager, type ManagerOptions } from './manager.ts';
 import { ControllerMetrics } from './metrics.ts';
@@ -91,9 +91,9 @@ export function createKubeController(o: KubeControllerOptions = {}): KubeControl
       }),
     ...(o.leaderElect
       ? {
-          elector: new LeaseElector({
-            client,
+          elector: new LeaderElector(client, {
             namespace: o.leaseNamespace ?? 'claimkit-system',
+            name: 'claimkit-controller',
             identity,
             log,
           }),

@@ -6,12 +6,15 @@
 export * from './api/conditions.ts';
 export * from './api/constants.ts';
 export * from './api/errors.ts';
+export * from './api/interceptor.ts';
 export * from './api/json.ts';
 export * from './api/labels.ts';
 export * from './api/list-match.ts';
+export * from './api/log.ts';
 export * from './api/meta.ts';
 export type * from './api/ports.ts';
 export * from './api/types.ts';
+export * from './api/verbs.ts';
 export * from './capture/backend.ts';
 export * from './capture/candidates.ts';
 export * from './capture/claim.ts';

@@ -14,6 +14,7 @@ import {
   type LabelSelector,
   type ListOptions,
   type ListWatcher,
+  type Logger,
   matchesList,
   type ObjectKey,
   type ObjectList,
@@ -31,12 +32,8 @@ export interface InformerHandler<T> {
   onDelete?(obj: T): void;
 }
 
-/** Where an informer reports what went wrong (the controller's Logger fits). */
-export interface InformerLog {
-  info(msg: string, fields?: Record<string, unknown>): void;
-  warn(msg: string, fields?: Record<string, unknown>): void;
-  error(msg: string, fields?: Record<string, unknown>): void;
-}
+/** Where an informer reports what went wrong: core's Logger, or just these three of its methods. */
+export type InformerLog = Pick<Logger, 'info' | 'warn' | 'error'>;
 
 export interface InformerOptions {
   namespace?: string;

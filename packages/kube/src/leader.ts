@@ -1,14 +1,23 @@
 // Lease-based leader election: the loop around core's `leaseStep` (the decision lives in core).
 // Leading starts when a round writes the lease; it stops when another holder is seen, when renewals
 // have failed for longer than the renew deadline, or on stop() (which releases the lease so a
-// successor need not wait for expiry). Leadership is for efficiency, never for safety.
+// successor need not wait for expiry). Leadership is for efficiency, never for safety. The
+// controller's Manager campaigns with it directly (its `elector` option), over any core Client.
 import {
   type Client,
   type LeaderLeaseParams,
   type LeaseStepResult,
+  type Logger,
   leaseStep,
   releaseLeaderLease,
 } from '@claimkit/core';
+import { errorText } from './informer.ts';
+
+/** Called when this elector starts and stops leading. */
+export interface LeadershipHandlers {
+  onStartedLeading(): void;
+  onStoppedLeading(): void;
+}
 
 export interface LeaderElectorOptions {
   namespace: string;
@@ -28,6 +37,8 @@ export interface LeaderElectorOptions {
   /** The observed holder changed (also our own identity). */
   onNewLeader?(identity: string): void;
   onError?(e: unknown): void;
+  /** Logs leadership changes (info), losing the lead and failed rounds (warn). */
+  log?: Logger;
 }
 
 const defaultSleep = (ms: number, signal: AbortSignal): Promise<void> =>
@@ -51,6 +62,7 @@ export class LeaderElector {
   private observed: string | undefined;
   private readonly abort = new AbortController();
   private running: Promise<void> | undefined;
+  private handlers: LeadershipHandlers | undefined;
 
   constructor(client: Client, opts: LeaderElectorOptions) {
     this.client = client;
@@ -76,7 +88,9 @@ export class LeaderElector {
     return this.observed;
   }
 
-  start(): void {
+  /** Campaigns until stop(); `handlers` hear leadership changes besides the options' callbacks. */
+  start(handlers?: LeadershipHandlers): void {
+    if (handlers) this.handlers = handlers;
     if (!this.running && !this.abort.signal.aborted) this.running = this.run();
   }
 
@@ -94,23 +108,46 @@ export class LeaderElector {
     return this.opts.clock?.now() ?? Date.now();
   }
 
-  private safe(fn: (() => void) | undefined): void {
+  private safe(fn: () => void): void {
     try {
-      fn?.();
+      fn();
     } catch (e) {
-      this.opts.onError?.(e);
+      this.failed(e);
     }
+  }
+
+  private failed(e: unknown): void {
+    this.opts.log?.warn('leader election', { lease: this.lease, error: errorText(e) });
+    try {
+      this.opts.onError?.(e);
+    } catch {
+      // the caller's handler
+    }
+  }
+
+  private get lease(): string {
+    return `${this.params.namespace}/${this.params.name}`;
   }
 
   private setLeading(v: boolean): void {
     if (v === this.leading) return;
     this.leading = v;
-    this.safe(v ? this.opts.onStartedLeading?.bind(this.opts) : this.opts.onStoppedLeading?.bind(this.opts));
+    const fields = { lease: this.lease, identity: this.params.identity };
+    if (v) {
+      this.opts.log?.info('became leader', fields);
+      this.safe(() => this.opts.onStartedLeading?.());
+      this.safe(() => this.handlers?.onStartedLeading());
+    } else {
+      this.opts.log?.warn('stopped leading', fields);
+      this.safe(() => this.opts.onStoppedLeading?.());
+      this.safe(() => this.handlers?.onStoppedLeading());
+    }
   }
 
   private observe(holder: string | undefined): void {
     if (holder === undefined || holder === this.observed) return;
     this.observed = holder;
+    this.opts.log?.info('leader', { lease: this.lease, leader: holder });
     this.safe(() => this.opts.onNewLeader?.(holder));
   }
 
@@ -126,7 +163,7 @@ export class LeaderElector {
       this.observe(r.holder);
       this.setLeading(false);
     } else {
-      if (r.error) this.safe(() => this.opts.onError?.(r.error));
+      if (r.error) this.failed(r.error);
       const deadline = (this.opts.renewDeadlineSeconds ?? 10) * 1000;
       if (this.leading && now - this.lastRenew > deadline) this.setLeading(false);
     }

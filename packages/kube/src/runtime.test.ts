@@ -3,9 +3,9 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ApiError, type Client, type KubeEvent } from '@claimkit/core';
+import { ApiError, type Client, createLogger, type KubeEvent } from '@claimkit/core';
 import { ApiModel, ManualClock } from '@claimkit/core/model';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { KubeEventRecorder } from './events.ts';
 import { KubeConfigError, loadKubeConfig } from './kubeconfig.ts';
 import { LeaderElector } from './leader.ts';
@@ -125,6 +125,48 @@ describe('LeaderElector rounds on the API model', () => {
       'b sees b',
       'b +',
       'b -',
+    ]);
+  });
+
+  it("start(handlers): the Manager's handlers hear leadership besides the callbacks; changes are logged; stop() releases", async () => {
+    const clock = new ManualClock(T0);
+    const model = new ApiModel({ clock });
+    const lines: string[] = [];
+    const log = createLogger({ level: 'debug', write: (l) => lines.push(l), now: () => clock.now() });
+    const heard: string[] = [];
+    const e = new LeaderElector(model, {
+      namespace: 'sys',
+      name: 'lead',
+      identity: 'a',
+      clock,
+      log,
+      // One round, then wait for stop().
+      sleep: (_ms, signal) => new Promise((r) => signal.addEventListener('abort', () => r(), { once: true })),
+      onStartedLeading: () => heard.push('option +'),
+      onStoppedLeading: () => heard.push('option -'),
+    });
+    e.start({
+      onStartedLeading: () => heard.push('manager +'),
+      onStoppedLeading: () => {
+        heard.push('manager -');
+        throw new Error('handler broke');
+      },
+    });
+    await vi.waitFor(() => expect(e.isLeader()).toBe(true));
+    await e.stop();
+    expect(e.isLeader()).toBe(false);
+    expect(heard).toEqual(['option +', 'manager +', 'option -', 'manager -']);
+    expect(model.getNow('Lease', { namespace: 'sys', name: 'lead' }).spec.holderIdentity).toBe('');
+    expect(
+      lines.map((l) => {
+        const o = JSON.parse(l);
+        return `${o.level} ${o.msg} ${o.lease} ${o.leader ?? o.identity ?? o.error}`;
+      }),
+    ).toEqual([
+      'info leader sys/lead a',
+      'info became leader sys/lead a',
+      'warn stopped leading sys/lead a',
+      'warn leader election sys/lead handler broke',
     ]);
   });
 

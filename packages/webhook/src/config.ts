@@ -1,7 +1,8 @@
 // Configuration shared by the Node and Deno entries: flags first, then environment variables.
 // Pure: the entry passes its argv and environment in.
+
+import { isLogLevel, LOG_LEVELS, type LogLevel } from '@claimkit/core';
 import { DEFAULT_CONTROLLER_USERNAME } from './app.ts';
-import type { LogLevel } from './logger.ts';
 
 export interface WebhookConfig {
   port: number;
@@ -81,8 +82,8 @@ export function parseConfig(argv: readonly string[], env: Record<string, string 
     throw new ConfigError(`--claim-index must be kube or off, got ${claimIndex}`);
   }
   const logLevel = flags.get('log-level') ?? env.CLAIMKIT_WEBHOOK_LOG_LEVEL ?? 'info';
-  if (!['debug', 'info', 'warn', 'error'].includes(logLevel))
-    throw new ConfigError(`invalid log level ${logLevel}`);
+  if (!isLogLevel(logLevel))
+    throw new ConfigError(`invalid log level ${logLevel} (want one of ${LOG_LEVELS.join('|')})`);
   return {
     port,
     host: flags.get('host') ?? env.CLAIMKIT_WEBHOOK_HOST ?? '0.0.0.0',
@@ -94,6 +95,6 @@ export function parseConfig(argv: readonly string[], env: Record<string, string 
     controllerGroups: list(flags.get('controller-groups') ?? env.CLAIMKIT_WEBHOOK_CONTROLLER_GROUPS) ?? [],
     kubeconfig: flags.get('kubeconfig') ?? env.KUBECONFIG ?? '',
     claimIndex,
-    logLevel: logLevel as LogLevel,
+    logLevel,
   };
 }

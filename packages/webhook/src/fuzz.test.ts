@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import type { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
 import { ROUTES } from './app.ts';
-import type { Logger } from './logger.ts';
+import { type Logger, silentLogger } from './logger.ts';
 import {
   CONTROLLER,
   capture,
@@ -23,9 +23,7 @@ const PATHS = ROUTES.map((r) => r.path);
 function harness(): { app: Hono; errors: string[] } {
   const errors: string[] = [];
   const logger: Logger = {
-    debug() {},
-    info() {},
-    warn() {},
+    ...silentLogger,
     error: (m, f) => errors.push(`${m} ${JSON.stringify(f)}`),
   };
   const { app, index } = testApp({ logger });

@@ -1,30 +1,14 @@
-// A structured logger: one JSON object per line. Runtime-free (console only).
-export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+// The webhook writes core's one log shape (api/log.ts: JSON lines of time, level, msg and fields)
+// to stdout through console.log, which Node and Deno both have.
+import { createLogger, type Logger, type LogLevel } from '@claimkit/core';
 
-export interface Logger {
-  debug(msg: string, fields?: Record<string, unknown>): void;
-  info(msg: string, fields?: Record<string, unknown>): void;
-  warn(msg: string, fields?: Record<string, unknown>): void;
-  error(msg: string, fields?: Record<string, unknown>): void;
-}
+export { LOG_LEVELS, type Logger, type LogLevel, silentLogger } from '@claimkit/core';
 
-const ORDER: Record<LogLevel, number> = { debug: 0, info: 1, warn: 2, error: 3 };
-
+/** core's JSON logger on stdout, or on `write` (which gets each line without its newline). */
 export function jsonLogger(
   level: LogLevel = 'info',
-  write: (line: string) => void = (l) => console.log(l),
-  now: () => number = Date.now,
+  write: (line: string) => void = (line) => console.log(line),
+  now?: () => number,
 ): Logger {
-  const emit = (lvl: LogLevel, msg: string, fields?: Record<string, unknown>) => {
-    if (ORDER[lvl] < ORDER[level]) return;
-    write(JSON.stringify({ ts: new Date(now()).toISOString(), level: lvl, msg, ...fields }));
-  };
-  return {
-    debug: (m, f) => emit('debug', m, f),
-    info: (m, f) => emit('info', m, f),
-    warn: (m, f) => emit('warn', m, f),
-    error: (m, f) => emit('error', m, f),
-  };
+  return createLogger({ level, write, ...(now ? { now } : {}) });
 }
-
-export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };

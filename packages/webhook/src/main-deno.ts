@@ -44,7 +44,7 @@ try {
   console.error(err.message);
   Deno.exit(err.message.startsWith('claimkit-webhook:') ? 0 : 2);
 }
-const logger = jsonLogger(cfg.logLevel);
+const logger = jsonLogger(cfg.logLevel).with({ logger: 'claimkit-webhook' });
 let stopIndex = async () => {};
 let index = new MemoryPodClaimIndex({ enabled: false, synced: true });
 if (cfg.claimIndex === 'kube') {

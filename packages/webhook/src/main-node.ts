@@ -16,7 +16,7 @@ async function main(): Promise<void> {
     console.error(err.message);
     process.exit(err.message.startsWith('claimkit-webhook:') ? 0 : 2);
   }
-  const logger = jsonLogger(cfg.logLevel);
+  const logger = jsonLogger(cfg.logLevel).with({ logger: 'claimkit-webhook' });
   const watched =
     cfg.claimIndex === 'kube' ? watchPodClaims(kubeClientFor(cfg.kubeconfig), logger) : undefined;
   const index = watched?.index ?? new MemoryPodClaimIndex({ enabled: false, synced: true });

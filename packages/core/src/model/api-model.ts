@@ -20,6 +20,7 @@ import type {
   WatchOptions,
 } from '../api/ports.ts';
 import { type AnyObject, KIND_INFO, type Kind, type KindMap } from '../api/types.ts';
+import type { RequestVerb } from '../api/verbs.ts';
 import {
   type AdmissionCheck,
   type AdmissionOperation,
@@ -28,7 +29,7 @@ import {
   type UserInfo,
 } from './admission.ts';
 import { type Clock, ManualClock, Rng } from './clock.ts';
-import { FaultInjector, type Verb } from './faults.ts';
+import { FaultInjector } from './faults.ts';
 
 type Obj = KubeObject & { [field: string]: unknown };
 
@@ -75,7 +76,7 @@ interface Req {
 
 /** Every write the model accepted, for tests that count API writes. */
 export interface WriteRecord {
-  verb: Verb;
+  verb: RequestVerb;
   kind: Kind;
   name: string;
 }
@@ -475,7 +476,7 @@ export class ApiModel implements Client, Watcher {
     return b;
   }
 
-  private fault(verb: Verb, kind: Kind, name: string | undefined): void {
+  private fault(verb: RequestVerb, kind: Kind, name: string | undefined): void {
     const rule = this.faults.check(verb, kind, name);
     const isRead = verb === 'get' || verb === 'list';
     if (rule && (isRead || !rule.appliedBeforeError)) throw FaultInjector.errorFor(rule, verb, kind, name);
@@ -484,7 +485,7 @@ export class ApiModel implements Client, Watcher {
 
   private pendingAppliedFault: ApiError | undefined;
 
-  private async write<T>(verb: Verb, kind: Kind, name: string, fn: () => T): Promise<T> {
+  private async write<T>(verb: RequestVerb, kind: Kind, name: string, fn: () => T): Promise<T> {
     this.pendingAppliedFault = undefined;
     this.fault(verb, kind, name);
     const after = this.pendingAppliedFault;

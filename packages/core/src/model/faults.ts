@@ -2,21 +2,11 @@
 import { ApiError, type ApiErrorReason } from '../api/errors.ts';
 import type { ObjectKey } from '../api/meta.ts';
 import type { Kind } from '../api/types.ts';
+import type { RequestVerb } from '../api/verbs.ts';
 import type { Rng } from './clock.ts';
 
-export type Verb =
-  | 'get'
-  | 'list'
-  | 'watch'
-  | 'create'
-  | 'update'
-  | 'patch'
-  | 'updateStatus'
-  | 'patchStatus'
-  | 'delete';
-
 export interface FaultRule {
-  verbs?: Verb[];
+  verbs?: RequestVerb[];
   kinds?: Kind[];
   name?: string;
   reason: ApiErrorReason;
@@ -63,7 +53,7 @@ export class FaultInjector {
   /** While true no rule fires (the simulator's own users and kubelets are not under test). */
   suspended = false;
 
-  check(verb: Verb, kind: Kind, name: string | undefined): FaultRule | undefined {
+  check(verb: RequestVerb, kind: Kind, name: string | undefined): FaultRule | undefined {
     if (this.suspended) return undefined;
     const now = this.now();
     this.rules = this.rules.filter((r) => (r.untilMs === undefined || r.untilMs > now) && r.times !== 0);
@@ -78,7 +68,7 @@ export class FaultInjector {
     return undefined;
   }
 
-  static errorFor(rule: FaultRule, verb: Verb, kind: Kind, name: string | undefined): ApiError {
+  static errorFor(rule: FaultRule, verb: RequestVerb, kind: Kind, name: string | undefined): ApiError {
     const what = `${verb} ${kind}${name ? ` ${name}` : ''}`;
     return new ApiError(rule.reason, `injected fault: ${rule.reason} on ${what}`, {
       ...(rule.reason === 'TooManyRequests' ? { retryAfterSeconds: 1 } : {}),

@@ -3,8 +3,8 @@
 // and the agent, legacy writers and (when on) a person with kubectl.
 import type { ApiErrorReason } from '../api/errors.ts';
 import type { Kind } from '../api/types.ts';
+import type { RequestVerb } from '../api/verbs.ts';
 import type { Rng } from '../model/clock.ts';
-import type { Verb } from '../model/faults.ts';
 import { LEASE_SECONDS, WORKERS } from './cluster.ts';
 import { genKubectlWrite, type KubectlOp, type KubectlWrite } from './kubectl-actor.ts';
 import type { SimOptions } from './options.ts';
@@ -20,7 +20,7 @@ export type Action =
   | { t: 'scaleSet'; replicas: number }
   | { t: 'createClaim' }
   | { t: 'deleteClaim'; i: number }
-  | { t: 'fault'; verb: Verb; kind: Kind; reason: ApiErrorReason; times: number; applied: boolean }
+  | { t: 'fault'; verb: RequestVerb; kind: Kind; reason: ApiErrorReason; times: number; applied: boolean }
   | { t: 'lag'; ctl: number; lag: number; reads: number }
   | { t: 'restart'; ctl: number }
   | { t: 'holder'; i: number; op: 'acquire' | 'complete' | 'fail' | 'renew' }
@@ -41,7 +41,7 @@ const FAULT_REASONS: ApiErrorReason[] = [
   'Gone',
   'Forbidden',
 ];
-const FAULT_VERBS: Verb[] = [
+const FAULT_VERBS: RequestVerb[] = [
   'get',
   'list',
   'update',

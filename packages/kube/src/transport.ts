@@ -1,0 +1,169 @@
+// The HTTP side of the kube client. client-node's KubeConfig authenticates each request (client
+// certificates, tokens, exec plugins, TLS) and its fetch-based library sends it over one kept-alive
+// connection pool. Every request has a timeout; an answer that says the server did not process it
+// (429, or 5xx with Retry-After) is sent again after the wait the server asked for; a request that
+// got no answer at all becomes an ApiError naming the server.
+import {
+  type HttpMethod,
+  IsomorphicFetchHttpLibrary,
+  type KubeConfig,
+  RequestContext,
+  type ResponseContext,
+} from '@kubernetes/client-node';
+import { type RequestDescription, transportError } from './errors.ts';
+
+export interface TransportOptions {
+  /** Per-request timeout (a watch: until its response headers). Default 30 s. */
+  timeoutMs?: number;
+  /** Sent as User-Agent. */
+  userAgent?: string;
+  /**
+   * How many times a request answered 429, or 5xx with a Retry-After header, is sent again after
+   * waiting what the server asked (at most 10 s each time), as client-go does; such an answer means
+   * the server did not process it ("storage is (re)initializing", priority-and-fairness rejections).
+   * Default 3; 0 turns it off.
+   */
+  retryThrottled?: number;
+  /** Act as another user (kubectl --as / --as-group): Impersonate-User and Impersonate-Group headers. */
+  impersonate?: { user: string; group?: string };
+}
+
+export interface HttpRequest {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** The path below the server URL, e.g. `/api/v1/namespaces/ns/pods`. */
+  path: string;
+  query?: Record<string, string | undefined>;
+  /** Sent as JSON. */
+  body?: unknown;
+  /** Default application/json. */
+  contentType?: string;
+  /** What the request is about, for messages: `podclaims ns/name`. */
+  what: string;
+}
+
+export interface HttpResponse {
+  status: number;
+  /** Header names in lower case. */
+  headers: Record<string, string>;
+  text: string;
+}
+
+/** Hears every attempt of a request: its HTTP status (0 when no answer came) and duration. */
+export type AttemptObserver = (status: number, ms: number) => void;
+
+const JSON_CT = 'application/json';
+const MAX_RETRY_AFTER_SECONDS = 10;
+
+/** Seconds to wait before sending a throttled request again, or undefined when it was not throttled. */
+export function throttleWait(r: Pick<HttpResponse, 'status' | 'headers'>): number | undefined {
+  const header = r.headers['retry-after'];
+  const throttled = r.status === 429 || (r.status >= 500 && header !== undefined);
+  const wait = Number(header);
+  if (!throttled || !Number.isFinite(wait) || wait < 0) return undefined;
+  return Math.min(wait, MAX_RETRY_AFTER_SECONDS);
+}
+
+export class KubeTransport {
+  readonly kubeConfig: KubeConfig;
+  /** The API server URL of the current context, without a trailing slash. */
+  readonly server: string;
+  readonly timeoutMs: number;
+  private readonly http = new IsomorphicFetchHttpLibrary();
+  private readonly retryThrottled: number;
+  private readonly impersonate: { user: string; group?: string } | undefined;
+  private readonly userAgent: string;
+  private dispatcher: ReturnType<RequestContext['getDispatcher']>;
+
+  constructor(kc: KubeConfig, opts: TransportOptions = {}) {
+    const cluster = kc.getCurrentCluster();
+    if (!cluster) {
+      throw new Error(`kubeconfig: context "${kc.getCurrentContext()}" names no cluster`);
+    }
+    this.kubeConfig = kc;
+    this.server = cluster.server.replace(/\/+$/, '');
+    this.timeoutMs = opts.timeoutMs ?? 30_000;
+    this.retryThrottled = Math.max(0, opts.retryThrottled ?? 3);
+    this.impersonate = opts.impersonate;
+    this.userAgent = opts.userAgent ?? 'claimkit';
+  }
+
+  describe(req: Pick<HttpRequest, 'what'> & { method: string }): RequestDescription {
+    return { method: req.method, what: req.what, server: this.server };
+  }
+
+  /**
+   * The request, sent again while the server answers it throttled (see retryThrottled). Resolves
+   * with the last HTTP answer, whatever its status; throws ApiError when no answer came.
+   */
+  async send(req: HttpRequest, observe?: AttemptObserver): Promise<HttpResponse> {
+    let r = await this.attempt(req, observe);
+    for (let retry = 0; retry < this.retryThrottled; retry++) {
+      const wait = throttleWait(r);
+      if (wait === undefined) break;
+      await new Promise((resolve) => setTimeout(resolve, wait * 1000));
+      r = await this.attempt(req, observe);
+    }
+    return r;
+  }
+
+  /** One request, no retries, with the per-request timeout (or `timeoutMs`). */
+  async sendOnce(req: HttpRequest, timeoutMs = this.timeoutMs): Promise<HttpResponse> {
+    try {
+      const resp = await this.open(req, AbortSignal.timeout(timeoutMs));
+      return { status: resp.httpStatusCode, headers: resp.headers, text: await resp.body.text() };
+    } catch (e) {
+      throw transportError(e, this.describe(req));
+    }
+  }
+
+  /**
+   * Sends the request and resolves at the response headers, leaving the body to the caller (a
+   * watch streams it). `signal` aborts it at any point. Failures are thrown as they come.
+   */
+  async open(req: HttpRequest, signal: AbortSignal): Promise<ResponseContext> {
+    const ctx = await this.context(req, signal);
+    return this.http.send(ctx).toPromise();
+  }
+
+  private async attempt(req: HttpRequest, observe: AttemptObserver | undefined): Promise<HttpResponse> {
+    const t0 = performance.now();
+    let r: HttpResponse;
+    try {
+      r = await this.sendOnce(req);
+    } catch (e) {
+      observe?.(0, performance.now() - t0);
+      throw e;
+    }
+    observe?.(r.status, performance.now() - t0);
+    return r;
+  }
+
+  private async context(req: HttpRequest, signal: AbortSignal): Promise<RequestContext> {
+    const url = new URL(this.server + req.path);
+    for (const [k, v] of Object.entries(req.query ?? {})) if (v !== undefined) url.searchParams.set(k, v);
+    const ctx = new RequestContext(
+      url.toString(),
+      req.method as (typeof HttpMethod)[keyof typeof HttpMethod],
+    );
+    ctx.setHeaderParam('Accept', JSON_CT);
+    ctx.setHeaderParam('User-Agent', this.userAgent);
+    if (this.impersonate) {
+      ctx.setHeaderParam('Impersonate-User', this.impersonate.user);
+      if (this.impersonate.group) ctx.setHeaderParam('Impersonate-Group', this.impersonate.group);
+    }
+    if (req.body !== undefined) {
+      ctx.setHeaderParam('Content-Type', req.contentType ?? JSON_CT);
+      ctx.setBody(JSON.stringify(req.body));
+    }
+    ctx.setSignal(signal);
+    await this.kubeConfig.applySecurityAuthentication(ctx);
+    // client-node builds a new connection pool (an undici Agent) for every request it authenticates:
+    // keep the first one, so requests reuse kept-alive TLS connections instead of a handshake each.
+    const dispatcher = ctx.getDispatcher();
+    if (dispatcher !== undefined) {
+      this.dispatcher ??= dispatcher;
+      ctx.setDispatcher(this.dispatcher);
+    }
+    return ctx;
+  }
+}
