@@ -16,18 +16,14 @@ import {
   LABEL_STATE,
   type ListWatcher,
   mapEvent,
-  type ObjectKey,
   type PodClaim,
   parseReconcileKey,
   RECONCILE_KINDS,
   type Reader,
   type ReconcileKind,
   type RoutingView,
-  reconcileCapture,
+  reconcile,
   reconcileKey,
-  reconcilePodClaim,
-  reconcilePodClaimSet,
-  reconcilePodPool,
   sweepCaptures,
   type Timers,
   type WatchedKind,
@@ -426,23 +422,6 @@ export class Manager {
   /** PodClaims in the cache (for tests and metrics). */
   cachedClaims(namespace?: string): PodClaim[] {
     return this.claims.list(namespace);
-  }
-}
-
-function reconcile(
-  kind: ReconcileKind,
-  deps: Parameters<typeof reconcileCapture>[0],
-  key: ObjectKey,
-): Promise<{ requeueAfterMs?: number }> {
-  switch (kind) {
-    case 'Capture':
-      return reconcileCapture(deps, key);
-    case 'PodClaim':
-      return reconcilePodClaim(deps, key);
-    case 'PodClaimSet':
-      return reconcilePodClaimSet(deps, key);
-    case 'PodPool':
-      return reconcilePodPool(deps, key);
   }
 }
 

@@ -25,6 +25,7 @@ export * from './cel/index.ts';
 export * from './lease/leader-lease.ts';
 export * from './loop/map-event.ts';
 export * from './loop/reconcile-key.ts';
+export * from './loop/reconcilers.ts';
 export * from './manifests/manifest-file.ts';
 export * from './policies/index.ts';
 export * from './pool/candidates.ts';

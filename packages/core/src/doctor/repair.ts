@@ -8,7 +8,7 @@
 // A repair of a pod's labels (CK003, CK004, CK010, CK011) is confirmed by the runner just before it
 // is written: a live read of the pod, then of the claims, must still show the same finding, so a
 // pod is never released for a claim that started to reference it after the snapshot was taken.
-import { setCondition } from '../api/conditions.ts';
+
 import { ANNOTATION_MIGRATE, ANNOTATION_MIGRATE_TO } from '../api/constants.ts';
 import { deepEqual } from '../api/json.ts';
 import { keyOf, keyString, type ObjectKey, parseTimestamp, toTimestamp } from '../api/meta.ts';
@@ -24,6 +24,7 @@ import {
 import { decideCapture, decideDiscardUnfencedResult } from '../reconcile/capture.ts';
 import type { Decision, Write } from '../reconcile/decision.ts';
 import { event } from '../reconcile/decision.ts';
+import { statusPatch } from '../reconcile/podclaim/claim-writes.ts';
 import { decidePodClaim } from '../reconcile/podclaim.ts';
 import { type DoctorSnapshot, type Finding, referencesByPod } from './checks.ts';
 
@@ -78,7 +79,7 @@ class Index {
   }
 }
 
-/** The claim's status with `phase` and a Ready condition to match, fenced on the claim's UID. */
+/** The claim's status with `phase` and a Ready condition to match, as the controller writes it. */
 function claimStatusWrite(
   c: PodClaim,
   status: PodClaimStatus,
@@ -86,28 +87,7 @@ function claimStatusWrite(
   message: string,
   why: string,
 ): Write {
-  const phase = status.phase ?? 'Pending';
-  const ready = {
-    type: 'Ready',
-    status: phase === 'Bound' ? ('True' as const) : ('False' as const),
-    reason: phase,
-    message,
-    observedGeneration: c.metadata.generation ?? 0,
-  };
-  return {
-    op: 'patchStatus',
-    kind: 'PodClaim',
-    key: keyOf(c),
-    patch: {
-      status: {
-        ...status,
-        phase,
-        conditions: setCondition(c.status?.conditions, ready, now),
-      },
-    },
-    precondition: { uid: c.metadata.uid! },
-    why,
-  };
+  return { ...statusPatch(c, status, now, message), why };
 }
 
 /** P2: clear podName/nodeName and mark Lost (the controller binds again when an Idle pod exists). */

@@ -2,6 +2,7 @@
 // controller's Manager wires a process: every watched change is routed (core's mapEvent and pod
 // reference index) to the queues of several controller replicas, each with its own lagging cache,
 // which reconcile one key at a time with core's reconcilers.
+
 import { isApiError } from '../api/errors.ts';
 import type { Client, Reader } from '../api/ports.ts';
 import type { AnyObject, Capture, Pod, PodClaim } from '../api/types.ts';
@@ -15,14 +16,11 @@ import {
   type WatchedKind,
 } from '../loop/map-event.ts';
 import { parseReconcileKey, RECONCILE_KINDS, reconcileKey } from '../loop/reconcile-key.ts';
+import { reconcile } from '../loop/reconcilers.ts';
 import { type ApiModel, CacheView, ApiModel as Model } from '../model/api-model.ts';
 import { SimCaptureAgent } from '../model/capture-agent.ts';
 import { ManualClock, Rng } from '../model/clock.ts';
 import { ClaimIndex } from '../pool/claim-index.ts';
-import { reconcileCapture } from '../reconcile/capture.ts';
-import { reconcilePodClaim } from '../reconcile/podclaim.ts';
-import { reconcilePodClaimSet } from '../reconcile/podclaimset.ts';
-import { reconcilePodPool } from '../reconcile/podpool.ts';
 import { SAFETY_RULES, type SafetyRules } from '../reconcile/safety-rules.ts';
 import type { Action } from './actions.ts';
 import { type AdmissionMode, admissionLayer, type Refusal } from './admission-layer.ts';
@@ -265,11 +263,7 @@ export class World {
     };
     this.count(`reconcile.${kind}`);
     try {
-      let res: { requeueAfterMs?: number } = {};
-      if (kind === 'Capture') res = await reconcileCapture(deps, key);
-      else if (kind === 'PodClaim') res = await reconcilePodClaim(deps, key);
-      else if (kind === 'PodClaimSet') res = await reconcilePodClaimSet(deps, key);
-      else if (kind === 'PodPool') res = await reconcilePodPool(deps, key);
+      const res = await reconcile(kind, deps, key);
       ctl.failures.delete(next);
       if (res.requeueAfterMs !== undefined) this.requeue(ctl, next, now + res.requeueAfterMs);
     } catch (e) {

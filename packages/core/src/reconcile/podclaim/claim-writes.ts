@@ -119,10 +119,9 @@ export function statusPatch(
             : 'waiting for an Idle pod'),
     observedGeneration,
   };
-  // The previous Ready decides lastTransitionTime; the rest of `status.conditions` is kept.
-  const prevReady = (c.status?.conditions ?? []).filter((x) => x.type === 'Ready');
-  const others = (status.conditions ?? []).filter((x) => x.type !== 'Ready');
-  const conditions = [...others, ...setCondition(prevReady, ready, now)];
+  // A partial status (a repair's) keeps the claim's other conditions; the previous Ready decides
+  // lastTransitionTime.
+  const conditions = setCondition(status.conditions ?? c.status?.conditions, ready, now);
   return {
     op: 'patchStatus',
     kind: 'PodClaim',

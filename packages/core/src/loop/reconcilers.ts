@@ -1,0 +1,31 @@
+// The control loop's table: one reconciler per reconciled kind. The controller's Manager and the
+// simulator's World both dispatch through it (and route events through map-event.ts), so neither
+// has its own idea of which code reconciles what.
+import type { ObjectKey } from '../api/meta.ts';
+import { type CaptureDeps, reconcileCapture } from '../reconcile/capture.ts';
+import { reconcilePodClaim } from '../reconcile/podclaim.ts';
+import { reconcilePodClaimSet } from '../reconcile/podclaimset.ts';
+import { reconcilePodPool } from '../reconcile/podpool.ts';
+import type { ReconcileResult } from '../reconcile/step.ts';
+import type { ReconcileKind } from './reconcile-key.ts';
+
+/** What every reconciler may use: the cache, the client, the clock, Events, the capture backend, the rules. */
+export type ReconcileDeps = CaptureDeps;
+
+export const RECONCILERS: Readonly<
+  Record<ReconcileKind, (deps: ReconcileDeps, key: ObjectKey) => Promise<ReconcileResult>>
+> = Object.freeze({
+  Capture: reconcileCapture,
+  PodClaim: reconcilePodClaim,
+  PodClaimSet: reconcilePodClaimSet,
+  PodPool: reconcilePodPool,
+});
+
+/** One reconcile of one key, by the table. */
+export function reconcile(
+  kind: ReconcileKind,
+  deps: ReconcileDeps,
+  key: ObjectKey,
+): Promise<ReconcileResult> {
+  return RECONCILERS[kind](deps, key);
+}
