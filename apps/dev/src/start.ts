@@ -34,7 +34,7 @@ const AGENT_PORT = 8750;
 
 function logLevel(): LogLevel {
   const v = process.env.CLAIMKIT_LOG_LEVEL ?? 'warn';
-  if (!(LOG_LEVELS as string[]).includes(v)) {
+  if (!(LOG_LEVELS as readonly string[]).includes(v)) {
     throw new Error(`CLAIMKIT_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got ${JSON.stringify(v)})`);
   }
   return v as LogLevel;
