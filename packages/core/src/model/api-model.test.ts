@@ -16,7 +16,8 @@ import {
   withFinalizers,
   withLabels,
 } from '../testing/fixtures.ts';
-import { ApiModel, CacheView } from './api-model.ts';
+import { ApiModel } from './api-model.ts';
+import { CacheView } from './cache-view.ts';
 import { ManualClock } from './clock.ts';
 
 const ns = 'default';

@@ -12,7 +12,6 @@ import type {
   MergePatch,
   ObjectList,
   PatchOptions,
-  Reader,
   WatchEvent,
   WatchEventType,
   Watcher,
@@ -692,7 +691,7 @@ function invalid(kind: Kind, name: string, causes: FieldCause[]): ApiError {
   return new ApiError('Invalid', `${kind} "${name}" is invalid: ${detail}`, { causes });
 }
 
-function keyOfObj(o: { metadata: { namespace?: string; name: string } }): ObjectKey {
+export function keyOfObj(o: { metadata: { namespace?: string; name: string } }): ObjectKey {
   return { namespace: o.metadata.namespace ?? '', name: o.metadata.name };
 }
 
@@ -700,69 +699,4 @@ function specOf(kind: Kind, o: Obj): unknown {
   if (KIND_INFO[kind].hasSpec) return o.spec;
   const { metadata: _m, status: _s, ...rest } = o;
   return rest;
-}
-
-/** A Reader that serves what an informer cache would: the model's state `lag` events ago. */
-export class CacheView implements Reader {
-  private readonly store = new Map<Kind, Map<string, Obj>>();
-  private appliedRv = 0;
-  lag: number;
-
-  private readonly model: ApiModel;
-
-  constructor(model: ApiModel, lag = 0) {
-    this.model = model;
-    this.lag = lag;
-    this.relist();
-  }
-
-  private relist(): void {
-    this.store.clear();
-    const snap = this.model.snapshot();
-    for (const kind of Object.keys(snap) as Kind[]) {
-      const b = new Map<string, Obj>();
-      for (const o of snap[kind]) b.set(keyString(keyOfObj(o)), o as unknown as Obj);
-      this.store.set(kind, b);
-    }
-    this.appliedRv = Number(this.model.resourceVersion);
-  }
-
-  /** Applies events up to `lag` behind the head. */
-  sync(): void {
-    const { events, complete } = this.model.eventsSince(this.appliedRv);
-    if (!complete) {
-      this.relist();
-      return;
-    }
-    const upto = events.length - this.lag;
-    for (let i = 0; i < upto; i++) {
-      const e = events[i]!;
-      let b = this.store.get(e.kind);
-      if (!b) {
-        b = new Map();
-        this.store.set(e.kind, b);
-      }
-      const k = keyString(keyOfObj(e.object));
-      if (e.type === 'DELETED') b.delete(k);
-      else b.set(k, clone(e.object));
-      this.appliedRv = e.rv;
-    }
-  }
-
-  async get<K extends Kind>(kind: K, key: ObjectKey): Promise<KindMap[K]> {
-    this.sync();
-    const o = this.store.get(kind)?.get(keyString(key));
-    if (!o) throw new ApiError('NotFound', `${KIND_INFO[kind].plural} "${key.name}" not found (cache)`);
-    return clone(o) as unknown as KindMap[K];
-  }
-
-  async list<K extends Kind>(kind: K, opts: ListOptions = {}): Promise<ObjectList<KindMap[K]>> {
-    this.sync();
-    const items: KindMap[K][] = [];
-    for (const o of this.store.get(kind)?.values() ?? []) {
-      if (matchesList(o, opts)) items.push(clone(o) as unknown as KindMap[K]);
-    }
-    items.sort((a, b) => keyString(keyOfObj(a)).localeCompare(keyString(keyOfObj(b))));
-    return { items, resourceVersion: String(this.appliedRv) };
-  }
 }

@@ -4,6 +4,7 @@
 // agent; and the conformance cases that hold the model and the real API server to the same answers.
 export * from './admission.ts';
 export * from './api-model.ts';
+export * from './cache-view.ts';
 export * from './capture-agent.ts';
 export * from './clock.ts';
 export * from './conformance.ts';

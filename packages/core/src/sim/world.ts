@@ -17,7 +17,8 @@ import {
 } from '../loop/map-event.ts';
 import { parseReconcileKey, RECONCILE_KINDS, reconcileKey } from '../loop/reconcile-key.ts';
 import { reconcile } from '../loop/reconcilers.ts';
-import { type ApiModel, CacheView, ApiModel as Model } from '../model/api-model.ts';
+import { type ApiModel, ApiModel as Model } from '../model/api-model.ts';
+import { CacheView } from '../model/cache-view.ts';
 import { SimCaptureAgent } from '../model/capture-agent.ts';
 import { ManualClock, Rng } from '../model/clock.ts';
 import { ClaimIndex } from '../pool/claim-index.ts';

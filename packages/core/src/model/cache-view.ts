@@ -1,0 +1,76 @@
+// What a controller replica's informer cache would serve, built on the in-memory model: the model's
+// state `lag` events ago, relisted when the model's event window no longer reaches back that far.
+import { ApiError } from '../api/errors.ts';
+import { clone } from '../api/json.ts';
+import { matchesList } from '../api/list-match.ts';
+import { type KubeObject, keyString, type ObjectKey } from '../api/meta.ts';
+import type { ListOptions, ObjectList, Reader } from '../api/ports.ts';
+import { KIND_INFO, type Kind, type KindMap } from '../api/types.ts';
+import { type ApiModel, keyOfObj } from './api-model.ts';
+
+type Obj = KubeObject & { [field: string]: unknown };
+
+/** A Reader that serves what an informer cache would: the model's state `lag` events ago. */
+export class CacheView implements Reader {
+  private readonly store = new Map<Kind, Map<string, Obj>>();
+  private appliedRv = 0;
+  lag: number;
+
+  private readonly model: ApiModel;
+
+  constructor(model: ApiModel, lag = 0) {
+    this.model = model;
+    this.lag = lag;
+    this.relist();
+  }
+
+  private relist(): void {
+    this.store.clear();
+    const snap = this.model.snapshot();
+    for (const kind of Object.keys(snap) as Kind[]) {
+      const b = new Map<string, Obj>();
+      for (const o of snap[kind]) b.set(keyString(keyOfObj(o)), o as unknown as Obj);
+      this.store.set(kind, b);
+    }
+    this.appliedRv = Number(this.model.resourceVersion);
+  }
+
+  /** Applies events up to `lag` behind the head. */
+  sync(): void {
+    const { events, complete } = this.model.eventsSince(this.appliedRv);
+    if (!complete) {
+      this.relist();
+      return;
+    }
+    const upto = events.length - this.lag;
+    for (let i = 0; i < upto; i++) {
+      const e = events[i]!;
+      let b = this.store.get(e.kind);
+      if (!b) {
+        b = new Map();
+        this.store.set(e.kind, b);
+      }
+      const k = keyString(keyOfObj(e.object));
+      if (e.type === 'DELETED') b.delete(k);
+      else b.set(k, clone(e.object));
+      this.appliedRv = e.rv;
+    }
+  }
+
+  async get<K extends Kind>(kind: K, key: ObjectKey): Promise<KindMap[K]> {
+    this.sync();
+    const o = this.store.get(kind)?.get(keyString(key));
+    if (!o) throw new ApiError('NotFound', `${KIND_INFO[kind].plural} "${key.name}" not found (cache)`);
+    return clone(o) as unknown as KindMap[K];
+  }
+
+  async list<K extends Kind>(kind: K, opts: ListOptions = {}): Promise<ObjectList<KindMap[K]>> {
+    this.sync();
+    const items: KindMap[K][] = [];
+    for (const o of this.store.get(kind)?.values() ?? []) {
+      if (matchesList(o, opts)) items.push(clone(o) as unknown as KindMap[K]);
+    }
+    items.sort((a, b) => keyString(keyOfObj(a)).localeCompare(keyString(keyOfObj(b))));
+    return { items, resourceVersion: String(this.appliedRv) };
+  }
+}
