@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 // Tests run against each package's TypeScript sources (the `source` export condition), so no
@@ -8,7 +9,7 @@ export default defineConfig({
   resolve: { conditions },
   ssr: { resolve: { conditions, externalConditions: ['source'] } },
   test: {
-    reporters: ['default', './scripts/summary-reporter.ts'],
+    reporters: ['default', './scripts/sim-steps-reporter.ts', './scripts/summary-reporter.ts'],
     projects: [
       {
         extends: true,
@@ -16,6 +17,9 @@ export default defineConfig({
           name: 'unit',
           include: ['packages/*/src/**/*.test.ts', 'tools/*/src/**/*.test.ts', 'apps/dev/src/**/*.test.ts'],
           testTimeout: 30_000,
+          // vitest's default (one core less than the machine) is a single worker on 2 cores, which
+          // runs the simulator's 1M steps file after file; two workers use both.
+          maxWorkers: Math.max(2, availableParallelism() - 1),
         },
       },
       {
