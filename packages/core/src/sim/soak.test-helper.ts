@@ -29,8 +29,11 @@ const console = (globalThis as unknown as { console: { log(s: string): void } })
 
 /** Describes a run in a failure: the seed and the options that differ from the defaults. */
 export function describeRun(run: SoakRun): string {
-  const { modelOptions, ...rest } = run.options ?? {};
-  const shown = JSON.stringify({ ...rest, ...(modelOptions ? { modelOptions: 'schema' } : {}) });
+  const { modelOptions, rules, mapEvent, ...rest } = run.options ?? {};
+  // Functions do not serialise; say that they were passed.
+  const passed = { modelOptions, rules, mapEvent };
+  const named = Object.fromEntries(Object.entries(passed).flatMap(([k, v]) => (v ? [[k, 'given']] : [])));
+  const shown = JSON.stringify({ ...rest, ...named });
   return `seed ${run.seed} ${shown}`;
 }
 
