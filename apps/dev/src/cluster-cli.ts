@@ -1,24 +1,35 @@
-// pnpm cluster up | down | status — a local control plane for development, in the background.
+// pnpm cluster up | down | status | stop | kill | start | restart — a local control plane for
+// development, in the background.
 //   eval "$(pnpm cluster up)"      starts one (or reuses the running one) and exports KUBECONFIG
-//   pnpm cluster status            lists runs (also test runs in progress) and their health;
-//                                  exits 1 when one of them is not ready
+//   pnpm cluster status            lists runs (also test runs in progress), each component's pid
+//                                  and health; exits 1 when one of them is not ready
 //   pnpm cluster down              stops background clusters and cleans up leftovers of crashed runs
+//   pnpm cluster restart COMPONENT stops (kill: SIGKILLs) and starts one component of the background
+//                                  cluster (etcd, kube-apiserver, kube-controller-manager,
+//                                  kube-scheduler, kwok), waiting until it is healthy again
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import {
+  COMPONENTS,
+  componentStates,
   crdDir,
   installCrds,
   isAlive,
+  isComponentName,
   isOurs,
   makeClients,
   type PidFile,
   readPidFile,
   reapRuns,
+  restartComponent,
   runsDir,
+  startComponent,
   startLocalCluster,
+  stopComponent,
 } from '@claimkit/e2e/harness';
 
-const usage = 'usage: pnpm cluster up [--nodes N] | down | status';
+const usage = `usage: pnpm cluster up [--nodes N] | down | status | stop|kill|start|restart COMPONENT
+  COMPONENT: ${COMPONENTS.join(', ')}`;
 
 function runs(): PidFile[] {
   let names: string[];
@@ -105,7 +116,13 @@ async function status(): Promise<number> {
   for (const p of all) {
     const kind = p.persistent ? 'background (pnpm cluster up)' : `test run of pid ${p.owner}`;
     const owner = p.persistent || isAlive(p.owner) ? '' : ' [owner gone: leftover]';
-    const procs = p.procs.map((r) => `${r.name}:${isOurs(r) ? r.pid : 'dead'}`).join(' ');
+    const states = await componentStates(p.stateDir);
+    const procs = states
+      .map((c) => {
+        const health = c.healthy === false ? ' unhealthy' : '';
+        return `${c.name}:${c.running ? `${c.pid}${health}` : 'dead'}`;
+      })
+      .join(' ');
     const health = running(p) ? await readyz(p) : 'stopped';
     allUp &&= health === 'ready';
     console.log(
@@ -116,8 +133,36 @@ async function status(): Promise<number> {
   return allUp ? 0 : 1; // 1: some listed cluster is not healthy
 }
 
+/** stop, kill, start or restart one component of the background cluster (else of the newest run). */
+async function component(cmd: 'stop' | 'kill' | 'start' | 'restart', args: string[]): Promise<number> {
+  const name = args[0];
+  if (!name || !isComponentName(name) || args.length > 1) {
+    console.error(usage);
+    return 2;
+  }
+  const all = runs();
+  const run = all.filter((p) => p.persistent).at(-1) ?? all.at(-1);
+  if (!run) {
+    console.error('no cluster: `pnpm cluster up` starts one');
+    return 1;
+  }
+  const t0 = Date.now();
+  if (cmd === 'stop' || cmd === 'kill') await stopComponent(run.stateDir, name, { kill: cmd === 'kill' });
+  else if (cmd === 'start') await startComponent(run.stateDir, name);
+  else await restartComponent(run.stateDir, name);
+  const state = (await componentStates(run.stateDir)).find((c) => c.name === name);
+  const now = state?.running ? `running (pid ${state.pid})` : 'stopped';
+  console.error(`${name} of ${run.server}: ${now} after ${cmd} in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
+  return 0;
+}
+
 async function main(cmd: string | undefined, rest: string[]): Promise<number> {
   switch (cmd) {
+    case 'stop':
+    case 'kill':
+    case 'start':
+    case 'restart':
+      return component(cmd, rest);
     case 'up':
       return up(rest);
     case 'down':

@@ -17,9 +17,11 @@ export default async function setup(project: TestProject) {
   const cluster = await startCluster(provider);
   project.provide('claimkitHelm', await helm);
   let kubernetesVersion: string;
+  let stateDir: string | undefined;
   if (cluster.provider === 'local') {
     const local = cluster as LocalCluster;
     kubernetesVersion = local.kubernetesVersion;
+    stateDir = local.stateDir;
     process.stderr.write(
       `[e2e] local cluster up in ${((Date.now() - t0) / 1000).toFixed(1)}s ` +
         `(binaries ${(local.timings.binariesMs / 1000).toFixed(1)}s, start ${(local.timings.startMs / 1000).toFixed(1)}s); ` +
@@ -35,6 +37,7 @@ export default async function setup(project: TestProject) {
     userName: cluster.userName,
     server: cluster.server,
     kubernetesVersion,
+    ...(stateDir ? { stateDir } : {}),
   };
   project.provide('claimkitE2E', info);
   return async () => {

@@ -34,6 +34,7 @@ import { type Logger, silentLogger } from './log.ts';
 import { ControllerMetrics } from './metrics.ts';
 import { OWN_WRITES_TTL_MS, OwnWrites, recordingWritesTo } from './own-writes.ts';
 import { WorkQueue } from './queue.ts';
+import { Readiness } from './readiness.ts';
 
 /** What the Manager campaigns with: @claimkit/kube's LeaderElector (the loop around core's leaseStep). */
 export interface Elector {
@@ -70,6 +71,15 @@ export interface ManagerOptions {
   shutdownGraceMs?: number;
   /** Count API requests through the wrapper (leave false when the client reports them itself). */
   instrument?: boolean;
+  /**
+   * /readyz: how the API server is probed (default: a one-item list of Captures through `source`)
+   * and how often while ready (default 10 s) and while not (default 1 s). See readiness.ts.
+   */
+  readiness?: {
+    probe?: () => Promise<unknown>;
+    probeIntervalMs?: number;
+    recoveringProbeIntervalMs?: number;
+  };
   queue?: { baseDelayMs?: number; maxDelayMs?: number; qps?: number; burst?: number };
 }
 
@@ -99,7 +109,7 @@ export class Manager {
   private sweeping = false;
   private stopping = false;
   private started = false;
-  ready = false;
+  private readonly readiness: Readiness;
   /** Reconciles completed (any result), for tests and benches. */
   reconciles = 0;
 
@@ -111,7 +121,23 @@ export class Manager {
     const obs = (r: { verb: string; kind: string; code: number }) =>
       this.metrics.apiRequests.inc({ verb: r.verb, resource: r.kind, code: String(r.code) });
     this.client = opts.instrument === false ? opts.client : instrumentClient(opts.client, obs);
-    this.source = opts.instrument === false ? opts.source : instrumentSource(opts.source, obs);
+    const source = opts.instrument === false ? opts.source : instrumentSource(opts.source, obs);
+    const r = opts.readiness ?? {};
+    this.readiness = new Readiness({
+      timers: this.timers,
+      probe:
+        r.probe ??
+        (() =>
+          source.list('Capture', { limit: 1, ...(opts.namespace ? { namespace: opts.namespace } : {}) })),
+      ...(r.probeIntervalMs !== undefined ? { probeIntervalMs: r.probeIntervalMs } : {}),
+      ...(r.recoveringProbeIntervalMs !== undefined
+        ? { recoveringProbeIntervalMs: r.recoveringProbeIntervalMs }
+        : {}),
+      onChange: (ready, reason) =>
+        ready ? this.log.info('ready') : this.log.warn('not ready', { reason: reason || 'stopped' }),
+    });
+    // The informers list and watch through the tracker, so their failures make /readyz fail.
+    this.source = this.readiness.track(source);
     this.queue = new WorkQueue({
       timers: this.timers,
       ...opts.queue,
@@ -186,7 +212,7 @@ export class Manager {
     if (this.started) throw new Error('manager already started');
     this.started = true;
     await this.cache.start(); // an InformerStartError names the kind that could not be listed
-    this.ready = true;
+    this.readiness.start();
     this.log.info('caches synced', {
       objects: Object.fromEntries(this.informers.map((i) => [i.kind, i.size])),
     });
@@ -200,6 +226,16 @@ export class Manager {
     } else this.activate();
   }
 
+  /** /readyz: the informers synced and the API server reachable (readiness.ts). */
+  get ready(): boolean {
+    return this.readiness.ready;
+  }
+
+  /** Why not ready ('' when ready). */
+  get notReadyReason(): string {
+    return this.readiness.reason;
+  }
+
   get leading(): boolean {
     return this.active;
   }
@@ -210,6 +246,7 @@ export class Manager {
     this.stopping = true;
     this.log.info('shutting down', { inFlight: this.queue.inFlight() });
     this.cache.stop();
+    this.readiness.stop();
     this.clearTimers();
     this.queue.shutDown();
     this.activeGate.resolve();
@@ -224,7 +261,6 @@ export class Manager {
     this.timers.clearTimeout(timer);
     await this.flushEvents();
     if (this.opts.elector) await this.opts.elector.stop();
-    this.ready = false;
     this.log.info('stopped');
   }
 

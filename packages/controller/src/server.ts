@@ -23,9 +23,10 @@ export async function serveEndpoints(mgr: Manager, ep: Endpoints): Promise<Runni
       };
       if (which.has('metrics') && path === '/metrics')
         return text(200, mgr.metrics.registry.render(), 'text/plain; version=0.0.4; charset=utf-8');
+      // /healthz is about this process (it answers); /readyz about its view of the API server.
       if (which.has('health') && path === '/healthz') return text(200, 'ok\n');
       if (which.has('health') && path === '/readyz')
-        return mgr.ready ? text(200, 'ok\n') : text(503, 'informers not synced\n');
+        return mgr.ready ? text(200, 'ok\n') : text(503, `${mgr.notReadyReason}\n`);
       return text(404, 'not found\n');
     });
   const servers: Server[] = [];

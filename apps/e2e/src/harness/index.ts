@@ -26,6 +26,17 @@ export {
   type V1Pod,
 } from './kube.ts';
 export { type LocalCluster, type LocalClusterOptions, startLocalCluster } from './local.ts';
+export {
+  COMPONENTS,
+  type ComponentName,
+  type ComponentState,
+  componentStates,
+  isComponentName,
+  restartComponent,
+  startComponent,
+  stopComponent,
+  untilAllHealthy,
+} from './local-control.ts';
 export { crdDir, repoRoot, runsDir } from './paths.ts';
 export { E2E_USER } from './pki.ts';
 export { isAlive, isOurs, type PidFile, readPidFile, reapRuns } from './procs.ts';

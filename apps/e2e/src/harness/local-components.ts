@@ -76,11 +76,15 @@ export async function createRunPki(run: Run): Promise<RunPki> {
 /** Starts etcd and waits for its /health. */
 export async function startEtcd(run: Run, wait: Wait): Promise<void> {
   const { etcd: port, etcdPeer } = run.ports;
-  const etcd = run.start('etcd', [
-    `-data-dir=${join(run.stateDir, 'etcd')}`,
-    `-listen-client-url=http://127.0.0.1:${port}`,
-    `-listen-peer-url=http://127.0.0.1:${etcdPeer}`,
-  ]);
+  const etcd = run.start(
+    'etcd',
+    [
+      `-data-dir=${join(run.stateDir, 'etcd')}`,
+      `-listen-client-url=http://127.0.0.1:${port}`,
+      `-listen-peer-url=http://127.0.0.1:${etcdPeer}`,
+    ],
+    `http://127.0.0.1:${port}/health`,
+  );
   await Promise.race([
     dies(etcd),
     waitFor('etcd /health', () => httpOk(`http://127.0.0.1:${port}/health`), {
@@ -92,27 +96,31 @@ export async function startEtcd(run: Run, wait: Wait): Promise<void> {
 
 /** Starts kube-apiserver (RBAC, service-account keys, loopback only) and waits for its /readyz. */
 export async function startApiserver(run: Run, { pki, adminTls }: RunPki, wait: Wait): Promise<void> {
-  const apiserver = run.start('kube-apiserver', [
-    `--etcd-servers=http://127.0.0.1:${run.ports.etcd}`,
-    '--bind-address=127.0.0.1',
-    '--advertise-address=127.0.0.1',
-    // Loopback may not be advertised through the endpoints of the `kubernetes` Service.
-    '--endpoint-reconciler-type=none',
-    `--secure-port=${run.ports.apiserver}`,
-    `--tls-cert-file=${pki.serving.cert}`,
-    `--tls-private-key-file=${pki.serving.key}`,
-    `--client-ca-file=${pki.caCert}`,
-    '--authorization-mode=Node,RBAC',
-    `--service-account-issuer=https://kubernetes.default.svc.cluster.local`,
-    `--service-account-key-file=${pki.saPub}`,
-    `--service-account-signing-key-file=${pki.saKey}`,
-    `--service-cluster-ip-range=${SERVICE_CIDR}`,
-    '--allow-privileged=true',
-    // /debug/pprof for `go tool pprof` when a benchmark needs to see where the server's CPU goes.
-    `--profiling=${process.env.CLAIMKIT_APISERVER_PROFILING === '1'}`,
-    `--cert-dir=${join(run.stateDir, 'apiserver')}`,
-    '--v=1',
-  ]);
+  const apiserver = run.start(
+    'kube-apiserver',
+    [
+      `--etcd-servers=http://127.0.0.1:${run.ports.etcd}`,
+      '--bind-address=127.0.0.1',
+      '--advertise-address=127.0.0.1',
+      // Loopback may not be advertised through the endpoints of the `kubernetes` Service.
+      '--endpoint-reconciler-type=none',
+      `--secure-port=${run.ports.apiserver}`,
+      `--tls-cert-file=${pki.serving.cert}`,
+      `--tls-private-key-file=${pki.serving.key}`,
+      `--client-ca-file=${pki.caCert}`,
+      '--authorization-mode=Node,RBAC',
+      `--service-account-issuer=https://kubernetes.default.svc.cluster.local`,
+      `--service-account-key-file=${pki.saPub}`,
+      `--service-account-signing-key-file=${pki.saKey}`,
+      `--service-cluster-ip-range=${SERVICE_CIDR}`,
+      '--allow-privileged=true',
+      // /debug/pprof for `go tool pprof` when a benchmark needs to see where the server's CPU goes.
+      `--profiling=${process.env.CLAIMKIT_APISERVER_PROFILING === '1'}`,
+      `--cert-dir=${join(run.stateDir, 'apiserver')}`,
+      '--v=1',
+    ],
+    `${run.server}/readyz`,
+  );
   await Promise.race([
     dies(apiserver),
     waitFor(
@@ -126,39 +134,47 @@ export async function startApiserver(run: Run, { pki, adminTls }: RunPki, wait: 
 /** Starts kube-controller-manager with the controllers the suites rely on (not waited for). */
 export function startControllerManager(run: Run, { pki, kubeconfigs }: RunPki): Started {
   const kubeconfig = kubeconfigs.controllerManager;
-  return run.start('kube-controller-manager', [
-    `--kubeconfig=${kubeconfig}`,
-    `--authentication-kubeconfig=${kubeconfig}`,
-    `--authorization-kubeconfig=${kubeconfig}`,
-    '--bind-address=127.0.0.1',
-    `--secure-port=${run.ports.controllerManager}`,
-    `--cert-dir=${join(run.stateDir, 'kube-controller-manager')}`,
-    '--leader-elect=false',
-    '--use-service-account-credentials=true',
-    `--service-account-private-key-file=${pki.saKey}`,
-    `--root-ca-file=${pki.caCert}`,
-    `--cluster-cidr=${POD_CIDR}`,
-    `--service-cluster-ip-range=${SERVICE_CIDR}`,
-    `--controllers=${CONTROLLERS.join(',')}`,
-    '--profiling=false',
-    '--v=1',
-  ]);
+  return run.start(
+    'kube-controller-manager',
+    [
+      `--kubeconfig=${kubeconfig}`,
+      `--authentication-kubeconfig=${kubeconfig}`,
+      `--authorization-kubeconfig=${kubeconfig}`,
+      '--bind-address=127.0.0.1',
+      `--secure-port=${run.ports.controllerManager}`,
+      `--cert-dir=${join(run.stateDir, 'kube-controller-manager')}`,
+      '--leader-elect=false',
+      '--use-service-account-credentials=true',
+      `--service-account-private-key-file=${pki.saKey}`,
+      `--root-ca-file=${pki.caCert}`,
+      `--cluster-cidr=${POD_CIDR}`,
+      `--service-cluster-ip-range=${SERVICE_CIDR}`,
+      `--controllers=${CONTROLLERS.join(',')}`,
+      '--profiling=false',
+      '--v=1',
+    ],
+    `https://127.0.0.1:${run.ports.controllerManager}/healthz`,
+  );
 }
 
 /** Starts kube-scheduler (not waited for). */
 export function startScheduler(run: Run, { kubeconfigs }: RunPki): Started {
   const kubeconfig = kubeconfigs.scheduler;
-  return run.start('kube-scheduler', [
-    `--kubeconfig=${kubeconfig}`,
-    `--authentication-kubeconfig=${kubeconfig}`,
-    `--authorization-kubeconfig=${kubeconfig}`,
-    '--bind-address=127.0.0.1',
-    `--secure-port=${run.ports.scheduler}`,
-    `--cert-dir=${join(run.stateDir, 'kube-scheduler')}`,
-    '--leader-elect=false',
-    '--profiling=false',
-    '--v=1',
-  ]);
+  return run.start(
+    'kube-scheduler',
+    [
+      `--kubeconfig=${kubeconfig}`,
+      `--authentication-kubeconfig=${kubeconfig}`,
+      `--authorization-kubeconfig=${kubeconfig}`,
+      '--bind-address=127.0.0.1',
+      `--secure-port=${run.ports.scheduler}`,
+      `--cert-dir=${join(run.stateDir, 'kube-scheduler')}`,
+      '--leader-elect=false',
+      '--profiling=false',
+      '--v=1',
+    ],
+    `https://127.0.0.1:${run.ports.scheduler}/healthz`,
+  );
 }
 
 /** Starts kwok with the stages of controlplane/kwok-stages, for the nodes annotated as fake. */
@@ -167,16 +183,20 @@ export function startKwok(run: Run, { kubeconfigs }: RunPki): Started {
     .filter((n) => n.endsWith('.yaml'))
     .sort()
     .map((n) => join(kwokStagesDir, n));
-  return run.start('kwok', [
-    `--kubeconfig=${kubeconfigs.kwok}`,
-    ...stages.map((s) => `--config=${s}`),
-    '--manage-all-nodes=false',
-    `--manage-nodes-with-annotation-selector=${FAKE_NODE_ANNOTATION}=fake`,
-    `--cidr=${POD_CIDR}`,
-    '--node-ip=10.240.0.1',
-    '--node-lease-duration-seconds=40',
-    `--server-address=127.0.0.1:${run.ports.kwok}`,
-  ]);
+  return run.start(
+    'kwok',
+    [
+      `--kubeconfig=${kubeconfigs.kwok}`,
+      ...stages.map((s) => `--config=${s}`),
+      '--manage-all-nodes=false',
+      `--manage-nodes-with-annotation-selector=${FAKE_NODE_ANNOTATION}=fake`,
+      `--cidr=${POD_CIDR}`,
+      '--node-ip=10.240.0.1',
+      '--node-lease-duration-seconds=40',
+      `--server-address=127.0.0.1:${run.ports.kwok}`,
+    ],
+    `http://127.0.0.1:${run.ports.kwok}/healthz`,
+  );
 }
 
 /** Creates the fake nodes kwok plays (kwok-node-0 ...); returns their names. */

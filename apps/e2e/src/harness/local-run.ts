@@ -11,6 +11,7 @@ import {
   PID_FILE,
   type PidFile,
   type ProcRecord,
+  readPidFile,
   type Started,
   signalAll,
   startProc,
@@ -35,8 +36,11 @@ export interface Run {
   server: string;
   kubeconfigPath: string;
   userKubeconfigPath: string;
-  /** Starts a control-plane binary of binDir in its own process group and records it in the pid file. */
-  start(name: string, args: string[]): Started;
+  /**
+   * Starts a control-plane binary of binDir in its own process group and records it in the pid
+   * file, with the URL that answers 200 when it is healthy.
+   */
+  start(name: string, args: string[], health?: string): Started;
   /** The last `lines` log lines of every component started, headed by its log file. */
   logTails(lines: number): string[];
   /** A persistent cluster, once up, outlives this process: no more exit and signal hooks. */
@@ -91,9 +95,12 @@ export async function createRun(
   };
   writePidFile(stateDir, pidFile);
 
-  const onExit = () => signalAll(procs);
+  // The pid file, not `procs`, is the truth once the run is up: a component restarted by another
+  // process (a test file, `pnpm cluster restart`) has a new pid there only.
+  const current = () => readPidFile(stateDir)?.procs ?? procs;
+  const onExit = () => signalAll(current());
   const onSignal = (sig: NodeJS.Signals) => {
-    signalAll(procs);
+    signalAll(current());
     // Nobody else handles this signal: restore the default behaviour (terminate).
     if (process.listenerCount(sig) === 0) process.kill(process.pid, sig);
   };
@@ -116,8 +123,8 @@ export async function createRun(
     server,
     kubeconfigPath,
     userKubeconfigPath,
-    start(name, args) {
-      const s = startProc(name, join(binDir, name), args, logDir, stateDir);
+    start(name, args, health) {
+      const s = startProc(name, join(binDir, name), args, logDir, stateDir, health);
       procs.push(s.rec);
       writePidFile(stateDir, pidFile);
       return s;
@@ -131,7 +138,7 @@ export async function createRun(
     detach,
     stop() {
       stopped ??= (async () => {
-        await killAll(procs);
+        await killAll(current());
         detach();
         if (o.keepState) rmSync(join(stateDir, PID_FILE), { force: true });
         else rmSync(stateDir, { recursive: true, force: true });

@@ -20,6 +20,10 @@ export interface ProcRecord {
   pid: number;
   /** Absolute path of the executable: a pid is only killed while /proc/<pid>/cmdline still names it. */
   exe: string;
+  /** The arguments it was started with, so that another process can start it again (local-control.ts). */
+  args?: string[];
+  /** Where it answers 200 when healthy (self-signed HTTPS is not verified). */
+  health?: string;
 }
 
 export interface PidFile {
@@ -51,6 +55,19 @@ export function writePidFile(stateDir: string, data: PidFile): void {
   renameSync(tmp, join(stateDir, PID_FILE));
 }
 
+/**
+ * Replaces the record of the component `rec.name` (a restart) in place: the order of the records is
+ * the start order, which stop relies on. Read-modify-write of the atomic file; restarts are rare.
+ */
+export function updatePidRecord(stateDir: string, rec: ProcRecord): void {
+  const pf = readPidFile(stateDir);
+  if (!pf) throw new Error(`no run in ${stateDir} (no ${PID_FILE})`);
+  const i = pf.procs.findIndex((p) => p.name === rec.name);
+  if (i < 0) throw new Error(`run ${stateDir} has no component ${rec.name}`);
+  pf.procs[i] = rec;
+  writePidFile(stateDir, pf);
+}
+
 export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -73,7 +90,7 @@ export function isOurs(rec: ProcRecord): boolean {
   }
 }
 
-function signalGroup(pid: number, sig: NodeJS.Signals): void {
+export function signalGroup(pid: number, sig: NodeJS.Signals): void {
   try {
     process.kill(-pid, sig);
   } catch {
@@ -118,7 +135,14 @@ export interface Started {
 }
 
 /** Starts exe in its own process group with stdout+stderr appended to <logDir>/<name>.log. */
-export function startProc(name: string, exe: string, args: string[], logDir: string, cwd: string): Started {
+export function startProc(
+  name: string,
+  exe: string,
+  args: string[],
+  logDir: string,
+  cwd: string,
+  health?: string,
+): Started {
   const logPath = join(logDir, `${name}.log`);
   const fd = openSync(logPath, 'a');
   const child = spawn(exe, args, {
@@ -134,7 +158,7 @@ export function startProc(name: string, exe: string, args: string[], logDir: str
     child.once('exit', (code, signal) => res({ code, signal }));
     child.once('error', () => res({ code: -1, signal: null }));
   });
-  return { rec: { name, pid: child.pid, exe }, child, exited, logPath };
+  return { rec: { name, pid: child.pid, exe, args, ...(health ? { health } : {}) }, child, exited, logPath };
 }
 
 export function tail(path: string, lines = 30): string {

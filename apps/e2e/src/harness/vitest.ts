@@ -14,6 +14,8 @@ export interface E2EClusterInfo {
   server: string;
   /** The version the control plane was built with (local provider), else what /version said. */
   kubernetesVersion: string;
+  /** The local provider's state directory (pid file, logs): what local-control.ts restarts components by. */
+  stateDir?: string;
 }
 
 declare module 'vitest' {
