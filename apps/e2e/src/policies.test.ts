@@ -22,7 +22,6 @@ import {
   POLICY_CASES,
   POLICY_NAMES,
   type PodClaim,
-  type PodPool,
   type PolicyCase,
   policyCaseObject,
   VERSION,
@@ -38,7 +37,7 @@ import {
   until,
 } from './controller/helpers.ts';
 import { writeServiceAccountKubeconfig } from './harness/identity.ts';
-import { failureStatus, makeClients, type V1Pod, waitFor } from './harness/index.ts';
+import { failureStatus, makeClients, testPool, type V1Pod, waitFor } from './harness/index.ts';
 import { apiMessage, type Clients, isNotFound } from './harness/kube.ts';
 import { E2E_USER } from './harness/pki.ts';
 import { e2eClients, e2eCluster, useTestNamespace } from './harness/vitest.ts';
@@ -468,25 +467,8 @@ describe('admission policies on the API server (CRDs + policies, no webhook)', (
 
     ctl = await startController(n, { kubeconfig: controllerKubeconfig });
     const c = kube();
-    const pool: PodPool = {
-      apiVersion: API_VERSION,
-      kind: 'PodPool',
-      metadata: { name: 'web', namespace: n },
-      spec: {
-        template: {
-          metadata: { labels: { app: 'web' } },
-          spec: {
-            containers: [{ name: 'main', image: 'registry.example/web:1' }],
-            terminationGracePeriodSeconds: 0,
-          },
-        } as PodPool['spec']['template'],
-        minIdle: 2,
-        maxPods: 10,
-        releasePolicy: 'Recycle',
-        // The source pod drains (state Draining, still claimed) before it is released.
-        drainSeconds: 2,
-      },
-    };
+    // The source pod drains (state Draining, still claimed) before it is released.
+    const pool = testPool(n, 'web', { minIdle: 2, maxPods: 10, drainSeconds: 2 });
     await c.create(pool);
     await c.create({
       apiVersion: API_VERSION,

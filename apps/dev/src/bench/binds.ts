@@ -1,8 +1,8 @@
 // Binds per second from a warm pool, live (claims created while the controller runs) and from a
 // backlog (a fresh controller with every claim Pending), against the same client's raw writes/s.
 import { createKubeController } from '@claimkit/controller';
-import { LABEL_STATE, type Pod, type PodClaim, type PodPool } from '@claimkit/core';
-import { waitFor } from '@claimkit/e2e/harness';
+import { LABEL_STATE, type Pod, type PodClaim } from '@claimkit/core';
+import { testPool, waitFor } from '@claimkit/e2e/harness';
 import { type BenchContext, benchNamespace, cleanup, forEachConcurrently, isReady, r1 } from './context.ts';
 import { bindWork, counters } from './controller-counters.ts';
 
@@ -59,24 +59,12 @@ export async function benchBinds(ctx: BenchContext, binds: number, concurrency: 
     });
   let ctl = newController();
   await ctl.manager.start();
-  const p: PodPool = {
-    apiVersion: 'claimkit.dev/v1alpha1',
-    kind: 'PodPool',
-    metadata: { name: 'warm', namespace: ns },
-    spec: {
-      template: {
-        metadata: { labels: { app: 'warm' } },
-        spec: {
-          containers: [{ name: 'main', image: 'registry.k8s.io/pause:3.10' }],
-          terminationGracePeriodSeconds: 0,
-        },
-      } as PodPool['spec']['template'],
-      minIdle: binds,
-      maxPods: binds, // no pod is created or deleted while claims bind
-      releasePolicy: 'Recycle',
-      drainSeconds: 0,
-    },
-  };
+  // No pod is created or deleted while claims bind.
+  const p = testPool(ns, 'warm', {
+    minIdle: binds,
+    maxPods: binds,
+    image: 'registry.k8s.io/pause:3.10',
+  });
   await kube.create(p);
   say(`warming ${binds} pool pods ...`);
   const warm = () =>

@@ -1,8 +1,8 @@
 // Finalize latency of a migrating claim: a claim mid-migration (source draining, target bound) is
 // deleted; how long until its finalizer has completed (the watch's DELETED event).
 import { createKubeController } from '@claimkit/controller';
-import { ANNOTATION_MIGRATE, LABEL_STATE, type PodClaim, type PodPool } from '@claimkit/core';
-import { waitFor } from '@claimkit/e2e/harness';
+import { ANNOTATION_MIGRATE, LABEL_STATE, type PodClaim } from '@claimkit/core';
+import { testPool, waitFor } from '@claimkit/e2e/harness';
 import { type BenchContext, benchNamespace, cleanup, isReady, summary } from './context.ts';
 
 export async function benchFinalize(ctx: BenchContext) {
@@ -11,24 +11,12 @@ export async function benchFinalize(ctx: BenchContext) {
   const ctl = createKubeController({ kubeconfig: ctx.kubeconfig, namespace: ns, concurrency: 4 });
   await ctl.manager.start();
   const n = 10;
-  const p: PodPool = {
-    apiVersion: 'claimkit.dev/v1alpha1',
-    kind: 'PodPool',
-    metadata: { name: 'mig', namespace: ns },
-    spec: {
-      template: {
-        metadata: { labels: { app: 'mig' } },
-        spec: {
-          containers: [{ name: 'main', image: 'registry.k8s.io/pause:3.10' }],
-          terminationGracePeriodSeconds: 0,
-        },
-      } as PodPool['spec']['template'],
-      minIdle: 2,
-      maxPods: 60,
-      releasePolicy: 'Recycle',
-      drainSeconds: 600,
-    },
-  };
+  const p = testPool(ns, 'mig', {
+    minIdle: 2,
+    maxPods: 60,
+    drainSeconds: 600,
+    image: 'registry.k8s.io/pause:3.10',
+  });
   await kube.create(p);
   const gone = new Map<string, number>();
   const stopWatching = kube.watch(

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { getOrUndefined, type PodClaim, type PodPool } from '@claimkit/core';
 import { runDoctor } from '@claimkit/core/doctor';
 import { expectAllInvariants, kube, until } from '../controller/helpers.ts';
+import { testPool } from '../harness/objects.ts';
 import { repoRoot } from '../harness/paths.ts';
 import { freePort } from '../harness/ports.ts';
 
@@ -90,24 +91,7 @@ export async function readyz(p: ControllerProcess): Promise<number> {
 }
 
 export function warmPool(ns: string, minIdle = 2): PodPool {
-  return {
-    apiVersion: 'claimkit.dev/v1alpha1',
-    kind: 'PodPool',
-    metadata: { name: 'warm', namespace: ns },
-    spec: {
-      template: {
-        metadata: { labels: { app: 'warm' } },
-        spec: {
-          containers: [{ name: 'main', image: 'registry.example/warm:1' }],
-          terminationGracePeriodSeconds: 0,
-        },
-      } as PodPool['spec']['template'],
-      minIdle,
-      maxPods: 40,
-      releasePolicy: 'Recycle',
-      drainSeconds: 0,
-    },
-  };
+  return testPool(ns, 'warm', { minIdle, maxPods: 40 });
 }
 
 /**

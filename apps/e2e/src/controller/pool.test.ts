@@ -1,7 +1,8 @@
 // PodPool on the real control plane: minIdle is kept as claims bind, and scale-down deletes only
 // Idle pods, even while binds race it (a delete carries the resourceVersion it observed).
-import { LABEL_STATE, type Pod, type PodClaim, type PodPool } from '@claimkit/core';
+import { LABEL_STATE, type Pod, type PodClaim } from '@claimkit/core';
 import { afterAll, describe, expect, it } from 'vitest';
+import { testPool } from '../harness/objects.ts';
 import { useTestNamespace } from '../harness/vitest.ts';
 import {
   expectAllInvariants,
@@ -38,24 +39,7 @@ describe('PodPool', () => {
     );
     stopWatch = stopWatching;
     ctl = await startController(ns.name);
-    const pool: PodPool = {
-      apiVersion: 'claimkit.dev/v1alpha1',
-      kind: 'PodPool',
-      metadata: { name: 'warm', namespace: ns.name },
-      spec: {
-        template: {
-          metadata: { labels: { app: 'warm' } },
-          spec: {
-            containers: [{ name: 'main', image: 'registry.example/warm:1' }],
-            terminationGracePeriodSeconds: 0,
-          },
-        } as PodPool['spec']['template'],
-        minIdle: 3,
-        maxPods: 30,
-        releasePolicy: 'Recycle',
-        drainSeconds: 0,
-      },
-    };
+    const pool = testPool(ns.name, 'warm', { minIdle: 3, maxPods: 30 });
     await c.create(pool);
     const idle = async () =>
       (await c.list('Pod', { namespace: ns.name })).items.filter(

@@ -15,6 +15,7 @@ import {
 } from '@claimkit/core';
 import { runDoctor } from '@claimkit/core/doctor';
 import { afterAll, describe, expect, it } from 'vitest';
+import { testPool } from '../harness/objects.ts';
 import { useTestNamespace } from '../harness/vitest.ts';
 import {
   expectAllInvariants,
@@ -26,24 +27,9 @@ import {
   until,
 } from './helpers.ts';
 
-const pool = (ns: string, minIdle: number): PodPool => ({
-  apiVersion: 'claimkit.dev/v1alpha1',
-  kind: 'PodPool',
-  metadata: { name: 'web', namespace: ns },
-  spec: {
-    template: {
-      metadata: { labels: { app: 'web' } },
-      spec: {
-        containers: [{ name: 'main', image: 'registry.example/web:1' }],
-        terminationGracePeriodSeconds: 0,
-      },
-    } as PodPool['spec']['template'],
-    minIdle,
-    maxPods: 20,
-    releasePolicy: 'Recycle',
-    drainSeconds: 600, // a migration stays in progress (source draining) for the whole test
-  },
-});
+// A migration stays in progress (source draining) for the whole test.
+const pool = (ns: string, minIdle: number): PodPool =>
+  testPool(ns, 'web', { minIdle, maxPods: 20, drainSeconds: 600 });
 
 describe('Seed B: finalize during a migration and scale-in', () => {
   const ns = useTestNamespace('ctl-seed-b');

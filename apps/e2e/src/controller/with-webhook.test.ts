@@ -14,9 +14,9 @@ import {
   type Pod,
   type PodClaim,
   type PodClaimSet,
-  type PodPool,
 } from '@claimkit/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testPool } from '../harness/objects.ts';
 import { e2eCluster, useTestNamespace } from '../harness/vitest.ts';
 import { type InstalledWebhook, installWebhook } from '../harness/webhook.ts';
 import {
@@ -62,24 +62,7 @@ describe.skipIf(!local)('controller flows with the admission webhook installed',
   it('binds, migrates, scales in, goes Lost and rebinds, finalizes, and takes a capture over', async () => {
     const c = kube();
     const n = ns.name;
-    const pool: PodPool = {
-      apiVersion: 'claimkit.dev/v1alpha1',
-      kind: 'PodPool',
-      metadata: { name: 'web', namespace: n },
-      spec: {
-        template: {
-          metadata: { labels: { app: 'web' } },
-          spec: {
-            containers: [{ name: 'main', image: 'registry.example/web:1' }],
-            terminationGracePeriodSeconds: 0,
-          },
-        } as PodPool['spec']['template'],
-        minIdle: 2,
-        maxPods: 10,
-        releasePolicy: 'Recycle',
-        drainSeconds: 3,
-      },
-    };
+    const pool = testPool(n, 'web', { minIdle: 2, maxPods: 10, drainSeconds: 3 });
     await c.create(pool);
     const set: PodClaimSet = {
       apiVersion: 'claimkit.dev/v1alpha1',

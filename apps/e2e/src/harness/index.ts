@@ -37,6 +37,7 @@ export {
   stopComponent,
   untilAllHealthy,
 } from './local-control.ts';
+export { type TestPoolOptions, testPool } from './objects.ts';
 export { crdDir, repoRoot, runsDir } from './paths.ts';
 export { E2E_USER } from './pki.ts';
 export { isAlive, isOurs, type PidFile, readPidFile, reapRuns } from './procs.ts';
