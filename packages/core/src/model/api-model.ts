@@ -233,10 +233,7 @@ export class ApiModel implements Client, Watcher {
     return this.write('update', kind, obj.metadata.name, () => {
       const cur = this.mustGet(kind, obj);
       this.checkUpdatePreconditions(kind, cur, obj.metadata.resourceVersion, obj.metadata.uid, true);
-      if (KIND_INFO[kind].hasStatusSubresource) {
-        if (cur.status === undefined) delete obj.status;
-        else obj.status = clone(cur.status);
-      }
+      keepStoredStatus(kind, cur, obj);
       return this.replace(kind, cur, obj, { user, operation: 'UPDATE' });
     }) as unknown as Promise<T>;
   }
@@ -253,10 +250,7 @@ export class ApiModel implements Client, Watcher {
       const patchRv = (patch.metadata as { resourceVersion?: string } | undefined)?.resourceVersion;
       this.checkUpdatePreconditions(kind, cur, opts.resourceVersion ?? patchRv, opts.uid, false);
       const next = applyMergePatch(cur, patch) as Obj;
-      if (KIND_INFO[kind].hasStatusSubresource) {
-        if (cur.status === undefined) delete next.status;
-        else next.status = clone(cur.status);
-      }
+      keepStoredStatus(kind, cur, next);
       return this.replace(kind, cur, next, { user, operation: 'UPDATE' });
     }) as unknown as Promise<KindMap[K]>;
   }
@@ -689,6 +683,13 @@ export class ApiModel implements Client, Watcher {
 function invalid(kind: Kind, name: string, causes: FieldCause[]): ApiError {
   const detail = causes.map((c) => `${c.field}: ${c.message}`).join(', ');
   return new ApiError('Invalid', `${kind} "${name}" is invalid: ${detail}`, { causes });
+}
+
+/** With a status subresource, writes to the main resource keep the stored status (as the API server does). */
+function keepStoredStatus(kind: Kind, cur: Obj, next: Obj): void {
+  if (!KIND_INFO[kind].hasStatusSubresource) return;
+  if (cur.status === undefined) delete next.status;
+  else next.status = clone(cur.status);
 }
 
 export function keyOfObj(o: { metadata: { namespace?: string; name: string } }): ObjectKey {
