@@ -1,13 +1,14 @@
 import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
-// Tests run against each package's TypeScript sources (the `source` export condition), so no
-// build is needed first.
-const conditions = ['source', 'node', 'import', 'module', 'default'];
+// Tests run against each package's TypeScript sources (the project's own `@claimkit/source` export
+// condition, which the published packages do not carry), so no build is needed first.
+const SOURCE_CONDITION = '@claimkit/source';
+const conditions = [SOURCE_CONDITION, 'node', 'import', 'module', 'default'];
 
 export default defineConfig({
   resolve: { conditions },
-  ssr: { resolve: { conditions, externalConditions: ['source'] } },
+  ssr: { resolve: { conditions, externalConditions: [SOURCE_CONDITION] } },
   test: {
     reporters: ['default', './scripts/sim-steps-reporter.ts', './scripts/summary-reporter.ts'],
     projects: [

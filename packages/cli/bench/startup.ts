@@ -2,7 +2,7 @@
 // against a small cluster (20 claims). Each sample is one fresh `node` process, wall clock from
 // spawn to exit. Results are merged into bench/results.json under the key `cli`.
 //
-//   node --conditions=source packages/cli/bench/startup.ts [--kubeconfig PATH] [--runs 30]
+//   node --conditions=@claimkit/source packages/cli/bench/startup.ts [--kubeconfig PATH] [--runs 30]
 //
 // Without --kubeconfig (or $KUBECONFIG) it starts the local development cluster with
 // `pnpm cluster up` (apps/dev/src/cluster-cli.ts) and reuses it if one is already running.
@@ -29,7 +29,7 @@ const RUNS = Number(arg('runs') ?? '30');
 function kubeconfigPath(): string {
   const given = arg('kubeconfig') ?? process.env.KUBECONFIG;
   if (given) return given;
-  const out = execFileSync(process.execPath, ['--conditions=source', 'apps/dev/src/cluster-cli.ts', 'up'], {
+  const out = execFileSync(process.execPath, ['--conditions=@claimkit/source', 'apps/dev/src/cluster-cli.ts', 'up'], {
     cwd: ROOT,
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -122,12 +122,12 @@ await seed(kubeconfig);
 const load0 = loadavg()[0]!;
 const main = `${CLI}dist/main.js`;
 const help = sample([main, '--help'], RUNS);
-const helpSource = sample(['--conditions=source', `${CLI}src/main.ts`, '--help'], Math.ceil(RUNS / 3));
+const helpSource = sample(['--conditions=@claimkit/source', `${CLI}src/main.ts`, '--help'], Math.ceil(RUNS / 3));
 const get = sample([main, 'get', 'podclaims', '-n', NS, '--kubeconfig', kubeconfig], RUNS);
 const nodeBaseline = sample(['-e', '0'], RUNS);
 const result = {
   date: new Date().toISOString(),
-  command: 'node --conditions=source packages/cli/bench/startup.ts',
+  command: 'node --conditions=@claimkit/source packages/cli/bench/startup.ts',
   machine: {
     cpus: cpus().length,
     model: cpus()[0]?.model.split(' ').slice(0, 2).join(' '),

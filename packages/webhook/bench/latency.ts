@@ -1,7 +1,7 @@
 // Latency and throughput of /validate/pods and /validate/captures over TLS on loopback, on Node and on
 // Deno, beside a no-op Hono handler on the same server in the same run.
 //
-//   node --conditions=source packages/webhook/bench/latency.ts [--rate 1000] [--count 5000] [--runtimes node,deno]
+//   node --conditions=@claimkit/source packages/webhook/bench/latency.ts [--rate 1000] [--count 5000] [--runtimes node,deno]
 //
 // Open loop: request i is due at t0 + i/rate whatever happened before (the generator never waits for
 // a response, so there is no coordinated omission). Latency is counted from when the request was sent;
@@ -249,7 +249,7 @@ async function benchRuntime(runtime: string, cert: ReturnType<typeof makeCert>, 
   if (runtime === 'node') {
     server = await startProcess(process.execPath, [
       ...SERVER_NODE_FLAGS,
-      '--conditions=source',
+      '--conditions=@claimkit/source',
       join('bench', 'server-node.ts'),
       cert.certFile,
       cert.keyFile,
@@ -259,7 +259,7 @@ async function benchRuntime(runtime: string, cert: ReturnType<typeof makeCert>, 
     server = await startProcess(deno, [
       'run',
       '--node-modules-dir=manual',
-      '--conditions=source',
+      '--conditions=@claimkit/source',
       '-A',
       join('bench', 'server-deno.ts'),
       cert.certFile,
@@ -335,7 +335,7 @@ for (const rt of RUNTIMES) runtimes[rt] = await benchRuntime(rt, cert, deno);
 
 const result = {
   date: new Date().toISOString(),
-  command: 'node --conditions=source packages/webhook/bench/latency.ts',
+  command: 'node --conditions=@claimkit/source packages/webhook/bench/latency.ts',
   machine: {
     cpus: cpus().length,
     model: cpus()[0]?.model ?? '',

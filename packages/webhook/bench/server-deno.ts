@@ -1,4 +1,4 @@
-// Benchmark server on Deno: deno run --node-modules-dir=manual --conditions=source -A bench/server-deno.ts CERT KEY
+// Benchmark server on Deno: deno run --node-modules-dir=manual --conditions=@claimkit/source -A bench/server-deno.ts CERT KEY
 import { benchApp } from './bench-app.ts';
 
 declare const Deno: {

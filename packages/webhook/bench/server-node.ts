@@ -1,4 +1,4 @@
-// Benchmark server on Node: node --conditions=source bench/server-node.ts CERT KEY
+// Benchmark server on Node: node --conditions=@claimkit/source bench/server-node.ts CERT KEY
 import { jsonLogger } from '../src/logger.ts';
 import { serveNodeHttps } from '../src/serve-node.ts';
 import { benchApp } from './bench-app.ts';

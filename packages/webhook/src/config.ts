@@ -34,7 +34,54 @@ export const CONFIG_HELP = `claimkit-webhook: the claimkit admission webhook (HT
 
 Certificates are reloaded when their files change.`;
 
-export class ConfigError extends Error {}
+/** A flag or environment variable the webhook cannot use; the message is one line. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+/** What an entry does with its arguments: print the help, fail on bad input, or run. */
+export type Startup = { help: string } | { error: string } | { config: WebhookConfig };
+
+/**
+ * The entries' start-up decision: `--help` is printed to stdout (exit 0); a bad flag or value is one
+ * line on stderr naming the problem and pointing at `--help` (exit 2), never the whole usage.
+ */
+export function startup(argv: readonly string[], env: Record<string, string | undefined>): Startup {
+  if (argv.some((a) => a === '--help' || a === '-h')) return { help: `${CONFIG_HELP}\n` };
+  try {
+    return { config: parseConfig(argv, env) };
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    return { error: `claimkit-webhook: ${err.message} (see --help)` };
+  }
+}
+
+/**
+ * Reads the certificate and key once before serving, so a missing or unreadable file is one clear
+ * line naming the flag and the path instead of a stack trace from deep inside the server.
+ */
+export async function readTlsPair<T>(
+  cfg: Pick<WebhookConfig, 'certFile' | 'keyFile'>,
+  read: (path: string) => Promise<T>,
+): Promise<{ cert: T; key: T }> {
+  const one = async (flag: string, what: string, path: string) => {
+    try {
+      return await read(path);
+    } catch (err) {
+      const reason = (err instanceof Error ? err.message : String(err)).split('\n')[0];
+      throw new ConfigError(`cannot read the TLS ${what} ${path} (--${flag}): ${reason}`);
+    }
+  };
+  const cert = await one('tls-cert-file', 'certificate', cfg.certFile);
+  const key = await one('tls-private-key-file', 'private key', cfg.keyFile);
+  return { cert, key };
+}
+
+/** One line for a start-up failure (the entries print it and exit 1). */
+export function startError(err: unknown): string {
+  const msg = err instanceof Error ? err.message : String(err);
+  return `claimkit-webhook: ${msg.split('\n')[0]}`;
+}
 
 const KNOWN_FLAGS = [
   'port',
@@ -60,12 +107,10 @@ export function parseConfig(argv: readonly string[], env: Record<string, string 
   const flags = new Map<string, string>();
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
-    if (a === '--help' || a === '-h') throw new ConfigError(CONFIG_HELP);
-    if (!a.startsWith('--'))
-      throw new ConfigError(`unexpected argument ${JSON.stringify(a)}\n\n${CONFIG_HELP}`);
+    if (!a.startsWith('--')) throw new ConfigError(`unexpected argument ${JSON.stringify(a)}`);
     const eq = a.indexOf('=');
     const name = eq >= 0 ? a.slice(2, eq) : a.slice(2);
-    if (!KNOWN_FLAGS.includes(name)) throw new ConfigError(`unknown flag --${name}\n\n${CONFIG_HELP}`);
+    if (!KNOWN_FLAGS.includes(name)) throw new ConfigError(`unknown flag --${name}`);
     if (eq >= 0) flags.set(name, a.slice(eq + 1));
     else {
       const next = argv[i + 1];

@@ -1,6 +1,8 @@
 // The webhook on Deno: read configuration, watch PodClaims, serve HTTPS with Deno.serve.
-// Run from packages/webhook (so the workspace's node_modules resolve):
-//   deno run --node-modules-dir=manual --conditions=source -A src/main-deno.ts --tls-cert-file ... [flags]
+// From an installed package (README.md, "Deno"):
+//   deno run -A node_modules/@claimkit/webhook/dist/main-deno.js --tls-cert-file ... [flags]
+// In the workspace, from packages/webhook (the sources, through the project's own export condition):
+//   deno run --node-modules-dir=manual --conditions=@claimkit/source -A src/main-deno.ts ... [flags]
 // The certificate is reloaded when its files change: the listener is shut down gracefully and a new
 // one started on the same port with the new pair (a gap of milliseconds; overlapping them would need
 // reusePort, which Deno gates behind --unstable-net and which is fatal without it).
@@ -8,7 +10,7 @@
 // runs without it (pod-reference checks are then skipped with a warning).
 import { createWebhookApp } from './app.ts';
 import { MemoryPodClaimIndex } from './claim-index.ts';
-import { ConfigError, parseConfig } from './config.ts';
+import { readTlsPair, startError, startup } from './config.ts';
 import { jsonLogger } from './logger.ts';
 
 // The part of the Deno namespace this file uses (so the Node typecheck and build accept it).
@@ -21,6 +23,7 @@ declare const Deno: {
   args: string[];
   env: { toObject(): Record<string, string> };
   readTextFile(path: string): Promise<string>;
+  stdout: { writeSync(bytes: Uint8Array): number };
   watchFs(paths: string[]): AsyncIterable<{ kind: string; paths: string[] }>;
   serve(
     opts: {
@@ -36,14 +39,21 @@ declare const Deno: {
   exit(code: number): never;
 };
 
-let cfg: ReturnType<typeof parseConfig>;
-try {
-  cfg = parseConfig(Deno.args, Deno.env.toObject());
-} catch (err) {
-  if (!(err instanceof ConfigError)) throw err;
-  console.error(err.message);
-  Deno.exit(err.message.startsWith('claimkit-webhook:') ? 0 : 2);
+const start = startup(Deno.args, Deno.env.toObject());
+if ('help' in start) {
+  Deno.stdout.writeSync(new TextEncoder().encode(start.help));
+  Deno.exit(0);
 }
+if ('error' in start) {
+  console.error(start.error);
+  Deno.exit(2);
+}
+const cfg = start.config;
+function fail(err: unknown): never {
+  console.error(startError(err));
+  return Deno.exit(1);
+}
+await readTlsPair(cfg, (path) => Deno.readTextFile(path)).catch(fail);
 const logger = jsonLogger(cfg.logLevel).with({ logger: 'claimkit-webhook' });
 let stopIndex = async () => {};
 let index = new MemoryPodClaimIndex({ enabled: false, synced: true });
@@ -67,7 +77,7 @@ async function listen(old?: DenoServer): Promise<{ server: DenoServer; pair: str
   return { server, pair: cert + key };
 }
 
-let current = await listen();
+let current = await listen().catch(fail);
 cfg.port = current.server.addr.port; // a reload binds the same port even when 0 was asked for
 (async () => {
   for await (const _ of Deno.watchFs([cfg.certFile, cfg.keyFile])) {

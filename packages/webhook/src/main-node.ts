@@ -1,21 +1,25 @@
 #!/usr/bin/env node
+import { readFile } from 'node:fs/promises';
 // The webhook on Node: read configuration, watch PodClaims, serve HTTPS. Nothing else lives here.
 import { createWebhookApp } from './app.ts';
 import { MemoryPodClaimIndex } from './claim-index.ts';
-import { ConfigError, parseConfig } from './config.ts';
+import { readTlsPair, startError, startup } from './config.ts';
 import { jsonLogger } from './logger.ts';
 import { kubeClientFor, watchPodClaims } from './serve-claim-index.ts';
 import { serveNodeHttps } from './serve-node.ts';
 
 async function main(): Promise<void> {
-  let cfg: ReturnType<typeof parseConfig>;
-  try {
-    cfg = parseConfig(process.argv.slice(2), process.env);
-  } catch (err) {
-    if (!(err instanceof ConfigError)) throw err;
-    console.error(err.message);
-    process.exit(err.message.startsWith('claimkit-webhook:') ? 0 : 2);
+  const start = startup(process.argv.slice(2), process.env);
+  if ('help' in start) {
+    process.stdout.write(start.help);
+    process.exit(0);
   }
+  if ('error' in start) {
+    process.stderr.write(`${start.error}\n`);
+    process.exit(2);
+  }
+  const cfg = start.config;
+  await readTlsPair(cfg, (path) => readFile(path));
   const logger = jsonLogger(cfg.logLevel).with({ logger: 'claimkit-webhook' });
   const watched =
     cfg.claimIndex === 'kube' ? watchPodClaims(kubeClientFor(cfg.kubeconfig), logger) : undefined;
@@ -43,6 +47,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  console.error(err);
+  process.stderr.write(`${startError(err)}\n`);
   process.exit(1);
 });

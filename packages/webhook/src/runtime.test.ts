@@ -1,7 +1,9 @@
 // Each entry started for real over TLS: the Node entry (@hono/node-server + node:https) and the Deno
 // entry (Deno.serve), answering an AdmissionReview and picking up a renewed certificate.
 
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { connect, type TLSSocket } from 'node:tls';
 import { LABEL_CLAIMED_BY } from '@claimkit/core';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -9,12 +11,14 @@ import { poolPod, reviewFor } from './testing/review.ts';
 import {
   type Cert,
   denoBinary,
+  entryCommand,
   httpsRequest,
   makeCert,
   opensslAvailable,
   type Runtime,
   type Started,
   startEntry,
+  WEBHOOK_DIR,
   writeCert,
 } from './testing/serve-tls.ts';
 
@@ -63,7 +67,47 @@ function rawRequest(socket: TLSSocket, path: string): Promise<string> {
   });
 }
 
+/** Runs an entry to completion (it must exit on its own) and returns what a user sees. */
+function runEntry(runtime: Runtime, args: string[]) {
+  const { cmd, args: entry } = entryCommand(runtime, deno);
+  const r = spawnSync(cmd, [...entry, ...args], {
+    cwd: WEBHOOK_DIR,
+    encoding: 'utf8',
+    timeout: 60_000,
+    env: { ...process.env, DENO_NO_UPDATE_CHECK: '1', NO_COLOR: '1' },
+  });
+  return { code: r.status, stdout: r.stdout, stderrLines: r.stderr.split('\n').filter((l) => l !== '') };
+}
+
+function commandLine(runtime: Runtime) {
+  it('prints --help to stdout and exits 0', () => {
+    const r = runEntry(runtime, ['--help']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('--tls-cert-file PATH');
+    expect(r.stderrLines).toEqual([]);
+  }, 60_000);
+
+  it('answers a bad flag with one line on stderr and exit code 2', () => {
+    const r = runEntry(runtime, ['--no-such-flag']);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderrLines).toEqual(['claimkit-webhook: unknown flag --no-such-flag (see --help)']);
+  }, 60_000);
+
+  it('answers a missing certificate with one line naming the flag and the path, exit code 1', () => {
+    const missing = join(WEBHOOK_DIR, 'no-such-dir', 'tls.crt');
+    const r = runEntry(runtime, ['--tls-cert-file', missing, '--claim-index', 'off', '--port', '0']);
+    expect(r.code).toBe(1);
+    expect(r.stderrLines).toHaveLength(1);
+    expect(r.stderrLines[0]).toMatch(
+      new RegExp(`^claimkit-webhook: cannot read the TLS certificate ${missing} \\(--tls-cert-file\\): `),
+    );
+  }, 60_000);
+}
+
 function suite(runtime: Runtime) {
+  commandLine(runtime);
+
   let cert: Cert;
   let server: Started;
 

@@ -150,7 +150,7 @@ if (!opts.controllerOnly) {
   say('webhook latency benchmark ...');
   execFileSync(
     process.execPath,
-    ['--conditions=source', join(repoRoot, 'packages/webhook/bench/latency.ts')],
+    ['--conditions=@claimkit/source', join(repoRoot, 'packages/webhook/bench/latency.ts')],
     { stdio: 'inherit' },
   );
 }

@@ -31,7 +31,7 @@ export async function spawnController(
   const child = spawn(
     process.execPath,
     [
-      '--conditions=source',
+      '--conditions=@claimkit/source',
       join(repoRoot, 'packages/controller/src/main.ts'),
       `--kubeconfig=${opts.kubeconfig}`,
       `--namespace=${ns}`,

@@ -52,7 +52,7 @@ function claimctl(...args: string[]): Promise<Result> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ['--conditions=source', MAIN, ...args, '--kubeconfig', e2eCluster().kubeconfigPath],
+      ['--conditions=@claimkit/source', MAIN, ...args, '--kubeconfig', e2eCluster().kubeconfigPath],
       { cwd: ROOT, env: { ...process.env, NO_COLOR: '1' }, timeout: 60_000 },
       (err, stdout, stderr) => {
         const code = err ? (typeof err.code === 'number' ? err.code : 99) : 0;

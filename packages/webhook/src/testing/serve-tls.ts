@@ -87,11 +87,17 @@ export type Runtime = 'node' | 'deno';
 
 export function entryCommand(runtime: Runtime, deno?: string): { cmd: string; args: string[] } {
   if (runtime === 'node') {
-    return { cmd: process.execPath, args: ['--conditions=source', join('src', 'main-node.ts')] };
+    return { cmd: process.execPath, args: ['--conditions=@claimkit/source', join('src', 'main-node.ts')] };
   }
   return {
     cmd: deno!,
-    args: ['run', '--node-modules-dir=manual', '--conditions=source', '-A', join('src', 'main-deno.ts')],
+    args: [
+      'run',
+      '--node-modules-dir=manual',
+      '--conditions=@claimkit/source',
+      '-A',
+      join('src', 'main-deno.ts'),
+    ],
   };
 }
 
