@@ -29,11 +29,15 @@ const RUNS = Number(arg('runs') ?? '30');
 function kubeconfigPath(): string {
   const given = arg('kubeconfig') ?? process.env.KUBECONFIG;
   if (given) return given;
-  const out = execFileSync(process.execPath, ['--conditions=@claimkit/source', 'apps/dev/src/cluster-cli.ts', 'up'], {
-    cwd: ROOT,
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const out = execFileSync(
+    process.execPath,
+    ['--conditions=@claimkit/source', 'apps/dev/src/cluster-cli.ts', 'up'],
+    {
+      cwd: ROOT,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   const m = out.match(/KUBECONFIG=(\S+)/);
   if (!m) throw new Error(`cluster up printed no KUBECONFIG:\n${out}`);
   return m[1]!.replace(/^["']|["']$/g, '');
@@ -122,7 +126,10 @@ await seed(kubeconfig);
 const load0 = loadavg()[0]!;
 const main = `${CLI}dist/main.js`;
 const help = sample([main, '--help'], RUNS);
-const helpSource = sample(['--conditions=@claimkit/source', `${CLI}src/main.ts`, '--help'], Math.ceil(RUNS / 3));
+const helpSource = sample(
+  ['--conditions=@claimkit/source', `${CLI}src/main.ts`, '--help'],
+  Math.ceil(RUNS / 3),
+);
 const get = sample([main, 'get', 'podclaims', '-n', NS, '--kubeconfig', kubeconfig], RUNS);
 const nodeBaseline = sample(['-e', '0'], RUNS);
 const result = {
