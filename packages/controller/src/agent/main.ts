@@ -20,7 +20,7 @@ try {
     strict: true,
   }));
 } catch (e) {
-  fail((e as Error).message);
+  fail(`${(e as Error).message.split('\n')[0]} (see --help)`);
 }
 if (values.help) {
   process.stdout.write('usage: claimkit-capture-agent [--listen host:port] [--duration-ms N]\n');
