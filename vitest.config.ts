@@ -17,10 +17,23 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['packages/*/src/**/*.test.ts', 'tools/*/src/**/*.test.ts', 'apps/dev/src/**/*.test.ts'],
+          exclude: ['tools/consumer-test/**', '**/node_modules/**'],
           testTimeout: 30_000,
           // vitest's default (one core less than the machine) is a single worker on 2 cores, which
           // runs the simulator's 1M steps file after file; two workers use both.
           maxWorkers: Math.max(2, availableParallelism() - 1),
+        },
+      },
+      {
+        extends: true,
+        test: {
+          // The released packages as a user installs them (tools/consumer-test/README.md): packs,
+          // npm-installs into a scratch project in the OS temp directory, runs the bins and the webhook.
+          name: 'consumer',
+          include: ['tools/consumer-test/src/**/*.test.ts'],
+          fileParallelism: false,
+          testTimeout: 120_000,
+          hookTimeout: 600_000,
         },
       },
       {
