@@ -45,6 +45,11 @@ const rules: { dir: string; forbidden: RegExp; why: string }[] = [
     why: 'the developer environment talks to the cluster through the harness and the packages',
   },
   {
+    dir: 'tools/consumer-test/src',
+    forbidden: /^@claimkit\//,
+    why: 'the consumer test uses the packages only as a user does: packed, installed in its scratch project',
+  },
+  {
     dir: 'tools/manifests/src',
     forbidden: /^@claimkit\/(e2e|dev)/,
     why: 'the generator needs only the builders',

@@ -4,7 +4,7 @@
 // nodenext and bundler (and with a `source` custom condition of the user's own) and binds a claim
 // on core's in-memory model; each bin answers --help and a bad flag; `claimctl simulate` runs; the
 // webhook serves one AdmissionReview over HTTPS under Node and under Deno, from node_modules.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -81,6 +81,9 @@ describe('the packed packages', () => {
   it('carry no workspace-only export condition, and real repository metadata', () => {
     for (const p of packages) {
       const pkg = tarballPackageJson(tarballs.get(p.name)!);
+      // publishConfig.exports is the workspace's exports without the workspace's own condition:
+      // nothing else may differ (a subpath added to one and forgotten in the other).
+      expect(pkg.exports, p.name).toEqual(withoutSourceCondition(workspaceManifest(p).exports));
       expect(JSON.stringify(pkg.exports), p.name).not.toContain('@claimkit/source');
       expect(JSON.stringify(pkg), p.name).not.toContain('workspace:');
       expect(pkg.license, p.name).toBe('Apache-2.0');
@@ -229,6 +232,21 @@ describe('the webhook from node_modules', () => {
     }
   }, 90_000);
 });
+
+function workspaceManifest(p: PublishedPackage): { exports: Record<string, unknown> } {
+  return JSON.parse(readFileSync(join(p.dir, 'package.json'), 'utf8'));
+}
+
+function withoutSourceCondition(exports: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(exports).map(([sub, target]) => [
+      sub,
+      typeof target === 'object' && target !== null
+        ? Object.fromEntries(Object.entries(target).filter(([c]) => c !== '@claimkit/source'))
+        : target,
+    ]),
+  );
+}
 
 /** A pool pod relabelled from one claim straight to another by a person: the webhook denies it. */
 async function expectDenial(port: number, ca: Buffer): Promise<void> {
