@@ -2,7 +2,6 @@
 // claimkit-controller: the reconcilers of Captures, PodPools, PodClaims and PodClaimSets.
 import { FlagError, parseAddr, parseFlags, USAGE } from './flags.ts';
 import { jsonLogger } from './log.ts';
-import { createKubeController, explainStartError } from './runtime.ts';
 import { serveEndpoints } from './server.ts';
 
 function die(msg: string, code: number): never {
@@ -23,6 +22,8 @@ if (flags.help) {
 }
 
 const log = jsonLogger(flags.logLevel).with({ logger: 'claimkit-controller' });
+// Loaded after the flags: --help and a bad flag answer without loading the Kubernetes client.
+const { createKubeController, explainStartError } = await import('./runtime.ts');
 let ctl: ReturnType<typeof createKubeController>;
 try {
   ctl = createKubeController({

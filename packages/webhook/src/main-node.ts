@@ -5,7 +5,6 @@ import { createWebhookApp } from './app.ts';
 import { MemoryPodClaimIndex } from './claim-index.ts';
 import { readTlsPair, startError, startup } from './config.ts';
 import { jsonLogger } from './logger.ts';
-import { kubeClientFor, watchPodClaims } from './serve-claim-index.ts';
 import { serveNodeHttps } from './serve-node.ts';
 
 async function main(): Promise<void> {
@@ -21,8 +20,14 @@ async function main(): Promise<void> {
   const cfg = start.config;
   await readTlsPair(cfg, (path) => readFile(path));
   const logger = jsonLogger(cfg.logLevel).with({ logger: 'claimkit-webhook' });
+  // Loaded only when used (as on Deno): --help, a bad flag and `--claim-index off` never load the
+  // Kubernetes client.
   const watched =
-    cfg.claimIndex === 'kube' ? watchPodClaims(kubeClientFor(cfg.kubeconfig), logger) : undefined;
+    cfg.claimIndex === 'kube'
+      ? await import('./serve-claim-index.ts').then(({ kubeClientFor, watchPodClaims }) =>
+          watchPodClaims(kubeClientFor(cfg.kubeconfig), logger),
+        )
+      : undefined;
   const index = watched?.index ?? new MemoryPodClaimIndex({ enabled: false, synced: true });
   const app = createWebhookApp({
     controller: { usernames: cfg.controllerUsers, groups: cfg.controllerGroups },
