@@ -20,6 +20,7 @@ import {
   startWebhook,
   tarballFiles,
   tarballPackageJson,
+  tarballText,
   writeSelfSignedCert,
 } from './scratch-project.ts';
 
@@ -63,6 +64,9 @@ describe('the packed packages', () => {
     for (const p of packages) {
       const files = tarballFiles(tarballs.get(p.name)!);
       expect(files, p.name).toContain('LICENSE');
+      expect(tarballText(tarballs.get(p.name)!, 'LICENSE'), `${p.name} LICENSE`).toBe(
+        readFileSync(join(REPO_ROOT, 'LICENSE'), 'utf8'),
+      );
       expect(files, p.name).toContain('README.md');
       expect(files, p.name).toContain('dist/index.js');
       expect(files, p.name).toContain('dist/index.d.ts');
@@ -100,13 +104,16 @@ describe('the packed packages', () => {
 describe('an operator on @claimkit/core', () => {
   const tsc = join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
 
-  it.each(['nodenext', 'bundler', 'source-condition'])('type-checks with tsconfig.%s.json', (config) => {
+  // With a `source` condition of the user's own, and even the workspace's `@claimkit/source` (which the
+  // published packages do not carry): neither reaches claimkit's sources.
+  const configs = ['nodenext', 'bundler', 'source-condition', 'claimkit-source-condition'];
+  it.each(configs)('type-checks with tsconfig.%s.json', (config) => {
     const r = runIn(app, process.execPath, [tsc, '-p', `tsconfig.${config}.json`]);
     expect(r.stdout + r.stderr).toBe('');
     expect(r.code).toBe(0);
   });
 
-  it.each([[[] as string[]], [['--conditions=source']]])(
+  it.each([[[] as string[]], [['--conditions=source']], [['--conditions=@claimkit/source']]])(
     'binds a claim on the in-memory model (node %j)',
     (flags) => {
       const r = runIn(app, process.execPath, [...flags, 'operator.ts']);

@@ -59,8 +59,12 @@ export function tarballFiles(tarball: string): string[] {
     .map((l) => l.replace(/^package\//, ''));
 }
 
+export function tarballText(tarball: string, path: string): string {
+  return execFileSync('tar', ['-xzOf', tarball, `package/${path}`], { encoding: 'utf8' });
+}
+
 export function tarballPackageJson(tarball: string): Record<string, unknown> {
-  return JSON.parse(execFileSync('tar', ['-xzOf', tarball, 'package/package.json'], { encoding: 'utf8' }));
+  return JSON.parse(tarballText(tarball, 'package.json'));
 }
 
 /**
