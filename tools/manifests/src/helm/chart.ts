@@ -80,8 +80,11 @@ function podValues(text: string, component: 'controller' | 'webhook'): string {
   let out = must(
     text,
     /\n {2}template:\n {4}metadata:\n {6}labels:\n((?: {8}.*\n)+)/,
-    (_m, labels) =>
-      `\n  template:\n    metadata:\n      {{- with ${v}.podAnnotations }}\n      annotations:\n        {{- toYaml . | nindent 8 }}\n      {{- end }}\n      labels:\n${labels}        {{- with ${v}.podLabels }}\n        {{- toYaml . | nindent 8 }}\n        {{- end }}\n`,
+    (_m, labels) => {
+      // The selector's labels are the manifest's: podLabels cannot override them.
+      const own = [...labels.matchAll(/^ {8}([^:]+):/gm)].map((m) => JSON.stringify(m[1]));
+      return `\n  template:\n    metadata:\n      {{- with ${v}.podAnnotations }}\n      annotations:\n        {{- toYaml . | nindent 8 }}\n      {{- end }}\n      labels:\n${labels}        {{- with omit (${v}.podLabels | default dict) ${own.join(' ')} }}\n        {{- toYaml . | nindent 8 }}\n        {{- end }}\n`;
+    },
     `${component} pod template labels`,
   );
   out = must(
