@@ -9,11 +9,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { findHelm, packageChart, packPackage } from './artefacts.ts';
-import { lintDockerfile } from './dockerfile.ts';
-import { releasePlan } from './plan.ts';
-import { type Computed, formatReport } from './report.ts';
-import { readWorkspace } from './workspace.ts';
+import type { Computed } from './report.ts';
 
 const USAGE = `usage: pnpm release [--dry-run [--json] | --plan]
   --dry-run   print every artefact the release would publish (packs the npm packages and the chart)
@@ -27,7 +23,7 @@ export function refusePublishing(env: NodeJS.ProcessEnv): string | undefined {
   return 'pnpm release publishes to npm and runs only in the release workflow (.github/workflows/release.yml, CI=true and GITHUB_ACTIONS=true). To see what it would publish: pnpm release --dry-run';
 }
 
-function main(argv: string[]): number {
+async function main(argv: string[]): Promise<number> {
   const root = fileURLToPath(new URL('../../../', import.meta.url));
   const known = new Set(['--dry-run', '--json', '--plan', '--help', '-h']);
   const unknown = argv.find((a) => !known.has(a));
@@ -48,6 +44,20 @@ function main(argv: string[]): number {
       return 2;
     }
   }
+  // Loaded only now: a refused or mistyped command answers at once.
+  const [
+    { findHelm, packageChart, packPackage },
+    { lintDockerfile },
+    { releasePlan },
+    { formatReport },
+    { readWorkspace },
+  ] = await Promise.all([
+    import('./artefacts.ts'),
+    import('./dockerfile.ts'),
+    import('./plan.ts'),
+    import('./report.ts'),
+    import('./workspace.ts'),
+  ]);
   const decided = releasePlan(readWorkspace(root));
   if ('errors' in decided) {
     console.error(
@@ -105,5 +115,6 @@ function main(argv: string[]): number {
   }
 }
 
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1])
-  process.exitCode = main(process.argv.slice(2));
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  process.exitCode = await main(process.argv.slice(2));
+}

@@ -55,6 +55,7 @@ type PodSpec = {
 };
 type Deployment = Obj & {
   spec: {
+    replicas?: number;
     selector: { matchLabels: Record<string, string> };
     template: {
       metadata: { labels: Record<string, string>; annotations?: Record<string, string> };
