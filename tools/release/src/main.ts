@@ -5,16 +5,17 @@
 //   (none)     publishes the npm packages (`changeset publish`, which also tags) — only in the release
 //              workflow; images and the chart are the workflow's later jobs, from --plan.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Computed } from './report.ts';
 
-const USAGE = `usage: pnpm release [--dry-run [--json] | --plan]
+const USAGE = `usage: pnpm release [--dry-run [--json] | --plan] [--out FILE]
   --dry-run   print every artefact the release would publish (packs the npm packages and the chart)
   --json      with --dry-run: as JSON
   --plan      print the release plan as JSON (no packing)
+  --out FILE  write the JSON (--plan, --dry-run --json) to FILE instead of stdout
 Without a flag it publishes, and only in the release workflow (.github/workflows/release.yml).`;
 
 /** Why publishing must not run here, or undefined in the release workflow. */
@@ -26,7 +27,18 @@ export function refusePublishing(env: NodeJS.ProcessEnv): string | undefined {
 async function main(argv: string[]): Promise<number> {
   const root = fileURLToPath(new URL('../../../', import.meta.url));
   const known = new Set(['--dry-run', '--json', '--plan', '--help', '-h']);
-  const unknown = argv.find((a) => !known.has(a));
+  const outAt = argv.indexOf('--out');
+  const out = outAt >= 0 ? argv[outAt + 1] : undefined;
+  const unknown = argv.find((a, i) => !known.has(a) && !(outAt >= 0 && (i === outAt || i === outAt + 1)));
+  if (outAt >= 0 && (out === undefined || out.startsWith('--'))) {
+    console.error(`pnpm release: --out needs a file\n${USAGE}`);
+    return 2;
+  }
+  const emitJson = (value: unknown) => {
+    const text = `${JSON.stringify(value, null, 2)}\n`;
+    if (out) writeFileSync(out, text);
+    else process.stdout.write(text);
+  };
   if (argv.includes('--help') || argv.includes('-h')) {
     console.log(USAGE);
     return 0;
@@ -74,7 +86,7 @@ async function main(argv: string[]): Promise<number> {
     return 1;
   }
   if (planOnly) {
-    console.log(JSON.stringify(plan, null, 2));
+    emitJson(plan);
     return 0;
   }
   if (!dryRun) {
@@ -107,7 +119,7 @@ async function main(argv: string[]): Promise<number> {
       chart = packageChart(helm, root, plan.chart.dir, chartDest);
     }
     const computed: Computed = { npm, chart };
-    if (argv.includes('--json')) console.log(JSON.stringify({ plan, computed }, null, 2));
+    if (argv.includes('--json')) emitJson({ plan, computed });
     else process.stdout.write(formatReport(plan, computed));
     return 0;
   } finally {
