@@ -34,6 +34,6 @@ describe('pnpm release without --dry-run', () => {
       timeout: 60_000,
     });
     expect(bad.status).toBe(2);
-    expect(bad.stderr).toContain('unknown argument "--publish-now"');
+    expect(bad.stderr).toBe('pnpm release: unknown argument "--publish-now" (see --help)\n');
   });
 });

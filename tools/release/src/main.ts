@@ -31,7 +31,7 @@ async function main(argv: string[]): Promise<number> {
   const out = outAt >= 0 ? argv[outAt + 1] : undefined;
   const unknown = argv.find((a, i) => !known.has(a) && !(outAt >= 0 && (i === outAt || i === outAt + 1)));
   if (outAt >= 0 && (out === undefined || out.startsWith('--'))) {
-    console.error(`pnpm release: --out needs a file\n${USAGE}`);
+    console.error('pnpm release: --out needs a file (see --help)');
     return 2;
   }
   const emitJson = (value: unknown) => {
@@ -44,7 +44,7 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (unknown !== undefined) {
-    console.error(`pnpm release: unknown argument ${JSON.stringify(unknown)}\n${USAGE}`);
+    console.error(`pnpm release: unknown argument ${JSON.stringify(unknown)} (see --help)`);
     return 2;
   }
   const dryRun = argv.includes('--dry-run');
