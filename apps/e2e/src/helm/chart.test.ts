@@ -11,6 +11,7 @@ import { controllerManifests } from '@claimkit/controller';
 import { CLAIMKIT_VERSION, policiesManifests } from '@claimkit/core';
 import { webhookManifests } from '@claimkit/webhook';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { loadYaml } from '../harness/index.ts';
 import { repoRoot } from '../harness/paths.ts';
 import { e2eClients, useTestNamespace } from '../harness/vitest.ts';
 import { parseRendered, type RenderedObject, renderAsSubchart, runHelm } from './subchart.ts';
@@ -252,8 +253,10 @@ describe('the Helm chart (deploy/helm/claimkit)', () => {
   it('is versioned as the release: Chart.yaml version and appVersion, and the images default to that tag', async () => {
     const r = await run(helm, ['show', 'chart', chart]);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toContain(`\nversion: ${CLAIMKIT_VERSION}\n`);
-    expect(r.stdout).toContain(`\nappVersion: "${CLAIMKIT_VERSION}"\n`);
+    expect(loadYaml<{ version: string; appVersion: string }>(r.stdout)).toMatchObject({
+      version: CLAIMKIT_VERSION,
+      appVersion: CLAIMKIT_VERSION,
+    });
     const objs = await template();
     for (const name of ['claimkit-controller', 'claimkit-webhook']) {
       expect(deployment(objs, name).spec.template.spec.containers[0]!.image).toMatch(
