@@ -14,7 +14,7 @@ export function formatReport(plan: ReleasePlan, c: Computed): string {
   lines.push(
     `claimkit ${plan.version}${plan.prerelease ? ' (prerelease)' : ''} at ${plan.revision}: the release would publish`,
     '',
-    'npm packages (pnpm publish --provenance, access public):',
+    'npm packages (pnpm publish --provenance, access public; pnpm packs reproducibly, so the same build publishes this integrity):',
   );
   for (const p of plan.npm) {
     const packed = c.npm[p.name];
@@ -42,7 +42,12 @@ export function formatReport(plan: ReleasePlan, c: Computed): string {
     `  ${plan.chart.repository}/${plan.chart.name}:${plan.chart.version} (appVersion ${plan.chart.appVersion})`,
   );
   if ('skipped' in c.chart) lines.push(`    ${plan.chart.packageFile}: not packaged (${c.chart.skipped})`);
-  else lines.push(`    ${plan.chart.packageFile} (${c.chart.size} bytes)`, `    digest    ${c.chart.sha256}`);
+  else {
+    lines.push(
+      `    ${plan.chart.packageFile} (${c.chart.size} bytes)`,
+      `    digest    ${c.chart.sha256} (of this package: helm stamps the time, so the pushed one differs)`,
+    );
+  }
   lines.push('', 'git tags:', ...plan.gitTags.map((t) => `  ${t}`));
   return `${lines.join('\n')}\n`;
 }
