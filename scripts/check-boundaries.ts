@@ -51,8 +51,13 @@ const rules: { dir: string; forbidden: RegExp; why: string }[] = [
   },
   {
     dir: 'tools/manifests/src',
-    forbidden: /^@claimkit\/(e2e|dev)/,
+    forbidden: /^@claimkit\/(e2e|dev|release)/,
     why: 'the generator needs only the builders',
+  },
+  {
+    dir: 'tools/release/src',
+    forbidden: /^(@claimkit\/(e2e|dev|controller|webhook|cli|kube)|@kubernetes\/client-node)/,
+    why: 'the release plan reads the workspace, core (image names, the version) and the generator',
   },
 ];
 // The webhook's app must not import a runtime either: only its entry files may.

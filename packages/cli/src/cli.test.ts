@@ -1,4 +1,6 @@
 // claimctl on core's in-memory API model: argument parsing, every output format, every command.
+
+import { readFileSync } from 'node:fs';
 import {
   ANNOTATION_MIGRATE,
   ANNOTATION_MIGRATE_TO,
@@ -81,6 +83,19 @@ async function sample() {
   clock.advance(5 * 60_000);
   return { ...w, a };
 }
+
+describe('version', () => {
+  test("--version and `version` print the package's version (written by pnpm manifests), connecting to nothing", async () => {
+    const { model, clock } = world();
+    const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+      version: string;
+    };
+    for (const argv of [['--version'], ['version']]) {
+      const r = await claimctl(model, clock, ...argv);
+      expect(r).toMatchObject({ code: 0, out: `claimctl ${pkg.version}`, connects: [] });
+    }
+  });
+});
 
 describe('argument parsing', () => {
   const specs = {

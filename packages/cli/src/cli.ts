@@ -2,8 +2,10 @@
 // imported for --help, and the Kubernetes client only when a command talks to a cluster).
 import { GLOBAL_FLAGS, UsageError } from './args.ts';
 import type { Ctx } from './context.ts';
+import { CLAIMKIT_VERSION } from './version.generated.ts';
 
-export const VERSION = '0.1.0';
+/** The release's version (its own copy, written by `pnpm manifests`: --help and --version import nothing of core). */
+export const VERSION = CLAIMKIT_VERSION;
 
 export const HELP = `claimctl: inspect, repair and drive claimkit claims (also: kubectl claim ...)
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 // claimkit-controller: the reconcilers of Captures, PodPools, PodClaims and PodClaimSets.
+import { CLAIMKIT_VERSION } from '@claimkit/core';
 import { FlagError, parseAddr, parseFlags, USAGE } from './flags.ts';
 import { jsonLogger } from './log.ts';
 import { serveEndpoints } from './server.ts';
@@ -63,6 +64,7 @@ async function shutdown(sig: string) {
 for (const sig of ['SIGTERM', 'SIGINT'] as const) process.on(sig, () => void shutdown(sig));
 
 log.info('starting', {
+  version: CLAIMKIT_VERSION,
   server,
   namespace: flags.namespace ?? '(all)',
   leaderElect: flags.leaderElect,

@@ -1,9 +1,10 @@
 // The controller's Kubernetes manifests as data. deploy/controller/*.yaml is generated from this
 // (tools/manifests writes the files and checks they are current).
-import { CONTROLLER_NAME, GROUP, KIND_INFO, type ManifestFile } from '@claimkit/core';
+import { CONTROLLER_NAME, GROUP, imageRef, KIND_INFO, type ManifestFile } from '@claimkit/core';
 
 export const CONTROLLER_NAMESPACE = 'claimkit-system';
-export const CONTROLLER_IMAGE = 'claimkit/controller:0.1.0';
+/** The image the manifests run: the release's, tagged with its version. */
+export const CONTROLLER_IMAGE = imageRef('controller');
 export const METRICS_PORT = 8080;
 export const HEALTH_PORT = 8081;
 
@@ -97,7 +98,8 @@ export function userRoles(): Obj[] {
   ];
 }
 
-export function controllerManifests(): ManifestFile[] {
+/** The manifests, running the image of `version` (default: this release's; the generator's bump test sets another). */
+export function controllerManifests(o: { version?: string } = {}): ManifestFile[] {
   const args = [
     '--leader-elect',
     `--lease-namespace=${CONTROLLER_NAMESPACE}`,
@@ -190,7 +192,7 @@ export function controllerManifests(): ManifestFile[] {
                 containers: [
                   {
                     name: 'controller',
-                    image: CONTROLLER_IMAGE,
+                    image: imageRef('controller', o.version),
                     args,
                     env: [
                       { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },

@@ -1,13 +1,14 @@
 // The webhook's Kubernetes manifests as data. deploy/webhook/*.yaml is generated from this
 // (tools/manifests writes the files and checks they are current), and the e2e suite
 // registers the same ValidatingWebhookConfiguration by URL with its own caBundle.
-import { GROUP, KIND_INFO, LABEL_POOL, type ManifestFile, VERSION } from '@claimkit/core';
+import { GROUP, imageRef, KIND_INFO, LABEL_POOL, type ManifestFile, VERSION } from '@claimkit/core';
 import { DEFAULT_CONTROLLER_USERNAME, ROUTES } from './app.ts';
 
 export const WEBHOOK_NAMESPACE = 'claimkit-system';
 export const WEBHOOK_NAME = 'claimkit-webhook';
 export const WEBHOOK_TLS_SECRET = 'claimkit-webhook-tls';
-export const WEBHOOK_IMAGE = 'claimkit/webhook:0.1.0';
+/** The image the manifests run: the release's, tagged with its version. */
+export const WEBHOOK_IMAGE = imageRef('webhook');
 export const SYSTEM_NAMESPACES = ['kube-system', 'kube-public', 'kube-node-lease'];
 
 type Obj = Record<string, unknown>;
@@ -82,7 +83,8 @@ export function validatingWebhookConfiguration(opts: WebhookConfigurationOptions
 }
 
 /** Every file of deploy/webhook, as objects. */
-export function webhookManifests(): ManifestFile[] {
+/** The manifests, running the image of `version` (default: this release's; the generator's bump test sets another). */
+export function webhookManifests(o: { version?: string } = {}): ManifestFile[] {
   const meta = (name: string, extra: Obj = {}) => ({
     name,
     namespace: WEBHOOK_NAMESPACE,
@@ -151,7 +153,7 @@ export function webhookManifests(): ManifestFile[] {
                 containers: [
                   {
                     name: 'webhook',
-                    image: WEBHOOK_IMAGE,
+                    image: imageRef('webhook', o.version),
                     args: [
                       '--port=8443',
                       '--tls-cert-file=/tls/tls.crt',

@@ -8,7 +8,7 @@ import { renderManifestText } from './render.ts';
 
 interface Component {
   dir: string;
-  files: () => ManifestFile[];
+  files: (version: string) => ManifestFile[];
   /** Where the objects are built, and what to change (for the header). */
   from: string;
   change: string;
@@ -17,28 +17,29 @@ interface Component {
 const COMPONENTS: Component[] = [
   {
     dir: 'deploy/policies',
-    files: policiesManifests,
+    files: () => policiesManifests(),
     from: 'packages/core/src/policies',
     change: 'change the policies in core',
   },
   {
     dir: 'deploy/controller',
-    files: controllerManifests,
+    files: (version) => controllerManifests({ version }),
     from: 'packages/controller/src/manifests.ts',
     change: 'change manifests.ts',
   },
   {
     dir: 'deploy/webhook',
-    files: webhookManifests,
+    files: (version) => webhookManifests({ version }),
     from: 'packages/webhook/src/manifests.ts',
     change: 'change manifests.ts',
   },
 ];
 
-export function componentFiles(): GeneratedFile[] {
+/** The components' files, their images tagged with `version`. */
+export function componentFiles(version: string): GeneratedFile[] {
   return COMPONENTS.flatMap((c) => {
     const header = generatedHeader('#', c.from, c.change);
-    return c.files().map((f) => ({
+    return c.files(version).map((f) => ({
       path: `${c.dir}/${f.file}`,
       text: renderManifestText(f, header),
       objects: f.objects,

@@ -4,12 +4,15 @@ import { fileURLToPath } from 'node:url';
 import { GENERATED_DIRS, generatedFiles } from './files.ts';
 import { GENERATE_COMMAND } from './generated-file.ts';
 import { syncFiles } from './sync.ts';
+import { readWorkspaceVersion } from './version.ts';
 
 const USAGE = `usage: ${GENERATE_COMMAND} [--check]
 
 Writes every generated file (deploy/crds, deploy/policies, deploy/controller, deploy/webhook,
-deploy/helm/claimkit, packages/cli/src/manifests.generated.ts) from the builders, and removes
-manifests in those directories that nothing generates any more.
+deploy/helm/claimkit, packages/cli/src/manifests.generated.ts, the version modules of core and
+the CLI) from the builders and the packages' version, and removes manifests in those directories
+that nothing generates any more. Run it after \`changeset version\`: it carries the new version to
+the image tags, the chart and \`claimctl --version\`.
   --check   write nothing; list what is out of date and exit 1 if anything is`;
 const args = process.argv.slice(2);
 if (args.includes('--help') || args.includes('-h')) {
@@ -23,7 +26,7 @@ if (unknown !== undefined) {
 }
 const check = args.includes('--check');
 const root = fileURLToPath(new URL('../../../', import.meta.url));
-const files = generatedFiles();
+const files = generatedFiles({ version: readWorkspaceVersion(root) });
 const report = syncFiles(files, { root, check, generatedDirs: GENERATED_DIRS });
 if (check) {
   for (const p of report.outOfDate) console.error(`out of date: ${p}`);

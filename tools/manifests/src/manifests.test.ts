@@ -11,18 +11,19 @@ import { CLI_MODULE_PATH, componentInApplyOrder, tsString } from './cli-module.t
 import { GENERATED_DIRS, generatedFiles } from './files.ts';
 import { GENERATE_COMMAND } from './generated-file.ts';
 import { syncFiles } from './sync.ts';
+import { readWorkspaceVersion } from './version.ts';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 
 describe('generated files', () => {
-  const files = generatedFiles();
+  const files = generatedFiles({ version: readWorkspaceVersion(root) });
 
   it('are all up to date, and nothing else sits in the generated directories', () => {
     const report = syncFiles(files, { root, check: true, generatedDirs: GENERATED_DIRS });
     expect(report, `run: ${GENERATE_COMMAND}`).toEqual({ outOfDate: [], notGenerated: [] });
   });
 
-  it('cover deploy/crds, policies, controller, webhook, the chart and the CLI module', () => {
+  it('cover deploy/crds, policies, controller, webhook, the chart, the CLI module and the version modules', () => {
     const dirs = new Set(files.map((f) => f.path.split('/').slice(0, 2).join('/')));
     expect([...dirs].sort()).toEqual([
       'deploy/controller',
@@ -31,6 +32,7 @@ describe('generated files', () => {
       'deploy/policies',
       'deploy/webhook',
       'packages/cli',
+      'packages/core',
     ]);
     expect(files.filter((f) => f.path.startsWith('deploy/crds/'))).toHaveLength(4);
   });

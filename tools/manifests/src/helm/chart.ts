@@ -1,13 +1,14 @@
 // The Helm chart (deploy/helm/claimkit) as files, built from the same manifest objects as
 // deploy/controller, deploy/webhook and deploy/policies, so the chart can never drift from them: each
 // object is rendered to YAML, then the values a user sets (namespace, images, replicas, flags,
-// certificates, the controller's identity, which components) are swapped for template expressions.
+// certificates, the controller's identity, which components, resources, scheduling, pod metadata,
+// pull secrets) are swapped for template expressions. Chart.yaml carries the release's version.
 // apps/e2e/src/helm/chart.test.ts renders the committed chart with the real `helm`.
-import { CONTROLLER_IMAGE, CONTROLLER_NAMESPACE, controllerManifests } from '@claimkit/controller';
-import { policiesManifests, toYaml } from '@claimkit/core';
-import { WEBHOOK_IMAGE, WEBHOOK_NAMESPACE, WEBHOOK_TLS_SECRET, webhookManifests } from '@claimkit/webhook';
+import { CONTROLLER_NAMESPACE, controllerManifests } from '@claimkit/controller';
+import { type ImageComponent, imageRef, type ManifestFile, policiesManifests, toYaml } from '@claimkit/core';
+import { WEBHOOK_NAMESPACE, WEBHOOK_TLS_SECRET, webhookManifests } from '@claimkit/webhook';
 import { type GeneratedFile, generatedHeader } from '../generated-file.ts';
-import { CHART_YAML, VALUES_SCHEMA, VALUES_YAML } from './values.ts';
+import { chartYaml, VALUES_SCHEMA, valuesYaml } from './values.ts';
 
 export const CHART_DIR = 'deploy/helm/claimkit';
 const HEADER = generatedHeader(
@@ -38,8 +39,8 @@ function render(objects: Obj[]): string {
 }
 
 /** The values of the release: the namespace everywhere the manifests name theirs, images, tags. */
-function templated(text: string, component: 'controller' | 'webhook'): string {
-  const image = component === 'controller' ? CONTROLLER_IMAGE : WEBHOOK_IMAGE;
+function templated(text: string, component: 'controller' | 'webhook', version: string): string {
+  const image = imageRef(component satisfies ImageComponent, version);
   const v = `.Values.${component}`;
   const escaped = image.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
   return text
@@ -52,13 +53,72 @@ function templated(text: string, component: 'controller' | 'webhook'): string {
     .replaceAll(WEBHOOK_NAMESPACE, '{{ .Release.Namespace }}');
 }
 
-function controllerTemplates(): ChartFile[] {
+/** Replaces `what` in `text` by `by`, and fails (rather than render a chart without the value) if absent. */
+function must(text: string, what: RegExp, by: string | ((...m: string[]) => string), name: string): string {
+  if (!what.test(text)) throw new Error(`chart: ${name} not found in the manifest to template`);
+  return text.replace(what, by as (...m: string[]) => string);
+}
+
+/**
+ * A Deployment's pod template with the component's pod values: annotations and labels merged in,
+ * pull secrets (global's, then the chart's), scheduling, and the container's resources. Empty values
+ * render nothing, so the default values render the manifest's own Deployment.
+ */
+function podValues(text: string, component: 'controller' | 'webhook'): string {
+  const v = `.Values.${component}`;
+  const pullSecrets = [
+    '      {{- $pullSecrets := concat ((.Values.global | default dict).imagePullSecrets | default list) (.Values.imagePullSecrets | default list) }}',
+    '      {{- with $pullSecrets }}',
+    '      imagePullSecrets:',
+    '      {{- range . }}',
+    '      - name: {{ if kindIs "string" . }}{{ . }}{{ else }}{{ .name }}{{ end }}',
+    '      {{- end }}',
+    '      {{- end }}',
+  ].join('\n');
+  const withBlock = (key: string) =>
+    `      {{- with ${v}.${key} }}\n      ${key}:\n        {{- toYaml . | nindent 8 }}\n      {{- end }}`;
+  let out = must(
+    text,
+    /\n {2}template:\n {4}metadata:\n {6}labels:\n((?: {8}.*\n)+)/,
+    (_m, labels) => {
+      // The selector's labels are the manifest's: podLabels cannot override them.
+      const own = [...labels.matchAll(/^ {8}([^:]+):/gm)].map((m) => JSON.stringify(m[1]));
+      return `\n  template:\n    metadata:\n      {{- with ${v}.podAnnotations }}\n      annotations:\n        {{- toYaml . | nindent 8 }}\n      {{- end }}\n      labels:\n${labels}        {{- with omit (${v}.podLabels | default dict) ${own.join(' ')} }}\n        {{- toYaml . | nindent 8 }}\n        {{- end }}\n`;
+    },
+    `${component} pod template labels`,
+  );
+  out = must(
+    out,
+    /\n {6}containers:\n/,
+    () =>
+      `\n${pullSecrets}\n${withBlock('nodeSelector')}\n${withBlock('tolerations')}\n${withBlock('affinity')}\n      containers:\n`,
+    `${component} containers`,
+  );
+  return must(
+    out,
+    /\n {8}resources:\n(?: {10}.*\n)+/,
+    `\n        resources:\n          {{- toYaml ${v}.resources | nindent 10 }}\n`,
+    `${component} container resources`,
+  );
+}
+
+/** The container resources of a component's Deployment (the chart's default values). */
+export function deploymentResources(files: ManifestFile[]): Record<string, unknown> {
+  const dep = files.flatMap((f) => f.objects).find((o) => o.kind === 'Deployment') as
+    | { spec: { template: { spec: { containers: { resources?: Record<string, unknown> }[] } } } }
+    | undefined;
+  const resources = dep?.spec.template.spec.containers[0]?.resources;
+  if (!resources) throw new Error('chart: no Deployment with container resources');
+  return resources;
+}
+
+function controllerTemplates(version: string): ChartFile[] {
   const out: ChartFile[] = [];
-  for (const f of controllerManifests()) {
+  for (const f of controllerManifests({ version })) {
     if (f.file === 'namespace.yaml' || f.file === 'kustomization.yaml') continue;
-    let text = templated(render(f.objects), 'controller');
+    let text = templated(render(f.objects), 'controller', version);
     if (f.file === 'deployment.yaml') {
-      text = text
+      text = podValues(text, 'controller')
         .replace(/\n {2}replicas: \d+\n/, '\n  replicas: {{ .Values.controller.replicas }}\n')
         .replace(/--concurrency=\d+/, '--concurrency={{ .Values.controller.concurrency }}')
         .replace(/--log-level=\w+/, '--log-level={{ .Values.controller.logLevel }}');
@@ -71,9 +131,9 @@ function controllerTemplates(): ChartFile[] {
   return out;
 }
 
-function webhookTemplates(): ChartFile[] {
+function webhookTemplates(version: string): ChartFile[] {
   const out: ChartFile[] = [];
-  for (const f of webhookManifests()) {
+  for (const f of webhookManifests({ version })) {
     if (f.file === 'namespace.yaml' || f.file === 'kustomization.yaml') continue;
     let objects = f.objects;
     if (f.file === 'validatingwebhookconfiguration.yaml') {
@@ -86,12 +146,15 @@ function webhookTemplates(): ChartFile[] {
         })),
       }));
     }
-    let text = templated(render(objects), 'webhook').replaceAll(
+    let text = templated(render(objects), 'webhook', version).replaceAll(
       WEBHOOK_TLS_SECRET,
       '{{ .Values.webhook.tlsSecretName }}',
     );
     if (f.file === 'deployment.yaml') {
-      text = text.replace(/\n {2}replicas: \d+\n/, '\n  replicas: {{ .Values.webhook.replicas }}\n');
+      text = podValues(text, 'webhook').replace(
+        /\n {2}replicas: \d+\n/,
+        '\n  replicas: {{ .Values.webhook.replicas }}\n',
+      );
     }
     if (f.file === 'validatingwebhookconfiguration.yaml') {
       text = text
@@ -147,18 +210,29 @@ function policiesTemplates(): ChartFile[] {
   return out;
 }
 
-/** Every file of deploy/helm/claimkit; the chart's crds/ are the given files of deploy/crds. */
-export function chartFiles(crds: readonly GeneratedFile[]): GeneratedFile[] {
+/**
+ * Every file of deploy/helm/claimkit, for the release `version` (the chart's version and appVersion,
+ * the images' default tag); the chart's crds/ are the given files of deploy/crds.
+ */
+export function chartFiles(crds: readonly GeneratedFile[], version: string): GeneratedFile[] {
   const chartCrds = [...crds]
     .map((f) => ({ path: `crds/${f.path.slice(f.path.lastIndexOf('/') + 1)}`, text: f.text }))
     .sort((a, b) => (a.path < b.path ? -1 : 1));
   const files: ChartFile[] = [
-    { path: 'Chart.yaml', text: HEADER + CHART_YAML },
-    { path: 'values.yaml', text: HEADER + VALUES_YAML },
+    { path: 'Chart.yaml', text: HEADER + chartYaml(version) },
+    {
+      path: 'values.yaml',
+      text:
+        HEADER +
+        valuesYaml({
+          controllerResources: deploymentResources(controllerManifests({ version })),
+          webhookResources: deploymentResources(webhookManifests({ version })),
+        }),
+    },
     { path: 'values.schema.json', text: `${JSON.stringify(VALUES_SCHEMA, null, 2)}\n` },
     ...chartCrds,
-    ...controllerTemplates(),
-    ...webhookTemplates(),
+    ...controllerTemplates(version),
+    ...webhookTemplates(version),
     ...policiesTemplates(),
   ];
   return files.map((f) => ({ path: `${CHART_DIR}/${f.path}`, text: f.text }));

@@ -1,25 +1,49 @@
-// The Helm chart's own files: Chart.yaml, the values a user sets (values.yaml) and the schema Helm
-// checks them against (values.schema.json).
-import { CONTROLLER_IMAGE } from '@claimkit/controller';
-import { DEFAULT_CONTROLLER_SERVICE_ACCOUNT } from '@claimkit/core';
-import { WEBHOOK_IMAGE, WEBHOOK_TLS_SECRET } from '@claimkit/webhook';
+// The Helm chart's own files: Chart.yaml (its version and appVersion are the release's), the values a
+// user sets (values.yaml) and the schema Helm checks them against (values.schema.json).
+import { DEFAULT_CONTROLLER_SERVICE_ACCOUNT, imageRepository, toYaml } from '@claimkit/core';
+import { WEBHOOK_TLS_SECRET } from '@claimkit/webhook';
 
-const CHART_VERSION = '0.1.0';
+export const CHART_NAME = 'claimkit';
 
-export const CHART_YAML = `apiVersion: v2
-name: claimkit
+export function chartYaml(version: string): string {
+  return `apiVersion: v2
+name: ${CHART_NAME}
 description: Safe claims on Kubernetes - capture-once claims with fencing tokens, and warm pod pools with claims that own their pods (controller, admission webhook, admission policies, CRDs).
 type: application
-version: ${CHART_VERSION}
-appVersion: "${CHART_VERSION}"
+version: ${version}
+appVersion: "${version}"
 keywords: [claims, pools, leases, fencing, operator]
 `;
+}
 
-export const VALUES_YAML = `# Which components to install. The CRDs (crds/) are always installed by Helm.
+/** The defaults the chart's values take from the manifests, so that by default it renders deploy/. */
+export interface ValuesDefaults {
+  controllerResources: Record<string, unknown>;
+  webhookResources: Record<string, unknown>;
+}
+
+/** `value` as YAML under a key at `indent` spaces. */
+const nested = (value: Record<string, unknown>, indent: number) =>
+  toYaml(value)
+    .trimEnd()
+    .split('\n')
+    .map((l) => `${' '.repeat(indent)}${l}`)
+    .join('\n');
+
+/** Scheduling and pod metadata, the same for each component. */
+const POD_VALUES = `  # Merged into the pod template's annotations and labels (the selector's labels stay).
+  podAnnotations: {}
+  podLabels: {}
+  nodeSelector: {}
+  tolerations: []
+  affinity: {}`;
+
+export function valuesYaml(d: ValuesDefaults): string {
+  return `# Which components to install. The CRDs (crds/) are always installed by Helm.
 controller:
   enabled: true
   image:
-    repository: ${CONTROLLER_IMAGE.split(':')[0]}
+    repository: ${imageRepository('controller')}
     # Default: the chart's appVersion.
     tag: ""
     pullPolicy: IfNotPresent
@@ -27,11 +51,14 @@ controller:
   replicas: 2
   concurrency: 4
   logLevel: info
+  resources:
+${nested(d.controllerResources, 4)}
+${POD_VALUES}
 
 webhook:
   enabled: true
   image:
-    repository: ${WEBHOOK_IMAGE.split(':')[0]}
+    repository: ${imageRepository('webhook')}
     tag: ""
     pullPolicy: IfNotPresent
   replicas: 2
@@ -42,6 +69,12 @@ webhook:
     enabled: true
   # Without cert-manager: the base64 PEM CA that signed the certificate in tlsSecretName.
   caBundle: ""
+  resources:
+${nested(d.webhookResources, 4)}
+${POD_VALUES}
+
+# Secrets for pulling the images (both components), after global.imagePullSecrets: [{name: regcred}].
+imagePullSecrets: []
 
 # ValidatingAdmissionPolicies (Kubernetes 1.30 or newer), enforced by the API server itself: only the
 # controller's identity writes a PodClaim's podName, nodeName and sourcePod; pool pods are never
@@ -56,6 +89,7 @@ policies:
   controllerUsers: []
   controllerGroups: []
 `;
+}
 
 const image = {
   type: 'object',
@@ -67,7 +101,30 @@ const image = {
   },
 };
 
-/** A component's values: enabled, image, replicas, and its own. */
+const stringMap = { type: 'object', additionalProperties: { type: 'string' } };
+const quantities = { type: 'object', additionalProperties: { type: ['string', 'number'] } };
+
+/** A container's resources (core/v1 ResourceRequirements). */
+const resources = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    requests: quantities,
+    limits: quantities,
+    claims: { type: 'array', items: { type: 'object' } },
+  },
+};
+
+const imagePullSecrets = {
+  type: 'array',
+  items: {
+    type: 'object',
+    required: ['name'],
+    properties: { name: { type: 'string', minLength: 1 } },
+  },
+};
+
+/** A component's values: enabled, image, replicas, resources, scheduling, and its own. */
 function component(own: Record<string, unknown>) {
   return {
     type: 'object',
@@ -76,17 +133,30 @@ function component(own: Record<string, unknown>) {
       enabled: { type: 'boolean' },
       image,
       replicas: { type: 'integer', minimum: 0 },
+      resources,
+      podAnnotations: stringMap,
+      podLabels: stringMap,
+      nodeSelector: stringMap,
+      tolerations: { type: 'array', items: { type: 'object' } },
+      affinity: { type: 'object' },
       ...own,
     },
   };
 }
 
-/** Helm checks values against this on install, upgrade, lint and template: a typo is an error. */
+/**
+ * Helm checks values against this on install, upgrade, lint and template: a typo is an error. `global`
+ * is allowed with any content, as Helm gives it to a subchart (and a parent chart sets it).
+ */
 export const VALUES_SCHEMA = {
-  $schema: 'https://json-schema.org/draft-07/schema#',
+  $schema: 'http://json-schema.org/draft-07/schema#',
   type: 'object',
   additionalProperties: false,
   properties: {
+    // Unconstrained: a parent chart's globals are its own (global.imagePullSecrets is read, as names
+    // or {name} objects).
+    global: { type: 'object' },
+    imagePullSecrets,
     controller: component({
       concurrency: { type: 'integer', minimum: 1 },
       logLevel: { type: 'string', enum: ['debug', 'info', 'warn', 'error'] },
