@@ -194,7 +194,8 @@ export async function startFaultProxy(opts: FaultProxyOptions): Promise<FaultPro
   };
 
   const handle = (req: IncomingMessage, res: ServerResponse, body: Buffer) => {
-    const d: Decision = faultsOn ? decide({ watch: isWatch(req.url ?? '') }) : { fault: 'none' };
+    const watch = isWatch(req.url ?? '');
+    const d: Decision = faultsOn ? decide({ watch }) : { fault: 'none' };
     if (d.fault === 'none') {
       counts.passed++;
       pass(req, res, body, d.cutAfterMs);
@@ -231,6 +232,8 @@ export async function startFaultProxy(opts: FaultProxyOptions): Promise<FaultPro
       case 'delay':
         // Held past the client's timeout, then sent on anyway (the request is processed late).
         later(opts.plan.delayMs, () => {
+          // A watch whose client gave up is nobody's (sent on, it would stream for minutes).
+          if (watch && req.socket.destroyed) return;
           forward(
             req,
             res,
