@@ -40,7 +40,7 @@ describe('chaos: a fault-injecting proxy between the controller and the API serv
         rate: 0.1,
         delayMs: requestTimeoutMs + 1500,
         watchCutRate: 0.5,
-        watchCutAfterMs: [500, 8000],
+        watchCutAfterMs: [300, 5000],
       },
     });
     const ctl = await spawnController(ns.name, {

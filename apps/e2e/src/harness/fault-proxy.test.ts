@@ -64,14 +64,16 @@ describe('fault proxy: in front of the API server', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('answers, resets, loses and delays exactly the requests the seed says; the API server sees the rest', async () => {
-    const p = plan({ seed: 42, rate: 0.3, delayMs: 3000, watchCutRate: 0 });
+    const p = plan({ seed: 42, rate: 0.35, delayMs: 3000, watchCutRate: 0 });
     const proxy = await startFaultProxy({ upstreamKubeconfig: e2eCluster().kubeconfigPath, dir, plan: p });
     try {
       // No retries, a timeout well below the proxy's delay: every fault reaches the caller as is.
       const viaProxy = kubeClient(proxy.kubeconfigPath, { timeoutMs: 1500, retryThrottled: 0 });
       const direct = kubeClient(e2eCluster().kubeconfigPath);
-      const n = 120;
+      const n = 80;
       const expected = draw(p, n).map((d) => d.fault);
+      // (This seed draws every kind of fault among the first n.)
+      for (const f of FAULTS) expect(expected, f).toContain(f);
       const seen: string[] = [];
       for (let i = 0; i < n; i++) {
         const claim: PodClaim = {
