@@ -7,7 +7,15 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { finalizeClaims, kube, until } from '../controller/helpers.ts';
 import { restartComponent, startComponent, stopComponent, untilAllHealthy } from '../harness/index.ts';
 import { e2eClients, e2eCluster, useTestNamespace } from '../harness/vitest.ts';
-import { churn, expectConverged, killControllers, readyz, spawnController, warmPool } from './helpers.ts';
+import {
+  churn,
+  expectConverged,
+  killControllers,
+  readyz,
+  spawnController,
+  stopChurns,
+  warmPool,
+} from './helpers.ts';
 
 const stateDir = e2eCluster().stateDir;
 
@@ -24,6 +32,7 @@ describe.skipIf(!stateDir)('chaos: API server and etcd restarts (local provider)
         ),
       60_000,
     );
+    await stopChurns();
     // The claims' finalizers need the controller: finish them before it stops, or the namespace
     // (deleted next) waits for them forever. A failure here is the file's, not the next one's.
     try {

@@ -11,7 +11,15 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { finalizeClaims, kube, until } from '../controller/helpers.ts';
 import { FAULTS, type FaultProxy, startFaultProxy } from '../harness/fault-proxy.ts';
 import { e2eCluster, useTestNamespace } from '../harness/vitest.ts';
-import { churn, expectConverged, killControllers, readyz, spawnController, warmPool } from './helpers.ts';
+import {
+  churn,
+  expectConverged,
+  killControllers,
+  readyz,
+  spawnController,
+  stopChurns,
+  warmPool,
+} from './helpers.ts';
 
 // Another seed replays another run: CLAIMKIT_CHAOS_SEED=n.
 const seed = Number(process.env.CLAIMKIT_CHAOS_SEED ?? 14);
@@ -22,6 +30,7 @@ describe('chaos: a fault-injecting proxy between the controller and the API serv
   let proxy: FaultProxy | undefined;
   afterAll(async () => {
     proxy?.setFaults(false);
+    await stopChurns();
     await finalizeClaims(ns.name).catch(() => {});
     await killControllers();
     await proxy?.close();

@@ -117,6 +117,16 @@ export interface ChurnOptions {
  * `claimSet` and `migrate` add. Writes that fail (the API server is down) are retried by the next
  * round; the churn never throws.
  */
+const churning = new Set<{ stop(): Promise<void> }>();
+
+/**
+ * Stops every churn this file started (afterAll, before finalizeClaims): a test that failed midway
+ * leaves its churn running, and claims created during the teardown would keep the namespace.
+ */
+export async function stopChurns(): Promise<void> {
+  await Promise.all([...churning].map((l) => l.stop()));
+}
+
 export function churn(ns: string, o: ChurnOptions = {}) {
   const c = kube();
   const live = o.live ?? 6;
@@ -187,15 +197,18 @@ export function churn(ns: string, o: ChurnOptions = {}) {
       await new Promise((r) => setTimeout(r, o.periodMs ?? 150));
     }
   })();
-  return {
+  const handle = {
     get rounds() {
       return rounds;
     },
     async stop() {
       stopped = true;
       await loop;
+      churning.delete(handle);
     },
   };
+  churning.add(handle);
+  return handle;
 }
 
 /** Every claim of the namespace Bound (or gone), every invariant, doctor with no finding. */
