@@ -143,6 +143,42 @@ describe('fault proxy: in front of the API server', () => {
   });
 });
 
+describe('fault proxy: turned off', () => {
+  const ns = useTestNamespace('fault-proxy-off');
+  const dir = mkdtempSync(join(tmpdir(), 'claimkit-fault-proxy-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('cancels the cuts it planned and faults nothing more', async () => {
+    const p = plan({ seed: 9, rate: 0, watchCutRate: 1, watchCutAfterMs: [600, 700] });
+    const proxy = await startFaultProxy({ upstreamKubeconfig: e2eCluster().kubeconfigPath, dir, plan: p });
+    try {
+      const viaProxy = kubeClient(proxy.kubeconfigPath, { timeoutMs: 5000 });
+      let closed: ApiError | undefined | 'open' = 'open';
+      let events = 0;
+      const stop = viaProxy.watch(
+        'PodClaim',
+        { namespace: ns.name, timeoutSeconds: 60 },
+        { onEvent: () => events++, onClose: (e) => (closed = e) },
+      );
+      // The watch is streaming (a claim created now arrives through it), then the faults go off.
+      await kubeClient(e2eCluster().kubeconfigPath).create({
+        apiVersion: 'claimkit.dev/v1alpha1',
+        kind: 'PodClaim',
+        metadata: { name: 'x', namespace: ns.name },
+        spec: { poolName: 'none' },
+      } as PodClaim);
+      await until('the event through the watch', async () => events > 0, 5000);
+      proxy.setFaults(false);
+      await new Promise((r) => setTimeout(r, 1200));
+      expect(closed).toBe('open');
+      expect(proxy.counts.watchCuts).toBe(0);
+      stop();
+    } finally {
+      await proxy.close();
+    }
+  });
+});
+
 function outcome(e: ApiError): string {
   switch (e.code) {
     case 429:

@@ -94,7 +94,10 @@ export interface FaultProxy {
   readonly kubeconfigPath: string;
   /** What was done so far, by fault ('passed': requests sent on without a fault). */
   readonly counts: FaultCounts;
-  /** Faults on (the plan) or off (everything passed through; cut timers already set still fire). */
+  /**
+   * Faults on (the plan) or off: everything passed through, planned watch cuts cancelled; requests
+   * already delayed are still sent on when their delay is over.
+   */
   setFaults(on: boolean): void;
   /** Closes the listener and every connection. */
   close(): Promise<void>;
@@ -134,8 +137,11 @@ export async function startFaultProxy(opts: FaultProxyOptions): Promise<FaultPro
     ...Object.fromEntries(FAULTS.map((f) => [f, 0])),
   } as FaultCounts;
   const sockets = new Set<Socket>();
-  const timers = new Set<ReturnType<typeof setTimeout>>();
-  const later = (ms: number, fn: () => void) => {
+  // Delayed requests (sent on when their delay is over, faults on or off) and planned watch cuts
+  // (cancelled when the faults are turned off).
+  const delays = new Set<ReturnType<typeof setTimeout>>();
+  const cuts = new Set<ReturnType<typeof setTimeout>>();
+  const later = (timers: typeof delays, ms: number, fn: () => void) => {
     const t = setTimeout(() => {
       timers.delete(t);
       fn();
@@ -182,7 +188,7 @@ export async function startFaultProxy(opts: FaultProxyOptions): Promise<FaultPro
         res.writeHead(up.statusCode ?? 502, up.headers);
         up.pipe(res);
         if (cutAfterMs !== undefined)
-          later(cutAfterMs, () => {
+          later(cuts, cutAfterMs, () => {
             if (res.writableEnded) return;
             counts.watchCuts++;
             up.destroy();
@@ -231,7 +237,7 @@ export async function startFaultProxy(opts: FaultProxyOptions): Promise<FaultPro
         return;
       case 'delay':
         // Held past the client's timeout, then sent on anyway (the request is processed late).
-        later(opts.plan.delayMs, () => {
+        later(delays, opts.plan.delayMs, () => {
           // A watch whose client gave up is nobody's (sent on, it would stream for minutes).
           if (watch && req.socket.destroyed) return;
           forward(
@@ -304,10 +310,14 @@ export async function startFaultProxy(opts: FaultProxyOptions): Promise<FaultPro
     counts,
     setFaults(on) {
       faultsOn = on;
+      if (on) return;
+      for (const t of cuts) clearTimeout(t);
+      cuts.clear();
     },
     async close() {
-      for (const t of timers) clearTimeout(t);
-      timers.clear();
+      for (const t of [...delays, ...cuts]) clearTimeout(t);
+      delays.clear();
+      cuts.clear();
       const closed = new Promise<void>((r) => server.close(() => r()));
       for (const s of sockets) s.destroy();
       agent.destroy();
