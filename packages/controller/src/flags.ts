@@ -13,6 +13,7 @@ export interface ControllerFlags {
   healthAddr: string;
   concurrency: number;
   sweepIntervalMs: number;
+  requestTimeoutMs: number;
   logLevel: LogLevel;
 }
 
@@ -31,6 +32,7 @@ export const USAGE = `usage: claimkit-controller [flags]
   --health-addr ADDR       /healthz and /readyz ([host]:port, 0 disables; default :8081)
   --concurrency N          reconcile workers (default 4)
   --sweep-interval DUR     capture recovery sweep period (e.g. 30s, 1m; default 30s)
+  --request-timeout DUR    give up on an API request (a watch: its headers) after DUR (default 15s)
   --log-level LEVEL        debug|info|warn|error (default info)
 `;
 
@@ -71,6 +73,7 @@ export function parseFlags(
         'health-addr': { type: 'string' },
         concurrency: { type: 'string' },
         'sweep-interval': { type: 'string' },
+        'request-timeout': { type: 'string' },
         'log-level': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -94,6 +97,13 @@ export function parseFlags(
     throw new FlagError(`--sweep-interval: ${(e as Error).message}`);
   }
   if (sweepIntervalMs < 100) throw new FlagError('--sweep-interval: must be at least 100ms');
+  let requestTimeoutMs: number;
+  try {
+    requestTimeoutMs = parseDuration(str('request-timeout') ?? '15s');
+  } catch (e) {
+    throw new FlagError(`--request-timeout: ${(e as Error).message}`);
+  }
+  if (requestTimeoutMs < 100) throw new FlagError('--request-timeout: must be at least 100ms');
   const logLevel = (str('log-level') ?? 'info') as LogLevel;
   if (!LOG_LEVELS.includes(logLevel))
     throw new FlagError(`--log-level: want one of ${LOG_LEVELS.join('|')}, got ${JSON.stringify(logLevel)}`);
@@ -114,6 +124,7 @@ export function parseFlags(
     healthAddr,
     concurrency,
     sweepIntervalMs,
+    requestTimeoutMs,
     logLevel,
     help: values.help === true,
   };

@@ -37,7 +37,7 @@ try {
     leaseNamespace: flags.leaseNamespace,
     identity: flags.identity,
     log,
-    timeoutMs: 15_000,
+    timeoutMs: flags.requestTimeoutMs,
   });
 } catch (e) {
   die(explainStartError(e), 1);

@@ -280,6 +280,31 @@ describe('Informer over the ApiModel', () => {
     expect(spinning.stats.watches).toBeLessThan(10);
   });
 
+  it('a watch that streamed events before it failed (a connection cut) starts the backoff over', async () => {
+    const m = new ApiModel();
+    const { calls, source } = recorded(m);
+    const timers = new FakeTimers();
+    const inf = informer(source, 'ConfigMap', { timers, backoffInitialMs: 100, backoffMaxMs: 400 });
+    await inf.start();
+    const watches = () => calls.filter((c) => c.startsWith('watch')).length;
+    // Four failures in a row: the backoff is at its cap.
+    m.faults.inject({ verbs: ['watch'], reason: 'Forbidden', times: 3 });
+    m.closeWatches({ error: new ApiError('Unavailable', 'x') });
+    timers.advance(1000);
+    expect(watches()).toBe(5);
+    expect(m.openWatches).toBe(1);
+    // This watch works for a while, then its connection is cut: resumed after the initial delay
+    // (50 ms with random 0), not after the capped one, though nothing was listed since.
+    await m.create(cm('a', '1'));
+    await flush();
+    expect(inf.get(k('a'))).toBeDefined();
+    m.closeWatches({ error: new ApiError('Unavailable', 'connection reset') });
+    timers.advance(49);
+    expect(watches()).toBe(5);
+    timers.advance(1);
+    expect(watches()).toBe(6);
+  });
+
   it('stop() leaves no watch open and no timer pending; nothing reaches handlers after it', async () => {
     const m = new ApiModel();
     const timers = new FakeTimers();

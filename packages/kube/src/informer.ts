@@ -2,7 +2,8 @@
 // core's ListWatcher port (the kube client in a process, the in-memory ApiModel in tests):
 // - lists in pages, then watches from the list's resourceVersion, with bookmarks;
 // - a watch that ends normally (server timeout, idle connection) resumes from the last
-//   resourceVersion seen (event or bookmark); one that fails resumes after a backoff with jitter;
+//   resourceVersion seen (event or bookmark); one that fails resumes after a backoff with jitter
+//   (started over when the failed watch had delivered something);
 //   410 Gone lists again and hands handlers the differences (adds, updates, deletes);
 // - a watchdog restarts a watch that has delivered nothing for too long;
 // - time comes from an injected Timers.
@@ -375,6 +376,9 @@ export class Informer<K extends Kind> {
     }
     if (err) {
       this.stats.failures++;
+      // A watch that streamed before it failed (a cut connection, a proxy's idle timeout) is not
+      // a server refusing us: start the backoff over, as client-go resumes a watch cut by EOF at once.
+      if (delivered > 0) this.attempt = 0;
       // 429 is the server asking to come back later (e.g. "storage is (re)initializing" right
       // after a CRD is established): expected, so not a warning.
       const log = isApiError(err, 'TooManyRequests') ? this.opts.log?.info : this.opts.log?.warn;

@@ -4,11 +4,12 @@
 import { afterAll, describe, it } from 'vitest';
 import { finalizeClaims, kube, until } from '../controller/helpers.ts';
 import { e2eCluster, useTestNamespace } from '../harness/vitest.ts';
-import { churn, expectConverged, killControllers, spawnController, warmPool } from './helpers.ts';
+import { churn, expectConverged, killControllers, spawnController, stopChurns, warmPool } from './helpers.ts';
 
 describe('chaos: controller processes', () => {
   const ns = useTestNamespace('chaos-ctl');
   afterAll(async () => {
+    await stopChurns();
     await finalizeClaims(ns.name).catch(() => {});
     await killControllers();
   });

@@ -3,7 +3,14 @@
 // every invariant, doctor clean) with its convergence time.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { getOrUndefined, type PodClaim, type PodPool } from '@claimkit/core';
+import {
+  ANNOTATION_MIGRATE,
+  getOrUndefined,
+  isApiError,
+  type PodClaim,
+  type PodClaimSet,
+  type PodPool,
+} from '@claimkit/core';
 import { runDoctor } from '@claimkit/core/doctor';
 import { expectAllInvariants, kube, until } from '../controller/helpers.ts';
 import { testPool } from '../harness/objects.ts';
@@ -25,7 +32,7 @@ const running = new Set<ControllerProcess>();
 /** Starts claimkit-controller from source for one namespace; resolves once /readyz answers 200. */
 export async function spawnController(
   ns: string,
-  opts: { kubeconfig: string; identity: string },
+  opts: { kubeconfig: string; identity: string; args?: string[] },
 ): Promise<ControllerProcess> {
   const port = await freePort();
   const child = spawn(
@@ -40,6 +47,7 @@ export async function spawnController(
       '--metrics-addr=0',
       '--sweep-interval=2s',
       '--log-level=warn',
+      ...(opts.args ?? []),
     ],
     { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] },
   );
@@ -94,17 +102,77 @@ export function warmPool(ns: string, minIdle = 2): PodPool {
   return testPool(ns, 'warm', { minIdle, maxPods: 40 });
 }
 
+export interface ChurnOptions {
+  /** At most this many churned claims at a time (default 6). */
+  live?: number;
+  periodMs?: number;
+  /** Also a PodClaimSet `churn-set` on the pool, scaled 0..3 every few rounds. */
+  claimSet?: boolean;
+  /** Also a migration requested (annotation) on a churned claim every few rounds. */
+  migrate?: boolean;
+}
+
 /**
- * Claims created and deleted against the pool until stop(): at most `live` at a time. Writes that
- * fail (the API server is down) are retried by the next round; the churn never throws.
+ * Claims created and deleted against the pool until stop(): at most `live` at a time, plus what
+ * `claimSet` and `migrate` add. Writes that fail (the API server is down) are retried by the next
+ * round; the churn never throws.
  */
-export function churn(ns: string, o: { live?: number; periodMs?: number } = {}) {
+const churning = new Set<{ stop(): Promise<void> }>();
+
+/**
+ * Stops every churn this file started (afterAll, before finalizeClaims): a test that failed midway
+ * leaves its churn running, and claims created during the teardown would keep the namespace.
+ */
+export async function stopChurns(): Promise<void> {
+  await Promise.all([...churning].map((l) => l.stop()));
+}
+
+export function churn(ns: string, o: ChurnOptions = {}) {
   const c = kube();
   const live = o.live ?? 6;
   let n = 0;
   let stopped = false;
   let rounds = 0;
+  let setCreated = false;
   const names: string[] = [];
+  const setKey = { namespace: ns, name: 'churn-set' };
+  const extras = async (round: number) => {
+    if (o.claimSet && round % 5 === 0) {
+      const replicas = (round / 5) % 4;
+      if (!setCreated) {
+        const set: PodClaimSet = {
+          apiVersion: 'claimkit.dev/v1alpha1',
+          kind: 'PodClaimSet',
+          metadata: setKey,
+          spec: {
+            replicas,
+            selector: { matchLabels: { 'claimkit.dev/claim-set': 'churn-set' } },
+            template: {
+              metadata: { labels: { 'claimkit.dev/claim-set': 'churn-set' } },
+              spec: { poolName: 'warm' },
+            },
+          },
+        };
+        await c.create(set).catch((e: unknown) => {
+          // created by an earlier attempt whose answer was lost
+          if (!isApiError(e, 'AlreadyExists')) throw e;
+        });
+        setCreated = true;
+      } else {
+        await c.patch('PodClaimSet', setKey, { spec: { replicas } });
+      }
+    }
+    if (o.migrate && round % 7 === 3 && names.length > 0) {
+      const name = names[names.length - 1]!;
+      await getOrUndefined(
+        c.patch(
+          'PodClaim',
+          { namespace: ns, name },
+          { metadata: { annotations: { [ANNOTATION_MIGRATE]: `churn-${round}` } } },
+        ),
+      );
+    }
+  };
   const loop = (async () => {
     while (!stopped) {
       try {
@@ -122,21 +190,25 @@ export function churn(ns: string, o: { live?: number; periodMs?: number } = {}) 
         await c.create(claim);
         names.push(name);
         rounds++;
+        await extras(rounds);
       } catch {
         // the fault of the scenario; try again next round
       }
       await new Promise((r) => setTimeout(r, o.periodMs ?? 150));
     }
   })();
-  return {
+  const handle = {
     get rounds() {
       return rounds;
     },
     async stop() {
       stopped = true;
       await loop;
+      churning.delete(handle);
     },
   };
+  churning.add(handle);
+  return handle;
 }
 
 /** Every claim of the namespace Bound (or gone), every invariant, doctor with no finding. */

@@ -7,6 +7,14 @@ import { type LocalClusterOptions, startLocalCluster } from './local.ts';
 import type { ClusterHandle, ProviderName } from './types.ts';
 
 export { controlPlaneVersions, ensureBinaries, ensureHelm } from './binaries.ts';
+export {
+  type Fault,
+  type FaultPlan,
+  type FaultProxy,
+  type FaultProxyOptions,
+  faultDecider,
+  startFaultProxy,
+} from './fault-proxy.ts';
 export { writeServiceAccountKubeconfig } from './identity.ts';
 export {
   apiMessage,

@@ -74,11 +74,18 @@ export async function deleteTestNamespace(name: string, c: Clients = e2eClients(
     if (isNotFound(e)) return;
     throw e;
   }
+  // What the namespace controller says is holding it up (content remaining, finalizers, a failed
+  // discovery): the reason given when it is not gone in time.
+  let holdUp = '';
   await waitFor(
     `namespace ${name} to be deleted`,
     async () => {
       try {
-        await c.core.readNamespace({ name });
+        const ns = await c.core.readNamespace({ name });
+        holdUp = (ns.status?.conditions ?? [])
+          .filter((x) => x.status === 'True')
+          .map((x) => `${x.type}: ${x.message}`)
+          .join('; ');
         return false;
       } catch (e) {
         if (isNotFound(e)) return true;
@@ -86,7 +93,9 @@ export async function deleteTestNamespace(name: string, c: Clients = e2eClients(
       }
     },
     { timeoutMs, intervalMs: 250 },
-  );
+  ).catch((e: Error) => {
+    throw new Error(`${e.message}${holdUp ? ` (namespace conditions: ${holdUp})` : ''}`);
+  });
 }
 
 /**
