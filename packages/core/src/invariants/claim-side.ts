@@ -2,12 +2,12 @@
 // M1 no podMetadata residue — a released (Idle) pod carries no record of claim-added keys;
 // M2 disruption hints follow the state — an Idle pod never carries do-not-disrupt or
 //    safe-to-evict=false, and (once quiet) a Bound or Draining pod carries both;
-// L1 lostPolicy Fail — a claim that went Lost under Fail never holds a pod again.
-// M1, M2's Idle half and L1 hold after every write; M2's Bound half once the controllers are quiet.
+// (L1, lostPolicy Fail — a claim Lost under Fail never gets a pod again — is a transition: the
+// tracker checks it on every controller write, tracker.ts.)
+// M1 and M2's Idle half hold after every write; M2's Bound half once the controllers are quiet.
 import { keyString } from '../api/meta.ts';
 import type { Pod } from '../api/types.ts';
 import { ANNOTATION_DO_NOT_DISRUPT, ANNOTATION_SAFE_TO_EVICT } from '../pool/disruption-hints.ts';
-import { lostPolicyOf } from '../pool/lost-policy.ts';
 import { recordedPodMetadataKeys } from '../pool/pod-metadata.ts';
 import { claimedBy, poolOf, stateOf } from '../pool/pods.ts';
 import type { ClusterState, Violation } from './check.ts';
@@ -15,7 +15,7 @@ import type { ClusterState, Violation } from './check.ts';
 const podId = (p: Pod) =>
   `Pod/${keyString({ namespace: p.metadata.namespace ?? '', name: p.metadata.name })}`;
 
-/** M1, M2 (Idle) and L1: hold after every write. */
+/** M1 and M2 (Idle): hold after every write. */
 export function checkClaimSide(s: ClusterState): Violation[] {
   const out: Violation[] = [];
   for (const p of s.pods) {
@@ -35,16 +35,6 @@ export function checkClaimSide(s: ClusterState): Violation[] {
         invariant: 'M2',
         message: "Idle pod carries a Bound pod's disruption hint (do-not-disrupt or safe-to-evict)",
         objects: [podId(p)],
-      });
-    }
-  }
-  for (const c of s.claims) {
-    // lostTime is written with Lost; a Fail claim keeps it and must never hold a pod again.
-    if (lostPolicyOf(c) === 'Fail' && c.status?.lostTime && c.spec.podName) {
-      out.push({
-        invariant: 'L1',
-        message: `claim with lostPolicy Fail went Lost at ${c.status.lostTime} and now holds pod ${c.spec.podName}`,
-        objects: [`PodClaim/${keyString({ namespace: c.metadata.namespace ?? '', name: c.metadata.name })}`],
       });
     }
   }

@@ -6,6 +6,7 @@ import { FINALIZER_RELEASE } from '../../api/constants.ts';
 import { deepEqual } from '../../api/json.ts';
 import { keyOf, toTimestamp } from '../../api/meta.ts';
 import type { Pod, PodClaim, PodClaimPhase, PodClaimStatus } from '../../api/types.ts';
+import { unmarkedLost } from '../../pool/lost-policy.ts';
 import { type Decision, event, type Write } from '../decision.ts';
 import { boundCondition, CONDITION_BOUND } from './bound-condition.ts';
 
@@ -40,7 +41,7 @@ export function bindClaim(c: PodClaim, pod: Pod, podWrites: Write[], now: number
   return {
     writes: [
       ...podWrites,
-      { op: 'update', object: withSpec(c, spec), why: `${why}: podName=${pod.metadata.name}` },
+      { op: 'update', object: withSpec(unmarkedLost(c), spec), why: `${why}: podName=${pod.metadata.name}` },
       statusPatch(c, status, now, undefined, generationAfter(c, spec)),
     ],
     events: [

@@ -9,7 +9,7 @@ import type { Pod, PodClaim, PodClaimPhase, PodClaimStatus } from '../../api/typ
 import { isDeleting } from '../../capture/liveness.ts';
 import { bindCandidates, pickCandidate } from '../../pool/candidates.ts';
 import { ClaimIndex } from '../../pool/claim-index.ts';
-import { isLostForGood, lostPolicyOf } from '../../pool/lost-policy.ts';
+import { isLostForGood, lostPolicyOf, markedLost } from '../../pool/lost-policy.ts';
 import {
   isClaimedBy,
   isIdleAndReady,
@@ -125,7 +125,11 @@ const keepReferencedPod: Check = ({ s, c, index, byName, rules }) => {
   const next = lostPolicyOf(c) === 'Fail' ? 'stays Lost (lostPolicy Fail)' : 'will bind again';
   return {
     writes: [
-      { op: 'update', object: { ...c, spec }, why: `clear podName: pod ${hold.why}` },
+      {
+        op: 'update',
+        object: markedLost({ ...c, spec }, toTimestamp(s.now)),
+        why: `clear podName: pod ${hold.why}`,
+      },
       statusPatch(c, status, s.now, undefined, generationAfter(c, spec)),
     ],
     events: [event(c, 'Warning', 'Lost', `${why}; claim is Lost and ${next}`)],
