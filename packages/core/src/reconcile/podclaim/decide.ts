@@ -9,7 +9,7 @@ import type { Pod, PodClaim, PodClaimPhase, PodClaimStatus } from '../../api/typ
 import { isDeleting } from '../../capture/liveness.ts';
 import { bindCandidates, pickCandidate } from '../../pool/candidates.ts';
 import { ClaimIndex } from '../../pool/claim-index.ts';
-import { isLostForGood, lostPolicyOf, markedLost } from '../../pool/lost-policy.ts';
+import { lostPolicyOf, markedLost } from '../../pool/lost-policy.ts';
 import {
   isClaimedBy,
   isIdleAndReady,
@@ -150,11 +150,12 @@ const continueMigrationInProgress: Check = ({ s, c, index, byName, policy, rules
  */
 const bindWhenUnbound: Check = ({ s, c, ns, index, policy, strays, rules }) => {
   if (c.spec.podName) return undefined;
-  const mayBind = s.pool !== undefined && !isLostForGood(c);
+  const lostForGood = rules.isLostForGood(c);
+  const mayBind = s.pool !== undefined && !lostForGood;
   const adopt = strays.find((p) => !index.otherReference(ns, p.metadata.name, c) && stateOf(p) === 'Bound');
   if (adopt && mayBind) return bindClaim(c, adopt, [], s.now, 'resume bind');
   if (strays.length > 0) return releaseStrays(strays, policy, index, c, rules);
-  if (isLostForGood(c)) return holdLost(c, s.now);
+  if (lostForGood) return holdLost(c, s.now);
   const pod = mayBind ? pickCandidate(bindCandidates(c.spec.poolName, s.pods, index), c) : undefined;
   if (!pod) {
     const phase: PodClaimPhase = c.status?.phase === 'Lost' ? 'Lost' : 'Pending';
