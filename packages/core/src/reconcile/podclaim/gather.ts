@@ -9,7 +9,7 @@ import {
 } from '../../api/constants.ts';
 import { getOrUndefined, isApiError } from '../../api/errors.ts';
 import type { ObjectKey } from '../../api/meta.ts';
-import type { Pod, PodClaim, PodPool } from '../../api/types.ts';
+import type { Pod, PodClaim } from '../../api/types.ts';
 import { isDeleting } from '../../capture/liveness.ts';
 import { bindCandidates, CANDIDATE_WINDOW } from '../../pool/candidates.ts';
 import { ClaimIndex } from '../../pool/claim-index.ts';
