@@ -55,3 +55,9 @@ export function idlePodHints(pod: Pod): Record<string, string | null> {
 export function newIdlePodHints(now: number): Record<string, string> {
   return { [ANNOTATION_DELETION_COST]: String(idleDeletionCost(now)) };
 }
+
+/** True when a Bound or Draining pod carries both hints (pods bound before claimkit set them do not). */
+export function hasHeldPodHints(pod: Pod): boolean {
+  const a = pod.metadata.annotations ?? {};
+  return a[ANNOTATION_DO_NOT_DISRUPT] === 'true' && a[ANNOTATION_SAFE_TO_EVICT] === 'false';
+}

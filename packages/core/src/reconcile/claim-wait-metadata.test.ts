@@ -429,6 +429,27 @@ describe('disruption hints', () => {
     expect(checkClaimSide(state)).toEqual([]);
   });
 
+  test('a pod bound before the hints existed gets them (hints only), then nothing more is written', async () => {
+    const { model, deps } = world();
+    await put(model, podPool('web'));
+    const c = await put(
+      model,
+      podClaim('c', withReleaseFinalizer(), boundTo('p1', 'n1'), withPodMetadata({ team: 'b' })),
+    );
+    await put(model, poolPod('p1', claimedBy(c)));
+    for (let i = 0; i < 3; i++) await settle(deps, 'c');
+    const p = model.getNow('Pod', key('p1'));
+    expect(p.metadata.annotations).toMatchObject({
+      [ANNOTATION_DO_NOT_DISRUPT]: 'true',
+      [ANNOTATION_SAFE_TO_EVICT]: 'false',
+    });
+    // podMetadata applies at a bind, not to a pod already bound.
+    expect(p.metadata.labels?.team).toBeUndefined();
+    const writes = model.writes.length;
+    await settle(deps, 'c');
+    expect(model.writes.length).toBe(writes);
+  });
+
   test('the Idle cost follows the scale-down order: newest first', () => {
     const pool = podPool('web');
     const older = newPod(pool, T0_MS);

@@ -4,11 +4,12 @@
 
 import { setCondition } from '../../api/conditions.ts';
 import { ANNOTATION_MIGRATE, ANNOTATION_MIGRATE_TO, FINALIZER_RELEASE } from '../../api/constants.ts';
-import { toTimestamp } from '../../api/meta.ts';
+import { keyOf, toTimestamp } from '../../api/meta.ts';
 import type { Pod, PodClaim, PodClaimPhase, PodClaimStatus } from '../../api/types.ts';
 import { isDeleting } from '../../capture/liveness.ts';
 import { bindCandidates, pickCandidate } from '../../pool/candidates.ts';
 import { ClaimIndex } from '../../pool/claim-index.ts';
+import { hasHeldPodHints, heldPodHints } from '../../pool/disruption-hints.ts';
 import { lostPolicyOf, markedLost } from '../../pool/lost-policy.ts';
 import {
   isClaimedBy,
@@ -234,6 +235,28 @@ const syncNodeName: Check = ({ c, byName }) => {
   };
 };
 
+/**
+ * A pod bound before claimkit set disruption hints gets them (one CAS patch, hints only: its
+ * labels and the claim's podMetadata are left as the bind wrote them).
+ */
+const ensureHeldPodHints: Check = ({ c, byName }) => {
+  const pod = c.spec.podName ? byName.get(c.spec.podName) : undefined;
+  if (!pod || !isClaimedBy(pod, c) || isDeleting(pod) || hasHeldPodHints(pod)) return undefined;
+  return {
+    writes: [
+      {
+        op: 'patch',
+        kind: 'Pod',
+        key: keyOf(pod),
+        patch: { metadata: { annotations: heldPodHints() } },
+        precondition: { resourceVersion: pod.metadata.resourceVersion!, uid: pod.metadata.uid! },
+        why: `disruption hints on pod ${pod.metadata.name}`,
+      },
+    ],
+    events: [],
+  };
+};
+
 const reportBound: Check = ({ s, c }) =>
   ensurePhase(c, 'Bound', s.now, undefined, `bound to ${c.spec.podName}`);
 
@@ -247,6 +270,7 @@ export const POD_CLAIM_CHECKS: readonly Check[] = [
   releaseOtherStrays,
   startRequestedMigration,
   syncNodeName,
+  ensureHeldPodHints,
   reportBound,
 ];
 
