@@ -5,6 +5,7 @@ import {
   ANNOTATION_MIGRATE,
   ANNOTATION_MIGRATE_TO,
   type KubeEvent,
+  keyOf,
   LABEL_CLAIMED_BY,
   schemaModelOptions,
 } from '@claimkit/core';
@@ -29,6 +30,8 @@ import {
   ready,
   running,
   T0_MS,
+  withLostPolicy,
+  withPodMetadata,
   withReleaseFinalizer,
   withReplicas,
   withSelector,
@@ -200,8 +203,8 @@ describe('get', () => {
     expect(r.code).toBe(0);
     expect(r.out).toBe(
       [
-        'NAME            POOL   PHASE   POD     SOURCE POD   AGE',
-        'web-set-abcde   web    Bound   web-1   <none>       5m',
+        'NAME            POOL   PHASE   POD     SOURCE POD   WAITING   AGE',
+        'web-set-abcde   web    Bound   web-1   <none>       <none>    5m',
       ].join('\n'),
     );
     expect(r.connects).toEqual([{}]);
@@ -241,7 +244,7 @@ describe('get', () => {
       '/k',
     );
     expect(r.out.split('\n')[0]).toMatch(
-      /^NAMESPACE\s+NAME\s+POOL\s+PHASE\s+POD\s+SOURCE POD\s+NODE\s+MIGRATIONS\s+AGE$/,
+      /^NAMESPACE\s+NAME\s+POOL\s+PHASE\s+POD\s+SOURCE POD\s+WAITING\s+NODE\s+MIGRATIONS\s+LOST POLICY\s+POD METADATA\s+AGE$/,
     );
     expect(r.out).toContain('team-b');
     expect(r.connects).toEqual([{ kubeconfig: '/k', context: 'x' }]);
@@ -299,6 +302,33 @@ describe('get', () => {
     );
     const empty = await claimctl(model, clock, 'get', 'pc', '-n', 'nowhere');
     expect(empty).toMatchObject({ code: 0, out: '', err: 'No resources found in nowhere namespace.' });
+  });
+});
+
+describe('claims: lostPolicy, podMetadata and why a claim waits', () => {
+  test('get shows the waiting reason (wide: lost policy and podMetadata); describe says it in full', async () => {
+    const { model, clock } = world();
+    await put(model, podPool('web'));
+    const c = await put(
+      model,
+      podClaim(
+        'c1',
+        forPool('ghost'),
+        withLostPolicy('Fail'),
+        withPodMetadata({ team: 'a' }, { 'example.com/o': 'x' }),
+      ),
+    );
+    // The controller's own decision writes the condition (no hand-made status).
+    const { reconcilePodClaim } = await import('@claimkit/core');
+    await reconcilePodClaim({ client: model, cache: model, now: () => clock.now() }, keyOf(c));
+    const get = await claimctl(model, clock, 'get', 'pc', 'c1');
+    expect(get.out.split('\n')[1]).toMatch(/^c1\s+ghost\s+Pending\s+<none>\s+<none>\s+PoolNotFound\s+0s$/);
+    const wide = await claimctl(model, clock, 'get', 'pc', 'c1', '-o', 'wide');
+    expect(wide.out.split('\n')[1]).toMatch(/\sFail\s+labels: team=a; annotations: example.com\/o\s+0s$/);
+    const d = await claimctl(model, clock, 'describe', 'pc', 'c1');
+    expect(d.out).toContain('Lost Policy:  Fail');
+    expect(d.out).toMatch(/Waiting:\s+PoolNotFound: PodPool ghost does not exist in namespace default/);
+    expect(d.out).toMatch(/Pod Metadata:\n\s+Labels:\n\s+Team: a/);
   });
 });
 

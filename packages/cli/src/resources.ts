@@ -87,11 +87,34 @@ const podclaims: ResourceInfo<PodClaim> = {
     },
     { header: 'POD', value: (c) => orNone(c.spec.podName) },
     { header: 'SOURCE POD', value: (c) => orNone(c.spec.sourcePod) },
+    { header: 'WAITING', value: (c) => orNone(waitingOf(c)?.reason) },
     { header: 'NODE', wide: true, value: (c) => orNone(c.spec.nodeName) },
     { header: 'MIGRATIONS', wide: true, value: (c) => String(c.status?.migrations ?? 0) },
+    { header: 'LOST POLICY', wide: true, value: (c) => c.spec.lostPolicy ?? 'Rebind' },
+    { header: 'POD METADATA', wide: true, value: (c) => podMetadataSummary(c) },
     AGE<PodClaim>(),
   ],
 };
+
+/** Why a claim has no pod: its Bound condition while False (reason and message), else undefined. */
+export function waitingOf(c: PodClaim): { reason: string; message: string } | undefined {
+  const cond = (c.status?.conditions ?? []).find((x) => x.type === 'Bound');
+  return cond && cond.status === 'False' && !c.spec.podName
+    ? { reason: cond.reason, message: cond.message }
+    : undefined;
+}
+
+/** `labels: a=b; annotations: k` — the keys a claim puts on its pod, for one table cell. */
+function podMetadataSummary(c: PodClaim): string {
+  const md = c.spec.podMetadata;
+  const labels = Object.entries(md?.labels ?? {}).map(([k, v]) => `${k}=${v}`);
+  const annotations = Object.keys(md?.annotations ?? {});
+  const parts = [
+    ...(labels.length ? [`labels: ${labels.join(',')}`] : []),
+    ...(annotations.length ? [`annotations: ${annotations.join(',')}`] : []),
+  ];
+  return orNone(parts.join('; ') || undefined);
+}
 
 const podclaimsets: ResourceInfo<PodClaimSet> = {
   kind: 'PodClaimSet',

@@ -634,6 +634,52 @@ describe('/validate/pods', () => {
   });
 });
 
+describe('podMetadata and lostPolicy (/validate/podclaims and /validate/podclaimsets)', () => {
+  it("allows podMetadata of the user's own keys and both lost policies", async () => {
+    const spec = {
+      podMetadata: { labels: { team: 'a' }, annotations: { 'example.com/owner': 'alice' } },
+      lostPolicy: 'Fail',
+    };
+    await allowed(CLAIMS, { kind: 'PodClaim', object: podClaim('c1', spec) });
+    await allowed(CLAIMS, { kind: 'PodClaim', object: podClaim('c1', { lostPolicy: 'Rebind' }) });
+    await allowed(SETS, {
+      kind: 'PodClaimSet',
+      object: podClaimSet({
+        template: { metadata: { labels: { app: 'web' } }, spec: { poolName: 'web', ...spec } },
+      }),
+    });
+  });
+
+  it('denies claimkit.dev/ keys, disruption hints and an unknown lostPolicy, each with its path', async () => {
+    const bad = {
+      podMetadata: {
+        labels: { [LABEL_STATE]: 'Idle', ok: 'x' },
+        annotations: { [ANNOTATION_CLAIMED_BY_UID]: 'u', 'karpenter.sh/do-not-disrupt': 'false' },
+      },
+      lostPolicy: 'Sometimes',
+    };
+    await denied(CLAIMS, { kind: 'PodClaim', object: podClaim('c1', bad) }, [
+      `spec.podMetadata.labels[${LABEL_STATE}]`,
+      `spec.podMetadata.annotations[${ANNOTATION_CLAIMED_BY_UID}]`,
+      'spec.podMetadata.annotations[karpenter.sh/do-not-disrupt]',
+      'spec.lostPolicy',
+    ]);
+    await denied(
+      SETS,
+      {
+        kind: 'PodClaimSet',
+        object: podClaimSet({
+          template: {
+            metadata: { labels: { app: 'web' } },
+            spec: { poolName: 'web', podMetadata: { labels: 'x' } },
+          },
+        }),
+      },
+      ['spec.template.spec.podMetadata.labels'],
+    );
+  });
+});
+
 describe('/validate/podclaimsets', () => {
   it('allows a set whose selector matches its template', async () => {
     await allowed(SETS, { kind: 'PodClaimSet', object: podClaimSet({}) });

@@ -323,8 +323,9 @@ describe('claimctl doctor on the real API server', () => {
   it('get and describe show the repaired objects', async () => {
     const r = await claimctl('get', 'pc', '-n', ns.name);
     expect(r.code).toBe(0);
-    expect(r.stdout.split('\n')[0]).toMatch(/^NAME\s+POOL\s+PHASE\s+POD\s+SOURCE POD\s+AGE$/);
-    expect(r.stdout).toMatch(/\nmxxhz\s+web\s+Lost\s+<none>\s+<none>\s+\d+s/);
+    expect(r.stdout.split('\n')[0]).toMatch(/^NAME\s+POOL\s+PHASE\s+POD\s+SOURCE POD\s+WAITING\s+AGE$/);
+    // WAITING: the claim's Bound condition reason, when the controller has written one.
+    expect(r.stdout).toMatch(/\nmxxhz\s+web\s+Lost\s+<none>\s+<none>\s+\S+\s+\d+s/);
     const d = await claimctl('describe', 'pc', 'mxxhz', '-n', ns.name);
     expect(d.stdout).toContain('Phase: Lost');
     expect(d.stdout).toMatch(/Events:\n {2}Type\s+Reason/);

@@ -1,9 +1,9 @@
 // claimctl describe TYPE [NAME...]: every field, conditions and recent Events, kubectl style.
-import type { Client, Condition, KubeEvent, KubeObject } from '@claimkit/core';
+import type { Client, Condition, KubeEvent, KubeObject, PodClaim } from '@claimkit/core';
 import { type Parsed, parseFlags, str } from '../args.ts';
 import type { Ctx } from '../context.ts';
 import { age, table } from '../output.ts';
-import { resolveResource } from '../resources.ts';
+import { resolveResource, waitingOf } from '../resources.ts';
 import { ALL_NAMESPACES_HELP, CLUSTER_HELP, connect, NAMESPACED, namespaceOf } from './common.ts';
 import { fetchObjects } from './get.ts';
 
@@ -115,6 +115,13 @@ export function describeObject(o: KubeObject, events: KubeEvent[] | string, now:
   if (obj.spec !== undefined) {
     lines.push('Spec:');
     block(obj.spec, 2, lines);
+  }
+  if (o.kind === 'PodClaim') {
+    // Why a claim has no pod, in one line (its Bound condition; also listed under Conditions).
+    const claim = o as PodClaim;
+    const w = waitingOf(claim);
+    lines.push(`Lost Policy:  ${claim.spec.lostPolicy ?? 'Rebind'}`);
+    lines.push(`Waiting:      ${w ? `${w.reason}: ${w.message}` : '<none>'}`);
   }
   const { conditions, ...status } = obj.status ?? {};
   lines.push('Status:');

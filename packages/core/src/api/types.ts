@@ -87,11 +87,22 @@ export interface PodPool extends KubeObject {
 // ---------- PodClaim ----------
 export type PodClaimPhase = 'Pending' | 'Bound' | 'Migrating' | 'Lost';
 
+/** Labels and annotations a claim puts on its pod in the bind's own write (none `claimkit.dev/*`). */
+export interface PodMetadata {
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+}
+
+/** What a Lost claim does: bind a fresh pod (Rebind, the default) or stay Lost (Fail). */
+export type LostPolicy = 'Rebind' | 'Fail';
+
 export interface PodClaimSpec {
   poolName: string;
   podName?: string;
   nodeName?: string;
   sourcePod?: string;
+  podMetadata?: PodMetadata;
+  lostPolicy?: LostPolicy;
 }
 
 export interface PodClaimStatus {
@@ -113,7 +124,10 @@ export interface PodClaim extends KubeObject {
 export interface PodClaimSetSpec {
   replicas: number;
   selector: LabelSelector;
-  template: { metadata?: { labels?: Record<string, string> }; spec: { poolName: string } };
+  template: {
+    metadata?: { labels?: Record<string, string> };
+    spec: { poolName: string; podMetadata?: PodMetadata; lostPolicy?: LostPolicy };
+  };
 }
 
 export interface PodClaimSetStatus {

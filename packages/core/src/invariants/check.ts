@@ -7,9 +7,11 @@ import type { Capture, Pod, PodClaim } from '../api/types.ts';
 import { captureCandidates } from '../capture/candidates.ts';
 import { isClaimLive } from '../capture/claim.ts';
 import { classifyHolder } from '../capture/liveness.ts';
+import { isLostForGood } from '../pool/lost-policy.ts';
 import { claimedBy, isIdleAndReady } from '../pool/pods.ts';
 
-export type InvariantId = 'C1' | 'C2' | 'P1' | 'P2' | 'P3' | 'P4' | 'P5' | 'P6' | 'P7';
+/** C*, P*: DESIGN.md's invariants; M1, M2, L1: the claim side of pools (claim-side.ts). */
+export type InvariantId = 'C1' | 'C2' | 'P1' | 'P2' | 'P3' | 'P4' | 'P5' | 'P6' | 'P7' | 'M1' | 'M2' | 'L1';
 
 export interface Violation {
   invariant: InvariantId;
@@ -132,7 +134,8 @@ export function checkConvergence(s: ClusterState, now: number): Violation[] {
         objects: [id('PodClaim', c)],
       });
     }
-    if (!c.spec.podName) {
+    // lostPolicy Fail: a Lost claim rightly stays Lost beside Idle pods.
+    if (!c.spec.podName && !isLostForGood(c)) {
       const idle = s.pods.some(
         (p) =>
           ns(p) === ns(c) &&

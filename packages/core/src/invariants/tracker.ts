@@ -1,12 +1,14 @@
 // Transition invariants, checked on every watch event (every write): tokens only grow (C1),
 // results are written with the token that produced them (C1), takeovers only from dead or
-// expired holders (C2), no direct A->B relabel (P1), scale-in never deletes a migrating claim (P4).
+// expired holders (C2), no direct A->B relabel (P1), scale-in never deletes a migrating claim (P4),
+// a claim Lost under lostPolicy Fail never gets a pod again (L1).
 import { LABEL_CLAIMED_BY } from '../api/constants.ts';
 import { keyString } from '../api/meta.ts';
 import type { WatchEventType } from '../api/ports.ts';
 import type { Capture, Kind, Pod, PodClaim } from '../api/types.ts';
 import { isClaimLive } from '../capture/claim.ts';
 import { classifyHolder } from '../capture/liveness.ts';
+import { isLostForGood, lostPolicyOf } from '../pool/lost-policy.ts';
 import { isMigrating } from '../pool/scale-in.ts';
 import type { Violation } from './check.ts';
 
@@ -125,7 +127,15 @@ export class InvariantTracker {
       this.fail('P4', 'scale-in deleted a migrating claim', [`PodClaim/${k}`]);
     }
     this.claims.set(k, c);
-    if (!this.externalWriter) this.checkPodKept(prev, c);
+    if (!this.externalWriter) {
+      this.checkPodKept(prev, c);
+      // L1: a claim Lost for good under lostPolicy Fail is never given a pod again.
+      if (prev && isLostForGood(prev) && c.spec.podName && lostPolicyOf(c) === 'Fail') {
+        this.fail('L1', `claim with lostPolicy Fail was Lost and got pod ${c.spec.podName}`, [
+          `PodClaim/${k}`,
+        ]);
+      }
+    }
   }
 
   /**

@@ -27,7 +27,7 @@ import {
   withMaxAttempts,
 } from '../testing/fixtures.ts';
 import type { ConformanceCase, ConformanceClient } from './conformance.ts';
-import { equal, expectExactCause, fail, key, rejects } from './conformance-assert.ts';
+import { equal, expectCause, expectExactCause, fail, key, rejects } from './conformance-assert.ts';
 
 const invalid = (message: string) => `Invalid value: ${message}`;
 
@@ -211,6 +211,49 @@ export const crdRuleConformanceCases: ConformanceCase[] = [
         'Invalid value: "other": poolName is immutable',
       );
       await c.patch('PodClaimSet', key(ns, 'set'), { spec: { replicas: 2 } });
+    },
+  },
+  {
+    name: 'CRD rules: podMetadata refuses claimkit.dev/ keys and the disruption hints; lostPolicy defaults to Rebind',
+    async run(c, ns) {
+      const mk = (name: string, podMetadata: PodClaim['spec']['podMetadata']): PodClaim => {
+        const o = forCreate(podClaim(name, inNamespace(ns), forPool('web')));
+        o.spec = { ...o.spec, podMetadata };
+        return o;
+      };
+      expectExactCause(
+        await rejects(
+          c.create(mk('l', { labels: { 'claimkit.dev/state': 'Idle' } })),
+          ['Invalid'],
+          'a claimkit label',
+        ),
+        'spec.podMetadata.labels',
+        'Invalid value: podMetadata may not set claimkit.dev/ labels',
+      );
+      expectCause(
+        await rejects(
+          c.create(mk('a', { annotations: { 'karpenter.sh/do-not-disrupt': 'false' } })),
+          ['Invalid'],
+          'a disruption hint',
+        ),
+        'spec.podMetadata.annotations',
+        'podMetadata may not set the disruption hints',
+      );
+      const ok = await c.create(mk('ok', { labels: { team: 'a' }, annotations: { 'example.com/o': 'x' } }));
+      equal(ok.spec.lostPolicy, 'Rebind', 'the defaulted lostPolicy');
+      expectCause(
+        await rejects(
+          c.patch('PodClaim', key(ns, 'ok'), {
+            spec: { podMetadata: { annotations: { 'claimkit.dev/x': 'y' } } },
+          }),
+          ['Invalid'],
+          'a claimkit annotation added later',
+        ),
+        'spec.podMetadata.annotations',
+        'podMetadata may not set claimkit.dev/ annotations',
+      );
+      await c.patch('PodClaim', key(ns, 'ok'), { spec: { lostPolicy: 'Fail' } });
+      await c.patch('PodClaim', key(ns, 'ok'), { spec: { lostPolicy: 'Rebind' } });
     },
   },
   {

@@ -11,6 +11,8 @@ import { keyOf } from '../api/meta.ts';
 import type { Pod, PodClaim } from '../api/types.ts';
 import { isDeleting, isPodReady } from '../capture/liveness.ts';
 import type { Write } from '../reconcile/decision.ts';
+import { heldPodHints, idlePodHints } from './disruption-hints.ts';
+import { podMetadataBindPatch, podMetadataReleasePatch } from './pod-metadata.ts';
 
 export const ANNOTATION_DRAINING_SINCE = 'claimkit.dev/draining-since';
 
@@ -32,16 +34,22 @@ export function isIdleAndReady(p: Pod): boolean {
   return stateOf(p) === 'Idle' && claimedBy(p) === undefined && !isDeleting(p) && isPodReady(p);
 }
 
-/** CAS: take an Idle pod for a claim. Fails with Conflict if anybody changed the pod since we read it. */
+/**
+ * CAS: take an Idle pod for a claim. Fails with Conflict if anybody changed the pod since we read it.
+ * The same write carries the claim's podMetadata (and its undo record) and the disruption hints.
+ */
 export function bindPodWrite(pod: Pod, claim: PodClaim, state: PodState = 'Bound'): Write {
+  const extra = podMetadataBindPatch(pod, claim);
   return {
     op: 'patch',
     kind: 'Pod',
     key: keyOf(pod),
     patch: {
       metadata: {
-        labels: { [LABEL_STATE]: state, [LABEL_CLAIMED_BY]: claim.metadata.name },
+        labels: { ...extra.labels, [LABEL_STATE]: state, [LABEL_CLAIMED_BY]: claim.metadata.name },
         annotations: {
+          ...extra.annotations,
+          ...heldPodHints(),
           [ANNOTATION_CLAIMED_BY_UID]: claim.metadata.uid ?? '',
           [ANNOTATION_DRAINING_SINCE]: null,
         },
@@ -93,7 +101,11 @@ export function drainPodWrite(pod: Pod, now: number): Write {
   };
 }
 
-/** Release per the pool's releasePolicy: Recycle returns the pod to Idle, Delete removes it. */
+/**
+ * Release per the pool's releasePolicy: Recycle returns the pod to Idle, Delete removes it. A
+ * recycled pod loses what its claim's podMetadata set (restored from the pod's own record) and the
+ * Bound pod's disruption hints, and gets an Idle pod's deletion cost.
+ */
 export function releasePodWrite(pod: Pod, policy: 'Recycle' | 'Delete', why: string): Write {
   if (policy === 'Delete' || isDeleting(pod)) {
     return {
@@ -104,14 +116,20 @@ export function releasePodWrite(pod: Pod, policy: 'Recycle' | 'Delete', why: str
       why,
     };
   }
+  const undo = podMetadataReleasePatch(pod);
   return {
     op: 'patch',
     kind: 'Pod',
     key: keyOf(pod),
     patch: {
       metadata: {
-        labels: { [LABEL_STATE]: 'Idle', [LABEL_CLAIMED_BY]: null },
-        annotations: { [ANNOTATION_CLAIMED_BY_UID]: null, [ANNOTATION_DRAINING_SINCE]: null },
+        labels: { ...undo.labels, [LABEL_STATE]: 'Idle', [LABEL_CLAIMED_BY]: null },
+        annotations: {
+          ...undo.annotations,
+          ...idlePodHints(pod),
+          [ANNOTATION_CLAIMED_BY_UID]: null,
+          [ANNOTATION_DRAINING_SINCE]: null,
+        },
       },
     },
     precondition: { resourceVersion: pod.metadata.resourceVersion!, uid: pod.metadata.uid! },

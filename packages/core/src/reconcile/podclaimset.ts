@@ -125,7 +125,17 @@ function newClaim(set: PodClaimSet, name: string): PodClaim {
         },
       ],
     },
-    spec: { poolName: set.spec.template.spec.poolName },
+    spec: claimSpecFromTemplate(set),
+  };
+}
+
+/** The template's claim spec: the pool, and podMetadata and lostPolicy when the template has them. */
+function claimSpecFromTemplate(set: PodClaimSet): PodClaim['spec'] {
+  const t = set.spec.template.spec;
+  return {
+    poolName: t.poolName,
+    ...(t.podMetadata ? { podMetadata: JSON.parse(JSON.stringify(t.podMetadata)) } : {}),
+    ...(t.lostPolicy ? { lostPolicy: t.lostPolicy } : {}),
   };
 }
 

@@ -10,6 +10,7 @@ import type { Client, Reader } from '../api/ports.ts';
 import type { Pod, PodClaim, PodPool, PodPoolStatus } from '../api/types.ts';
 import { isDeleting } from '../capture/liveness.ts';
 import { ClaimIndex } from '../pool/claim-index.ts';
+import { newIdlePodHints } from '../pool/disruption-hints.ts';
 import { claimedBy, claimedByUid, stateOf } from '../pool/pods.ts';
 import { applyDecision, type EventRecorder } from './apply.ts';
 import { type Decision, type EventSpec, event, type Write } from './decision.ts';
@@ -91,7 +92,7 @@ export function decidePodPool(s: PodPoolSnapshot, rules: SafetyRules = SAFETY_RU
     if (!s.live) return { writes: [], events: [], needsLiveRead: true };
     const n = Math.min(desiredIdle - idle.length, pool.spec.maxPods - pods.length);
     for (let i = 0; i < n; i++)
-      writes.push({ op: 'create', object: newPod(pool), why: `keep ${desiredIdle} Idle` });
+      writes.push({ op: 'create', object: newPod(pool, s.now), why: `keep ${desiredIdle} Idle` });
     if (n > 0)
       events.push(event(pool, 'Normal', 'ScaledUp', `creating ${n} pod(s) to keep ${desiredIdle} Idle`));
   } else {
@@ -154,7 +155,8 @@ export function decidePodPool(s: PodPoolSnapshot, rules: SafetyRules = SAFETY_RU
   return { writes, events };
 }
 
-export function newPod(pool: PodPool): Pod {
+/** A new Idle pod of the pool; `now` gives its deletion cost (disruption-hints.ts). */
+export function newPod(pool: PodPool, now: number): Pod {
   const t = pool.spec.template;
   return {
     apiVersion: 'v1',
@@ -164,7 +166,7 @@ export function newPod(pool: PodPool): Pod {
       generateName: `${pool.metadata.name}-`,
       namespace: pool.metadata.namespace ?? '',
       labels: { ...(t.metadata?.labels ?? {}), [LABEL_POOL]: pool.metadata.name, [LABEL_STATE]: 'Idle' },
-      ...(t.metadata?.annotations ? { annotations: { ...t.metadata.annotations } } : {}),
+      annotations: { ...(t.metadata?.annotations ?? {}), ...newIdlePodHints(now) },
       ownerReferences: [
         {
           apiVersion: 'claimkit.dev/v1alpha1',

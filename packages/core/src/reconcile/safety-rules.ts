@@ -6,6 +6,7 @@
 import type { PodClaimSpec } from '../api/types.ts';
 import { completeClaim } from '../capture/claim.ts';
 import { classifyHolder } from '../capture/liveness.ts';
+import { isLostForGood } from '../pool/lost-policy.ts';
 import { bindPodWrite, releasePodWrite } from '../pool/pods.ts';
 import { chooseScaleIn } from '../pool/scale-in.ts';
 import { finalize } from './podclaim/finalize.ts';
@@ -28,6 +29,8 @@ export interface SafetyRules {
   releasePodWrite: typeof releasePodWrite;
   /** P7: a label naming another claim takes a pod only when that claim holds it. */
   judgeReferencedPod: typeof judgeReferencedPod;
+  /** L1: a claim Lost under lostPolicy Fail binds no fresh pod. */
+  isLostForGood: typeof isLostForGood;
 }
 
 export const SAFETY_RULES: SafetyRules = Object.freeze({
@@ -39,4 +42,5 @@ export const SAFETY_RULES: SafetyRules = Object.freeze({
   chooseScaleIn,
   releasePodWrite,
   judgeReferencedPod,
+  isLostForGood,
 });

@@ -10,7 +10,7 @@ import {
   str,
   stringMap,
 } from './common.ts';
-import { RULE_IMMUTABLE } from './pod-claim.ts';
+import { lostPolicySchema, podMetadataSchema, RULE_IMMUTABLE } from './pod-claim.ts';
 import type { KindSchema } from './types.ts';
 
 export const podClaimSetSchema: KindSchema = {
@@ -51,6 +51,8 @@ export const podClaimSetSchema: KindSchema = {
                   maxLength: 253,
                   'x-kubernetes-validations': [{ rule: RULE_IMMUTABLE, message: 'poolName is immutable' }],
                 }),
+                podMetadata: podMetadataSchema,
+                lostPolicy: lostPolicySchema,
               },
             },
           },

@@ -1,10 +1,58 @@
 // PodClaim: one claim binds one pool pod (DESIGN.md "PodClaim").
+import { HINT_ANNOTATIONS } from '../pool/disruption-hints.ts';
 import { AGE, conditions, count, objectSchema, observedGeneration, str, time } from './common.ts';
-import type { KindSchema } from './types.ts';
+import type { JSONSchemaProps, KindSchema } from './types.ts';
 
 export const RULE_IMMUTABLE = 'self == oldSelf';
 export const RULE_SOURCE_NOT_POD =
   "!has(self.sourcePod) || !has(self.podName) || self.sourcePod == '' || self.sourcePod != self.podName";
+
+/** CEL: no key of the map `self` is claimkit's (the pool pod labels, the undo record...). */
+export const RULE_NO_CLAIMKIT_KEYS = "self.all(k, !k.startsWith('claimkit.dev/'))";
+/** CEL: no key of the map `self` is a disruption hint the controller owns. */
+export const RULE_NO_HINT_KEYS = `self.all(k, !(k in [${HINT_ANNOTATIONS.map((h) => `'${h}'`).join(', ')}]))`;
+
+/** Bounded maps keep the CEL rules' cost estimate within the API server's budget. */
+const MAX_POD_METADATA_KEYS = 64;
+
+/**
+ * spec.podMetadata: put on the pod in the bind's own write, removed (restored) on release. Shared
+ * with the PodClaimSet template.
+ */
+export const podMetadataSchema: JSONSchemaProps = {
+  type: 'object',
+  description:
+    'Labels and annotations put on the bound pod in the bind write and removed when the pod is released; applied at each bind (a change takes effect at the next bind or migration). No claimkit.dev/ keys, no disruption-hint annotations.',
+  properties: {
+    labels: {
+      type: 'object',
+      description: 'Labels for the bound pod.',
+      maxProperties: MAX_POD_METADATA_KEYS,
+      additionalProperties: { type: 'string', maxLength: 63 },
+      'x-kubernetes-validations': [
+        { rule: RULE_NO_CLAIMKIT_KEYS, message: 'podMetadata may not set claimkit.dev/ labels' },
+      ],
+    },
+    annotations: {
+      type: 'object',
+      description: 'Annotations for the bound pod.',
+      maxProperties: MAX_POD_METADATA_KEYS,
+      additionalProperties: { type: 'string', maxLength: 4096 },
+      'x-kubernetes-validations': [
+        { rule: RULE_NO_CLAIMKIT_KEYS, message: 'podMetadata may not set claimkit.dev/ annotations' },
+        {
+          rule: RULE_NO_HINT_KEYS,
+          message: `podMetadata may not set the disruption hints the controller owns (${HINT_ANNOTATIONS.join(', ')})`,
+        },
+      ],
+    },
+  },
+};
+
+export const lostPolicySchema: JSONSchemaProps = str(
+  'What a claim does when its pod is lost: Rebind binds a fresh pod; Fail keeps the claim Lost (set Rebind to recover).',
+  { enum: ['Rebind', 'Fail'], default: 'Rebind' },
+);
 
 export const podClaimSchema: KindSchema = {
   kind: 'PodClaim',
@@ -31,6 +79,8 @@ export const podClaimSchema: KindSchema = {
         sourcePod: str('During a migration: the pod being left (written by the controller).', {
           maxLength: 253,
         }),
+        podMetadata: podMetadataSchema,
+        lostPolicy: lostPolicySchema,
       },
       'x-kubernetes-validations': [
         { rule: RULE_SOURCE_NOT_POD, message: 'sourcePod must differ from podName', fieldPath: '.sourcePod' },
@@ -56,6 +106,13 @@ export const podClaimSchema: KindSchema = {
     { name: 'Node', type: 'string', jsonPath: '.spec.nodeName' },
     { name: 'Source Pod', type: 'string', jsonPath: '.spec.sourcePod', priority: 1 },
     { name: 'Migrations', type: 'integer', jsonPath: '.status.migrations', priority: 1 },
+    { name: 'Lost Policy', type: 'string', jsonPath: '.spec.lostPolicy', priority: 1 },
+    {
+      name: 'Waiting',
+      type: 'string',
+      jsonPath: ".status.conditions[?(@.type=='Bound')].reason",
+      priority: 1,
+    },
     AGE,
   ],
 };

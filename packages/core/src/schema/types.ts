@@ -31,6 +31,7 @@ export interface JSONSchemaProps {
   maxLength?: number;
   minItems?: number;
   maxItems?: number;
+  maxProperties?: number;
   pattern?: string;
   nullable?: boolean;
   'x-kubernetes-preserve-unknown-fields'?: boolean;

@@ -220,6 +220,10 @@ export function validateValue(
     }
   }
   if (isObject(value)) {
+    const n = Object.keys(value).length;
+    if (s.maxProperties !== undefined && n > s.maxProperties) {
+      report(out, 'TooMany', path, `Too many: ${n}: must have at most ${s.maxProperties} items`);
+    }
     for (const r of s.required ?? []) {
       if (!has(value, r)) report(out, 'Required', join(path, r), 'Required value');
     }

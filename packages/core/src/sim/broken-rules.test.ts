@@ -18,6 +18,9 @@ const CASES: [BrokenRule, InvariantId[]][] = [
   ['P4-scale-in-picks-migrating', ['P4']],
   ['P5-finalize-leaves-label', ['P5']],
   ['P7-foreign-label-takes-pod', ['P7']],
+  ['M1-release-keeps-pod-metadata', ['M1']],
+  ['M2-release-keeps-hints', ['M2']],
+  ['L1-fail-claim-rebinds', ['L1']],
 ];
 
 const ROUTING_CASES: [string, MapEvent, InvariantId[]][] = [

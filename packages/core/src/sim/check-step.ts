@@ -2,7 +2,9 @@
 // step (suspended while a legacy writer's or the kubectl actor's damage awaits repair), and
 // convergence, quiet-state or repair-point verdicts after every quiet period.
 import { checkConvergence, checkSafety } from '../invariants/check.ts';
+import { checkClaimSide, checkHeldPodHints } from '../invariants/claim-side.ts';
 import type { Action } from './actions.ts';
+import { simPodMetadataResidue } from './cluster.ts';
 import { quietStateViolations, repairFailures, type SimViolation } from './repair-point.ts';
 import type { World } from './world.ts';
 
@@ -25,13 +27,18 @@ export async function checkStep(w: World, a: Action): Promise<SimViolation[]> {
     } else if (w.admission === 'on') {
       out.push(...quietStateViolations(state, w.clock.now()), ...w.newAgentViolations());
     } else {
-      out.push(...checkConvergence(state, w.clock.now()), ...w.newAgentViolations());
+      out.push(
+        ...checkConvergence(state, w.clock.now()),
+        ...checkHeldPodHints(state),
+        ...simPodMetadataResidue(state.pods),
+        ...w.newAgentViolations(),
+      );
     }
     w.corrupted = false;
   } else if (w.damaged) {
     // Admission off and damage landed: safety is suspended until the next repair point.
   } else if (!w.corrupted) {
-    out.push(...checkSafety(state));
+    out.push(...checkSafety(state), ...checkClaimSide(state));
   } else {
     out.push(...checkSafety(state).filter((v) => v.invariant !== 'P1'));
   }

@@ -3,6 +3,7 @@
 import { LABEL_CLAIM_SET } from '../api/constants.ts';
 import { keyOf } from '../api/meta.ts';
 import type { Capture, Pod, PodClaim, PodClaimSet, PodPool } from '../api/types.ts';
+import type { Violation } from '../invariants/check.ts';
 import type { UserInfo } from '../model/admission.ts';
 import type { ApiModel } from '../model/api-model.ts';
 import type { Rng } from '../model/clock.ts';
@@ -43,7 +44,11 @@ export async function createCluster(m: ApiModel, rng: Rng): Promise<void> {
     spec: {
       replicas: 2,
       selector: { matchLabels: { [LABEL_CLAIM_SET]: 'set' } },
-      template: { metadata: { labels: { tier: 'sim' } }, spec: { poolName: 'web' } },
+      template: {
+        metadata: { labels: { tier: 'sim' } },
+        // Overrides a template label of the pool (app), so releases must restore it, not drop it.
+        spec: { poolName: 'web', podMetadata: { labels: { app: 'web-claimed', [SIM_CLAIM_KEY]: 'set' } } },
+      },
     },
   };
   await m.create(set);
@@ -78,14 +83,42 @@ export async function createCapture(m: ApiModel, http: boolean): Promise<void> {
   await m.create(c);
 }
 
-/** A claim on the pool that no set owns. */
-export function soloClaim(name: string): PodClaim {
+/** The key every simulated claim's podMetadata sets: no Idle pod may still carry it. */
+export const SIM_CLAIM_KEY = 'sim.example/claim';
+
+/**
+ * A claim on the pool that no set owns, with podMetadata (a label and an annotation); every third
+ * one (by sequence number, so seeds keep their random sequence) has lostPolicy Fail.
+ */
+export function soloClaim(name: string, seq = 0): PodClaim {
   return {
     apiVersion: 'claimkit.dev/v1alpha1',
     kind: 'PodClaim',
     metadata: { name, namespace: NS },
-    spec: { poolName: 'web' },
+    spec: {
+      poolName: 'web',
+      podMetadata: { labels: { [SIM_CLAIM_KEY]: name }, annotations: { [SIM_CLAIM_KEY]: name } },
+      ...(seq % 3 === 2 ? { lostPolicy: 'Fail' as const } : {}),
+    },
   } as PodClaim;
+}
+
+/** Idle pods that still carry the key a claim's podMetadata set (M1, independent of the record). */
+export function simPodMetadataResidue(pods: readonly Pod[]): Violation[] {
+  return pods
+    .filter(
+      (p) =>
+        p.metadata.labels?.['claimkit.dev/state'] === 'Idle' &&
+        !p.metadata.deletionTimestamp &&
+        (p.metadata.labels?.[SIM_CLAIM_KEY] !== undefined ||
+          p.metadata.annotations?.[SIM_CLAIM_KEY] !== undefined ||
+          p.metadata.labels?.app === 'web-claimed'),
+    )
+    .map((p) => ({
+      invariant: 'M1' as const,
+      message: 'Idle pod still carries podMetadata a claim set',
+      objects: [`Pod/${NS}/${p.metadata.name}`],
+    }));
 }
 
 /** What a scheduler and kubelets do: place pods, make them Running/Ready, finish deletions. */

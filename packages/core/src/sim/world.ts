@@ -220,7 +220,8 @@ export class World {
 
   /** A person creates the next solo claim (solo-0, solo-1, ...). */
   async createClaim(): Promise<void> {
-    await this.person().create(soloClaim(`solo-${this.claimSeq++}`));
+    const seq = this.claimSeq++;
+    await this.person().create(soloClaim(`solo-${seq}`, seq));
   }
 
   state(): ClusterState {

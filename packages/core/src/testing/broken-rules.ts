@@ -5,7 +5,10 @@
 // as data: sim/broken-routing.ts.
 import { LABEL_CLAIMED_BY } from '../api/constants.ts';
 import type { CaptureClaim } from '../api/types.ts';
+import { ANNOTATION_DO_NOT_DISRUPT, ANNOTATION_SAFE_TO_EVICT } from '../pool/disruption-hints.ts';
+import { ANNOTATION_POD_METADATA_KEYS, readPodMetadataRecord } from '../pool/pod-metadata.ts';
 import { takeForScaleIn } from '../pool/scale-in.ts';
+import type { Write } from '../reconcile/decision.ts';
 import { SAFETY_RULES, type SafetyRules } from '../reconcile/safety-rules.ts';
 
 export type BrokenRule =
@@ -16,7 +19,10 @@ export type BrokenRule =
   | 'P3-finalize-skips-shared-pod'
   | 'P4-scale-in-picks-migrating'
   | 'P5-finalize-leaves-label'
-  | 'P7-foreign-label-takes-pod';
+  | 'P7-foreign-label-takes-pod'
+  | 'M1-release-keeps-pod-metadata'
+  | 'M2-release-keeps-hints'
+  | 'L1-fail-claim-rebinds';
 
 const real = SAFETY_RULES;
 
@@ -81,7 +87,43 @@ export const BROKEN_RULES: Record<BrokenRule, Partial<SafetyRules>> = {
       return { kind: 'lost', why: `is claimed by ${cur?.metadata.labels?.[LABEL_CLAIMED_BY]}` };
     },
   },
+  // A recycled pod keeps what its claim's podMetadata set (and the record of it).
+  'M1-release-keeps-pod-metadata': {
+    releasePodWrite: (pod, policy, why) => {
+      const record = readPodMetadataRecord(pod);
+      return withoutKeys(real.releasePodWrite(pod, policy, why), Object.keys(record.labels), [
+        ...Object.keys(record.annotations),
+        ANNOTATION_POD_METADATA_KEYS,
+      ]);
+    },
+  },
+  // A recycled pod keeps the Bound pod's disruption hints.
+  'M2-release-keeps-hints': {
+    releasePodWrite: (pod, policy, why) =>
+      withoutKeys(
+        real.releasePodWrite(pod, policy, why),
+        [],
+        [ANNOTATION_DO_NOT_DISRUPT, ANNOTATION_SAFE_TO_EVICT],
+      ),
+  },
+  // lostPolicy is ignored: every Lost claim binds again.
+  'L1-fail-claim-rebinds': { isLostForGood: () => false },
 };
+
+/** `w` (a pod patch) without the given label and annotation keys: a release that forgets them. */
+function withoutKeys(w: Write, labels: string[], annotations: string[]): Write {
+  if (w.op !== 'patch') return w;
+  const md = w.patch.metadata as { labels: Record<string, unknown>; annotations: Record<string, unknown> };
+  const drop = (m: Record<string, unknown>, keys: string[]) =>
+    Object.fromEntries(Object.entries(m).filter(([k]) => !keys.includes(k)));
+  return {
+    ...w,
+    patch: {
+      ...w.patch,
+      metadata: { ...md, labels: drop(md.labels, labels), annotations: drop(md.annotations, annotations) },
+    },
+  };
+}
 
 /** Core's safety rules with each of `broken` replaced by its broken variant. */
 export function rulesBreaking(...broken: BrokenRule[]): SafetyRules {

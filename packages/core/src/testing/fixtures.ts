@@ -25,12 +25,14 @@ import type {
   CaptureStatus,
   ConfigMap,
   Lease,
+  LostPolicy,
   Pod,
   PodClaim,
   PodClaimPhase,
   PodClaimSet,
   PodClaimSetStatus,
   PodClaimStatus,
+  PodMetadata,
   PodPhase,
   PodPool,
   PodPoolStatus,
@@ -423,6 +425,19 @@ export const lost =
     o.status = { ...o.status, phase: 'Lost', lostTime: at(atSeconds) };
   };
 
+/** Labels and annotations the claim puts on its pod (spec.podMetadata). */
+export const withPodMetadata =
+  (labels: Record<string, string>, annotations: Record<string, string> = {}): Mod<PodClaim> =>
+  (o) => {
+    o.spec.podMetadata = { labels, annotations };
+  };
+
+export const withLostPolicy =
+  (lostPolicy: LostPolicy): Mod<PodClaim> =>
+  (o) => {
+    o.spec.lostPolicy = lostPolicy;
+  };
+
 export const withReleaseFinalizer = (): Mod<PodClaim> => withFinalizers(FINALIZER_RELEASE);
 
 export const claimStatus =
@@ -477,6 +492,13 @@ export const setForPool =
   (poolName: string): Mod<PodClaimSet> =>
   (o) => {
     o.spec.template.spec.poolName = poolName;
+  };
+
+/** The template's podMetadata and lostPolicy, which every claim of the set gets. */
+export const setClaimSpec =
+  (podMetadata: PodMetadata, lostPolicy: LostPolicy = 'Rebind'): Mod<PodClaimSet> =>
+  (o) => {
+    o.spec.template.spec = { ...o.spec.template.spec, podMetadata, lostPolicy };
   };
 
 export const setStatus =
@@ -683,6 +705,8 @@ export function fullPodClaim(name = 'claim'): PodClaim {
     forPool('web'),
     boundTo('web-2', 'n2'),
     migratingFrom('web-1'),
+    withPodMetadata({ team: 'a' }, { 'example.com/owner': 'alice' }),
+    withLostPolicy('Fail'),
     claimStatus({ boundTime: at(1), lostTime: at(0), migrations: 1, observedGeneration: 2 }),
     withCondition('Bound', 'True', { reason: 'Bound', message: 'bound to web-2', observedGeneration: 1 }),
   );
@@ -697,6 +721,7 @@ export function fullPodClaimSet(name = 'set'): PodClaimSet {
       matchExpressions: [{ key: 'tier', operator: 'NotIn', values: ['z'] }],
     }),
     setForPool('web'),
+    setClaimSpec({ labels: { team: 'a' }, annotations: { 'example.com/owner': 'alice' } }, 'Fail'),
     setStatus({
       replicas: 3,
       boundReplicas: 1,

@@ -1,6 +1,8 @@
 // /validate/podclaims — invariant P1 on every writer (DESIGN.md "PodClaim"): poolName is immutable,
-// sourcePod != podName, only the controller writes podName/nodeName/sourcePod, and a pod already
+// sourcePod != podName, podMetadata sets no claimkit.dev/ keys or disruption hints, lostPolicy is
+// Rebind or Fail, only the controller writes podName/nodeName/sourcePod, and a pod already
 // referenced by another claim (podName or sourcePod, per the watched claim index) cannot be taken.
+import { claimSpecViolations } from './claim-spec.ts';
 import { field, nonEmpty, obj, str } from './read.ts';
 import type { RuleContext, RuleInput, Verdict, Violation } from './types.ts';
 import { isController, verdict } from './types.ts';
@@ -32,6 +34,8 @@ export function validatePodClaim(input: RuleInput, ctx: RuleContext): Verdict {
       });
     }
   }
+
+  v.push(...claimSpecViolations(spec, 'spec'));
 
   const podName = nonEmpty(field(spec, 'podName'));
   const sourcePod = nonEmpty(field(spec, 'sourcePod'));

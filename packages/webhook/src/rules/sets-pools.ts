@@ -6,6 +6,7 @@ import {
   LABEL_STATE,
   matchesSelector,
 } from '@claimkit/core';
+import { claimSpecViolations } from './claim-spec.ts';
 import { field, int, jsonEqual, nonEmpty, obj, stringMap } from './read.ts';
 import { checkSelector } from './selector.ts';
 import type { RuleInput, Verdict, Violation } from './types.ts';
@@ -40,6 +41,7 @@ export function validatePodClaimSet(input: RuleInput): Verdict {
   if (obj(template) !== undefined && poolName === undefined) {
     v.push({ field: 'spec.template.spec.poolName', message: 'is required' });
   }
+  v.push(...claimSpecViolations(field(template, 'spec'), 'spec.template.spec'));
   if (input.operation === 'UPDATE') {
     const oldSpec = field(input.oldObject, 'spec');
     const oldPool = nonEmpty(field(oldSpec, 'template', 'spec', 'poolName'));

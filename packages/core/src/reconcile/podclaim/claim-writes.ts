@@ -6,7 +6,9 @@ import { FINALIZER_RELEASE } from '../../api/constants.ts';
 import { deepEqual } from '../../api/json.ts';
 import { keyOf, toTimestamp } from '../../api/meta.ts';
 import type { Pod, PodClaim, PodClaimPhase, PodClaimStatus } from '../../api/types.ts';
+import { unmarkedLost } from '../../pool/lost-policy.ts';
 import { type Decision, event, type Write } from '../decision.ts';
+import { boundCondition, CONDITION_BOUND } from './bound-condition.ts';
 
 export function hasReleaseFinalizer(c: PodClaim): boolean {
   return (c.metadata.finalizers ?? []).includes(FINALIZER_RELEASE);
@@ -30,11 +32,16 @@ export function generationAfter(c: PodClaim, spec: PodClaim['spec']): number {
 
 export function bindClaim(c: PodClaim, pod: Pod, podWrites: Write[], now: number, why: string): Decision {
   const spec = { ...c.spec, podName: pod.metadata.name, nodeName: pod.spec.nodeName ?? '' };
-  const status: PodClaimStatus = { ...c.status, phase: 'Bound', boundTime: toTimestamp(now) };
+  const conditions = setCondition(
+    c.status?.conditions,
+    boundCondition(pod.metadata.name, generationAfter(c, spec)),
+    now,
+  );
+  const status: PodClaimStatus = { ...c.status, phase: 'Bound', boundTime: toTimestamp(now), conditions };
   return {
     writes: [
       ...podWrites,
-      { op: 'update', object: withSpec(c, spec), why: `${why}: podName=${pod.metadata.name}` },
+      { op: 'update', object: withSpec(unmarkedLost(c), spec), why: `${why}: podName=${pod.metadata.name}` },
       statusPatch(c, status, now, undefined, generationAfter(c, spec)),
     ],
     events: [
@@ -52,13 +59,27 @@ export function ensurePhase(
 ): Decision {
   const want = phase === 'Bound' ? 'True' : 'False';
   const cond = findCondition(c.status?.conditions, 'Ready');
+  // A Bound claim whose Bound condition still says why it waited (the bind's status patch did not
+  // land) gets it corrected with the phase.
+  const bound = findCondition(c.status?.conditions, CONDITION_BOUND);
+  const boundStale = phase === 'Bound' && bound !== undefined && bound.status !== 'True' && c.spec.podName;
   const upToDate =
     c.status?.phase === phase &&
     c.status.observedGeneration === (c.metadata.generation ?? 0) &&
     cond?.status === want &&
-    cond.reason === phase;
+    cond.reason === phase &&
+    !boundStale;
+  const conditions = boundStale
+    ? setCondition(
+        c.status?.conditions,
+        boundCondition(c.spec.podName ?? '', c.metadata.generation ?? 0),
+        now,
+      )
+    : c.status?.conditions;
   const d: Decision = {
-    writes: upToDate ? [] : [statusPatch(c, { ...c.status, phase }, now, msg)],
+    writes: upToDate
+      ? []
+      : [statusPatch(c, { ...c.status, phase, ...(conditions ? { conditions } : {}) }, now, msg)],
     events: [],
   };
   if (!upToDate && phase === 'Pending' && c.status?.phase !== 'Pending') {

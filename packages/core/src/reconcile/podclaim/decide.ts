@@ -1,12 +1,16 @@
 // PodClaim decisions as an ordered chain of plain checks (cert-manager's trigger policies): the
 // first check that has something to do decides; each decision is one resumable step, so whatever
 // prefix of its writes landed, the next decision (from a fresh read) continues from there.
+
+import { setCondition } from '../../api/conditions.ts';
 import { ANNOTATION_MIGRATE, ANNOTATION_MIGRATE_TO, FINALIZER_RELEASE } from '../../api/constants.ts';
-import { toTimestamp } from '../../api/meta.ts';
+import { keyOf, toTimestamp } from '../../api/meta.ts';
 import type { Pod, PodClaim, PodClaimPhase, PodClaimStatus } from '../../api/types.ts';
 import { isDeleting } from '../../capture/liveness.ts';
 import { bindCandidates, pickCandidate } from '../../pool/candidates.ts';
 import { ClaimIndex } from '../../pool/claim-index.ts';
+import { hasHeldPodHints, heldPodHints } from '../../pool/disruption-hints.ts';
+import { lostPolicyOf, markedLost } from '../../pool/lost-policy.ts';
 import {
   isClaimedBy,
   isIdleAndReady,
@@ -17,6 +21,7 @@ import {
 } from '../../pool/pods.ts';
 import { type Decision, event } from '../decision.ts';
 import { SAFETY_RULES, type SafetyRules } from '../safety-rules.ts';
+import { podLostCondition } from './bound-condition.ts';
 import {
   bindClaim,
   conditionWrites,
@@ -28,6 +33,7 @@ import {
 import { releaseStrays } from './finalize.ts';
 import { continueMigration, repairSelfMigration, startMigration } from './migration.ts';
 import { type PodClaimSnapshot, WAIT_MS } from './snapshot.ts';
+import { holdLost, waitDecision, waitReason } from './waiting.ts';
 
 /** What every check reads, derived once from the snapshot. */
 export interface PodClaimContext {
@@ -110,15 +116,24 @@ const keepReferencedPod: Check = ({ s, c, index, byName, rules }) => {
     };
   }
   const spec = rules.dropPodReference(c.spec);
-  const status: PodClaimStatus = { ...c.status, phase: 'Lost', lostTime: toTimestamp(s.now) };
+  const why = `pod ${c.spec.podName} ${hold.why}`;
+  const conditions = setCondition(
+    c.status?.conditions,
+    podLostCondition(why, generationAfter(c, spec)),
+    s.now,
+  );
+  const status: PodClaimStatus = { ...c.status, phase: 'Lost', lostTime: toTimestamp(s.now), conditions };
+  const next = lostPolicyOf(c) === 'Fail' ? 'stays Lost (lostPolicy Fail)' : 'will bind again';
   return {
     writes: [
-      { op: 'update', object: { ...c, spec }, why: `clear podName: pod ${hold.why}` },
+      {
+        op: 'update',
+        object: markedLost({ ...c, spec }, toTimestamp(s.now)),
+        why: `clear podName: pod ${hold.why}`,
+      },
       statusPatch(c, status, s.now, undefined, generationAfter(c, spec)),
     ],
-    events: [
-      event(c, 'Warning', 'Lost', `pod ${c.spec.podName} ${hold.why}; claim is Lost and will bind again`),
-    ],
+    events: [event(c, 'Warning', 'Lost', `${why}; claim is Lost and ${next}`)],
     requeueAfterMs: 0,
   };
 };
@@ -130,16 +145,22 @@ const continueMigrationInProgress: Check = ({ s, c, index, byName, policy, rules
   return continueMigration(s, index, byName, policy, rules);
 };
 
-/** No pod yet: adopt a pod we CAS'd but did not record (resume), release other strays, or bind. */
+/**
+ * No pod yet: adopt a pod we CAS'd but did not record (resume), release other strays, or bind.
+ * Only from a pool that exists, and never once lostPolicy Fail has made the claim Lost for good.
+ */
 const bindWhenUnbound: Check = ({ s, c, ns, index, policy, strays, rules }) => {
   if (c.spec.podName) return undefined;
+  const lostForGood = rules.isLostForGood(c);
+  const mayBind = s.pool !== undefined && !lostForGood;
   const adopt = strays.find((p) => !index.otherReference(ns, p.metadata.name, c) && stateOf(p) === 'Bound');
-  if (adopt) return bindClaim(c, adopt, [], s.now, 'resume bind');
+  if (adopt && mayBind) return bindClaim(c, adopt, [], s.now, 'resume bind');
   if (strays.length > 0) return releaseStrays(strays, policy, index, c, rules);
-  const pod = pickCandidate(bindCandidates(c.spec.poolName, s.pods, index), c);
+  if (lostForGood) return holdLost(c, s.now);
+  const pod = mayBind ? pickCandidate(bindCandidates(c.spec.poolName, s.pods, index), c) : undefined;
   if (!pod) {
     const phase: PodClaimPhase = c.status?.phase === 'Lost' ? 'Lost' : 'Pending';
-    return ensurePhase(c, phase, s.now, WAIT_MS, 'no Idle pod in pool');
+    return waitDecision(c, phase, waitReason(c, s.pool), s.now);
   }
   return bindClaim(c, pod, [rules.bindPodWrite(pod, c)], s.now, 'bind');
 };
@@ -161,6 +182,15 @@ const releaseOtherStrays: Check = (x) => {
 const startRequestedMigration: Check = (x) => {
   const { s, c, ns, index, byName } = x;
   if (!x.migrationRequested || !c.spec.podName) return undefined;
+  if (!s.pool) {
+    // Migration targets come only from the claim's own pool, which must exist.
+    const msg = `pool ${c.spec.poolName} does not exist: no migration target`;
+    return {
+      writes: conditionWrites(c, 'Migrating', 'False', 'PoolNotFound', msg, s.now),
+      events: [],
+      requeueAfterMs: WAIT_MS,
+    };
+  }
   const adopted = adoptableTarget(x);
   if (adopted) return startMigration(c, byName.get(c.spec.podName), adopted, [], s.now);
   const wanted = c.metadata.annotations?.[ANNOTATION_MIGRATE_TO];
@@ -205,6 +235,28 @@ const syncNodeName: Check = ({ c, byName }) => {
   };
 };
 
+/**
+ * A pod bound before claimkit set disruption hints gets them (one CAS patch, hints only: its
+ * labels and the claim's podMetadata are left as the bind wrote them).
+ */
+const ensureHeldPodHints: Check = ({ c, byName }) => {
+  const pod = c.spec.podName ? byName.get(c.spec.podName) : undefined;
+  if (!pod || !isClaimedBy(pod, c) || isDeleting(pod) || hasHeldPodHints(pod)) return undefined;
+  return {
+    writes: [
+      {
+        op: 'patch',
+        kind: 'Pod',
+        key: keyOf(pod),
+        patch: { metadata: { annotations: heldPodHints() } },
+        precondition: { resourceVersion: pod.metadata.resourceVersion!, uid: pod.metadata.uid! },
+        why: `disruption hints on pod ${pod.metadata.name}`,
+      },
+    ],
+    events: [],
+  };
+};
+
 const reportBound: Check = ({ s, c }) =>
   ensurePhase(c, 'Bound', s.now, undefined, `bound to ${c.spec.podName}`);
 
@@ -218,6 +270,7 @@ export const POD_CLAIM_CHECKS: readonly Check[] = [
   releaseOtherStrays,
   startRequestedMigration,
   syncNodeName,
+  ensureHeldPodHints,
   reportBound,
 ];
 

@@ -9,7 +9,7 @@ import {
 } from '../../api/constants.ts';
 import { getOrUndefined, isApiError } from '../../api/errors.ts';
 import type { ObjectKey } from '../../api/meta.ts';
-import type { Pod, PodClaim, PodPool } from '../../api/types.ts';
+import type { Pod, PodClaim } from '../../api/types.ts';
 import { isDeleting } from '../../capture/liveness.ts';
 import { bindCandidates, CANDIDATE_WINDOW } from '../../pool/candidates.ts';
 import { ClaimIndex } from '../../pool/claim-index.ts';
@@ -28,12 +28,11 @@ export async function gatherPodClaim(
     throw e;
   }
   const ns = key.namespace;
-  let pool: PodPool | undefined;
-  try {
-    pool = await deps.cache.get('PodPool', { namespace: ns, name: claim.spec.poolName });
-  } catch (e) {
-    if (!isApiError(e, 'NotFound')) throw e;
-  }
+  const poolKey = { namespace: ns, name: claim.spec.poolName };
+  // A pool the cache has not seen yet may just be new: a claim says PoolNotFound only on a live answer.
+  const pool =
+    (await getOrUndefined(deps.cache.get('PodPool', poolKey))) ??
+    (await getOrUndefined(deps.client.get('PodPool', poolKey)));
   // Only the pods this claim can touch: the ones it references, the ones labelled for it, and —
   // when it binds or migrates — the oldest Idle candidates. Reading the whole pool on every
   // reconcile would make a pool of N claims cost O(N^2).
