@@ -172,6 +172,8 @@ const run: Record<Benchmark, { label: string; bench: () => Promise<unknown> }> =
         ...(opts.quick ? WARM_POOL_SCALE_QUICK : WARM_POOL_SCALE_FULL),
         concurrency: opts.concurrency,
         rawWrites: 2000,
+        // warm-pool-scale runs last; a local cluster is stopped right after it.
+        cleanup: Boolean(given),
         ...(opts.cpuProfDir ? { cpuProfDir: opts.cpuProfDir } : {}),
       })),
     }),

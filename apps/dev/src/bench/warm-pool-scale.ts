@@ -33,6 +33,11 @@ export interface WarmPoolScaleOptions {
   concurrency: number;
   /** Raw writes of each kind measured after the burst. */
   rawWrites: number;
+  /**
+   * Delete the namespace after (3,900 pods take minutes to go); false when the cluster is stopped
+   * right after anyway.
+   */
+  cleanup: boolean;
   /** Write the controller's V8 CPU profile (--cpu-prof) into this directory. */
   cpuProfDir?: string;
 }
@@ -431,7 +436,7 @@ export async function benchWarmPoolScale(ctx: BenchContext, o: WarmPoolScaleOpti
     };
     await stopAll();
     say(JSON.stringify({ ...result, method: undefined, requestsWholeRun: undefined }));
-    await cleanup(ctx, ns);
+    if (o.cleanup) await cleanup(ctx, ns);
     return result;
   } finally {
     await stopAll();
