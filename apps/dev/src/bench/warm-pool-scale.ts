@@ -233,7 +233,12 @@ export async function benchWarmPoolScale(ctx: BenchContext, o: WarmPoolScaleOpti
     // 2. Steady: open loop at `rate`/s; a create is sent on schedule whether or not earlier ones answered.
     const awaitBound = async (n: number, what: string) => {
       const deadline = performance.now() + 900_000;
+      let logged = performance.now();
       while (boundCount < n) {
+        if (performance.now() - logged > 15_000) {
+          logged = performance.now();
+          say(`  ${what}: ${boundCount}/${n} Bound`);
+        }
         if (performance.now() > deadline) throw new Error(`${what}: ${boundCount}/${n} Bound after 15 min`);
         await new Promise<void>((r) => {
           boundWaiters.push(r);
@@ -257,6 +262,19 @@ export async function benchWarmPoolScale(ctx: BenchContext, o: WarmPoolScaleOpti
           createErrors.push(`${name}: ${(e as Error).message}`);
         });
     };
+    // Latencies from the bench's watch: ADDED arrival -> first Bound arrival (same clock, same
+    // stream, so the watch's own delivery delay cancels), and create sent -> Bound arrival.
+    const latencyOf = (names: string[]) => {
+      const addedToBound: number[] = [];
+      const sentToBound: number[] = [];
+      for (const n of names) {
+        const c = claims.get(n);
+        if (c?.boundAt === undefined) continue;
+        if (c.addedAt !== undefined) addedToBound.push(c.boundAt - c.addedAt);
+        if (c.sentAt !== undefined) sentToBound.push(c.boundAt - c.sentAt);
+      }
+      return { addedToBound: latencySummary(addedToBound), createSentToBound: latencySummary(sentToBound) };
+    };
     const m0 = await scrape();
     say(`steady: ${o.steady} claims at ${o.rate}/s ...`);
     const schedule = arrivalSchedule(o.steady, o.rate);
@@ -276,11 +294,22 @@ export async function benchWarmPoolScale(ctx: BenchContext, o: WarmPoolScaleOpti
     const m1 = await scrape();
     const rssSteady = rssMb(child.pid!);
 
-    // 3. Burst: `burst` claims at once, once that many pods are warm again.
+    // The steady numbers are said now, so a burst that never gets its warm pods loses nothing.
+    say(
+      `steady done in ${r1(steadySeconds)} s: ${JSON.stringify({
+        latency: latencyOf(steadyNames),
+        requests: classifyRequests(diffCounts(requestCounts(m0), requestCounts(m1)), o.steady),
+        rssMb: rssSteady,
+      })}`,
+    );
+
+    // 3. Burst: `burst` claims at once, once that many pods are warm again (the pool tops itself up).
+    const tr0 = performance.now();
     await waitFor(`${o.burst} Idle Ready pods for the burst`, () => idleReady.size >= o.burst, {
       timeoutMs: 900_000,
       intervalMs: 250,
     });
+    const refillSeconds = (performance.now() - tr0) / 1000;
     await sleep(2000);
     const m2 = await scrape();
     say(`burst: ${o.burst} claims at once (${idleReady.size} Idle Ready pods) ...`);
@@ -330,21 +359,8 @@ export async function benchWarmPoolScale(ctx: BenchContext, o: WarmPoolScaleOpti
     const m4 = await scrape();
     const rssEnd = rssMb(child.pid!);
 
-    // Latencies from the bench's watch: ADDED arrival -> first Bound arrival (same clock, same
-    // stream, so the watch's own delivery delay cancels), and create sent -> Bound arrival.
-    const lat = (names: string[]) => {
-      const addedToBound: number[] = [];
-      const sentToBound: number[] = [];
-      for (const n of names) {
-        const c = claims.get(n);
-        if (c?.boundAt === undefined) continue;
-        if (c.addedAt !== undefined) addedToBound.push(c.boundAt - c.addedAt);
-        if (c.sentAt !== undefined) sentToBound.push(c.boundAt - c.sentAt);
-      }
-      return { addedToBound: latencySummary(addedToBound), createSentToBound: latencySummary(sentToBound) };
-    };
-    const steadyLat = lat(steadyNames);
-    const burstLat = lat(burstNames);
+    const steadyLat = latencyOf(steadyNames);
+    const burstLat = latencyOf(burstNames);
     const steadyReq = classifyRequests(diffCounts(requestCounts(m0), requestCounts(m1)), o.steady);
     const burstReq = classifyRequests(diffCounts(requestCounts(m2), requestCounts(m3)), o.burst);
     const allReq = diffCounts({}, requestCounts(m4));
@@ -388,6 +404,8 @@ export async function benchWarmPoolScale(ctx: BenchContext, o: WarmPoolScaleOpti
         events: events(m1) - events(m0),
       },
       burst: {
+        /** From the last steady claim Bound until `burst` pods were Idle and Ready again. */
+        poolRefillSeconds: r1(refillSeconds),
         createSeconds: r1(burstCreateSeconds),
         allBoundSeconds: r1(burstSeconds),
         bindsPerSec: r1(o.burst / burstSeconds),
