@@ -385,6 +385,18 @@ describe('InformerCache over the ApiModel: indexes', () => {
       for (const p of pods) {
         queries.push(['PodClaim', { ...nsOpt, fieldSelector: { 'spec.podName': p } }]);
         queries.push(['PodClaim', { ...nsOpt, fieldSelector: { 'spec.sourcePod': p } }]);
+        // Two indexed fields (one answers, the other is checked), and an indexed and a plain one.
+        queries.push(['PodClaim', { ...nsOpt, fieldSelector: { 'spec.podName': p, 'spec.sourcePod': p } }]);
+        queries.push(['PodClaim', { ...nsOpt, fieldSelector: { 'spec.podName': p, 'metadata.name': 'c1' } }]);
+        queries.push(['Pod', { ...nsOpt, fieldSelector: { 'metadata.name': p } }]);
+        queries.push([
+          'Pod',
+          {
+            ...nsOpt,
+            labelSelector: { matchLabels: { [LABEL_STATE]: 'Idle' } },
+            fieldSelector: { 'metadata.name': p },
+          },
+        ]);
       }
       queries.push(['PodClaim', { ...nsOpt, fieldSelector: { 'spec.sourcePod': '' } }]);
       for (const pool of ['x', 'y'])
@@ -394,6 +406,21 @@ describe('InformerCache over the ApiModel: indexes', () => {
             { ...nsOpt, labelSelector: { matchLabels: { [LABEL_POOL]: pool, [LABEL_STATE]: s } } },
           ]);
           queries.push(['Pod', { ...nsOpt, labelSelector: `${LABEL_POOL}=${pool},${LABEL_STATE}!=${s}` }]);
+          // An unindexed label beside indexed ones, and equalities with expressions.
+          queries.push([
+            'Pod',
+            { ...nsOpt, labelSelector: { matchLabels: { [LABEL_STATE]: s, tier: pool } } },
+          ]);
+          queries.push([
+            'Pod',
+            {
+              ...nsOpt,
+              labelSelector: {
+                matchLabels: { [LABEL_POOL]: pool },
+                matchExpressions: [{ key: LABEL_STATE, operator: 'In', values: [s, 'Bound'] }],
+              },
+            },
+          ]);
         }
     }
     const names = (xs: { metadata: { namespace?: string; name: string } }[]) =>
@@ -404,7 +431,15 @@ describe('InformerCache over the ApiModel: indexes', () => {
       try {
         if (r === 0)
           await m.create(
-            forCreate(pod(pick(pods), inNamespace(ns), inPool(pick(['x', 'y'])), withState(pick(states)))),
+            forCreate(
+              pod(
+                pick(pods),
+                inNamespace(ns),
+                inPool(pick(['x', 'y'])),
+                withState(pick(states)),
+                ...(rng.chance(0.5) ? [withLabels({ tier: pick(['x', 'y']) })] : []),
+              ),
+            ),
           );
         else if (r === 1)
           await m.patch('Pod', k(pick(pods), ns), {

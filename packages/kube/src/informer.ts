@@ -9,6 +9,7 @@
 // - time comes from an injected Timers.
 import {
   type ApiError,
+  getPath,
   isApiError,
   type Kind,
   type KindMap,
@@ -16,7 +17,7 @@ import {
   type ListOptions,
   type ListWatcher,
   type Logger,
-  matchesList,
+  matchesSelector,
   type ObjectKey,
   type ObjectList,
   parseSelector,
@@ -92,6 +93,9 @@ export class InformerStartError extends Error {
 }
 
 export const DEFAULT_PAGE_SIZE = 500;
+
+/** The labels of an object without any (a selector's equalities then match nothing). */
+const NO_LABELS: Readonly<Record<string, string>> = Object.freeze({});
 
 const fieldIndex = (field: string) => `field:${field}`;
 const labelIndex = (key: string) => `label:${key}`;
@@ -247,21 +251,35 @@ export class Informer<K extends Kind> {
     const candidates = best
       ? this.store.byIndex(best.index, best.value, opts.namespace)!
       : this.store.values(opts.namespace);
-    // Indexed field requirements are checked through their index functions (which may compute
-    // values no path holds); the rest as the API server would.
-    const indexed = fields.filter(([f]) => this.store.hasIndex(fieldIndex(f)));
-    const rest: ListOptions = {
-      ...opts,
-      labelSelector: sel,
-      fieldSelector: Object.fromEntries(fields.filter(([f]) => !this.store.hasIndex(fieldIndex(f)))),
-    };
+    // Each requirement is turned into a check once, not per object (this runs on every reconcile,
+    // over thousands of pool pods): the namespace is the candidates' already, the requirement the
+    // chosen index answered holds for all of them, label equalities compare directly, indexed field
+    // requirements go through their index functions (which may compute values no path holds), the
+    // rest as the API server would.
+    const covered = best?.index;
+    const labelChecks = labels.filter(([l]) => labelIndex(l) !== covered);
+    const expressions = sel?.matchExpressions?.length
+      ? { matchExpressions: sel.matchExpressions }
+      : undefined;
+    const indexed = fields.filter(([f]) => this.store.hasIndex(fieldIndex(f)) && fieldIndex(f) !== covered);
+    const plain = fields.filter(([f]) => !this.store.hasIndex(fieldIndex(f)));
+    if (labelChecks.length === 0 && !expressions && indexed.length === 0 && plain.length === 0)
+      return Array.isArray(candidates) ? candidates : Array.from(candidates);
     const holds = (o: KindMap[K], field: string, value: string) => {
       const values = this.store.valuesOf(fieldIndex(field), o);
       return value === '' ? values.length === 0 : values.includes(value);
     };
     const out: KindMap[K][] = [];
-    for (const o of candidates) {
-      if (matchesList(o, rest) && indexed.every(([f, v]) => holds(o, f, v))) out.push(o);
+    next: for (const o of candidates) {
+      const l = o.metadata.labels ?? NO_LABELS;
+      for (const [key, value] of labelChecks) if (l[key] !== value) continue next;
+      if (expressions && !matchesSelector(l, expressions)) continue;
+      for (const [f, v] of indexed) if (!holds(o, f, v)) continue next;
+      for (const [path, want] of plain) {
+        const got = getPath(o, path);
+        if ((got === undefined || got === null ? '' : String(got)) !== want) continue next;
+      }
+      out.push(o);
     }
     return out;
   }

@@ -11,24 +11,41 @@ import { benchBinds } from './binds.ts';
 import { benchContext, r1 } from './context.ts';
 import { benchFinalize } from './finalize.ts';
 import { benchRss } from './rss.ts';
+import { mergeResults } from './stats.ts';
 import { benchTakeover } from './takeover.ts';
+import {
+  benchWarmPoolScale,
+  WARM_POOL_SCALE_FULL,
+  WARM_POOL_SCALE_QUICK,
+  warmPoolMaxPods,
+} from './warm-pool-scale.ts';
 
-const BENCHMARKS = ['takeover', 'finalize', 'binds', 'rss'] as const;
+const BENCHMARKS = ['takeover', 'finalize', 'binds', 'rss', 'warm-pool-scale'] as const;
 type Benchmark = (typeof BENCHMARKS)[number];
+/** Run only when named (it takes about a quarter of an hour at full scale). */
+const DEFAULT_BENCHMARKS: Benchmark[] = ['takeover', 'finalize', 'binds', 'rss'];
+/** Pods one kwok node takes (controlplane/kwok-stages/node-initialize.yaml). */
+const PODS_PER_NODE = 500;
 
-const USAGE = `usage: pnpm bench [--only ${BENCHMARKS.join(',')}] [--controller-only]
+const USAGE = `usage: pnpm bench [BENCHMARK...] [--only ${BENCHMARKS.join(',')}] [--controller-only]
                   [--trials 25] [--binds 500] [--rss 10000] [--concurrency 8] [--results FILE]
+                  [--quick] [--cpu-prof DIR]
 
 Controller benchmarks on a local control plane started for the run, or on a running cluster with
 CLAIMKIT_BENCH_KUBECONFIG=<kubeconfig> (e.g. \`pnpm cluster up\`'s), merged into the results file
 under \`controller\`; then the webhook's latency benchmark.
-  --only LIST         the controller benchmarks to run, comma-separated (default: all)
+  BENCHMARK, --only LIST
+                      the controller benchmarks to run, comma-separated or as arguments (default:
+                      ${DEFAULT_BENCHMARKS.join(', ')}; warm-pool-scale only when named)
   --controller-only   skip the webhook's latency benchmark
   --trials N          takeover trials
   --binds N           claims bound from a warm pool
   --rss N             claims and pods the RSS run caches
   --concurrency N     the controller's workers in the binds run
-  --results FILE      where the controller's results are merged (default bench/results.json)`;
+  --results FILE      where the controller's results are merged (default bench/results.json)
+  --quick             warm-pool-scale at a tenth of its scale (${WARM_POOL_SCALE_QUICK.warm} pods, ${WARM_POOL_SCALE_QUICK.steady} + ${WARM_POOL_SCALE_QUICK.burst} claims)
+                      instead of agent-sandbox's (${WARM_POOL_SCALE_FULL.warm} pods, ${WARM_POOL_SCALE_FULL.steady} claims at ${WARM_POOL_SCALE_FULL.rate}/s + ${WARM_POOL_SCALE_FULL.burst} at once)
+  --cpu-prof DIR      warm-pool-scale: write the controller's V8 CPU profile into DIR`;
 
 interface Options {
   only: Benchmark[];
@@ -38,14 +55,17 @@ interface Options {
   rss: number;
   concurrency: number;
   results: string;
+  quick: boolean;
+  cpuProfDir?: string;
 }
 
 class UsageError extends Error {}
 
 function parseArgs(argv: string[]): Options {
   const o: Options = {
-    only: [...BENCHMARKS],
+    only: [...DEFAULT_BENCHMARKS],
     controllerOnly: false,
+    quick: false,
     trials: 25,
     binds: 500,
     rss: 10_000,
@@ -57,27 +77,42 @@ function parseArgs(argv: string[]): Options {
     if (!Number.isInteger(n) || n < 1) throw new UsageError(`${flag} needs a positive integer (got ${v})`);
     return n;
   };
+  const benchmarks = (flag: string, value: string) => {
+    const names = value.split(',').filter((s) => s !== '');
+    const unknown = names.find((n) => !(BENCHMARKS as readonly string[]).includes(n));
+    if (unknown !== undefined || names.length === 0)
+      throw new UsageError(`${flag} takes ${BENCHMARKS.join(', ')} (got ${JSON.stringify(value)})`);
+    return names as Benchmark[];
+  };
+  const positional: Benchmark[] = [];
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i]!;
     if (flag === '--controller-only') {
       o.controllerOnly = true;
       continue;
     }
+    if (flag === '--quick') {
+      o.quick = true;
+      continue;
+    }
+    if (!flag.startsWith('-')) {
+      positional.push(...benchmarks('a benchmark argument', flag));
+      continue;
+    }
     const value = argv[++i];
     if (value === undefined) throw new UsageError(`${flag} needs a value`);
-    if (flag === '--only') {
-      const names = value.split(',').filter((s) => s !== '');
-      const unknown = names.find((n) => !(BENCHMARKS as readonly string[]).includes(n));
-      if (unknown !== undefined || names.length === 0)
-        throw new UsageError(`--only takes ${BENCHMARKS.join(', ')} (got ${JSON.stringify(value)})`);
-      o.only = names as Benchmark[];
-    } else if (flag === '--trials') o.trials = count(flag, value);
+    if (flag === '--only') o.only = benchmarks(flag, value);
+    else if (flag === '--cpu-prof') o.cpuProfDir = resolve(value);
+    else if (flag === '--trials') o.trials = count(flag, value);
     else if (flag === '--binds') o.binds = count(flag, value);
     else if (flag === '--rss') o.rss = count(flag, value);
     else if (flag === '--concurrency') o.concurrency = count(flag, value);
     else if (flag === '--results') o.results = resolve(value);
     else throw new UsageError(`unknown flag ${JSON.stringify(flag)}`);
   }
+  if (positional.length > 0) o.only = positional;
+  // Benchmarks named as arguments run alone (no webhook benchmark after them).
+  if (positional.length > 0) o.controllerOnly = true;
   return o;
 }
 
@@ -100,8 +135,12 @@ const given = process.env.CLAIMKIT_BENCH_KUBECONFIG;
 let cluster: { kubeconfigPath: string; stop(): Promise<void> };
 if (given) cluster = { kubeconfigPath: given, stop: async () => {} };
 else {
-  say('starting the local control plane ...');
-  cluster = await startLocalCluster({ log: (m) => say(m) });
+  // Enough kwok nodes for the warm pool (kwok nodes take ${PODS_PER_NODE} pods each), and at least 2.
+  const scale = opts.quick ? WARM_POOL_SCALE_QUICK : WARM_POOL_SCALE_FULL;
+  const pods = opts.only.includes('warm-pool-scale') ? warmPoolMaxPods(scale) : 0;
+  const nodes = Math.max(2, Math.ceil((pods * 1.2) / PODS_PER_NODE));
+  say(`starting the local control plane (${nodes} kwok nodes) ...`);
+  cluster = await startLocalCluster({ log: (m) => say(m), nodes });
 }
 const ctx = benchContext(cluster.kubeconfigPath, makeClients(cluster.kubeconfigPath), say);
 
@@ -122,6 +161,23 @@ const run: Record<Benchmark, { label: string; bench: () => Promise<unknown> }> =
   finalize: { label: 'finalize latency', bench: () => benchFinalize(ctx) },
   binds: { label: 'binds/s', bench: () => benchBinds(ctx, opts.binds, opts.concurrency) },
   rss: { label: 'RSS', bench: () => benchRss(ctx, opts.rss) },
+  'warm-pool-scale': {
+    label: `warm-pool-scale${opts.quick ? ' (quick)' : ''}`,
+    bench: async () => ({
+      date: new Date().toISOString(),
+      command: out.command,
+      machine: out.machine,
+      quick: opts.quick,
+      ...(await benchWarmPoolScale(ctx, {
+        ...(opts.quick ? WARM_POOL_SCALE_QUICK : WARM_POOL_SCALE_FULL),
+        concurrency: opts.concurrency,
+        rawWrites: 2000,
+        // warm-pool-scale runs last; a local cluster is stopped right after it.
+        cleanup: Boolean(given),
+        ...(opts.cpuProfDir ? { cpuProfDir: opts.cpuProfDir } : {}),
+      })),
+    }),
+  },
 };
 try {
   for (const name of BENCHMARKS) {
@@ -143,7 +199,18 @@ if (existsSync(opts.results)) {
     say(`${opts.results} was not JSON; starting it anew`);
   }
 }
-all.controller = { ...((all.controller as object) ?? {}), ...out };
+// warm-pool-scale --quick is a development run: its numbers go under their own key.
+// The run's date/machine describe the other benchmarks' entries; warm-pool-scale carries its own.
+const onlyWarmPool = opts.only.every((b) => b === 'warm-pool-scale');
+for (const [key, entry] of Object.entries(out)) {
+  if (onlyWarmPool && !(BENCHMARKS as readonly string[]).includes(key)) continue;
+  all = mergeResults(
+    all,
+    'controller',
+    key === 'warm-pool-scale' && opts.quick ? 'warm-pool-scale-quick' : key,
+    entry,
+  );
+}
 writeFileSync(opts.results, `${JSON.stringify(all, null, 2)}\n`);
 say(`results merged into ${opts.results} (key \`controller\`)`);
 if (!opts.controllerOnly) {

@@ -85,7 +85,12 @@ export class ClaimIndex<C extends ReferencingClaim = PodClaim> {
 
   /** Whether some claim holds this pod. */
   isReferenced(namespace: string, pod: string): boolean {
-    return this.referencing(namespace, pod).length > 0;
+    // Asked for every Idle pod of a pool on each bind: no arrays built for the common "no".
+    if (this.claims.size === 0) return false;
+    const m = this.byPod.get(keyString({ namespace, name: pod }));
+    if (!m) return false;
+    for (const refs of m.values()) for (const r of refs) if (holdsReferencedPods(r.claim)) return true;
+    return false;
   }
 
   private add(ns: string, pod: string, ck: string, ref: PodReference<C>): void {

@@ -11,7 +11,7 @@ import { getOrUndefined, isApiError } from '../../api/errors.ts';
 import type { ObjectKey } from '../../api/meta.ts';
 import type { Pod, PodClaim } from '../../api/types.ts';
 import { isDeleting } from '../../capture/liveness.ts';
-import { bindCandidates, CANDIDATE_WINDOW } from '../../pool/candidates.ts';
+import { CANDIDATE_WINDOW, oldestBindCandidates } from '../../pool/candidates.ts';
 import { ClaimIndex } from '../../pool/claim-index.ts';
 import { claimedBy, isClaimedBy } from '../../pool/pods.ts';
 import type { PodClaimDeps, PodClaimSnapshot } from './snapshot.ts';
@@ -58,7 +58,7 @@ export async function gatherPodClaim(
       labelSelector: { matchLabels: { [LABEL_POOL]: claim.spec.poolName, [LABEL_STATE]: 'Idle' } },
     });
     const none = new ClaimIndex([]);
-    for (const p of bindCandidates(claim.spec.poolName, idle.items, none).slice(0, CANDIDATE_WINDOW)) add(p);
+    for (const p of oldestBindCandidates(claim.spec.poolName, idle.items, none, CANDIDATE_WINDOW)) add(p);
     const wanted = claim.metadata.annotations?.[ANNOTATION_MIGRATE_TO];
     const named = wanted ? idle.items.find((p) => p.metadata.name === wanted) : undefined;
     if (named) add(named);
