@@ -74,6 +74,13 @@ export interface PodPoolStatus {
   idle?: number;
   bound?: number;
   draining?: number;
+  /** Pods of the current template, and of outdated ones (no hash label counts as outdated). */
+  updated?: number;
+  outdated?: number;
+  /** Hash of the current spec.template; pods carry it as label claimkit.dev/template-hash. */
+  templateHash?: string;
+  /** The pool pods' label selector in string form, for the scale subresource (HPA, KEDA). */
+  selector?: string;
   observedGeneration?: number;
   conditions?: Condition[];
 }
