@@ -212,9 +212,31 @@ export interface KindMap {
 export type Kind = keyof KindMap;
 export type AnyObject = KindMap[Kind];
 
+/** Where a kind's scale subresource reads and writes (the CRD's subresources.scale). */
+export interface ScalePaths {
+  specReplicasPath: string;
+  statusReplicasPath: string;
+  labelSelectorPath?: string;
+}
+
+/** autoscaling/v1 Scale: what GET/PUT/PATCH on `<plural>/<name>/scale` exchange. */
+export interface Scale {
+  apiVersion: 'autoscaling/v1';
+  kind: 'Scale';
+  metadata: ObjectMeta;
+  spec: { replicas: number };
+  status: { replicas: number; selector?: string };
+}
+
 export const KIND_INFO: Record<
   Kind,
-  { apiVersion: string; plural: string; hasStatusSubresource: boolean; hasSpec: boolean }
+  {
+    apiVersion: string;
+    plural: string;
+    hasStatusSubresource: boolean;
+    hasSpec: boolean;
+    scale?: ScalePaths;
+  }
 > = {
   Capture: {
     apiVersion: 'claimkit.dev/v1alpha1',
@@ -227,6 +249,12 @@ export const KIND_INFO: Record<
     plural: 'podpools',
     hasStatusSubresource: true,
     hasSpec: true,
+    // replicas = the Idle target; current replicas = the Idle pods; selector = the pool's pods.
+    scale: {
+      specReplicasPath: '.spec.minIdle',
+      statusReplicasPath: '.status.idle',
+      labelSelectorPath: '.status.selector',
+    },
   },
   PodClaim: {
     apiVersion: 'claimkit.dev/v1alpha1',
@@ -239,6 +267,11 @@ export const KIND_INFO: Record<
     plural: 'podclaimsets',
     hasStatusSubresource: true,
     hasSpec: true,
+    scale: {
+      specReplicasPath: '.spec.replicas',
+      statusReplicasPath: '.status.replicas',
+      labelSelectorPath: '.status.labelSelector',
+    },
   },
   Pod: { apiVersion: 'v1', plural: 'pods', hasStatusSubresource: true, hasSpec: true },
   Lease: {

@@ -1,4 +1,6 @@
 // PodPool: a warm pool of identical pods (DESIGN.md "PodPool").
+
+import { KIND_INFO } from '../api/types.ts';
 import { AGE, conditions, count, int, objectSchema, observedGeneration, str, stringMap } from './common.ts';
 import type { JSONSchemaProps, KindSchema } from './types.ts';
 
@@ -111,10 +113,5 @@ export const podPoolSchema: KindSchema = {
     { name: 'Policy', type: 'string', jsonPath: '.spec.releasePolicy', priority: 1 },
     AGE,
   ],
-  // replicas = the Idle target; the current replicas are the Idle pods; the selector is the pool's pods.
-  scale: {
-    specReplicasPath: '.spec.minIdle',
-    statusReplicasPath: '.status.idle',
-    labelSelectorPath: '.status.selector',
-  },
+  scale: KIND_INFO.PodPool.scale,
 };
