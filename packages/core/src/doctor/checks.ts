@@ -50,7 +50,7 @@ export const CHECKS = {
 export type Severity = 'Error' | 'Info';
 
 export const severityOf = (code: DoctorCode): Severity => {
-  const c: { severity?: Severity } = CHECKS[code];
+  const c = CHECKS[code] as { severity?: Severity };
   return c.severity ?? 'Error';
 };
 

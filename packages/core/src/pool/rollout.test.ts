@@ -7,7 +7,7 @@ import { findCondition } from '../api/conditions.ts';
 import { LABEL_POOL, LABEL_STATE } from '../api/constants.ts';
 import { isApiError } from '../api/errors.ts';
 import type { Client } from '../api/ports.ts';
-import type { Pod, PodPool } from '../api/types.ts';
+import type { Pod, PodClaim, PodPool } from '../api/types.ts';
 import { isPodReady } from '../capture/liveness.ts';
 import { ApiModel } from '../model/api-model.ts';
 import { ManualClock } from '../model/clock.ts';
@@ -209,7 +209,7 @@ describe('rollout on the model', () => {
     );
     await put(
       w.model,
-      pod('p-old', inPool('web'), claimedBy(claim!), onNode('n1'), ready(), withoutTemplateHash),
+      pod('p-old', inPool('web'), claimedBy(claim as PodClaim), onNode('n1'), ready(), withoutTemplateHash),
     );
     await reconcilePodPool(w.deps, key('web'));
     expect(w.model.getNow('Pod', key('p-old')).metadata.labels?.[LABEL_STATE]).toBe('Bound');
@@ -235,7 +235,7 @@ describe('rollout on the model', () => {
       podPool('web', withMinIdle(0)),
       podClaim('c1', forPool('web'), boundTo('p-cur', 'n1'), withReleaseFinalizer()),
     );
-    await put(w.model, pod('p-cur', inPool('web'), claimedBy(claim!), onNode('n1'), ready()));
+    await put(w.model, pod('p-cur', inPool('web'), claimedBy(claim as PodClaim), onNode('n1'), ready()));
     await w.model.delete('PodClaim', key('c1'));
     for (let i = 0; i < 5; i++) await reconcilePodClaim(w.deps, key('c1'));
     expect(w.model.getNow('Pod', key('p-cur')).metadata.labels?.[LABEL_STATE]).toBe('Idle');

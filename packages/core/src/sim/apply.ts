@@ -91,6 +91,18 @@ async function applyAction(w: World, a: Action): Promise<void> {
         w.person().patch('PodClaimSet', { namespace: NS, name: 'set' }, { spec: { replicas: a.replicas } }),
       );
       return;
+    case 'rollout':
+      // A JSON merge patch replaces the containers list: the template hash changes with the tag.
+      await swallow(
+        w
+          .person()
+          .patch(
+            'PodPool',
+            { namespace: NS, name: 'web' },
+            { spec: { template: { spec: { containers: [{ name: 'main', image: `web:${a.image}` }] } } } },
+          ),
+      );
+      return;
     case 'createClaim':
       await w.createClaim();
       return;

@@ -1,7 +1,10 @@
 // What a run reports after each action: the transitions the world recorded, safety after every
 // step (suspended while a legacy writer's or the kubectl actor's damage awaits repair), and
 // convergence, quiet-state or repair-point verdicts after every quiet period.
+
+import type { PodPool } from '../api/types.ts';
 import { checkConvergence, checkSafety } from '../invariants/check.ts';
+import { checkPoolRollout } from '../invariants/pool-rollout.ts';
 import type { Action } from './actions.ts';
 import { quietStateViolations, repairFailures, type SimViolation } from './repair-point.ts';
 import type { World } from './world.ts';
@@ -27,6 +30,8 @@ export async function checkStep(w: World, a: Action): Promise<SimViolation[]> {
     } else {
       out.push(...checkConvergence(state, w.clock.now()), ...w.newAgentViolations());
     }
+    // Every rollout (a template change by a person) has restored the warm buffer by now.
+    out.push(...checkPoolRollout(w.model.peek('PodPool') as PodPool[], state.pods));
     w.corrupted = false;
   } else if (w.damaged) {
     // Admission off and damage landed: safety is suspended until the next repair point.
