@@ -190,8 +190,11 @@ describe('PodPool scale subresource and template rollout', () => {
         const idle = await readyIdle('rolled');
         minReadyIdle = Math.min(minReadyIdle, idle.length);
         const hash = p.status?.templateHash;
+        // Status is written from the state each reconcile read: wait for the one after the deletes.
         const done =
           p.status?.observedGeneration === updated.metadata.generation &&
+          p.status.outdated === 1 &&
+          p.status.updated === 3 &&
           hash !== undefined &&
           idle.length === 3 &&
           idle.every(
