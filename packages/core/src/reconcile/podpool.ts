@@ -5,7 +5,7 @@ import { setCondition } from '../api/conditions.ts';
 import { LABEL_POOL, LABEL_STATE } from '../api/constants.ts';
 import { isApiError } from '../api/errors.ts';
 import { deepEqual } from '../api/json.ts';
-import { keyOf, type ObjectKey, parseTimestamp } from '../api/meta.ts';
+import { keyOf, type ObjectKey } from '../api/meta.ts';
 import type { Client, Reader } from '../api/ports.ts';
 import type { Pod, PodClaim, PodPool, PodPoolStatus } from '../api/types.ts';
 import { isDeleting } from '../capture/liveness.ts';
