@@ -19,24 +19,37 @@ import {
 import { formatViolations, runTrace, simulate } from './simulator.ts';
 
 describe('simulator: template rollouts', () => {
-  test('seeds 301-304 (12k steps) with rollouts keep every invariant and restore the warm buffer', {
+  test('seeds 301-304 (12k steps) with rollouts and /scale writes keep every invariant and restore the warm buffer', {
     timeout: 300_000,
   }, async () => {
     let rollouts = 0;
+    let scales = 0;
     for (const seed of [301, 302, 303, 304]) {
       const r = await simulate({ seed, steps: 3000, replicas: 2, modelOptions: schemaModelOptions() });
       expect(r.violations, formatViolations(r.violations)).toEqual([]);
       rollouts += r.stats['action.rollout'] ?? 0;
+      scales += r.stats['action.scalePool'] ?? 0;
     }
-    expect(rollouts).toBeGreaterThan(5);
+    expect(rollouts).toBeGreaterThan(3);
+    expect(scales).toBeGreaterThan(3);
   });
 
-  test('a rollout right before a quiet point converges', async () => {
-    const r = await runTrace(7, [{ t: 'kubelet' }, { t: 'rollout', image: 2 }, { t: 'quiesce' }], {
-      modelOptions: schemaModelOptions(),
-    });
+  test('a rollout and a scale to zero and back right before a quiet point converge', async () => {
+    const r = await runTrace(
+      7,
+      [
+        { t: 'kubelet' },
+        { t: 'rollout', image: 2 },
+        { t: 'scalePool', minIdle: 0 },
+        { t: 'quiesce' },
+        { t: 'scalePool', minIdle: 3 },
+        { t: 'rollout', image: 3 },
+        { t: 'quiesce' },
+      ],
+      { modelOptions: schemaModelOptions() },
+    );
     expect(r.violations).toEqual([]);
-    expect(r.stats['action.rollout']).toBe(1);
+    expect(r.stats['action.rollout']).toBe(2);
   });
 
   test('the check names a pool whose Idle pods were not rolled out', () => {
