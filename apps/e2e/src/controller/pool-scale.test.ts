@@ -193,8 +193,8 @@ describe('PodPool scale subresource and template rollout', () => {
         // Status is written from the state each reconcile read: wait for the one after the deletes.
         const done =
           p.status?.observedGeneration === updated.metadata.generation &&
-          p.status.outdated === 1 &&
-          p.status.updated === 3 &&
+          p.status?.outdated === 1 &&
+          p.status?.updated === 3 &&
           hash !== undefined &&
           idle.length === 3 &&
           idle.every(
