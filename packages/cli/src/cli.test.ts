@@ -7,6 +7,7 @@ import {
   type KubeEvent,
   keyOf,
   LABEL_CLAIMED_BY,
+  reconcilePodPool,
   schemaModelOptions,
 } from '@claimkit/core';
 import { ApiModel, ManualClock } from '@claimkit/core/model';
@@ -295,8 +296,10 @@ describe('get', () => {
       /ATTEMPTS\s+BACKEND\s+RESULT/,
     );
     expect((await claimctl(model, clock, 'get', 'pool')).out.split('\n')[0]).toMatch(
-      /^NAME\s+TOTAL\s+IDLE\s+BOUND\s+DRAINING\s+AGE$/,
+      /^NAME\s+MIN IDLE\s+TOTAL\s+IDLE\s+BOUND\s+DRAINING\s+UPDATED\s+OUTDATED\s+AGE$/,
     );
+    const wide = (await claimctl(model, clock, 'get', 'pool', '-o', 'wide')).out.split('\n');
+    expect(wide[0]).toMatch(/MAX PODS\s+RELEASE\s+TEMPLATE\s+SELECTOR\s+AGE$/);
     expect((await claimctl(model, clock, 'get', 'pcs')).out.split('\n')[0]).toMatch(
       /^NAME\s+REPLICAS\s+BOUND\s+PENDING\s+MIGRATING\s+LOST\s+AGE$/,
     );
@@ -382,8 +385,18 @@ describe('describe', () => {
     expect(r.out).toMatch(
       /Events:\n {2}Type\s+Reason\s+Age\s+From\s+Message\n {2}Normal\s+Bound\s+60s \(x2\)\s+claimkit-controller\s+bound to pod web-1/,
     );
+    await reconcilePodPool(
+      { client: model, cache: model, now: () => clock.now() },
+      { namespace: 'default', name: 'web' },
+    );
     const none = await claimctl(model, clock, 'describe', 'pool', 'web');
     expect(none.out).toContain('Events:\n  <none>');
+    // The scale replicas (minIdle), the rollout counts and the selector HPA/KEDA read.
+    expect(none.out).toMatch(/Spec:[\s\S]* {2}Min Idle: \d+/);
+    expect(none.out).toMatch(
+      /Status:[\s\S]* {2}Updated: \d+\n {2}Outdated: \d+\n {2}Template Hash: [0-9a-f]{10}\n {2}Selector: claimkit.dev\/pool=web/,
+    );
+    expect(none.out).toMatch(/TemplateUpToDate\s+(True|False)/);
   });
 });
 

@@ -63,13 +63,18 @@ const podpools: ResourceInfo<PodPool> = {
   singular: 'podpool',
   short: 'pool',
   columns: [
+    // MIN IDLE is the scale subresource's replicas (kubectl scale, HPA, KEDA).
+    { header: 'MIN IDLE', value: (p) => String(p.spec.minIdle) },
     { header: 'TOTAL', value: (p) => String(p.status?.total ?? 0) },
     { header: 'IDLE', value: (p) => String(p.status?.idle ?? 0) },
     { header: 'BOUND', value: (p) => String(p.status?.bound ?? 0) },
     { header: 'DRAINING', value: (p) => String(p.status?.draining ?? 0) },
-    { header: 'MIN IDLE', wide: true, value: (p) => String(p.spec.minIdle) },
+    { header: 'UPDATED', value: (p) => String(p.status?.updated ?? 0) },
+    { header: 'OUTDATED', value: (p) => String(p.status?.outdated ?? 0) },
     { header: 'MAX PODS', wide: true, value: (p) => String(p.spec.maxPods) },
     { header: 'RELEASE', wide: true, value: (p) => p.spec.releasePolicy },
+    { header: 'TEMPLATE', wide: true, value: (p) => orNone(p.status?.templateHash) },
+    { header: 'SELECTOR', wide: true, value: (p) => orNone(p.status?.selector) },
     AGE<PodPool>(),
   ],
 };

@@ -12,6 +12,7 @@ describe('deploy/controller', () => {
       for (const v of ['get', 'list', 'watch', 'update', 'patch']) expect(can(r, v), `${v} ${r}`).toBe(true);
     expect(can('captures/status', 'update')).toBe(true);
     expect(can('podclaimsets/scale', 'update')).toBe(true);
+    expect(can('podpools/scale', 'update')).toBe(true);
     for (const v of ['get', 'list', 'watch', 'create', 'patch', 'delete']) expect(can('pods', v)).toBe(true);
     expect(can('events', 'create')).toBe(true);
     expect(can('nodes/proxy', 'create')).toBe(true);

@@ -26,7 +26,11 @@ export function controllerRules(): Obj[] {
       verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
     },
     { apiGroups: [GROUP], resources: crds.map((r) => `${r}/status`), verbs: ['get', 'update', 'patch'] },
-    { apiGroups: [GROUP], resources: [`${plural('PodClaimSet')}/scale`], verbs: ['get', 'update', 'patch'] },
+    {
+      apiGroups: [GROUP],
+      resources: [`${plural('PodClaimSet')}/scale`, `${plural('PodPool')}/scale`],
+      verbs: ['get', 'update', 'patch'],
+    },
     { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'] },
     { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
     { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
@@ -69,7 +73,7 @@ export function userRoles(): Obj[] {
         },
         {
           apiGroups: [GROUP],
-          resources: [`${plural('PodClaimSet')}/scale`],
+          resources: [`${plural('PodClaimSet')}/scale`, `${plural('PodPool')}/scale`],
           verbs: ['get', 'update', 'patch'],
         },
       ],

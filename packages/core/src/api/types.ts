@@ -74,6 +74,13 @@ export interface PodPoolStatus {
   idle?: number;
   bound?: number;
   draining?: number;
+  /** Pods of the current template, and of outdated ones (no hash label counts as outdated). */
+  updated?: number;
+  outdated?: number;
+  /** Hash of the current spec.template; pods carry it as label claimkit.dev/template-hash. */
+  templateHash?: string;
+  /** The pool pods' label selector in string form, for the scale subresource (HPA, KEDA). */
+  selector?: string;
   observedGeneration?: number;
   conditions?: Condition[];
 }
@@ -219,9 +226,31 @@ export interface KindMap {
 export type Kind = keyof KindMap;
 export type AnyObject = KindMap[Kind];
 
+/** Where a kind's scale subresource reads and writes (the CRD's subresources.scale). */
+export interface ScalePaths {
+  specReplicasPath: string;
+  statusReplicasPath: string;
+  labelSelectorPath?: string;
+}
+
+/** autoscaling/v1 Scale: what GET/PUT/PATCH on `<plural>/<name>/scale` exchange. */
+export interface Scale {
+  apiVersion: 'autoscaling/v1';
+  kind: 'Scale';
+  metadata: ObjectMeta;
+  spec: { replicas: number };
+  status: { replicas: number; selector?: string };
+}
+
 export const KIND_INFO: Record<
   Kind,
-  { apiVersion: string; plural: string; hasStatusSubresource: boolean; hasSpec: boolean }
+  {
+    apiVersion: string;
+    plural: string;
+    hasStatusSubresource: boolean;
+    hasSpec: boolean;
+    scale?: ScalePaths;
+  }
 > = {
   Capture: {
     apiVersion: 'claimkit.dev/v1alpha1',
@@ -234,6 +263,12 @@ export const KIND_INFO: Record<
     plural: 'podpools',
     hasStatusSubresource: true,
     hasSpec: true,
+    // replicas = the Idle target; current replicas = the Idle pods; selector = the pool's pods.
+    scale: {
+      specReplicasPath: '.spec.minIdle',
+      statusReplicasPath: '.status.idle',
+      labelSelectorPath: '.status.selector',
+    },
   },
   PodClaim: {
     apiVersion: 'claimkit.dev/v1alpha1',
@@ -246,6 +281,11 @@ export const KIND_INFO: Record<
     plural: 'podclaimsets',
     hasStatusSubresource: true,
     hasSpec: true,
+    scale: {
+      specReplicasPath: '.spec.replicas',
+      statusReplicasPath: '.status.replicas',
+      labelSelectorPath: '.status.labelSelector',
+    },
   },
   Pod: { apiVersion: 'v1', plural: 'pods', hasStatusSubresource: true, hasSpec: true },
   Lease: {

@@ -9,6 +9,7 @@ import { classifyHolder, isDeleting } from '../capture/liveness.ts';
 import { unfencedResult } from '../capture/result-fence.ts';
 import { claimedBy, claimedByUid, stateOf } from '../pool/pods.ts';
 import { chooseScaleIn, isMigrating } from '../pool/scale-in.ts';
+import { isUpdatedPod, podTemplateHash, poolTemplateHash } from '../pool/template-hash.ts';
 
 export interface DoctorSnapshot {
   captures: Capture[];
@@ -41,7 +42,17 @@ export const CHECKS = {
   CK011: { name: 'LeakedPod', fixable: true },
   CK012: { name: 'SelfMigration', fixable: true },
   CK013: { name: 'UnfencedResult', fixable: true },
+  // Informational: nothing is wrong, a template rollout waits for claims to release their pods.
+  CK015: { name: 'OutdatedPodAwaitingRelease', fixable: false, severity: 'Info' },
 } as const;
+
+/** Error findings fail `claimctl doctor`; Info findings are reported only. */
+export type Severity = 'Error' | 'Info';
+
+export const severityOf = (code: DoctorCode): Severity => {
+  const c = CHECKS[code] as { severity?: Severity };
+  return c.severity ?? 'Error';
+};
 
 export type DoctorCode = keyof typeof CHECKS;
 
@@ -56,6 +67,8 @@ export interface Finding {
   objects: string[];
   /** Whether `planRepairs` has a repair for it (some only resolve once another finding is fixed). */
   fixable: boolean;
+  /** Info findings describe work in progress (nothing to fix); they do not fail doctor. */
+  severity: Severity;
 }
 
 const nsOf = (o: { metadata: { namespace?: string } }) => o.metadata.namespace ?? '';
@@ -70,7 +83,7 @@ function finding(
   objects: string[],
   fixable: boolean = CHECKS[code].fixable,
 ): Finding {
-  return { code, name: CHECKS[code].name, namespace, message, objects, fixable };
+  return { code, name: CHECKS[code].name, namespace, message, objects, fixable, severity: severityOf(code) };
 }
 
 function age(ms: number): string {
@@ -373,7 +386,42 @@ export function diagnose(s: DoctorSnapshot, opts: DoctorOptions = {}): Finding[]
     );
   }
 
+  out.push(...outdatedBoundPods(s));
+
   return out.sort(
     (a, b) => a.code.localeCompare(b.code) || (a.objects[0] ?? '').localeCompare(b.objects[0] ?? ''),
   );
+}
+
+/**
+ * CK015: Bound or Draining pods of an outdated pool template. They stay with their claims (a
+ * rollout never takes a claimed pod) and are deleted, not recycled, when released.
+ */
+function outdatedBoundPods(s: DoctorSnapshot): Finding[] {
+  const out: Finding[] = [];
+  const pools = new Map(s.pools.map((p) => [keyString({ namespace: nsOf(p), name: p.metadata.name }), p]));
+  for (const p of s.pods) {
+    const state = stateOf(p);
+    if ((state !== 'Bound' && state !== 'Draining') || isDeleting(p)) continue;
+    const pool = pools.get(keyString({ namespace: nsOf(p), name: p.metadata.labels?.[LABEL_POOL] ?? '' }));
+    if (!pool || pool.metadata.deletionTimestamp) continue;
+    const current = poolTemplateHash(pool);
+    if (isUpdatedPod(p, current)) continue;
+    const claim = claimedBy(p);
+    out.push(
+      finding(
+        'CK015',
+        nsOf(p),
+        `pod ${p.metadata.name} (${state}) is of an outdated template of pool ${pool.metadata.name} (${
+          podTemplateHash(p) ?? 'no hash'
+        }, current ${current}); it is deleted, not recycled, when ${claim ? `claim ${claim}` : 'its claim'} releases it`,
+        [
+          podId(nsOf(p), p.metadata.name),
+          objectId('PodPool', pool),
+          ...(claim ? [`PodClaim/${keyString({ namespace: nsOf(p), name: claim })}`] : []),
+        ],
+      ),
+    );
+  }
+  return out;
 }

@@ -35,6 +35,7 @@ import {
   T0_MS,
   withLabels,
   withLease,
+  withoutTemplateHash,
   withReleaseFinalizer,
   withReleasePolicy,
   withReplicas,
@@ -98,6 +99,29 @@ async function putAll(model: ApiModel, ...objs: AnyObject[]) {
 }
 
 describe('doctor', () => {
+  test('CK015 (info): an outdated Bound pod waits for its release; Idle and current pods are not reported', async () => {
+    const { model, clock } = world();
+    const c = await put(
+      model,
+      podClaim('c1', forPool('web'), withReleaseFinalizer(), boundTo('web-old', 'n1')),
+    );
+    await putAll(
+      model,
+      podPool('web'),
+      poolPod('web-old', claimedBy(c), withoutTemplateHash),
+      poolPod('web-idle-old', idle(), withoutTemplateHash),
+      poolPod('web-new', idle()),
+    );
+    const snap = await gatherDoctorSnapshot(model, { namespace: NS, now: clock.now() });
+    const found = diagnose(snap, { stuckAfterMs: MIN });
+    expect(found.map((f) => [f.code, f.severity, f.objects])).toEqual([
+      ['CK015', 'Info', [`Pod/${NS}/web-old`, `PodPool/${NS}/web`, `PodClaim/${NS}/c1`]],
+    ]);
+    expect(found[0]!.message).toMatch(/deleted, not recycled, when claim c1 releases it/);
+    // Nothing to fix: --fix plans no write for it.
+    expect(planRepairs(snap, found).repairs).toEqual([]);
+  });
+
   test('a healthy namespace has no findings', async () => {
     const { model, clock } = world();
     await put(model, podPool('web'));
@@ -482,6 +506,7 @@ describe('doctor', () => {
       message: 'stuck',
       objects: [objectId('PodClaim', a), `Pod/${NS}/web-1`],
       fixable: true,
+      severity: 'Error',
     };
     const plan = planRepairs(snap, [forged]);
     expect(plan.repairs).toHaveLength(1);

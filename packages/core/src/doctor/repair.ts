@@ -21,6 +21,7 @@ import {
   releasePodWrite,
   unlabelPodWrite,
 } from '../pool/pods.ts';
+import { type PodRelease, poolRelease } from '../pool/template-hash.ts';
 import { decideCapture, decideDiscardUnfencedResult } from '../reconcile/capture.ts';
 import type { Decision, Write } from '../reconcile/decision.ts';
 import { event } from '../reconcile/decision.ts';
@@ -68,8 +69,9 @@ class Index {
   pool(ns: string, name: string | undefined): PodPool | undefined {
     return this.s.pools.find((p) => nsOf(p) === ns && p.metadata.name === name);
   }
-  policy(ns: string, pool: string | undefined): 'Recycle' | 'Delete' {
-    return this.pool(ns, pool)?.spec.releasePolicy ?? 'Recycle';
+  /** The release the pool applies (its policy; pods of an outdated template are deleted). */
+  policy(ns: string, pool: string | undefined): PodRelease {
+    return poolRelease(this.pool(ns, pool));
   }
   pod(ns: string, name: string | undefined): Pod | undefined {
     return name ? (this.byId.get(`Pod/${keyString({ namespace: ns, name })}`) as Pod | undefined) : undefined;

@@ -34,8 +34,8 @@ export type AdmissionOperation = 'CREATE' | 'UPDATE' | 'DELETE';
 export interface AdmissionRequest {
   operation: AdmissionOperation;
   kind: Kind;
-  /** 'status' for writes through the status subresource. */
-  subresource?: 'status';
+  /** 'status' or 'scale' for writes through that subresource. */
+  subresource?: 'status' | 'scale';
   namespace: string;
   name: string;
   user: UserInfo;

@@ -18,7 +18,14 @@ import type {
   WatchHandlers,
   WatchOptions,
 } from '../api/ports.ts';
-import { type AnyObject, KIND_INFO, type Kind, type KindMap } from '../api/types.ts';
+import {
+  type AnyObject,
+  KIND_INFO,
+  type Kind,
+  type KindMap,
+  type Scale,
+  type ScalePaths,
+} from '../api/types.ts';
 import type { RequestVerb } from '../api/verbs.ts';
 import {
   type AdmissionCheck,
@@ -70,7 +77,7 @@ interface ModelWatch {
 interface Req {
   user: UserInfo;
   operation: AdmissionOperation;
-  subresource?: 'status';
+  subresource?: 'status' | 'scale';
 }
 
 /** Every write the model accepted, for tests that count API writes. */
@@ -198,6 +205,47 @@ export class ApiModel implements Client, Watcher {
 
   delete<K extends Kind>(kind: K, key: ObjectKey, opts: DeleteOptions = {}) {
     return this.deleteAs(CONTROLLER_USER, kind, key, opts);
+  }
+
+  // ---------------- scale subresource (what kubectl scale, HPA and KEDA use) ----------------
+
+  /** GET `<plural>/<name>/scale`: replicas from the spec path, current replicas and selector from status. */
+  async getScale(kind: Kind, key: ObjectKey): Promise<Scale> {
+    this.fault('get', kind, key.name);
+    const paths = this.requireScaleSubresource(kind);
+    return scaleOf(this.mustGetKey(kind, key), paths);
+  }
+
+  /**
+   * PUT `<plural>/<name>/scale`: writes replicas at the spec path of the main resource, validated
+   * (schema and CEL) as any update of it is; `resourceVersion` is an optional precondition.
+   */
+  async updateScale(
+    kind: Kind,
+    key: ObjectKey,
+    replicas: number,
+    opts: PatchOptions = {},
+    user: UserInfo = CONTROLLER_USER,
+  ): Promise<Scale> {
+    return this.write('patch', kind, key.name, () => {
+      const paths = this.requireScaleSubresource(kind);
+      const cur = this.mustGetKey(kind, key);
+      this.checkUpdatePreconditions(kind, cur, opts.resourceVersion, opts.uid, false);
+      if (!Number.isInteger(replicas) || replicas < 0) {
+        throw invalid(kind, key.name, [
+          {
+            field: 'spec.replicas',
+            message: `Invalid value: ${replicas}: must be greater than or equal to 0`,
+          },
+        ]);
+      }
+      const next = clone(cur);
+      setAtPath(next, paths.specReplicasPath, replicas);
+      return scaleOf(
+        this.replace(kind, cur, next, { user, operation: 'UPDATE', subresource: 'scale' }),
+        paths,
+      );
+    });
   }
 
   private async createAs<T extends AnyObject>(user: UserInfo, input: T): Promise<T> {
@@ -499,6 +547,12 @@ export class ApiModel implements Client, Watcher {
     return o;
   }
 
+  private requireScaleSubresource(kind: Kind): ScalePaths {
+    const paths = KIND_INFO[kind].scale;
+    if (!paths) throw new ApiError('NotFound', `${KIND_INFO[kind].plural} has no scale subresource`);
+    return paths;
+  }
+
   private requireStatusSubresource(kind: Kind): void {
     if (!KIND_INFO[kind].hasStatusSubresource) {
       throw new ApiError('NotFound', `${KIND_INFO[kind].plural} has no status subresource`);
@@ -683,6 +737,44 @@ export class ApiModel implements Client, Watcher {
 function invalid(kind: Kind, name: string, causes: FieldCause[]): ApiError {
   const detail = causes.map((c) => `${c.field}: ${c.message}`).join(', ');
   return new ApiError('Invalid', `${kind} "${name}" is invalid: ${detail}`, { causes });
+}
+
+/** The value at a simple JSON path such as `.spec.minIdle`. */
+function atPath(o: unknown, path: string): unknown {
+  let v = o;
+  for (const k of path.split('.').filter(Boolean)) v = (v as Record<string, unknown> | undefined)?.[k];
+  return v;
+}
+
+function setAtPath(o: Obj, path: string, value: unknown): void {
+  const keys = path.split('.').filter(Boolean);
+  let v = o as Record<string, unknown>;
+  for (const k of keys.slice(0, -1)) {
+    if (typeof v[k] !== 'object' || v[k] === null) v[k] = {};
+    v = v[k] as Record<string, unknown>;
+  }
+  v[keys[keys.length - 1]!] = value;
+}
+
+function scaleOf(o: Obj, paths: ScalePaths): Scale {
+  const selector = paths.labelSelectorPath ? atPath(o, paths.labelSelectorPath) : undefined;
+  const m = o.metadata;
+  return {
+    apiVersion: 'autoscaling/v1',
+    kind: 'Scale',
+    metadata: {
+      name: m.name,
+      ...(m.namespace !== undefined ? { namespace: m.namespace } : {}),
+      ...(m.uid !== undefined ? { uid: m.uid } : {}),
+      ...(m.resourceVersion !== undefined ? { resourceVersion: m.resourceVersion } : {}),
+      ...(m.creationTimestamp !== undefined ? { creationTimestamp: m.creationTimestamp } : {}),
+    },
+    spec: { replicas: Number(atPath(o, paths.specReplicasPath) ?? 0) },
+    status: {
+      replicas: Number(atPath(o, paths.statusReplicasPath) ?? 0),
+      ...(typeof selector === 'string' ? { selector } : {}),
+    },
+  };
 }
 
 /** With a status subresource, writes to the main resource keep the stored status (as the API server does). */

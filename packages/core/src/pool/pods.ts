@@ -8,11 +8,12 @@ import {
   type PodState,
 } from '../api/constants.ts';
 import { keyOf } from '../api/meta.ts';
-import type { Pod, PodClaim } from '../api/types.ts';
+import type { Pod, PodClaim, ReleasePolicy } from '../api/types.ts';
 import { isDeleting, isPodReady } from '../capture/liveness.ts';
 import type { Write } from '../reconcile/decision.ts';
 import { heldPodHints, idlePodHints } from './disruption-hints.ts';
 import { podMetadataBindPatch, podMetadataReleasePatch } from './pod-metadata.ts';
+import { type PodRelease, releasePolicyFor } from './template-hash.ts';
 
 export const ANNOTATION_DRAINING_SINCE = 'claimkit.dev/draining-since';
 
@@ -102,12 +103,13 @@ export function drainPodWrite(pod: Pod, now: number): Write {
 }
 
 /**
- * Release per the pool's releasePolicy: Recycle returns the pod to Idle, Delete removes it. A
- * recycled pod loses what its claim's podMetadata set (restored from the pod's own record) and the
+ * Release per the pool's releasePolicy: Recycle returns the pod to Idle, Delete removes it; a pod of
+ * an outdated template (when the release carries the pool's template hash) is deleted, not recycled.
+ * A recycled pod loses what its claim's podMetadata set (restored from the pod's own record) and the
  * Bound pod's disruption hints, and gets an Idle pod's deletion cost.
  */
-export function releasePodWrite(pod: Pod, policy: 'Recycle' | 'Delete', why: string): Write {
-  if (policy === 'Delete' || isDeleting(pod)) {
+export function releasePodWrite(pod: Pod, policy: PodRelease | ReleasePolicy, why: string): Write {
+  if (releasePolicyFor(pod, policy) === 'Delete' || isDeleting(pod)) {
     return {
       op: 'delete',
       kind: 'Pod',

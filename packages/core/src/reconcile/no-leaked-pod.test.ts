@@ -17,6 +17,7 @@ import {
   boundTo,
   claimedBy,
   createdAt,
+  inPool,
   migratingFrom,
   onNode,
   pod,
@@ -46,15 +47,7 @@ function world(opts: { validators?: boolean } = {}) {
 }
 
 const poolPod = (name: string, ...mods: Parameters<typeof pod>[1][]) =>
-  pod(
-    name,
-    (p) => {
-      p.metadata.labels = { ...p.metadata.labels, 'claimkit.dev/pool': 'web', [LABEL_STATE]: 'Idle' };
-    },
-    onNode('n1'),
-    ready(),
-    ...mods,
-  );
+  pod(name, inPool('web'), withState('Idle'), onNode('n1'), ready(), ...mods);
 
 const webClaim = (name: string, ...mods: Parameters<typeof podClaim>[1][]) =>
   podClaim(

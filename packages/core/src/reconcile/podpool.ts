@@ -5,13 +5,16 @@ import { setCondition } from '../api/conditions.ts';
 import { LABEL_POOL, LABEL_STATE } from '../api/constants.ts';
 import { isApiError } from '../api/errors.ts';
 import { deepEqual } from '../api/json.ts';
-import { keyOf, type ObjectKey, parseTimestamp } from '../api/meta.ts';
+import { keyOf, type ObjectKey } from '../api/meta.ts';
 import type { Client, Reader } from '../api/ports.ts';
 import type { Pod, PodClaim, PodPool, PodPoolStatus } from '../api/types.ts';
 import { isDeleting } from '../capture/liveness.ts';
 import { ClaimIndex } from '../pool/claim-index.ts';
 import { newIdlePodHints } from '../pool/disruption-hints.ts';
 import { claimedBy, claimedByUid, stateOf } from '../pool/pods.ts';
+import { outdatedIdleToDelete, scaleDownOrder } from '../pool/rollout.ts';
+import { deleteIdlePodWrite, rolloutStatus, templateCondition } from '../pool/rollout-status.ts';
+import { isUpdatedPod, LABEL_TEMPLATE_HASH, poolRelease, poolTemplateHash } from '../pool/template-hash.ts';
 import { applyDecision, type EventRecorder } from './apply.ts';
 import { type Decision, type EventSpec, event, type Write } from './decision.ts';
 import { SAFETY_RULES, type SafetyRules } from './safety-rules.ts';
@@ -80,7 +83,7 @@ export function decidePodPool(s: PodPoolSnapshot, rules: SafetyRules = SAFETY_RU
   const residue = residuePods(s, pods);
   if (residue.length > 0 && !s.live) return { writes: [], events: [], needsLiveRead: true };
   for (const { pod: p, why } of residue) {
-    writes.push(rules.releasePodWrite(p, pool.spec.releasePolicy, `pod ${p.metadata.name} ${why}`));
+    writes.push(rules.releasePodWrite(p, poolRelease(pool), `pod ${p.metadata.name} ${why}`));
     events.push(event(pool, 'Warning', 'ResidueReleased', `pod ${p.metadata.name} ${why}`));
   }
 
@@ -88,27 +91,27 @@ export function decidePodPool(s: PodPoolSnapshot, rules: SafetyRules = SAFETY_RU
     pool.spec.minIdle + pendingClaims,
     Math.max(0, pool.spec.maxPods - (pods.length - idle.length)),
   );
-  if (idle.length < desiredIdle && pods.length < pool.spec.maxPods) {
+  // Template rollout: only Idle pods of the current template count toward the target (rollout.ts).
+  const hash = poolTemplateHash(pool);
+  const currentIdle = idle.filter((p) => isUpdatedPod(p, hash));
+  let created = 0;
+  const scaledDown = new Set<string>();
+  if (currentIdle.length < desiredIdle && pods.length < pool.spec.maxPods) {
     if (!s.live) return { writes: [], events: [], needsLiveRead: true };
-    const n = Math.min(desiredIdle - idle.length, pool.spec.maxPods - pods.length);
+    const n = Math.min(desiredIdle - currentIdle.length, pool.spec.maxPods - pods.length);
+    created = n;
     for (let i = 0; i < n; i++)
       writes.push({ op: 'create', object: newPod(pool, s.now), why: `keep ${desiredIdle} Idle` });
     if (n > 0)
       events.push(event(pool, 'Normal', 'ScaledUp', `creating ${n} pod(s) to keep ${desiredIdle} Idle`));
   } else {
-    const excess = Math.max(idle.length - desiredIdle, pods.length - pool.spec.maxPods);
+    const excess = Math.max(currentIdle.length - desiredIdle, pods.length - pool.spec.maxPods);
     if (excess > 0) {
       if (!s.live) return { writes: [], events: [], needsLiveRead: true };
-      // Newest (and not-yet-Ready) Idle pods go first; warm old pods stay.
-      const victims = [...idle]
-        .sort(
-          (a, b) =>
-            (parseTimestamp(b.metadata.creationTimestamp) ?? 0) -
-              (parseTimestamp(a.metadata.creationTimestamp) ?? 0) ||
-            (a.metadata.name < b.metadata.name ? 1 : -1),
-        )
-        .slice(0, excess);
+      // Outdated, then not-yet-Ready, then the newest Idle pods go first; warm old pods stay.
+      const victims = scaleDownOrder(idle, hash).slice(0, excess);
       for (const v of victims) {
+        scaledDown.add(v.metadata.name);
         writes.push({
           op: 'delete',
           kind: 'Pod',
@@ -121,6 +124,24 @@ export function decidePodPool(s: PodPoolSnapshot, rules: SafetyRules = SAFETY_RU
         events.push(event(pool, 'Normal', 'ScaledDown', `deleting ${victims.length} Idle pod(s)`));
     }
   }
+  const outdated = outdatedIdleToDelete({
+    idle,
+    templateHash: hash,
+    desiredIdle,
+    roomToCreate: pods.length + created < pool.spec.maxPods,
+    alreadyDeleting: scaledDown,
+  });
+  if (outdated.length > 0 && !s.live) return { writes: [], events: [], needsLiveRead: true };
+  for (const v of outdated) writes.push(deleteIdlePodWrite(v, `replace Idle pod of an outdated template`));
+  if (outdated.length > 0)
+    events.push(
+      event(
+        pool,
+        'Normal',
+        'TemplateRollout',
+        `replacing ${outdated.length} Idle pod(s) of an outdated template`,
+      ),
+    );
 
   const status: PodPoolStatus = {
     total: pods.length,
@@ -128,6 +149,7 @@ export function decidePodPool(s: PodPoolSnapshot, rules: SafetyRules = SAFETY_RU
     bound: pods.filter((p) => stateOf(p) === 'Bound').length,
     draining: pods.filter((p) => stateOf(p) === 'Draining').length,
     observedGeneration: pool.metadata.generation ?? 0,
+    ...rolloutStatus(pool, pods, hash),
   };
   const ok = idle.length >= Math.min(pool.spec.minIdle, pool.spec.maxPods - (pods.length - idle.length));
   // Other writers' conditions on the pool are kept; only Ready is ours.
@@ -142,6 +164,7 @@ export function decidePodPool(s: PodPoolSnapshot, rules: SafetyRules = SAFETY_RU
     },
     s.now,
   );
+  status.conditions = setCondition(status.conditions, templateCondition(pool, pods, hash), s.now);
   if (!deepEqual(status, pool.status ?? {})) {
     writes.push({
       op: 'patchStatus',
@@ -165,7 +188,12 @@ export function newPod(pool: PodPool, now: number): Pod {
       name: '',
       generateName: `${pool.metadata.name}-`,
       namespace: pool.metadata.namespace ?? '',
-      labels: { ...(t.metadata?.labels ?? {}), [LABEL_POOL]: pool.metadata.name, [LABEL_STATE]: 'Idle' },
+      labels: {
+        ...(t.metadata?.labels ?? {}),
+        [LABEL_POOL]: pool.metadata.name,
+        [LABEL_STATE]: 'Idle',
+        [LABEL_TEMPLATE_HASH]: poolTemplateHash(pool),
+      },
       annotations: { ...(t.metadata?.annotations ?? {}), ...newIdlePodHints(now) },
       ownerReferences: [
         {

@@ -1,4 +1,6 @@
 // PodClaimSet: N claims from a template, with the scale subresource (DESIGN.md "PodClaimSet").
+
+import { KIND_INFO } from '../api/types.ts';
 import {
   AGE,
   conditions,
@@ -84,9 +86,5 @@ export const podClaimSetSchema: KindSchema = {
     { name: 'Lost', type: 'integer', jsonPath: '.status.lost', priority: 1 },
     AGE,
   ],
-  scale: {
-    specReplicasPath: '.spec.replicas',
-    statusReplicasPath: '.status.replicas',
-    labelSelectorPath: '.status.labelSelector',
-  },
+  scale: KIND_INFO.PodClaimSet.scale,
 };

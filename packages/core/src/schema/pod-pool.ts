@@ -1,4 +1,6 @@
 // PodPool: a warm pool of identical pods (DESIGN.md "PodPool").
+
+import { KIND_INFO } from '../api/types.ts';
 import { AGE, conditions, count, int, objectSchema, observedGeneration, str, stringMap } from './common.ts';
 import type { JSONSchemaProps, KindSchema } from './types.ts';
 
@@ -53,7 +55,10 @@ export const podPoolSchema: KindSchema = {
       required: ['template'],
       properties: {
         template: podTemplateSpec,
-        minIdle: int('Idle pods to keep ready.', { default: 2, minimum: 0 }),
+        minIdle: int(
+          'Idle pods to keep ready; the replicas of the scale subresource (HPA, KEDA; 0 scales the warm buffer to zero).',
+          { format: 'int32', default: 2, minimum: 0 },
+        ),
         maxPods: int('Upper bound on pool pods, bound ones included.', { default: 50, minimum: 1 }),
         releasePolicy: str('What happens to a pod a claim releases.', {
           enum: ['Recycle', 'Delete'],
@@ -83,6 +88,14 @@ export const podPoolSchema: KindSchema = {
         idle: count('Idle pods.'),
         bound: count('Bound pods.'),
         draining: count('Draining pods.'),
+        updated: count('Pods of the current template.'),
+        outdated: count(
+          'Pods of an outdated template (or with no template hash): Idle ones are replaced, claimed ones deleted on release.',
+        ),
+        templateHash: str(
+          'Hash of the current template; pool pods carry it as label claimkit.dev/template-hash.',
+        ),
+        selector: str('The label selector of the pool pods in string form, for the scale subresource.'),
         observedGeneration,
         conditions,
       },
@@ -95,7 +108,10 @@ export const podPoolSchema: KindSchema = {
     { name: 'Idle', type: 'integer', jsonPath: '.status.idle' },
     { name: 'Bound', type: 'integer', jsonPath: '.status.bound' },
     { name: 'Draining', type: 'integer', jsonPath: '.status.draining', priority: 1 },
+    { name: 'Updated', type: 'integer', jsonPath: '.status.updated', priority: 1 },
+    { name: 'Outdated', type: 'integer', jsonPath: '.status.outdated', priority: 1 },
     { name: 'Policy', type: 'string', jsonPath: '.spec.releasePolicy', priority: 1 },
     AGE,
   ],
+  scale: KIND_INFO.PodPool.scale,
 };

@@ -18,6 +18,10 @@ export type Action =
   | { t: 'replaceWorker'; i: number }
   | { t: 'migrate'; i: number; to: boolean }
   | { t: 'scaleSet'; replicas: number }
+  /** A person changes the pool's template (the image tag): a rollout. */
+  | { t: 'rollout'; image: number }
+  /** A person (or an autoscaler) writes the pool's scale subresource: minIdle, 0 included. */
+  | { t: 'scalePool'; minIdle: number }
   | { t: 'createClaim' }
   | { t: 'deleteClaim'; i: number }
   | { t: 'fault'; verb: RequestVerb; kind: Kind; reason: ApiErrorReason; times: number; applied: boolean }
@@ -104,5 +108,9 @@ export function genAction(
   if (x < 96) return { t: 'resetCapture', http: rng.chance(0.5) };
   if (x < 97 && opts.adversary) return { t: 'adversary', i: rng.int(8), j: rng.int(8) };
   if (x < 98 && opts.adversary) return { t: 'stripLabel', i: rng.int(8), deletePod: rng.chance(0.5) };
+  if (x >= 99.3)
+    return rng.chance(0.5)
+      ? { t: 'rollout', image: 1 + rng.int(3) }
+      : { t: 'scalePool', minIdle: rng.int(4) };
   return { t: 'reconcile', ctl };
 }

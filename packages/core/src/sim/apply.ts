@@ -8,7 +8,7 @@ import { ClaimSuperseded } from '../capture/claim.ts';
 import { acquireCapture, completeCapture, failCapture, renewCapture } from '../capture/holder-ops.ts';
 import { claimedBy } from '../pool/pods.ts';
 import type { Action } from './actions.ts';
-import { createCapture, createWorker, NS, runKubelets, WORKER_SA } from './cluster.ts';
+import { createCapture, createWorker, NS, PERSON, runKubelets, WORKER_SA } from './cluster.ts';
 import { applyKubectlWrite } from './kubectl-actor.ts';
 import { quiesce, repairWorld } from './quiesce.ts';
 import { repairPoint } from './repair-point.ts';
@@ -90,6 +90,21 @@ async function applyAction(w: World, a: Action): Promise<void> {
       await swallow(
         w.person().patch('PodClaimSet', { namespace: NS, name: 'set' }, { spec: { replicas: a.replicas } }),
       );
+      return;
+    case 'rollout':
+      // A JSON merge patch replaces the containers list: the template hash changes with the tag.
+      await swallow(
+        w
+          .person()
+          .patch(
+            'PodPool',
+            { namespace: NS, name: 'web' },
+            { spec: { template: { spec: { containers: [{ name: 'main', image: `web:${a.image}` }] } } } },
+          ),
+      );
+      return;
+    case 'scalePool':
+      await swallow(w.model.updateScale('PodPool', { namespace: NS, name: 'web' }, a.minIdle, {}, PERSON));
       return;
     case 'createClaim':
       await w.createClaim();

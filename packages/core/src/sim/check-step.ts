@@ -1,8 +1,11 @@
 // What a run reports after each action: the transitions the world recorded, safety after every
 // step (suspended while a legacy writer's or the kubectl actor's damage awaits repair), and
 // convergence, quiet-state or repair-point verdicts after every quiet period.
+
+import type { PodPool } from '../api/types.ts';
 import { checkConvergence, checkSafety } from '../invariants/check.ts';
 import { checkClaimSide, checkHeldPodHints } from '../invariants/claim-side.ts';
+import { checkPoolRollout } from '../invariants/pool-rollout.ts';
 import type { Action } from './actions.ts';
 import { simPodMetadataResidue } from './cluster.ts';
 import { quietStateViolations, repairFailures, type SimViolation } from './repair-point.ts';
@@ -34,6 +37,8 @@ export async function checkStep(w: World, a: Action): Promise<SimViolation[]> {
         ...w.newAgentViolations(),
       );
     }
+    // Every rollout (a template change by a person) has restored the warm buffer by now.
+    out.push(...checkPoolRollout(w.model.peek('PodPool') as PodPool[], state.pods));
     w.corrupted = false;
   } else if (w.damaged) {
     // Admission off and damage landed: safety is suspended until the next repair point.

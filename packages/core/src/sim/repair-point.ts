@@ -16,7 +16,10 @@ import { checkFencedResults } from '../invariants/fenced-result.ts';
 import { checkSelfMigrations } from '../invariants/self-migration.ts';
 
 /** A simulator finding: an invariant, or doctor still reporting after its repair. */
-export type SimViolation = Omit<Violation, 'invariant'> & { invariant: InvariantId | 'doctor' };
+export type SimViolation = Omit<Violation, 'invariant'> & {
+  /** 'rollout': a pool's warm buffer not restored (current template, minIdle) once quiet. */
+  invariant: InvariantId | 'doctor' | 'rollout';
+};
 
 /**
  * Every state invariant that must hold once the controllers are quiet: convergence and safety

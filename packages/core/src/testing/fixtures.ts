@@ -42,6 +42,7 @@ import type {
   PodTemplateSpec,
   ReleasePolicy,
 } from '../api/types.ts';
+import { LABEL_TEMPLATE_HASH, templateHash } from '../pool/template-hash.ts';
 
 /** A modifier: changes one aspect of a fixture in place. */
 export type Mod<T> = (obj: T) => void;
@@ -522,12 +523,32 @@ export function pod(name: string, ...mods: Mod<Pod>[]): Pod {
   );
 }
 
-/** Member of a pool (label `claimkit.dev/pool`). */
+/**
+ * Member of a pool (label `claimkit.dev/pool`), created from the template podPool(pool) has by
+ * default (label `claimkit.dev/template-hash`); `ofTemplate` or `outdated` change that.
+ */
 export const inPool =
   (pool: string): Mod<Pod> =>
   (o) => {
-    o.metadata.labels = { ...o.metadata.labels, [LABEL_POOL]: pool };
+    o.metadata.labels = {
+      ...o.metadata.labels,
+      [LABEL_POOL]: pool,
+      [LABEL_TEMPLATE_HASH]: templateHash(podTemplate({ app: pool })),
+    };
   };
+
+/** Created from this template (its hash as label `claimkit.dev/template-hash`). */
+export const ofTemplate =
+  (template: PodTemplateSpec): Mod<Pod> =>
+  (o) => {
+    o.metadata.labels = { ...o.metadata.labels, [LABEL_TEMPLATE_HASH]: templateHash(template) };
+  };
+
+/** Created before pods carried a template hash: counts as outdated for every template. */
+export const withoutTemplateHash: Mod<Pod> = (o) => {
+  const { [LABEL_TEMPLATE_HASH]: _gone, ...labels } = o.metadata.labels ?? {};
+  o.metadata.labels = labels;
+};
 
 export const withState =
   (state: PodState): Mod<Pod> =>
@@ -694,7 +715,17 @@ export function fullPodPool(name = 'web'): PodPool {
     withMaxPods(10),
     withReleasePolicy('Delete'),
     withDrainSeconds(5),
-    poolStatus({ total: 3, idle: 1, bound: 1, draining: 1, observedGeneration: 1 }),
+    poolStatus({
+      total: 3,
+      idle: 1,
+      bound: 1,
+      draining: 1,
+      updated: 2,
+      outdated: 1,
+      templateHash: '0123456789',
+      selector: `claimkit.dev/pool=${name}`,
+      observedGeneration: 1,
+    }),
     withCondition('Ready', 'True', { reason: 'Scaled', message: 'pool at size', observedGeneration: 1 }),
   );
 }

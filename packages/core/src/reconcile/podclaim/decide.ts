@@ -19,6 +19,7 @@ import {
   stateOf,
   unlabelPodWrite,
 } from '../../pool/pods.ts';
+import { type PodRelease, poolRelease } from '../../pool/template-hash.ts';
 import { type Decision, event } from '../decision.ts';
 import { SAFETY_RULES, type SafetyRules } from '../safety-rules.ts';
 import { podLostCondition } from './bound-condition.ts';
@@ -42,7 +43,8 @@ export interface PodClaimContext {
   ns: string;
   index: ClaimIndex;
   byName: Map<string, Pod>;
-  policy: 'Recycle' | 'Delete';
+  /** How released pods leave (the pool's policy; outdated-template pods are deleted). */
+  policy: PodRelease;
   /** Pods labelled for this claim. */
   labelledOurs: Pod[];
   /** Pods labelled for this claim that it does not reference by spec.podName. */
@@ -63,7 +65,7 @@ export function podClaimContext(s: PodClaimSnapshot, rules: SafetyRules = SAFETY
     ns: c.metadata.namespace ?? '',
     index: new ClaimIndex(s.claims),
     byName: new Map(s.pods.map((p) => [p.metadata.name, p])),
-    policy: s.pool?.spec.releasePolicy ?? 'Recycle',
+    policy: poolRelease(s.pool),
     labelledOurs,
     strays: labelledOurs.filter((p) => p.metadata.name !== c.spec.podName && !isDeleting(p)),
     migrationRequested: c.metadata.annotations?.[ANNOTATION_MIGRATE] !== undefined,

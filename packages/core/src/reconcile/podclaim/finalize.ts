@@ -1,9 +1,10 @@
 // P3: a deleting claim's finalizer always completes; and the release of pods labelled ours that we
 // do not reference. A pod another claim references keeps that claim: only our label goes.
 import { FINALIZER_RELEASE } from '../../api/constants.ts';
-import type { Pod, PodClaim } from '../../api/types.ts';
+import type { Pod, PodClaim, ReleasePolicy } from '../../api/types.ts';
 import type { ClaimIndex } from '../../pool/claim-index.ts';
 import { claimedBy, isClaimedBy, stateOf, unlabelPodWrite } from '../../pool/pods.ts';
+import type { PodRelease } from '../../pool/template-hash.ts';
 import { type Decision, event, type Write } from '../decision.ts';
 import type { SafetyRules } from '../safety-rules.ts';
 import type { PodClaimSnapshot } from './snapshot.ts';
@@ -14,7 +15,7 @@ export function finalize(
   index: ClaimIndex,
   byName: Map<string, Pod>,
   labelledOurs: Pod[],
-  policy: 'Recycle' | 'Delete',
+  policy: PodRelease | ReleasePolicy,
   rules: Pick<SafetyRules, 'releasePodWrite'>,
 ): Decision {
   const c = s.claim;
@@ -60,7 +61,7 @@ export function finalize(
 
 export function releaseStrays(
   strays: Pod[],
-  policy: 'Recycle' | 'Delete',
+  policy: PodRelease | ReleasePolicy,
   index: ClaimIndex,
   c: PodClaim,
   rules: Pick<SafetyRules, 'releasePodWrite'>,

@@ -2,7 +2,7 @@
 // referencing it, release it. Every step resumable; sourcePod == podName is repaired, not run.
 import { ANNOTATION_MIGRATE, ANNOTATION_MIGRATE_TO } from '../../api/constants.ts';
 import { parseTimestamp } from '../../api/meta.ts';
-import type { Pod, PodClaim, PodClaimPhase, PodClaimStatus } from '../../api/types.ts';
+import type { Pod, PodClaim, PodClaimPhase, PodClaimStatus, ReleasePolicy } from '../../api/types.ts';
 import { isDeleting } from '../../capture/liveness.ts';
 import type { ClaimIndex } from '../../pool/claim-index.ts';
 import {
@@ -12,6 +12,7 @@ import {
   isClaimedBy,
   stateOf,
 } from '../../pool/pods.ts';
+import type { PodRelease } from '../../pool/template-hash.ts';
 import { type Decision, event, type Write } from '../decision.ts';
 import type { SafetyRules } from '../safety-rules.ts';
 import { generationAfter, statusPatch, withSpec } from './claim-writes.ts';
@@ -80,7 +81,7 @@ export function continueMigration(
   s: PodClaimSnapshot,
   index: ClaimIndex,
   byName: Map<string, Pod>,
-  policy: 'Recycle' | 'Delete',
+  policy: PodRelease | ReleasePolicy,
   rules: Pick<SafetyRules, 'releasePodWrite'>,
 ): Decision {
   const c = s.claim;

@@ -1,0 +1,69 @@
+// Template hash: every pool pod carries the hash of the PodPool template it was created from (as a
+// ReplicaSet's pods carry pod-template-hash), so a template change can tell outdated pods apart.
+// Pods without the label were created before the label existed and count as outdated.
+import type { Pod, PodPool, PodTemplateSpec, ReleasePolicy } from '../api/types.ts';
+
+export const LABEL_TEMPLATE_HASH = 'claimkit.dev/template-hash';
+
+/** JSON with object keys sorted, so the same template always serialises (and hashes) the same. */
+function canonicalJson(v: unknown): string {
+  if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? 'null';
+  if (Array.isArray(v)) return `[${v.map((x) => (x === undefined ? 'null' : canonicalJson(x))).join(',')}]`;
+  const o = v as Record<string, unknown>;
+  const keys = Object.keys(o)
+    .filter((k) => o[k] !== undefined)
+    .sort();
+  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`).join(',')}}`;
+}
+
+/** 64-bit FNV-1a over UTF-16 code units, as two 32-bit halves (core has no node:crypto). */
+function fnv1a64(s: string): string {
+  let hi = 0xcbf29ce4;
+  let lo = 0x84222325;
+  for (let i = 0; i < s.length; i++) {
+    lo = (lo ^ s.charCodeAt(i)) >>> 0;
+    // multiply (hi, lo) by the 64-bit FNV prime 0x100000001b3 = 2^40 + 0x1b3
+    const loMul = lo * 0x1b3;
+    const carry = Math.floor(loMul / 0x100000000);
+    const newLo = loMul >>> 0;
+    hi = (Math.imul(hi, 0x1b3) + carry + (lo << 8)) >>> 0;
+    lo = newLo;
+  }
+  return hi.toString(16).padStart(8, '0') + lo.toString(16).padStart(8, '0');
+}
+
+/** A label-safe, stable hash of a pod template (10 hex characters). */
+export function templateHash(template: PodTemplateSpec): string {
+  return fnv1a64(canonicalJson(template)).slice(0, 10);
+}
+
+export const poolTemplateHash = (pool: PodPool): string => templateHash(pool.spec.template);
+
+export const podTemplateHash = (pod: Pod): string | undefined =>
+  pod.metadata.labels?.[LABEL_TEMPLATE_HASH] || undefined;
+
+/** Created from the pool's current template (pods without the label are outdated). */
+export const isUpdatedPod = (pod: Pod, currentHash: string): boolean => podTemplateHash(pod) === currentHash;
+
+/**
+ * How a released pod leaves its claim: the pool's releasePolicy, except that a pod of an outdated
+ * template is deleted instead of recycled (a template rollout replaces it with a current one).
+ */
+export interface PodRelease {
+  policy: ReleasePolicy;
+  /** The pool's current template hash; unset when the pool is unknown (no rollout then). */
+  templateHash?: string;
+}
+
+export function poolRelease(pool: PodPool | undefined): PodRelease {
+  return pool
+    ? { policy: pool.spec.releasePolicy, templateHash: poolTemplateHash(pool) }
+    : { policy: 'Recycle' };
+}
+
+/** The policy a release of this pod applies: Delete when the pod is of an outdated template. */
+export function releasePolicyFor(pod: Pod, release: PodRelease | ReleasePolicy): ReleasePolicy {
+  if (typeof release === 'string') return release;
+  if (release.templateHash !== undefined && !isUpdatedPod(pod, release.templateHash)) return 'Delete';
+  return release.policy;
+}
