@@ -1,17 +1,25 @@
-// Candidate choice for binding: Idle, same pool, unreferenced, Ready, not deleting; stable order by
+// Candidate choice for binding: Idle, same pool, unreferenced, Ready, not deleting, on a node that
+// can serve (serving.ts); stable order by
 // full creationTimestamp then name, so replicas deciding from one snapshot pick the same pod.
 import type { Pod } from '../api/types.ts';
 import { sortByCreationThenName } from '../capture/candidates.ts';
 import type { ClaimIndex } from './claim-index.ts';
 import { fnv1a } from './claim-names.ts';
 import { isIdleAndReady, poolOf } from './pods.ts';
+import { isStranded, NO_UNSERVABLE_NODES, type UnservableNodes } from './serving.ts';
 
-export function bindCandidates(pool: string, pods: Pod[], index: ClaimIndex): Pod[] {
+export function bindCandidates(
+  pool: string,
+  pods: Pod[],
+  index: ClaimIndex,
+  unservable: UnservableNodes = NO_UNSERVABLE_NODES,
+): Pod[] {
   return sortByCreationThenName(
     pods.filter(
       (p) =>
         poolOf(p) === pool &&
         isIdleAndReady(p) &&
+        !isStranded(p, unservable) &&
         !index.isReferenced(p.metadata.namespace ?? '', p.metadata.name),
     ),
   );

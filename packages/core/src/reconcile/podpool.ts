@@ -11,7 +11,11 @@ import type { Pod, PodClaim, PodPool, PodPoolStatus } from '../api/types.ts';
 import { isDeleting } from '../capture/liveness.ts';
 import { ClaimIndex } from '../pool/claim-index.ts';
 import { claimedBy, claimedByUid, stateOf } from '../pool/pods.ts';
-import { applyDecision, type EventRecorder } from './apply.ts';
+import { NO_PENDING, type PendingExpectations, PoolExpectations } from '../pool/expectations.ts';
+import { decideScaling, type ScalingDecision } from '../pool/scaling.ts';
+import { NO_UNSERVABLE_NODES, readUnservableNodes, type UnservableNodes } from '../pool/serving.ts';
+import { applyPoolDecision } from '../pool/slow-start.ts';
+import type { EventRecorder } from './apply.ts';
 import { type Decision, type EventSpec, event, type Write } from './decision.ts';
 import { SAFETY_RULES, type SafetyRules } from './safety-rules.ts';
 import { failedResult } from './step.ts';
@@ -24,6 +28,10 @@ export interface PodPoolSnapshot {
   missingClaims: Set<string>;
   live: boolean;
   now: number;
+  /** Creates/deletes this controller issued that its cache does not show yet (expectations.ts). */
+  expectations?: PendingExpectations;
+  /** Nodes the pool's Idle pods run on that cannot serve (NotReady or cordoned). */
+  unservable?: UnservableNodes;
 }
 
 export interface PodPoolDecision extends Decision {
@@ -67,7 +75,9 @@ export function decidePodPool(s: PodPoolSnapshot, rules: SafetyRules = SAFETY_RU
   const pool = s.pool;
   if (pool.metadata.deletionTimestamp) return { writes: [], events: [] };
   const name = pool.metadata.name;
-  const pods = s.pods.filter((p) => p.metadata.labels?.[LABEL_POOL] === name && !isDeleting(p));
+  // Terminating pods count against maxPods (scaling.ts); the rest of the pool's view ignores them.
+  const allPods = s.pods.filter((p) => p.metadata.labels?.[LABEL_POOL] === name);
+  const pods = allPods.filter((p) => !isDeleting(p));
   const idle = pods.filter(isIdlePod);
   const pendingClaims = s.claims.filter(
     (c) => c.spec.poolName === name && !c.spec.podName && !c.metadata.deletionTimestamp,
@@ -83,43 +93,17 @@ export function decidePodPool(s: PodPoolSnapshot, rules: SafetyRules = SAFETY_RU
     events.push(event(pool, 'Warning', 'ResidueReleased', `pod ${p.metadata.name} ${why}`));
   }
 
-  const desiredIdle = Math.min(
-    pool.spec.minIdle + pendingClaims,
-    Math.max(0, pool.spec.maxPods - (pods.length - idle.length)),
-  );
-  if (idle.length < desiredIdle && pods.length < pool.spec.maxPods) {
-    if (!s.live) return { writes: [], events: [], needsLiveRead: true };
-    const n = Math.min(desiredIdle - idle.length, pool.spec.maxPods - pods.length);
-    for (let i = 0; i < n; i++)
-      writes.push({ op: 'create', object: newPod(pool), why: `keep ${desiredIdle} Idle` });
-    if (n > 0)
-      events.push(event(pool, 'Normal', 'ScaledUp', `creating ${n} pod(s) to keep ${desiredIdle} Idle`));
-  } else {
-    const excess = Math.max(idle.length - desiredIdle, pods.length - pool.spec.maxPods);
-    if (excess > 0) {
-      if (!s.live) return { writes: [], events: [], needsLiveRead: true };
-      // Newest (and not-yet-Ready) Idle pods go first; warm old pods stay.
-      const victims = [...idle]
-        .sort(
-          (a, b) =>
-            (parseTimestamp(b.metadata.creationTimestamp) ?? 0) -
-              (parseTimestamp(a.metadata.creationTimestamp) ?? 0) ||
-            (a.metadata.name < b.metadata.name ? 1 : -1),
-        )
-        .slice(0, excess);
-      for (const v of victims) {
-        writes.push({
-          op: 'delete',
-          kind: 'Pod',
-          key: keyOf(v),
-          preconditions: { uid: v.metadata.uid!, resourceVersion: v.metadata.resourceVersion! },
-          why: `scale down Idle pods to ${desiredIdle}`,
-        });
-      }
-      if (victims.length > 0)
-        events.push(event(pool, 'Normal', 'ScaledDown', `deleting ${victims.length} Idle pod(s)`));
-    }
-  }
+  const scaling = decideScaling({
+    pool,
+    pods: allPods,
+    pendingClaims,
+    expectations: s.expectations ?? NO_PENDING,
+    unservable: s.unservable ?? NO_UNSERVABLE_NODES,
+    now: s.now,
+    newPod,
+  });
+  writes.push(...scaling.writes);
+  events.push(...scaling.events);
 
   const status: PodPoolStatus = {
     total: pods.length,
@@ -135,8 +119,8 @@ export function decidePodPool(s: PodPoolSnapshot, rules: SafetyRules = SAFETY_RU
     {
       type: 'Ready',
       status: ok ? 'True' : 'False',
-      reason: ok ? 'MinIdleKept' : 'ScalingUp',
-      message: `${idle.length} Idle of ${pods.length} pods (minIdle ${pool.spec.minIdle}, maxPods ${pool.spec.maxPods})`,
+      reason: ok ? 'MinIdleKept' : scaling.unschedulable > 0 ? 'PodsUnschedulable' : 'ScalingUp',
+      message: `${idle.length} Idle of ${pods.length} pods (minIdle ${pool.spec.minIdle}, maxPods ${pool.spec.maxPods})${scalingNote(scaling)}`,
       observedGeneration: pool.metadata.generation ?? 0,
     },
     s.now,
@@ -151,7 +135,18 @@ export function decidePodPool(s: PodPoolSnapshot, rules: SafetyRules = SAFETY_RU
       why: 'status',
     });
   }
-  return { writes, events };
+  return scaling.requeueAfterMs === undefined
+    ? { writes, events }
+    : { writes, events, requeueAfterMs: scaling.requeueAfterMs };
+}
+
+function scalingNote(x: ScalingDecision): string {
+  const notes = [
+    ...(x.unschedulable > 0 ? [`${x.unschedulable} unschedulable (held, not multiplied)`] : []),
+    ...(x.stranded > 0 ? [`${x.stranded} on unservable nodes (being replaced)`] : []),
+    ...(x.held ? [x.held] : []),
+  ];
+  return notes.length > 0 ? `; ${notes.join('; ')}` : '';
 }
 
 export function newPod(pool: PodPool): Pod {
@@ -189,6 +184,11 @@ export interface PodPoolDeps {
   recorder?: EventRecorder;
   /** The rules decisions apply (default SAFETY_RULES; a test may break one on purpose). */
   rules?: SafetyRules;
+  /**
+   * The process's pool expectations (one per controller process, kept across reconciles). Without
+   * one, each reconcile starts with none: fine for a cache that never lags (tests on the model).
+   */
+  expectations?: PoolExpectations;
 }
 
 async function gather(
@@ -225,22 +225,36 @@ async function gather(
       missingClaims.add(owner);
     }
   }
-  return { pool, pods, claims, missingClaims, live, now: deps.now() };
+  const unservable = await readUnservableNodes(deps.cache, pods.filter(isIdlePod));
+  return { pool, pods, claims, missingClaims, live, now: deps.now(), unservable };
 }
 
 export async function reconcilePodPool(
   deps: PodPoolDeps,
   key: ObjectKey,
 ): Promise<{ requeueAfterMs?: number }> {
+  const expectations = deps.expectations ?? new PoolExpectations();
   let snap = await gather(deps, deps.cache, key, false);
   if (!snap) return {};
-  let d = decidePodPool(snap, deps.rules);
+  const poolUid = snap.pool.metadata.uid ?? '';
+  // Expectations are observed against the cache's view; the residue's live read only confirms claims.
+  const pending = expectations.observe(poolUid, snap.pods, snap.now);
+  let d = decidePodPool({ ...snap, expectations: pending }, deps.rules);
   if (d.needsLiveRead) {
     snap = await gather(deps, deps.client, key, true);
     if (!snap) return {};
-    d = decidePodPool(snap, deps.rules);
+    d = decidePodPool({ ...snap, expectations: pending }, deps.rules);
   }
-  const res = await applyDecision(deps.client, d, deps.recorder);
+  const res = await applyPoolDecision(
+    {
+      client: deps.client,
+      expectations,
+      poolUid,
+      now: deps.now,
+      ...(deps.recorder ? { recorder: deps.recorder } : {}),
+    },
+    d,
+  );
   if (res.failed) return failedResult(res.failed.error);
   return d.requeueAfterMs === undefined ? {} : { requeueAfterMs: d.requeueAfterMs };
 }

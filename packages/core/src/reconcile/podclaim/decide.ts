@@ -7,6 +7,7 @@ import type { Pod, PodClaim, PodClaimPhase, PodClaimStatus } from '../../api/typ
 import { isDeleting } from '../../capture/liveness.ts';
 import { bindCandidates, pickCandidate } from '../../pool/candidates.ts';
 import { ClaimIndex } from '../../pool/claim-index.ts';
+import { isStranded, NO_UNSERVABLE_NODES } from '../../pool/serving.ts';
 import {
   isClaimedBy,
   isIdleAndReady,
@@ -136,7 +137,7 @@ const bindWhenUnbound: Check = ({ s, c, ns, index, policy, strays, rules }) => {
   const adopt = strays.find((p) => !index.otherReference(ns, p.metadata.name, c) && stateOf(p) === 'Bound');
   if (adopt) return bindClaim(c, adopt, [], s.now, 'resume bind');
   if (strays.length > 0) return releaseStrays(strays, policy, index, c, rules);
-  const pod = pickCandidate(bindCandidates(c.spec.poolName, s.pods, index), c);
+  const pod = pickCandidate(bindCandidates(c.spec.poolName, s.pods, index, s.unservable), c);
   if (!pod) {
     const phase: PodClaimPhase = c.status?.phase === 'Lost' ? 'Lost' : 'Pending';
     return ensurePhase(c, phase, s.now, WAIT_MS, 'no Idle pod in pool');
@@ -167,11 +168,19 @@ const startRequestedMigration: Check = (x) => {
   let target: Pod | undefined;
   if (wanted) {
     const p = byName.get(wanted);
-    if (p && isIdleAndReady(p) && poolOf(p) === c.spec.poolName && !index.isReferenced(ns, wanted))
+    if (
+      p &&
+      isIdleAndReady(p) &&
+      !isStranded(p, s.unservable ?? NO_UNSERVABLE_NODES) &&
+      poolOf(p) === c.spec.poolName &&
+      !index.isReferenced(ns, wanted)
+    )
       target = p;
   } else {
     target = pickCandidate(
-      bindCandidates(c.spec.poolName, s.pods, index).filter((p) => p.metadata.name !== c.spec.podName),
+      bindCandidates(c.spec.poolName, s.pods, index, s.unservable).filter(
+        (p) => p.metadata.name !== c.spec.podName,
+      ),
       c,
     );
   }
