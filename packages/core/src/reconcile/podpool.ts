@@ -112,7 +112,8 @@ export function decidePodPool(s: PodPoolSnapshot, rules: SafetyRules = SAFETY_RU
     draining: pods.filter((p) => stateOf(p) === 'Draining').length,
     observedGeneration: pool.metadata.generation ?? 0,
   };
-  const ok = idle.length >= Math.min(pool.spec.minIdle, pool.spec.maxPods - (pods.length - idle.length));
+  // Unschedulable pods are Idle by label but will not serve until a node is found.
+  const ok = idle.length - scaling.unschedulable >= Math.min(pool.spec.minIdle, pool.spec.maxPods - (pods.length - idle.length));
   // Other writers' conditions on the pool are kept; only Ready is ours.
   status.conditions = setCondition(
     pool.status?.conditions,
