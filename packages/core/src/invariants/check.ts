@@ -9,7 +9,7 @@ import { isClaimLive } from '../capture/claim.ts';
 import { classifyHolder } from '../capture/liveness.ts';
 import { claimedBy, isIdleAndReady } from '../pool/pods.ts';
 
-export type InvariantId = 'C1' | 'C2' | 'P1' | 'P2' | 'P3' | 'P4' | 'P5' | 'P6' | 'P7';
+export type InvariantId = 'C1' | 'C2' | 'P1' | 'P2' | 'P3' | 'P4' | 'P5' | 'P6' | 'P7' | 'P8';
 
 export interface Violation {
   invariant: InvariantId;

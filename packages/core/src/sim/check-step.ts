@@ -1,7 +1,9 @@
 // What a run reports after each action: the transitions the world recorded, safety after every
 // step (suspended while a legacy writer's or the kubectl actor's damage awaits repair), and
 // convergence, quiet-state or repair-point verdicts after every quiet period.
+import type { PodPool } from '../api/types.ts';
 import { checkConvergence, checkSafety } from '../invariants/check.ts';
+import { checkPoolSizes } from '../invariants/pool-size.ts';
 import type { Action } from './actions.ts';
 import { quietStateViolations, repairFailures, type SimViolation } from './repair-point.ts';
 import type { World } from './world.ts';
@@ -18,6 +20,11 @@ export async function checkStep(w: World, a: Action): Promise<SimViolation[]> {
   }
   w.tracker.violations.length = 0;
   const state = w.state();
+  // P8 (pool-size.ts): after every write with one replica; with several, once they are quiet.
+  const pools = w.model.peek('PodPool') as PodPool[];
+  const oversized = checkPoolSizes(pools, state.pods);
+  if (a.t === 'quiesce' || w.ctls.length === 1) out.push(...oversized);
+  else if (oversized.length > 0) w.count('pool.transientExcess');
   if (a.t === 'quiesce') {
     if (w.admission === 'off') {
       out.push(...repairFailures(w.repairs[w.repairs.length - 1]!));
