@@ -3,14 +3,15 @@
 // claim is gone (confirmed live), and report counts.
 import { setCondition } from '../api/conditions.ts';
 import { LABEL_POOL, LABEL_STATE } from '../api/constants.ts';
-import { isApiError } from '../api/errors.ts';
+import { getOrUndefined, isApiError } from '../api/errors.ts';
 import { deepEqual } from '../api/json.ts';
 import { keyOf, type ObjectKey, parseTimestamp } from '../api/meta.ts';
 import type { Client, Reader } from '../api/ports.ts';
-import type { Pod, PodClaim, PodPool, PodPoolStatus } from '../api/types.ts';
+import type { Pod, PodClaim, PodDisruptionBudget, PodPool, PodPoolStatus } from '../api/types.ts';
 import { isDeleting } from '../capture/liveness.ts';
 import { ClaimIndex } from '../pool/claim-index.ts';
 import { claimedBy, claimedByUid, stateOf } from '../pool/pods.ts';
+import { decideDisruptionBudget, pdbNameFor } from '../pool/disruption-budget.ts';
 import { NO_PENDING, type PendingExpectations, PoolExpectations } from '../pool/expectations.ts';
 import { decideScaling, type ScalingDecision } from '../pool/scaling.ts';
 import { NO_UNSERVABLE_NODES, readUnservableNodes, type UnservableNodes } from '../pool/serving.ts';
@@ -32,6 +33,8 @@ export interface PodPoolSnapshot {
   expectations?: PendingExpectations;
   /** Nodes the pool's Idle pods run on that cannot serve (NotReady or cordoned). */
   unservable?: UnservableNodes;
+  /** The PodDisruptionBudget named for the pool (`<pool>-bound`), as the cache shows it. */
+  pdb?: PodDisruptionBudget;
 }
 
 export interface PodPoolDecision extends Decision {
@@ -104,6 +107,9 @@ export function decidePodPool(s: PodPoolSnapshot, rules: SafetyRules = SAFETY_RU
   });
   writes.push(...scaling.writes);
   events.push(...scaling.events);
+  const budget = decideDisruptionBudget(pool, s.pdb);
+  if (budget.write) writes.push(budget.write);
+  if (budget.conflict) events.push(event(pool, 'Warning', 'DisruptionBudgetConflict', budget.conflict));
 
   const status: PodPoolStatus = {
     total: pods.length,
@@ -227,7 +233,10 @@ async function gather(
     }
   }
   const unservable = await readUnservableNodes(deps.cache, pods.filter(isIdlePod));
-  return { pool, pods, claims, missingClaims, live, now: deps.now(), unservable };
+  const pdb = await getOrUndefined(
+    deps.cache.get('PodDisruptionBudget', { namespace: key.namespace, name: pdbNameFor(key.name) }),
+  );
+  return { pool, pods, claims, missingClaims, live, now: deps.now(), unservable, ...(pdb ? { pdb } : {}) };
 }
 
 export async function reconcilePodPool(
