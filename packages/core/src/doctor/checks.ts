@@ -9,6 +9,7 @@ import { classifyHolder, isDeleting } from '../capture/liveness.ts';
 import { unfencedResult } from '../capture/result-fence.ts';
 import { claimedBy, claimedByUid, stateOf } from '../pool/pods.ts';
 import { chooseScaleIn, isMigrating } from '../pool/scale-in.ts';
+import { overCreatedPools } from './pool-size.ts';
 
 export interface DoctorSnapshot {
   captures: Capture[];
@@ -41,6 +42,7 @@ export const CHECKS = {
   CK011: { name: 'LeakedPod', fixable: true },
   CK012: { name: 'SelfMigration', fixable: true },
   CK013: { name: 'UnfencedResult', fixable: true },
+  CK014: { name: 'PoolOverCreated', fixable: false },
 } as const;
 
 export type DoctorCode = keyof typeof CHECKS;
@@ -370,6 +372,16 @@ export function diagnose(s: DoctorSnapshot, opts: DoctorOptions = {}): Finding[]
           .join(', ')})${since !== undefined ? ` for ${age(s.now - since)}` : ''}`,
         [objectId('PodClaimSet', set), ...migrating.map((c) => objectId('PodClaim', c))],
       ),
+    );
+  }
+
+  // CK014: more pods than maxPods, or more Idle than the target, beyond what may be in flight.
+  for (const o of overCreatedPools(s.pools, s.pods, s.claims, s.now)) {
+    out.push(
+      finding('CK014', nsOf(o.pool), o.message, [
+        objectId('PodPool', o.pool),
+        ...o.pods.map((p) => objectId('Pod', p)),
+      ]),
     );
   }
 

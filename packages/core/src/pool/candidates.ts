@@ -1,6 +1,6 @@
 // Candidate choice for binding: Idle, same pool, unreferenced, Ready, not deleting, on a node that
-// can serve (serving.ts); stable order by
-// full creationTimestamp then name, so replicas deciding from one snapshot pick the same pod.
+// can serve (serving.ts); stable order by full creationTimestamp then name, so replicas deciding
+// from one snapshot pick the same pod.
 import type { Pod } from '../api/types.ts';
 import { sortByCreationThenName } from '../capture/candidates.ts';
 import type { ClaimIndex } from './claim-index.ts';

@@ -62,14 +62,20 @@ export function decideDisruptionBudget(
   if (!current) return { write: { op: 'create', object: want, why: 'spec.disruptionBudget' } };
   if (!ownedBy(current, pool))
     return { conflict: `PodDisruptionBudget ${current.metadata.name} exists and is not owned by the pool` };
-  if (deepEqual(current.spec.selector, want.spec.selector) && current.spec.maxUnavailable === want.spec.maxUnavailable)
+  if (
+    deepEqual(current.spec.selector, want.spec.selector) &&
+    current.spec.maxUnavailable === want.spec.maxUnavailable
+  )
     return {};
   // policy/v1 PDB specs are mutable; the update carries the resourceVersion read (Conflict if stale).
   const { minAvailable: _drop, ...spec } = current.spec;
   return {
     write: {
       op: 'update',
-      object: { ...current, spec: { ...spec, selector: want.spec.selector, maxUnavailable: want.spec.maxUnavailable } },
+      object: {
+        ...current,
+        spec: { ...spec, selector: want.spec.selector, maxUnavailable: want.spec.maxUnavailable },
+      },
       why: 'spec.disruptionBudget changed',
     },
   };

@@ -108,7 +108,13 @@ describe('expectations', () => {
   test('a timed-out create that landed is held by the expectation, not created again', async () => {
     const { model, deps } = world();
     await put(model, podPool('web', withMinIdle(1), withMaxPods(5)));
-    model.faults.inject({ verbs: ['create'], kinds: ['Pod'], reason: 'Timeout', times: 1, appliedBeforeError: true });
+    model.faults.inject({
+      verbs: ['create'],
+      kinds: ['Pod'],
+      reason: 'Timeout',
+      times: 1,
+      appliedBeforeError: true,
+    });
     await reconcilePodPool(deps, key('web')).catch(() => undefined);
     expect(poolPods(model)).toHaveLength(1);
     // The cache does show the pod, but the pool cannot tell it is the one it timed out on: it waits.
@@ -201,7 +207,10 @@ describe('maxPods, terminating and unschedulable pods', () => {
   });
 
   test('expectations pending: no creates and no deletes, a requeue when the oldest expires', () => {
-    const d = decideScaling({ ...base([]), expectations: { creates: 1, deletes: 0, expiresAt: T0_MS + 5000 } });
+    const d = decideScaling({
+      ...base([]),
+      expectations: { creates: 1, deletes: 0, expiresAt: T0_MS + 5000 },
+    });
     expect(d.writes).toEqual([]);
     expect(d.requeueAfterMs).toBe(5000);
     const over = ['a', 'b', 'c', 'd', 'e'].map((n) => poolPod(n, ready()));
@@ -219,7 +228,10 @@ describe('maxPods, terminating and unschedulable pods', () => {
       for (const p of poolPods(model))
         if (!p.status?.conditions?.length)
           await model.patchStatus('Pod', key(p.metadata.name), {
-            status: { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable' }] },
+            status: {
+              phase: 'Pending',
+              conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable' }],
+            },
           });
     }
     expect(poolPods(model)).toHaveLength(3);
@@ -243,7 +255,9 @@ describe('pods that can serve', () => {
     await put(model, poolPod('on-good', ready(), onNode('good')));
     await put(model, poolPod('on-unknown', ready(), onNode('not-in-cache')));
     for (let i = 0; i < 10; i++) for (const n of ['c1', 'c2', 'c3']) await reconcilePodClaim(deps, key(n));
-    const bound = ['c1', 'c2', 'c3'].map((n) => model.getNow('PodClaim', key(n)).spec.podName).filter(Boolean);
+    const bound = ['c1', 'c2', 'c3']
+      .map((n) => model.getNow('PodClaim', key(n)).spec.podName)
+      .filter(Boolean);
     expect(bound.sort()).toEqual(['on-good', 'on-unknown']);
   });
 

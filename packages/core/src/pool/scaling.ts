@@ -46,8 +46,8 @@ const isIdle = (p: Pod): boolean => stateOf(p) === 'Idle' && claimedBy(p) === un
 /** Newest first (not-yet-warm pods go before warm ones), then by name, so replicas pick the same victims. */
 function newestFirst(a: Pod, b: Pod): number {
   return (
-    (parseTimestamp(b.metadata.creationTimestamp) ?? 0) - (parseTimestamp(a.metadata.creationTimestamp) ?? 0) ||
-    (a.metadata.name < b.metadata.name ? 1 : -1)
+    (parseTimestamp(b.metadata.creationTimestamp) ?? 0) -
+      (parseTimestamp(a.metadata.creationTimestamp) ?? 0) || (a.metadata.name < b.metadata.name ? 1 : -1)
   );
 }
 
@@ -113,7 +113,11 @@ export function decideScaling(x: ScalingInput): ScalingDecision {
     return { ...base, writes, events };
   }
   // The target is met by pods that can serve: stranded pods go first, then the newest extra ones.
-  const extraHealthy = Math.max(healthy.length - desiredIdle, live.length - stranded.length - pool.spec.maxPods, 0);
+  const extraHealthy = Math.max(
+    healthy.length - desiredIdle,
+    live.length - stranded.length - pool.spec.maxPods,
+    0,
+  );
   const victims = [...stranded.sort(newestFirst), ...healthy.sort(newestFirst).slice(0, extraHealthy)];
   for (const v of victims) {
     const why = isStranded(v, x.unservable)
@@ -123,9 +127,16 @@ export function decideScaling(x: ScalingInput): ScalingDecision {
   }
   if (stranded.length > 0)
     events.push(
-      event(pool, 'Normal', 'StrandedReplaced', `deleting ${stranded.length} Idle pod(s) on unservable nodes`),
+      event(
+        pool,
+        'Normal',
+        'StrandedReplaced',
+        `deleting ${stranded.length} Idle pod(s) on unservable nodes`,
+      ),
     );
   if (victims.length > stranded.length)
-    events.push(event(pool, 'Normal', 'ScaledDown', `deleting ${victims.length - stranded.length} Idle pod(s)`));
+    events.push(
+      event(pool, 'Normal', 'ScaledDown', `deleting ${victims.length - stranded.length} Idle pod(s)`),
+    );
   return { ...base, writes, events };
 }

@@ -22,7 +22,9 @@ export function nodeCanServe(n: Node): boolean {
 
 /** Why a node cannot serve, for Events and messages. */
 export function whyNodeCannotServe(n: Node): string {
-  return n.spec?.unschedulable ? `node ${n.metadata.name} is cordoned` : `node ${n.metadata.name} is not Ready`;
+  return n.spec?.unschedulable
+    ? `node ${n.metadata.name} is cordoned`
+    : `node ${n.metadata.name} is not Ready`;
 }
 
 /** The pod sits on a node known to be unable to serve. */

@@ -1,18 +1,19 @@
 // PodPool reconciler: keep minIdle Idle pods (plus one per Pending claim) within maxPods, delete
 // only Idle pods with a resourceVersion precondition (a concurrent bind wins), release pods whose
-// claim is gone (confirmed live), and report counts.
+// claim is gone (confirmed live), keep the owned PDB, and report counts. Scaling decides from the
+// cache, gated by expectations (pool/scaling.ts, pool/expectations.ts): no live list per reconcile.
 import { setCondition } from '../api/conditions.ts';
 import { LABEL_POOL, LABEL_STATE } from '../api/constants.ts';
 import { getOrUndefined, isApiError } from '../api/errors.ts';
 import { deepEqual } from '../api/json.ts';
-import { keyOf, type ObjectKey, parseTimestamp } from '../api/meta.ts';
+import { keyOf, type ObjectKey } from '../api/meta.ts';
 import type { Client, Reader } from '../api/ports.ts';
 import type { Pod, PodClaim, PodDisruptionBudget, PodPool, PodPoolStatus } from '../api/types.ts';
 import { isDeleting } from '../capture/liveness.ts';
 import { ClaimIndex } from '../pool/claim-index.ts';
-import { claimedBy, claimedByUid, stateOf } from '../pool/pods.ts';
 import { decideDisruptionBudget, pdbNameFor } from '../pool/disruption-budget.ts';
 import { NO_PENDING, type PendingExpectations, PoolExpectations } from '../pool/expectations.ts';
+import { claimedBy, claimedByUid, stateOf } from '../pool/pods.ts';
 import { decideScaling, type ScalingDecision } from '../pool/scaling.ts';
 import { NO_UNSERVABLE_NODES, readUnservableNodes, type UnservableNodes } from '../pool/serving.ts';
 import { applyPoolDecision } from '../pool/slow-start.ts';
@@ -119,7 +120,9 @@ export function decidePodPool(s: PodPoolSnapshot, rules: SafetyRules = SAFETY_RU
     observedGeneration: pool.metadata.generation ?? 0,
   };
   // Unschedulable pods are Idle by label but will not serve until a node is found.
-  const ok = idle.length - scaling.unschedulable >= Math.min(pool.spec.minIdle, pool.spec.maxPods - (pods.length - idle.length));
+  const ok =
+    idle.length - scaling.unschedulable >=
+    Math.min(pool.spec.minIdle, pool.spec.maxPods - (pods.length - idle.length));
   // Other writers' conditions on the pool are kept; only Ready is ours.
   status.conditions = setCondition(
     pool.status?.conditions,

@@ -7,7 +7,6 @@ import type { Pod, PodClaim, PodClaimPhase, PodClaimStatus } from '../../api/typ
 import { isDeleting } from '../../capture/liveness.ts';
 import { bindCandidates, pickCandidate } from '../../pool/candidates.ts';
 import { ClaimIndex } from '../../pool/claim-index.ts';
-import { isStranded, NO_UNSERVABLE_NODES } from '../../pool/serving.ts';
 import {
   isClaimedBy,
   isIdleAndReady,
@@ -16,6 +15,7 @@ import {
   stateOf,
   unlabelPodWrite,
 } from '../../pool/pods.ts';
+import { isStranded, NO_UNSERVABLE_NODES } from '../../pool/serving.ts';
 import { type Decision, event } from '../decision.ts';
 import { SAFETY_RULES, type SafetyRules } from '../safety-rules.ts';
 import {

@@ -63,7 +63,10 @@ export async function gatherPodClaim(
     const none = new ClaimIndex([]);
     // Pods on NotReady or cordoned nodes are never candidates (serving.ts), filtered before the window.
     unservable = await readUnservableNodes(deps.cache, idle.items);
-    for (const p of bindCandidates(claim.spec.poolName, idle.items, none, unservable).slice(0, CANDIDATE_WINDOW))
+    for (const p of bindCandidates(claim.spec.poolName, idle.items, none, unservable).slice(
+      0,
+      CANDIDATE_WINDOW,
+    ))
       add(p);
     const wanted = claim.metadata.annotations?.[ANNOTATION_MIGRATE_TO];
     const named = wanted ? idle.items.find((p) => p.metadata.name === wanted) : undefined;
