@@ -719,6 +719,7 @@ export function fullPodPool(name = 'web'): PodPool {
     withMaxPods(10),
     withReleasePolicy('Delete'),
     withDrainSeconds(5),
+    withDisruptionBudget(1),
     poolStatus({ total: 3, idle: 1, bound: 1, draining: 1, observedGeneration: 1 }),
     withCondition('Ready', 'True', { reason: 'Scaled', message: 'pool at size', observedGeneration: 1 }),
   );
