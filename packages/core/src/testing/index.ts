@@ -2,6 +2,7 @@
 // helpers, the invariant checks of DESIGN.md (a state's safety and convergence, the transition
 // tracker) and core's safety rules broken on purpose.
 export * from '../invariants/check.ts';
+export * from '../invariants/pool-size.ts';
 export * from '../invariants/tracker.ts';
 export * from './broken-rules.ts';
 export * from './fake-timers.ts';
