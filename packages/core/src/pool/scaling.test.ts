@@ -3,6 +3,7 @@
 // are held, stranded Idle pods are replaced, and claims never bind a pod on a node that cannot serve.
 import { describe, expect, test } from 'vitest';
 import { LABEL_POOL } from '../api/constants.ts';
+import { intercept } from '../api/interceptor.ts';
 import type { Client } from '../api/ports.ts';
 import type { Pod } from '../api/types.ts';
 import { isDeleting } from '../capture/liveness.ts';
@@ -132,6 +133,26 @@ describe('expectations', () => {
     await put(model, podClaim('c1', forPool('web'), withReleaseFinalizer()));
     await reconcilePodPool(deps, key('web'));
     expect(poolPods(model).filter((p) => !isDeleting(p))).toHaveLength(1);
+  });
+});
+
+describe('API cost', () => {
+  test('scaling up and down reads only the cache: no live list or get per reconcile', async () => {
+    const { model, cache, deps } = world();
+    const live: string[] = [];
+    const client = intercept(model as Client, {
+      request: (call, next) => {
+        if (call.verb === 'get' || call.verb === 'list') live.push(`${call.verb} ${call.kind}`);
+        return next();
+      },
+    });
+    await put(model, podPool('web', withMinIdle(3), withMaxPods(10)));
+    await reconcilePodPool({ ...deps, client }, key('web'));
+    await cache.list('Pod');
+    await model.patch('PodPool', key('web'), { spec: { minIdle: 1 } });
+    await reconcilePodPool({ ...deps, client }, key('web'));
+    expect(poolPods(model).filter((p) => !isDeleting(p))).toHaveLength(1);
+    expect(live).toEqual([]);
   });
 });
 
