@@ -70,6 +70,12 @@ const podpools: ResourceInfo<PodPool> = {
     { header: 'MIN IDLE', wide: true, value: (p) => String(p.spec.minIdle) },
     { header: 'MAX PODS', wide: true, value: (p) => String(p.spec.maxPods) },
     { header: 'RELEASE', wide: true, value: (p) => p.spec.releasePolicy },
+    {
+      header: 'PDB MAX UNAVAILABLE',
+      wide: true,
+      value: (p) =>
+        p.spec.disruptionBudget ? String(p.spec.disruptionBudget.maxUnavailable ?? 0) : '<none>',
+    },
     AGE<PodPool>(),
   ],
 };
