@@ -1,10 +1,14 @@
 // P8: a pool never has more than maxPods pods, terminating ones included (they still hold a node's
 // resources). One controller replica keeps it after every write (expectations hold its creates until
-// its cache shows them). Two replicas deciding at once from caches that do not show each other's
-// creates can briefly exceed it (a create is not a compare-and-swap); the excess Idle pods are then
-// deleted, so with several replicas it is a convergence invariant: it holds once they are quiet.
+// its cache shows them). Several replicas active at once (leader election off, or a leadership
+// hand-over) do not see each other's expectations, and a create is not a compare-and-swap: each can
+// create from a cache that does not show the other's creates, so the pool can exceed maxPods; claims
+// may bind the excess before it is scaled down. What converges then: once the replicas are quiet no
+// Idle pod is left while the pool is above maxPods (excess Idle pods are deleted; excess held by
+// claims goes as they release). checkPoolSizes is the strict form, checkPoolExcessIdle the other.
 import type { Pod, PodPool } from '../api/types.ts';
-import { poolOf } from '../pool/pods.ts';
+import { isDeleting } from '../capture/liveness.ts';
+import { claimedBy, poolOf, stateOf } from '../pool/pods.ts';
 import type { Violation } from './check.ts';
 
 export function checkPoolSizes(pools: PodPool[], pods: Pod[]): Violation[] {
@@ -24,6 +28,26 @@ export function checkPoolSizes(pools: PodPool[], pods: Pod[]): Violation[] {
         invariant: 'P8',
         message: `pool ${pool.metadata.name} has ${n} pods (terminating included), more than maxPods ${pool.spec.maxPods}`,
         objects: [`PodPool/${k}`],
+      });
+    }
+  }
+  return out;
+}
+
+/** With several replicas, once quiet: a pool above maxPods (not counting terminating pods) has no Idle pod left. */
+export function checkPoolExcessIdle(pools: PodPool[], pods: Pod[]): Violation[] {
+  const out: Violation[] = [];
+  for (const pool of pools) {
+    const ns = pool.metadata.namespace ?? '';
+    const live = pods.filter(
+      (p) => (p.metadata.namespace ?? '') === ns && poolOf(p) === pool.metadata.name && !isDeleting(p),
+    );
+    const idle = live.filter((p) => stateOf(p) === 'Idle' && claimedBy(p) === undefined);
+    if (live.length > pool.spec.maxPods && idle.length > 0) {
+      out.push({
+        invariant: 'P8',
+        message: `pool ${pool.metadata.name} has ${live.length} pods, more than maxPods ${pool.spec.maxPods}, and still ${idle.length} Idle (${idle.map((p) => p.metadata.name).join(', ')})`,
+        objects: [`PodPool/${ns}/${pool.metadata.name}`],
       });
     }
   }

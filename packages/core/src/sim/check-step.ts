@@ -3,7 +3,7 @@
 // convergence, quiet-state or repair-point verdicts after every quiet period.
 import type { PodPool } from '../api/types.ts';
 import { checkConvergence, checkSafety } from '../invariants/check.ts';
-import { checkPoolSizes } from '../invariants/pool-size.ts';
+import { checkPoolExcessIdle, checkPoolSizes } from '../invariants/pool-size.ts';
 import type { Action } from './actions.ts';
 import { quietStateViolations, repairFailures, type SimViolation } from './repair-point.ts';
 import type { World } from './world.ts';
@@ -20,10 +20,12 @@ export async function checkStep(w: World, a: Action): Promise<SimViolation[]> {
   }
   w.tracker.violations.length = 0;
   const state = w.state();
-  // P8 (pool-size.ts): after every write with one replica; with several, once they are quiet.
+  // P8 (pool-size.ts): after every write with one replica; with several, once they are quiet, no
+  // Idle pod is left above maxPods (an excess claims bound goes as they release).
   const pools = w.model.peek('PodPool') as PodPool[];
   const oversized = checkPoolSizes(pools, state.pods);
-  if (a.t === 'quiesce' || w.ctls.length === 1) out.push(...oversized);
+  if (w.ctls.length === 1) out.push(...oversized);
+  else if (a.t === 'quiesce') out.push(...checkPoolExcessIdle(pools, state.pods));
   else if (oversized.length > 0) w.count('pool.transientExcess');
   if (a.t === 'quiesce') {
     if (w.admission === 'off') {

@@ -1,7 +1,7 @@
 // P8 in the simulator: a pool never has more than maxPods pods, terminating ones included, with
 // lagging caches, API faults (timeouts that land included), crashes and restarts. One replica keeps
-// it after every write; two active replicas may exceed it briefly (counted as
-// pool.transientExcess) and must be back within it whenever they are quiet.
+// it after every write. Two active replicas may exceed it (counted as pool.transientExcess; claims
+// may bind the excess): whenever they are quiet no Idle pod is left above maxPods.
 import { describe, expect, test } from 'vitest';
 import { schemaModelOptions } from '../schema/index.ts';
 import { soak } from './soak.test-helper.ts';
@@ -22,12 +22,14 @@ describe('simulator: pool size (P8)', () => {
     expect(totals.stats['pool.transientExcess'] ?? 0).toBe(0);
   });
 
-  test('two replicas: back within maxPods whenever quiet', { timeout: 300_000 }, async ({ task }) => {
+  test('two replicas: no Idle pod above maxPods whenever quiet', { timeout: 300_000 }, async ({ task }) => {
     const runs = [21, 22, 23, 24].map((seed) => ({
       seed,
       options: { replicas: 2, pool: TIGHT, modelOptions: schemaModelOptions() },
     }));
     const totals = await soak('pool size, two replicas', task, runs, STEPS_PER_SEED);
     expect(totals.stats['action.quiesce']).toBeGreaterThan(4);
+    // The race this documents does happen in these seeds (a tight pool with claims waiting).
+    expect(totals.stats['pool.transientExcess']).toBeGreaterThan(0);
   });
 });
