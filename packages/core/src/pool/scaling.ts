@@ -34,7 +34,7 @@ export interface ScalingDecision {
   events: EventSpec[];
   /** Set while expectations hold the pool: check again when the oldest expires. */
   requeueAfterMs?: number;
-  /** Why the pool holds (for the Ready condition's message), when it does. */
+  /** Why the pool holds, when it does (this replica's own state: never written to the shared status). */
   held?: string;
   desiredIdle: number;
   unschedulable: number;

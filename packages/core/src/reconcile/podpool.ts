@@ -150,11 +150,14 @@ export function decidePodPool(s: PodPoolSnapshot, rules: SafetyRules = SAFETY_RU
     : { writes, events, requeueAfterMs: scaling.requeueAfterMs };
 }
 
+/**
+ * Only what every replica sees alike goes into the status: a replica's own expectations (x.held)
+ * would make replicas overwrite each other's message, each write waking the others, forever.
+ */
 function scalingNote(x: ScalingDecision): string {
   const notes = [
     ...(x.unschedulable > 0 ? [`${x.unschedulable} unschedulable (held, not multiplied)`] : []),
     ...(x.stranded > 0 ? [`${x.stranded} on unservable nodes (being replaced)`] : []),
-    ...(x.held ? [x.held] : []),
   ];
   return notes.length > 0 ? `; ${notes.join('; ')}` : '';
 }
