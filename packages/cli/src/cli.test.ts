@@ -298,8 +298,10 @@ describe('get', () => {
     expect((await claimctl(model, clock, 'get', 'pool')).out.split('\n')[0]).toMatch(
       /^NAME\s+MIN IDLE\s+TOTAL\s+IDLE\s+BOUND\s+DRAINING\s+UPDATED\s+OUTDATED\s+AGE$/,
     );
+    await model.patch('PodPool', { namespace: 'default', name: 'web' }, { spec: { disruptionBudget: {} } });
     const wide = (await claimctl(model, clock, 'get', 'pool', '-o', 'wide')).out.split('\n');
-    expect(wide[0]).toMatch(/MAX PODS\s+RELEASE\s+TEMPLATE\s+SELECTOR\s+AGE$/);
+    expect(wide[0]).toMatch(/MAX PODS\s+RELEASE\s+TEMPLATE\s+SELECTOR\s+PDB MAX UNAVAILABLE\s+AGE$/);
+    expect(wide[1]).toMatch(/Recycle\s+\S+\s+\S+\s+0\s+\S+$/);
     expect((await claimctl(model, clock, 'get', 'pcs')).out.split('\n')[0]).toMatch(
       /^NAME\s+REPLICAS\s+BOUND\s+PENDING\s+MIGRATING\s+LOST\s+AGE$/,
     );

@@ -75,6 +75,12 @@ const podpools: ResourceInfo<PodPool> = {
     { header: 'RELEASE', wide: true, value: (p) => p.spec.releasePolicy },
     { header: 'TEMPLATE', wide: true, value: (p) => orNone(p.status?.templateHash) },
     { header: 'SELECTOR', wide: true, value: (p) => orNone(p.status?.selector) },
+    {
+      header: 'PDB MAX UNAVAILABLE',
+      wide: true,
+      value: (p) =>
+        p.spec.disruptionBudget ? String(p.spec.disruptionBudget.maxUnavailable ?? 0) : '<none>',
+    },
     AGE<PodPool>(),
   ],
 };

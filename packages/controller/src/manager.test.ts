@@ -28,7 +28,7 @@ function model(): ApiModel {
 }
 
 /** A scheduler + kubelet: place pods, make them Running and Ready, finish graceful deletions. */
-function kubelet(m: ApiModel) {
+function kubelet(m: ApiModel, place: () => string = () => 'node-1') {
   let busy = false;
   const t = setInterval(async () => {
     if (busy) return;
@@ -37,8 +37,7 @@ function kubelet(m: ApiModel) {
       m.completePodDeletions();
       for (const p of m.listNow('Pod')) {
         if (p.metadata.deletionTimestamp) continue;
-        if (!p.spec.nodeName)
-          await m.patch('Pod', keyOf(p), { spec: { nodeName: 'node-1' } }).catch(() => {});
+        if (!p.spec.nodeName) await m.patch('Pod', keyOf(p), { spec: { nodeName: place() } }).catch(() => {});
         else if (p.status?.phase !== 'Running')
           m.setPodStatusNow(keyOf(p), { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] });
       }
@@ -313,6 +312,58 @@ describe('Manager on the in-memory API model', () => {
     const t0 = Date.now();
     await until('claim gone', () => !m.tryGetNow('PodClaim', keyOf(c)));
     expect(Date.now() - t0).toBeLessThan(1000);
+    await settled(m);
+    expectInvariants(m);
+  });
+
+  it('a node that is cordoned: its Idle pods are replaced (the Node watch triggers it) and claims bind elsewhere', async () => {
+    const m = model();
+    const node = (name: string) => ({
+      apiVersion: 'v1' as const,
+      kind: 'Node' as const,
+      metadata: { name, namespace: '' },
+      spec: {},
+      status: { conditions: [{ type: 'Ready', status: 'True' }] },
+    });
+    for (const n of ['node-1', 'node-2']) {
+      await m.create(node(n));
+      // As a kubelet reports it (status is a subresource: create drops it).
+      await m.patchStatus('Node', { namespace: '', name: n }, { status: node(n).status });
+    }
+    let cordoned = false;
+    kubelet(m, () => (cordoned ? 'node-2' : 'node-1'));
+    // No periodic resync: only the Node event can bring the pool back.
+    const mgr = await startManager(m, { resyncMs: 0, poolCoalesceMs: 10 });
+    await m.create(pool(2));
+    const idleOn = (n: string) =>
+      m
+        .listNow('Pod', { namespace: NS })
+        .filter(
+          (p) =>
+            p.metadata.labels?.['claimkit.dev/state'] === 'Idle' &&
+            !p.metadata.deletionTimestamp &&
+            p.spec.nodeName === n &&
+            p.status?.phase === 'Running',
+        );
+    await until('2 Idle pods on node-1', () => idleOn('node-1').length === 2);
+    await until('pool settled', () => m.getNow('PodPool', { namespace: NS, name: 'web' }).status?.idle === 2);
+    cordoned = true;
+    await m.patch('Node', { namespace: '', name: 'node-1' }, { spec: { unschedulable: true } });
+    await until(
+      '2 Idle pods on node-2, none left on node-1',
+      () => idleOn('node-2').length === 2 && idleOn('node-1').length === 0,
+    );
+    await m.create(claimSet(2));
+    const claims = await until('2 bound', () => (bound(m).length === 2 ? bound(m) : undefined));
+    for (const c of claims)
+      expect(m.getNow('Pod', { namespace: NS, name: c.spec.podName! }).spec.nodeName).toBe('node-2');
+    expect(
+      mgr.expectations.observe(
+        m.getNow('PodPool', { namespace: NS, name: 'web' }).metadata.uid!,
+        m.listNow('Pod'),
+        Date.now(),
+      ),
+    ).toMatchObject({ creates: 0 });
     await settled(m);
     expectInvariants(m);
   });

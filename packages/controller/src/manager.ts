@@ -16,7 +16,10 @@ import {
   LABEL_STATE,
   type ListWatcher,
   mapEvent,
+  type Node,
+  nodeCanServe,
   type PodClaim,
+  PoolExpectations,
   parseReconcileKey,
   RECONCILE_KINDS,
   type Reader,
@@ -91,6 +94,8 @@ export class Manager {
   readonly cache: InformerCache;
   /** Which claims reference which pod, fed from the PodClaim informer; core's event routing reads it. */
   readonly references = new ClaimIndex();
+  /** Pool create/delete expectations (core's pool/expectations.ts), fed by the Pod informer's deletes. */
+  readonly expectations = new PoolExpectations();
   private readonly opts: ManagerOptions;
   private readonly timers: Timers;
   private readonly log: Logger;
@@ -166,6 +171,22 @@ export class Manager {
     const sets = inf('PodClaimSet');
     const pools = inf('PodPool');
     const pods = inf('Pod');
+    // Read by the pool reconciler (its owned PDB) and by bind-candidate choice (node health).
+    inf('PodDisruptionBudget');
+    const nodes = this.cache.informerFor('Node', { clusterScoped: true });
+    this.informers.push(nodes as unknown as AnyInformer);
+    pods.addHandler({ onDelete: (p) => this.expectations.podDeleted(p) });
+    // A node that stops (or starts) serving: every pool re-checks its Idle pods there.
+    // (An unknown node counts as serving, as in core's serving.ts: adding a healthy one changes nothing.)
+    const servingChanged = (before: Node | undefined, after: Node | undefined) => {
+      if ((before ? nodeCanServe(before) : true) === (after ? nodeCanServe(after) : true)) return;
+      for (const p of pools.list()) this.addDerived(reconcileKey('PodPool', ns(p), p.metadata.name));
+    };
+    nodes.addHandler({
+      onAdd: (n) => servingChanged(undefined, n),
+      onUpdate: (old, n) => servingChanged(old, n),
+      onDelete: (n) => servingChanged(n, undefined),
+    });
     // Every change goes through core's mapEvent (the simulator routes through the same function).
     const view: RoutingView = {
       captures: (n) => this.captures.list(n),
@@ -369,6 +390,7 @@ export class Manager {
       client: this.client,
       now: this.opts.now ?? (() => this.timers.now()),
       recorder: this.recorder,
+      expectations: this.expectations,
       ...(this.backend ? { backend: this.backend } : {}),
     };
   }

@@ -33,6 +33,14 @@ export function controllerRules(): Obj[] {
     },
     { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'] },
     { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
+    // Pools bind only pods on Ready, uncordoned nodes, and replace Idle pods stranded elsewhere.
+    { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch'] },
+    // spec.disruptionBudget: the PodDisruptionBudget a pool owns for its Bound pods.
+    {
+      apiGroups: ['policy'],
+      resources: ['poddisruptionbudgets'],
+      verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
+    },
     { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
     // Kubelet capture backend: ContainerCheckpoint through the API server's node proxy.
     { apiGroups: [''], resources: ['nodes/proxy'], verbs: ['create', 'get'] },

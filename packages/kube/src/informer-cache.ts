@@ -23,6 +23,8 @@ export interface InformerCacheOptions
 }
 
 export interface InformerKindOptions {
+  /** A cluster-scoped kind (Node): watched across the cluster whatever namespace the cache watches. */
+  clusterScoped?: boolean;
   labelSelector?: LabelSelector | string;
   indexFields?: string[];
   indexLabels?: string[];
@@ -43,8 +45,10 @@ export class InformerCache implements Reader {
   informerFor<K extends Kind>(kind: K, opts: InformerKindOptions = {}): Informer<K> {
     let inf = this.byKind.get(kind) as Informer<K> | undefined;
     if (!inf) {
-      const { live: _live, ...common } = this.opts;
-      inf = new Informer(this.source, kind, { ...common, ...opts });
+      const { live: _live, namespace, ...common } = this.opts;
+      const { clusterScoped, ...kindOpts } = opts;
+      const ns = clusterScoped || namespace === undefined ? {} : { namespace };
+      inf = new Informer(this.source, kind, { ...common, ...ns, ...kindOpts });
       this.byKind.set(kind, inf as unknown as Informer<Kind>);
       if (this.started) {
         inf

@@ -3,8 +3,8 @@
 // invariant check every test ends with.
 
 import { createKubeController, jsonLogger, type KubeController, kubeClient } from '@claimkit/controller';
-import { type Capture, getOrUndefined, type Pod, type PodClaim } from '@claimkit/core';
-import { checkConvergence, checkSafety, type Violation } from '@claimkit/core/testing';
+import { type Capture, getOrUndefined, type Pod, type PodClaim, type PodPool } from '@claimkit/core';
+import { checkConvergence, checkPoolExcessIdle, checkSafety, type Violation } from '@claimkit/core/testing';
 import { waitFor } from '../harness/index.ts';
 import { e2eCluster } from '../harness/vitest.ts';
 
@@ -50,15 +50,17 @@ export function until<T>(what: string, f: () => Promise<T | undefined | false>, 
 
 export async function clusterState(ns: string) {
   const c = kube();
-  const [captures, pods, claims] = await Promise.all([
+  const [captures, pods, claims, pools] = await Promise.all([
     c.list('Capture', { namespace: ns }),
     c.list('Pod', { namespace: ns }),
     c.list('PodClaim', { namespace: ns }),
+    c.list('PodPool', { namespace: ns }),
   ]);
   return {
     captures: captures.items as Capture[],
     pods: pods.items as Pod[],
     claims: claims.items as PodClaim[],
+    pools: pools.items as PodPool[],
   };
 }
 
@@ -74,7 +76,10 @@ export async function expectAllInvariants(ns: string, timeoutMs = 30_000): Promi
     await until(
       `every invariant in ${ns}`,
       async () => {
-        last = checkConvergence(await clusterState(ns), Date.now());
+        const state = await clusterState(ns);
+        // P8 in the form that holds for any number of controller replicas (chaos runs overlap two):
+        // no Idle pod is left while a pool is above maxPods.
+        last = [...checkConvergence(state, Date.now()), ...checkPoolExcessIdle(state.pools, state.pods)];
         return last.length === 0;
       },
       timeoutMs,

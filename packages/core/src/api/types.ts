@@ -67,6 +67,16 @@ export interface PodPoolSpec {
   maxPods: number;
   releasePolicy: ReleasePolicy;
   drainSeconds: number;
+  /**
+   * When set, the controller keeps an owned PodDisruptionBudget `<pool>-bound` selecting the pool's
+   * Bound pods (voluntary evictions, e.g. node drains, then wait for release); removing it deletes the PDB.
+   */
+  disruptionBudget?: DisruptionBudgetSpec;
+}
+
+export interface DisruptionBudgetSpec {
+  /** Bound pods that may be evicted at once (default 0: none). */
+  maxUnavailable?: number;
 }
 
 export interface PodPoolStatus {
@@ -200,6 +210,23 @@ export interface ConfigMap extends KubeObject {
   data?: Record<string, string>;
 }
 
+/** A cluster-scoped Node (namespace ''): only what "can this node serve a pod" needs. */
+export interface Node extends KubeObject {
+  kind: 'Node';
+  spec: { unschedulable?: boolean; [field: string]: unknown };
+  status?: {
+    conditions?: { type: string; status: string; [field: string]: unknown }[];
+    [field: string]: unknown;
+  };
+}
+
+/** policy/v1 PodDisruptionBudget: the one a pool owns for its Bound pods (spec.disruptionBudget). */
+export interface PodDisruptionBudget extends KubeObject {
+  kind: 'PodDisruptionBudget';
+  spec: { selector: LabelSelector; maxUnavailable?: number | string; minAvailable?: number | string };
+  status?: { [field: string]: unknown };
+}
+
 export interface KubeEvent extends KubeObject {
   kind: 'Event';
   involvedObject: { apiVersion: string; kind: string; name: string; namespace: string; uid?: string };
@@ -221,6 +248,8 @@ export interface KindMap {
   Lease: Lease;
   ConfigMap: ConfigMap;
   Event: KubeEvent;
+  Node: Node;
+  PodDisruptionBudget: PodDisruptionBudget;
 }
 
 export type Kind = keyof KindMap;
@@ -296,6 +325,13 @@ export const KIND_INFO: Record<
   },
   ConfigMap: { apiVersion: 'v1', plural: 'configmaps', hasStatusSubresource: false, hasSpec: false },
   Event: { apiVersion: 'v1', plural: 'events', hasStatusSubresource: false, hasSpec: false },
+  Node: { apiVersion: 'v1', plural: 'nodes', hasStatusSubresource: true, hasSpec: true },
+  PodDisruptionBudget: {
+    apiVersion: 'policy/v1',
+    plural: 'poddisruptionbudgets',
+    hasStatusSubresource: true,
+    hasSpec: true,
+  },
 };
 
 export type { ObjectMeta };

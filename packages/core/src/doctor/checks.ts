@@ -10,6 +10,7 @@ import { unfencedResult } from '../capture/result-fence.ts';
 import { claimedBy, claimedByUid, stateOf } from '../pool/pods.ts';
 import { chooseScaleIn, isMigrating } from '../pool/scale-in.ts';
 import { isUpdatedPod, podTemplateHash, poolTemplateHash } from '../pool/template-hash.ts';
+import { overCreatedPools } from './pool-size.ts';
 
 export interface DoctorSnapshot {
   captures: Capture[];
@@ -42,6 +43,7 @@ export const CHECKS = {
   CK011: { name: 'LeakedPod', fixable: true },
   CK012: { name: 'SelfMigration', fixable: true },
   CK013: { name: 'UnfencedResult', fixable: true },
+  CK014: { name: 'PoolOverCreated', fixable: false },
   // Informational: nothing is wrong, a template rollout waits for claims to release their pods.
   CK015: { name: 'OutdatedPodAwaitingRelease', fixable: false, severity: 'Info' },
 } as const;
@@ -387,6 +389,16 @@ export function diagnose(s: DoctorSnapshot, opts: DoctorOptions = {}): Finding[]
   }
 
   out.push(...outdatedBoundPods(s));
+
+  // CK014: more pods than maxPods, or more Idle than the target, beyond what may be in flight.
+  for (const o of overCreatedPools(s.pools, s.pods, s.claims, s.now)) {
+    out.push(
+      finding('CK014', nsOf(o.pool), o.message, [
+        objectId('PodPool', o.pool),
+        ...o.pods.map((p) => objectId('Pod', p)),
+      ]),
+    );
+  }
 
   return out.sort(
     (a, b) => a.code.localeCompare(b.code) || (a.objects[0] ?? '').localeCompare(b.objects[0] ?? ''),

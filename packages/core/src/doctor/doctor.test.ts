@@ -35,6 +35,8 @@ import {
   T0_MS,
   withLabels,
   withLease,
+  withMaxPods,
+  withMinIdle,
   withoutTemplateHash,
   withReleaseFinalizer,
   withReleasePolicy,
@@ -44,6 +46,7 @@ import {
 } from '../testing/fixtures.ts';
 import { put } from '../testing/model-helpers.ts';
 import { CHECKS, type DoctorCode, diagnose, type Finding, objectId } from './checks.ts';
+import { OVER_CREATED_GRACE_MS } from './pool-size.ts';
 import { planRepairs } from './repair.ts';
 import { gatherDoctorSnapshot, runDoctor } from './run.ts';
 
@@ -645,3 +648,47 @@ function interceptPodReads(model: ApiModel, beforePodRead: (key: ObjectKey) => P
     patchStatus: model.patchStatus.bind(model),
   };
 }
+
+describe('CK014 PoolOverCreated', () => {
+  const at = (ms: number) => (p: { metadata: { creationTimestamp?: string } }) => {
+    p.metadata.creationTimestamp = new Date(ms).toISOString();
+  };
+
+  test('more pods than maxPods (terminating ones included) once they are older than the grace', async () => {
+    const { model, clock } = world();
+    await put(model, podPool('web', withMinIdle(0), withMaxPods(2)));
+    const c = await put(model, podClaim('a', forPool('web'), withReleaseFinalizer(), boundTo('web-1', 'n1')));
+    await putAll(
+      model,
+      poolPod('web-1', claimedBy(c)),
+      poolPod('web-2', claimedBy('b')),
+      poolPod('web-3', idle()),
+    );
+    // Just created: may be a create the controller is about to see and undo.
+    expect(await codes(model, clock)).not.toContain('CK014');
+    clock.advance(OVER_CREATED_GRACE_MS);
+    const snap = await gatherDoctorSnapshot(model, { namespace: NS, now: clock.now() });
+    const f = diagnose(snap).find((x) => x.code === 'CK014');
+    expect(f).toMatchObject({
+      name: 'PoolOverCreated',
+      fixable: false,
+      objects: expect.arrayContaining([`PodPool/${NS}/web`]),
+    });
+    expect(f?.message).toMatch(/3 pods .* more than maxPods 2/);
+  });
+
+  test('Idle above the target only when the pool status agrees (the controller saw it and did not act)', async () => {
+    const { model, clock } = world();
+    await put(model, podPool('web', withMinIdle(1), withMaxPods(10)));
+    await putAll(model, ...['w1', 'w2', 'w3'].map((n) => poolPod(n, idle(), at(T0_MS))));
+    clock.advance(OVER_CREATED_GRACE_MS);
+    expect(await codes(model, clock)).not.toContain('CK014');
+    await model.patchStatus('PodPool', key('web'), { status: { idle: 3, total: 3 } });
+    expect(await codes(model, clock)).toContain('CK014');
+    // A Pending claim raises the target: two Idle pods above minIdle 1 are still one too many.
+    await put(model, podClaim('p', forPool('web')));
+    expect(await codes(model, clock)).toContain('CK014');
+    await put(model, podClaim('q', forPool('web')));
+    expect(await codes(model, clock)).not.toContain('CK014');
+  });
+});

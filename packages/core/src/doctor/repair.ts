@@ -318,6 +318,7 @@ function repairFor(ix: Index, f: Finding): Decision | undefined {
       return { writes: [labelOwnedPodWrite(p, r[0]!.claim)], events: [] };
     }
     case 'CK009':
+    case 'CK014':
       return undefined;
   }
 }

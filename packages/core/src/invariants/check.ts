@@ -11,7 +11,20 @@ import { isLostForGood } from '../pool/lost-policy.ts';
 import { claimedBy, isIdleAndReady } from '../pool/pods.ts';
 
 /** C*, P*: DESIGN.md's invariants; M1, M2, L1: the claim side of pools (claim-side.ts). */
-export type InvariantId = 'C1' | 'C2' | 'P1' | 'P2' | 'P3' | 'P4' | 'P5' | 'P6' | 'P7' | 'M1' | 'M2' | 'L1';
+export type InvariantId =
+  | 'C1'
+  | 'C2'
+  | 'P1'
+  | 'P2'
+  | 'P3'
+  | 'P4'
+  | 'P5'
+  | 'P6'
+  | 'P7'
+  | 'P8'
+  | 'M1'
+  | 'M2'
+  | 'L1';
 
 export interface Violation {
   invariant: InvariantId;

@@ -2,6 +2,7 @@
 // simulator's World both dispatch through it (and route events through map-event.ts), so neither
 // has its own idea of which code reconciles what.
 import type { ObjectKey } from '../api/meta.ts';
+import type { PoolExpectations } from '../pool/expectations.ts';
 import { type CaptureDeps, reconcileCapture } from '../reconcile/capture.ts';
 import { reconcilePodClaim } from '../reconcile/podclaim.ts';
 import { reconcilePodClaimSet } from '../reconcile/podclaimset.ts';
@@ -9,8 +10,11 @@ import { reconcilePodPool } from '../reconcile/podpool.ts';
 import type { ReconcileResult } from '../reconcile/step.ts';
 import type { ReconcileKind } from './reconcile-key.ts';
 
-/** What every reconciler may use: the cache, the client, the clock, Events, the capture backend, the rules. */
-export type ReconcileDeps = CaptureDeps;
+/**
+ * What every reconciler may use: the cache, the client, the clock, Events, the capture backend, the
+ * rules, and the process's pool expectations (one per process, kept across reconciles).
+ */
+export type ReconcileDeps = CaptureDeps & { expectations?: PoolExpectations };
 
 export const RECONCILERS: Readonly<
   Record<ReconcileKind, (deps: ReconcileDeps, key: ObjectKey) => Promise<ReconcileResult>>

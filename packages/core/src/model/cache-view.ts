@@ -15,6 +15,8 @@ export class CacheView implements Reader {
   private readonly store = new Map<Kind, Map<string, Obj>>();
   private appliedRv = 0;
   lag: number;
+  /** Called for every delete the view applies, as an informer's delete handler (expectations observe it). */
+  onDelete: ((o: KubeObject) => void) | undefined;
 
   private readonly model: ApiModel;
 
@@ -51,8 +53,10 @@ export class CacheView implements Reader {
         this.store.set(e.kind, b);
       }
       const k = keyString(keyOfObj(e.object));
-      if (e.type === 'DELETED') b.delete(k);
-      else b.set(k, clone(e.object));
+      if (e.type === 'DELETED') {
+        b.delete(k);
+        this.onDelete?.(e.object);
+      } else b.set(k, clone(e.object));
       this.appliedRv = e.rv;
     }
   }

@@ -1,17 +1,27 @@
-// Candidate choice for binding: Idle, same pool, unreferenced, Ready, not deleting; stable order by
-// full creationTimestamp then name, so replicas deciding from one snapshot pick the same pod.
+// Candidate choice for binding: Idle, same pool, unreferenced, Ready, not deleting, on a node that
+// can serve (serving.ts); stable order by full creationTimestamp then name, so replicas deciding
+// from one snapshot pick the same pod.
 import { parseTimestamp } from '../api/meta.ts';
 import type { Pod } from '../api/types.ts';
 import { sortByCreationThenName } from '../capture/candidates.ts';
 import type { ClaimIndex } from './claim-index.ts';
 import { fnv1a } from './claim-names.ts';
 import { isIdleAndReady, poolOf } from './pods.ts';
+import { isStranded, NO_UNSERVABLE_NODES, type UnservableNodes } from './serving.ts';
 
-const isCandidate = (pool: string, p: Pod, index: ClaimIndex) =>
-  poolOf(p) === pool && isIdleAndReady(p) && !index.isReferenced(p.metadata.namespace ?? '', p.metadata.name);
+const isCandidate = (pool: string, p: Pod, index: ClaimIndex, unservable: UnservableNodes) =>
+  poolOf(p) === pool &&
+  isIdleAndReady(p) &&
+  !isStranded(p, unservable) &&
+  !index.isReferenced(p.metadata.namespace ?? '', p.metadata.name);
 
-export function bindCandidates(pool: string, pods: Pod[], index: ClaimIndex): Pod[] {
-  return sortByCreationThenName(pods.filter((p) => isCandidate(pool, p, index)));
+export function bindCandidates(
+  pool: string,
+  pods: Pod[],
+  index: ClaimIndex,
+  unservable: UnservableNodes = NO_UNSERVABLE_NODES,
+): Pod[] {
+  return sortByCreationThenName(pods.filter((p) => isCandidate(pool, p, index, unservable)));
 }
 
 /**
@@ -25,6 +35,7 @@ export function oldestBindCandidates(
   pods: readonly Pod[],
   index: ClaimIndex,
   limit: number,
+  unservable: UnservableNodes = NO_UNSERVABLE_NODES,
 ): Pod[] {
   if (limit <= 0) return [];
   const parsed = new Map<string, number>();
@@ -42,7 +53,7 @@ export function oldestBindCandidates(
   const before = (a: { pod: Pod; t: number }, b: { pod: Pod; t: number }) =>
     a.t < b.t || (a.t === b.t && a.pod.metadata.name < b.pod.metadata.name);
   for (const pod of pods) {
-    if (!isCandidate(pool, pod, index)) continue;
+    if (!isCandidate(pool, pod, index, unservable)) continue;
     const x = { pod, t: timeOf(pod) };
     if (top.length === limit && !before(x, top[limit - 1]!)) continue;
     let lo = 0;

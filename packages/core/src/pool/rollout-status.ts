@@ -51,14 +51,3 @@ export function templateCondition(pool: PodPool, pods: Pod[], hash: string): Con
     observedGeneration,
   };
 }
-
-/** Deletes an Idle pod only as last read: a concurrent bind (new resourceVersion) wins. */
-export function deleteIdlePodWrite(pod: Pod, why: string): Write {
-  return {
-    op: 'delete',
-    kind: 'Pod',
-    key: keyOf(pod),
-    preconditions: { uid: pod.metadata.uid!, resourceVersion: pod.metadata.resourceVersion! },
-    why,
-  };
-}

@@ -1,21 +1,26 @@
 // PodPool reconciler: keep minIdle Idle pods (plus one per Pending claim) within maxPods, delete
 // only Idle pods with a resourceVersion precondition (a concurrent bind wins), release pods whose
-// claim is gone (confirmed live), and report counts.
+// claim is gone (confirmed live), keep the owned PDB, and report counts. Scaling decides from the
+// cache, gated by expectations (pool/scaling.ts, pool/expectations.ts): no live list per reconcile.
 import { setCondition } from '../api/conditions.ts';
 import { LABEL_POOL, LABEL_STATE } from '../api/constants.ts';
-import { isApiError } from '../api/errors.ts';
+import { getOrUndefined, isApiError } from '../api/errors.ts';
 import { deepEqual } from '../api/json.ts';
 import { keyOf, type ObjectKey } from '../api/meta.ts';
 import type { Client, Reader } from '../api/ports.ts';
-import type { Pod, PodClaim, PodPool, PodPoolStatus } from '../api/types.ts';
+import type { Pod, PodClaim, PodDisruptionBudget, PodPool, PodPoolStatus } from '../api/types.ts';
 import { isDeleting } from '../capture/liveness.ts';
 import { ClaimIndex } from '../pool/claim-index.ts';
+import { decideDisruptionBudget, pdbNameFor } from '../pool/disruption-budget.ts';
 import { newIdlePodHints } from '../pool/disruption-hints.ts';
+import { NO_PENDING, type PendingExpectations, PoolExpectations } from '../pool/expectations.ts';
 import { claimedBy, claimedByUid, stateOf } from '../pool/pods.ts';
-import { outdatedIdleToDelete, scaleDownOrder } from '../pool/rollout.ts';
-import { deleteIdlePodWrite, rolloutStatus, templateCondition } from '../pool/rollout-status.ts';
-import { isUpdatedPod, LABEL_TEMPLATE_HASH, poolRelease, poolTemplateHash } from '../pool/template-hash.ts';
-import { applyDecision, type EventRecorder } from './apply.ts';
+import { rolloutStatus, templateCondition } from '../pool/rollout-status.ts';
+import { decideScaling, type ScalingDecision } from '../pool/scaling.ts';
+import { NO_UNSERVABLE_NODES, readUnservableNodes, type UnservableNodes } from '../pool/serving.ts';
+import { applyPoolDecision } from '../pool/slow-start.ts';
+import { LABEL_TEMPLATE_HASH, poolRelease, poolTemplateHash } from '../pool/template-hash.ts';
+import type { EventRecorder } from './apply.ts';
 import { type Decision, type EventSpec, event, type Write } from './decision.ts';
 import { SAFETY_RULES, type SafetyRules } from './safety-rules.ts';
 import { failedResult } from './step.ts';
@@ -28,6 +33,12 @@ export interface PodPoolSnapshot {
   missingClaims: Set<string>;
   live: boolean;
   now: number;
+  /** Creates/deletes this controller issued that its cache does not show yet (expectations.ts). */
+  expectations?: PendingExpectations;
+  /** Nodes the pool's Idle pods run on that cannot serve (NotReady or cordoned). */
+  unservable?: UnservableNodes;
+  /** The PodDisruptionBudget named for the pool (`<pool>-bound`), as the cache shows it. */
+  pdb?: PodDisruptionBudget;
 }
 
 export interface PodPoolDecision extends Decision {
@@ -71,7 +82,9 @@ export function decidePodPool(s: PodPoolSnapshot, rules: SafetyRules = SAFETY_RU
   const pool = s.pool;
   if (pool.metadata.deletionTimestamp) return { writes: [], events: [] };
   const name = pool.metadata.name;
-  const pods = s.pods.filter((p) => p.metadata.labels?.[LABEL_POOL] === name && !isDeleting(p));
+  // Terminating pods count against maxPods (scaling.ts); the rest of the pool's view ignores them.
+  const allPods = s.pods.filter((p) => p.metadata.labels?.[LABEL_POOL] === name);
+  const pods = allPods.filter((p) => !isDeleting(p));
   const idle = pods.filter(isIdlePod);
   const pendingClaims = s.claims.filter(
     (c) => c.spec.poolName === name && !c.spec.podName && !c.metadata.deletionTimestamp,
@@ -87,62 +100,22 @@ export function decidePodPool(s: PodPoolSnapshot, rules: SafetyRules = SAFETY_RU
     events.push(event(pool, 'Warning', 'ResidueReleased', `pod ${p.metadata.name} ${why}`));
   }
 
-  const desiredIdle = Math.min(
-    pool.spec.minIdle + pendingClaims,
-    Math.max(0, pool.spec.maxPods - (pods.length - idle.length)),
-  );
-  // Template rollout: only Idle pods of the current template count toward the target (rollout.ts).
-  const hash = poolTemplateHash(pool);
-  const currentIdle = idle.filter((p) => isUpdatedPod(p, hash));
-  let created = 0;
-  const scaledDown = new Set<string>();
-  if (currentIdle.length < desiredIdle && pods.length < pool.spec.maxPods) {
-    if (!s.live) return { writes: [], events: [], needsLiveRead: true };
-    const n = Math.min(desiredIdle - currentIdle.length, pool.spec.maxPods - pods.length);
-    created = n;
-    for (let i = 0; i < n; i++)
-      writes.push({ op: 'create', object: newPod(pool, s.now), why: `keep ${desiredIdle} Idle` });
-    if (n > 0)
-      events.push(event(pool, 'Normal', 'ScaledUp', `creating ${n} pod(s) to keep ${desiredIdle} Idle`));
-  } else {
-    const excess = Math.max(currentIdle.length - desiredIdle, pods.length - pool.spec.maxPods);
-    if (excess > 0) {
-      if (!s.live) return { writes: [], events: [], needsLiveRead: true };
-      // Outdated, then not-yet-Ready, then the newest Idle pods go first; warm old pods stay.
-      const victims = scaleDownOrder(idle, hash).slice(0, excess);
-      for (const v of victims) {
-        scaledDown.add(v.metadata.name);
-        writes.push({
-          op: 'delete',
-          kind: 'Pod',
-          key: keyOf(v),
-          preconditions: { uid: v.metadata.uid!, resourceVersion: v.metadata.resourceVersion! },
-          why: `scale down Idle pods to ${desiredIdle}`,
-        });
-      }
-      if (victims.length > 0)
-        events.push(event(pool, 'Normal', 'ScaledDown', `deleting ${victims.length} Idle pod(s)`));
-    }
-  }
-  const outdated = outdatedIdleToDelete({
-    idle,
-    templateHash: hash,
-    desiredIdle,
-    roomToCreate: pods.length + created < pool.spec.maxPods,
-    alreadyDeleting: scaledDown,
+  const scaling = decideScaling({
+    pool,
+    pods: allPods,
+    pendingClaims,
+    expectations: s.expectations ?? NO_PENDING,
+    unservable: s.unservable ?? NO_UNSERVABLE_NODES,
+    now: s.now,
+    newPod: (p) => newPod(p, s.now),
   });
-  if (outdated.length > 0 && !s.live) return { writes: [], events: [], needsLiveRead: true };
-  for (const v of outdated) writes.push(deleteIdlePodWrite(v, `replace Idle pod of an outdated template`));
-  if (outdated.length > 0)
-    events.push(
-      event(
-        pool,
-        'Normal',
-        'TemplateRollout',
-        `replacing ${outdated.length} Idle pod(s) of an outdated template`,
-      ),
-    );
+  writes.push(...scaling.writes);
+  events.push(...scaling.events);
+  const budget = decideDisruptionBudget(pool, s.pdb);
+  if (budget.write) writes.push(budget.write);
+  if (budget.conflict) events.push(event(pool, 'Warning', 'DisruptionBudgetConflict', budget.conflict));
 
+  const hash = poolTemplateHash(pool);
   const status: PodPoolStatus = {
     total: pods.length,
     idle: idle.length,
@@ -151,15 +124,18 @@ export function decidePodPool(s: PodPoolSnapshot, rules: SafetyRules = SAFETY_RU
     observedGeneration: pool.metadata.generation ?? 0,
     ...rolloutStatus(pool, pods, hash),
   };
-  const ok = idle.length >= Math.min(pool.spec.minIdle, pool.spec.maxPods - (pods.length - idle.length));
+  // Unschedulable pods are Idle by label but will not serve until a node is found.
+  const ok =
+    idle.length - scaling.unschedulable >=
+    Math.min(pool.spec.minIdle, pool.spec.maxPods - (pods.length - idle.length));
   // Other writers' conditions on the pool are kept; only Ready is ours.
   status.conditions = setCondition(
     pool.status?.conditions,
     {
       type: 'Ready',
       status: ok ? 'True' : 'False',
-      reason: ok ? 'MinIdleKept' : 'ScalingUp',
-      message: `${idle.length} Idle of ${pods.length} pods (minIdle ${pool.spec.minIdle}, maxPods ${pool.spec.maxPods})`,
+      reason: ok ? 'MinIdleKept' : scaling.unschedulable > 0 ? 'PodsUnschedulable' : 'ScalingUp',
+      message: `${idle.length} Idle of ${pods.length} pods (minIdle ${pool.spec.minIdle}, maxPods ${pool.spec.maxPods})${scalingNote(scaling)}`,
       observedGeneration: pool.metadata.generation ?? 0,
     },
     s.now,
@@ -175,7 +151,21 @@ export function decidePodPool(s: PodPoolSnapshot, rules: SafetyRules = SAFETY_RU
       why: 'status',
     });
   }
-  return { writes, events };
+  return scaling.requeueAfterMs === undefined
+    ? { writes, events }
+    : { writes, events, requeueAfterMs: scaling.requeueAfterMs };
+}
+
+/**
+ * Only what every replica sees alike goes into the status: a replica's own expectations (x.held)
+ * would make replicas overwrite each other's message, each write waking the others, forever.
+ */
+function scalingNote(x: ScalingDecision): string {
+  const notes = [
+    ...(x.unschedulable > 0 ? [`${x.unschedulable} unschedulable (held, not multiplied)`] : []),
+    ...(x.stranded > 0 ? [`${x.stranded} on unservable nodes (being replaced)`] : []),
+  ];
+  return notes.length > 0 ? `; ${notes.join('; ')}` : '';
 }
 
 /** A new Idle pod of the pool; `now` gives its deletion cost (disruption-hints.ts). */
@@ -219,6 +209,11 @@ export interface PodPoolDeps {
   recorder?: EventRecorder;
   /** The rules decisions apply (default SAFETY_RULES; a test may break one on purpose). */
   rules?: SafetyRules;
+  /**
+   * The process's pool expectations (one per controller process, kept across reconciles). Without
+   * one, each reconcile starts with none: fine for a cache that never lags (tests on the model).
+   */
+  expectations?: PoolExpectations;
 }
 
 async function gather(
@@ -255,22 +250,39 @@ async function gather(
       missingClaims.add(owner);
     }
   }
-  return { pool, pods, claims, missingClaims, live, now: deps.now() };
+  const unservable = await readUnservableNodes(deps.cache, pods.filter(isIdlePod));
+  const pdb = await getOrUndefined(
+    deps.cache.get('PodDisruptionBudget', { namespace: key.namespace, name: pdbNameFor(key.name) }),
+  );
+  return { pool, pods, claims, missingClaims, live, now: deps.now(), unservable, ...(pdb ? { pdb } : {}) };
 }
 
 export async function reconcilePodPool(
   deps: PodPoolDeps,
   key: ObjectKey,
 ): Promise<{ requeueAfterMs?: number }> {
+  const expectations = deps.expectations ?? new PoolExpectations();
   let snap = await gather(deps, deps.cache, key, false);
   if (!snap) return {};
-  let d = decidePodPool(snap, deps.rules);
+  const poolUid = snap.pool.metadata.uid ?? '';
+  // Expectations are observed against the cache's view; the residue's live read only confirms claims.
+  const pending = expectations.observe(poolUid, snap.pods, snap.now);
+  let d = decidePodPool({ ...snap, expectations: pending }, deps.rules);
   if (d.needsLiveRead) {
     snap = await gather(deps, deps.client, key, true);
     if (!snap) return {};
-    d = decidePodPool(snap, deps.rules);
+    d = decidePodPool({ ...snap, expectations: pending }, deps.rules);
   }
-  const res = await applyDecision(deps.client, d, deps.recorder);
+  const res = await applyPoolDecision(
+    {
+      client: deps.client,
+      expectations,
+      poolUid,
+      now: deps.now,
+      ...(deps.recorder ? { recorder: deps.recorder } : {}),
+    },
+    d,
+  );
   if (res.failed) return failedResult(res.failed.error);
   return d.requeueAfterMs === undefined ? {} : { requeueAfterMs: d.requeueAfterMs };
 }

@@ -71,6 +71,17 @@ export const podPoolSchema: KindSchema = {
             minimum: 0,
           },
         ),
+        disruptionBudget: {
+          type: 'object',
+          description:
+            "When set, the controller keeps an owned PodDisruptionBudget '<pool>-bound' selecting the pool's Bound pods, so voluntary evictions (node drains, autoscalers) wait for the claim's release; remove the field to delete it.",
+          properties: {
+            maxUnavailable: int('Bound pods that may be evicted at once (default 0: none).', {
+              default: 0,
+              minimum: 0,
+            }),
+          },
+        },
       },
       'x-kubernetes-validations': [
         {

@@ -6,6 +6,7 @@ import type { PodPool } from '../api/types.ts';
 import { checkConvergence, checkSafety } from '../invariants/check.ts';
 import { checkClaimSide, checkHeldPodHints } from '../invariants/claim-side.ts';
 import { checkPoolRollout } from '../invariants/pool-rollout.ts';
+import { checkPoolExcessIdle, checkPoolSizes } from '../invariants/pool-size.ts';
 import type { Action } from './actions.ts';
 import { simPodMetadataResidue } from './cluster.ts';
 import { quietStateViolations, repairFailures, type SimViolation } from './repair-point.ts';
@@ -23,6 +24,13 @@ export async function checkStep(w: World, a: Action): Promise<SimViolation[]> {
   }
   w.tracker.violations.length = 0;
   const state = w.state();
+  // P8 (pool-size.ts): after every write with one replica; with several, once they are quiet, no
+  // Idle pod is left above maxPods (an excess claims bound goes as they release).
+  const pools = w.model.peek('PodPool') as PodPool[];
+  const oversized = checkPoolSizes(pools, state.pods);
+  if (w.ctls.length === 1) out.push(...oversized);
+  else if (a.t === 'quiesce') out.push(...checkPoolExcessIdle(pools, state.pods));
+  else if (oversized.length > 0) w.count('pool.transientExcess');
   if (a.t === 'quiesce') {
     if (w.admission === 'off') {
       out.push(...repairFailures(w.repairs[w.repairs.length - 1]!));
@@ -38,7 +46,7 @@ export async function checkStep(w: World, a: Action): Promise<SimViolation[]> {
       );
     }
     // Every rollout (a template change by a person) has restored the warm buffer by now.
-    out.push(...checkPoolRollout(w.model.peek('PodPool') as PodPool[], state.pods));
+    out.push(...checkPoolRollout(pools, state.pods));
     w.corrupted = false;
   } else if (w.damaged) {
     // Admission off and damage landed: safety is suspended until the next repair point.

@@ -20,7 +20,11 @@ export const LEASE_SECONDS = 60;
 export const WORKERS = 3;
 
 /** The pool `web`, the claim set `set` (2 replicas), the worker pods and the captures of a run. */
-export async function createCluster(m: ApiModel, rng: Rng): Promise<void> {
+export async function createCluster(
+  m: ApiModel,
+  rng: Rng,
+  size: { minIdle: number; maxPods: number } = { minIdle: 2, maxPods: 8 },
+): Promise<void> {
   const pool: PodPool = {
     apiVersion: 'claimkit.dev/v1alpha1',
     kind: 'PodPool',
@@ -30,8 +34,8 @@ export async function createCluster(m: ApiModel, rng: Rng): Promise<void> {
         metadata: { labels: { app: 'web' } },
         spec: { containers: [{ name: 'main', image: 'web:1' }] },
       },
-      minIdle: 2,
-      maxPods: 8,
+      minIdle: size.minIdle,
+      maxPods: size.maxPods,
       releasePolicy: rng.chance(0.5) ? 'Recycle' : 'Delete',
       drainSeconds: rng.chance(0.5) ? 0 : 3,
     },

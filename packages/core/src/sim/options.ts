@@ -31,6 +31,8 @@ export interface SimOptions {
   mapEvent?: MapEvent;
   /** Replays spent shrinking a failing trace (default 300; 0 keeps the whole failing prefix). */
   shrinkBudget?: number;
+  /** The pool's size (default minIdle 2, maxPods 8); a tight maxPods makes over-creation show as P8. */
+  pool?: { minIdle: number; maxPods: number };
   /** Extra model options (e.g. CRD schema defaulting and validation). */
   modelOptions?: Omit<ApiModelOptions, 'clock' | 'seed'>;
   /**

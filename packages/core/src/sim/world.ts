@@ -22,6 +22,7 @@ import { CacheView } from '../model/cache-view.ts';
 import { SimCaptureAgent } from '../model/capture-agent.ts';
 import { ManualClock, Rng } from '../model/clock.ts';
 import { ClaimIndex } from '../pool/claim-index.ts';
+import { PoolExpectations } from '../pool/expectations.ts';
 import { SAFETY_RULES, type SafetyRules } from '../reconcile/safety-rules.ts';
 import type { Action } from './actions.ts';
 import { type AdmissionMode, admissionLayer, type Refusal } from './admission-layer.ts';
@@ -33,6 +34,8 @@ import type { RepairRecord, SimViolation } from './repair-point.ts';
 
 interface Controller {
   cache: CacheView;
+  /** The replica's pool expectations (a process's memory: a restart starts with none). */
+  expectations: PoolExpectations;
   queue: Map<string, number>;
   failures: Map<string, number>;
   lagReads: number;
@@ -163,8 +166,15 @@ export class World {
   }
 
   private newController(): Controller {
+    const cache = new CacheView(this.model, 0);
+    const expectations = new PoolExpectations();
+    // The informer's delete handler observes pods that came and went between two reconciles.
+    cache.onDelete = (o) => {
+      if (o.kind === 'Pod') expectations.podDeleted(o as Pod);
+    };
     return {
-      cache: new CacheView(this.model, 0),
+      cache,
+      expectations,
       queue: new Map(),
       failures: new Map(),
       lagReads: 0,
@@ -212,8 +222,8 @@ export class World {
   }
 
   /** The cluster every run starts from, one solo claim, and every replica's queue full. */
-  async setup(rng: Rng): Promise<void> {
-    await createCluster(this.model, rng);
+  async setup(rng: Rng, pool?: SimOptions['pool']): Promise<void> {
+    await createCluster(this.model, rng, pool);
     await this.createClaim();
     for (const ctl of this.ctls) this.enqueueAll(ctl);
   }
@@ -262,6 +272,7 @@ export class World {
       now: () => this.clock.now(),
       backend: this.agent,
       rules: this.rules,
+      expectations: ctl.expectations,
     };
     this.count(`reconcile.${kind}`);
     try {
@@ -310,9 +321,9 @@ export class World {
 /** A set-up world (pool, claim set, workers, captures, one solo claim), controllers not yet run. */
 export async function openWorld(
   seed: number,
-  opts: Pick<SimOptions, 'replicas' | 'modelOptions' | 'kubectl' | 'mapEvent' | 'rules'> = {},
+  opts: Pick<SimOptions, 'replicas' | 'modelOptions' | 'kubectl' | 'mapEvent' | 'rules' | 'pool'> = {},
 ): Promise<World> {
   const w = new World(seed, opts.replicas ?? 2, opts);
-  await w.setup(new Rng(seed ^ 0x5eed));
+  await w.setup(new Rng(seed ^ 0x5eed), opts.pool);
   return w;
 }

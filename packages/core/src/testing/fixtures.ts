@@ -26,6 +26,7 @@ import type {
   ConfigMap,
   Lease,
   LostPolicy,
+  Node,
   Pod,
   PodClaim,
   PodClaimPhase,
@@ -362,6 +363,12 @@ export const withDrainSeconds =
     o.spec.drainSeconds = drainSeconds;
   };
 
+export const withDisruptionBudget =
+  (maxUnavailable = 0): Mod<PodPool> =>
+  (o) => {
+    o.spec.disruptionBudget = { maxUnavailable };
+  };
+
 export const poolStatus =
   (status: Partial<PodPoolStatus>): Mod<PodPool> =>
   (o) => {
@@ -616,6 +623,19 @@ export const notReady = (): Mod<Pod> => (o) => {
   setReady(o, false);
 };
 
+/** Pending with PodScheduled=False/Unschedulable: the scheduler found no node for it. */
+export const unschedulable = (): Mod<Pod> => (o) => {
+  delete o.spec.nodeName;
+  o.status = {
+    ...o.status,
+    phase: 'Pending',
+    conditions: [
+      ...(o.status?.conditions ?? []).filter((c) => c.type !== 'PodScheduled' && c.type !== 'Ready'),
+      { type: 'PodScheduled', status: 'False', reason: 'Unschedulable', lastTransitionTime: at(0) },
+    ],
+  };
+};
+
 export const succeeded = (): Mod<Pod> => podPhase('Succeeded');
 export const failed = (): Mod<Pod> => podPhase('Failed');
 
@@ -626,6 +646,33 @@ export const withContainers =
   };
 
 // ---------------- built-ins used by tests ----------------
+
+/** A cluster-scoped Node, Ready and schedulable. */
+export function node(name: string, ...mods: Mod<Node>[]): Node {
+  const m = meta('Node', name);
+  return build<Node>(
+    {
+      apiVersion: 'v1',
+      kind: 'Node',
+      metadata: { ...m, namespace: '', uid: uidFor('Node', name, '') },
+      spec: {},
+      status: { conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: at(0) }] },
+    },
+    mods,
+  );
+}
+
+/** Cordoned: `kubectl cordon` sets spec.unschedulable. */
+export const cordoned = (): Mod<Node> => (o) => {
+  o.spec.unschedulable = true;
+};
+
+/** The node's Ready condition is False (or Unknown: the kubelet stopped reporting). */
+export const nodeNotReady =
+  (status: 'False' | 'Unknown' = 'Unknown'): Mod<Node> =>
+  (o) => {
+    o.status = { conditions: [{ type: 'Ready', status, lastTransitionTime: at(0) }] };
+  };
 
 export function configMap(
   name: string,
@@ -715,6 +762,7 @@ export function fullPodPool(name = 'web'): PodPool {
     withMaxPods(10),
     withReleasePolicy('Delete'),
     withDrainSeconds(5),
+    withDisruptionBudget(1),
     poolStatus({
       total: 3,
       idle: 1,

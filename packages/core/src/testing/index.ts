@@ -3,6 +3,7 @@
 // tracker) and core's safety rules broken on purpose.
 export * from '../invariants/check.ts';
 export * from '../invariants/claim-side.ts';
+export * from '../invariants/pool-size.ts';
 export * from '../invariants/tracker.ts';
 export * from './broken-rules.ts';
 export * from './fake-timers.ts';

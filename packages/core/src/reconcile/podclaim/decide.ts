@@ -19,6 +19,7 @@ import {
   stateOf,
   unlabelPodWrite,
 } from '../../pool/pods.ts';
+import { isStranded, NO_UNSERVABLE_NODES } from '../../pool/serving.ts';
 import { type PodRelease, poolRelease } from '../../pool/template-hash.ts';
 import { type Decision, event } from '../decision.ts';
 import { SAFETY_RULES, type SafetyRules } from '../safety-rules.ts';
@@ -159,7 +160,9 @@ const bindWhenUnbound: Check = ({ s, c, ns, index, policy, strays, rules }) => {
   if (adopt && mayBind) return bindClaim(c, adopt, [], s.now, 'resume bind');
   if (strays.length > 0) return releaseStrays(strays, policy, index, c, rules);
   if (lostForGood) return holdLost(c, s.now);
-  const pod = mayBind ? pickCandidate(bindCandidates(c.spec.poolName, s.pods, index), c) : undefined;
+  const pod = mayBind
+    ? pickCandidate(bindCandidates(c.spec.poolName, s.pods, index, s.unservable), c)
+    : undefined;
   if (!pod) {
     const phase: PodClaimPhase = c.status?.phase === 'Lost' ? 'Lost' : 'Pending';
     return waitDecision(c, phase, waitReason(c, s.pool), s.now);
@@ -199,11 +202,19 @@ const startRequestedMigration: Check = (x) => {
   let target: Pod | undefined;
   if (wanted) {
     const p = byName.get(wanted);
-    if (p && isIdleAndReady(p) && poolOf(p) === c.spec.poolName && !index.isReferenced(ns, wanted))
+    if (
+      p &&
+      isIdleAndReady(p) &&
+      !isStranded(p, s.unservable ?? NO_UNSERVABLE_NODES) &&
+      poolOf(p) === c.spec.poolName &&
+      !index.isReferenced(ns, wanted)
+    )
       target = p;
   } else {
     target = pickCandidate(
-      bindCandidates(c.spec.poolName, s.pods, index).filter((p) => p.metadata.name !== c.spec.podName),
+      bindCandidates(c.spec.poolName, s.pods, index, s.unservable).filter(
+        (p) => p.metadata.name !== c.spec.podName,
+      ),
       c,
     );
   }

@@ -14,6 +14,7 @@ import { isDeleting } from '../../capture/liveness.ts';
 import { CANDIDATE_WINDOW, oldestBindCandidates } from '../../pool/candidates.ts';
 import { ClaimIndex } from '../../pool/claim-index.ts';
 import { claimedBy, isClaimedBy } from '../../pool/pods.ts';
+import { readUnservableNodes } from '../../pool/serving.ts';
 import type { PodClaimDeps, PodClaimSnapshot } from './snapshot.ts';
 
 export async function gatherPodClaim(
@@ -51,6 +52,7 @@ export async function gatherPodClaim(
   });
   for (const p of labelled.items) add(p);
   const deleting = Boolean(claim.metadata.deletionTimestamp);
+  let unservable: Set<string> | undefined;
   const wantsPod = !claim.spec.podName || claim.metadata.annotations?.[ANNOTATION_MIGRATE] !== undefined;
   if (!deleting && wantsPod && !claim.spec.sourcePod) {
     const idle = await deps.cache.list('Pod', {
@@ -58,7 +60,10 @@ export async function gatherPodClaim(
       labelSelector: { matchLabels: { [LABEL_POOL]: claim.spec.poolName, [LABEL_STATE]: 'Idle' } },
     });
     const none = new ClaimIndex([]);
-    for (const p of oldestBindCandidates(claim.spec.poolName, idle.items, none, CANDIDATE_WINDOW)) add(p);
+    // Pods on NotReady or cordoned nodes are never candidates (serving.ts), filtered before the window.
+    unservable = await readUnservableNodes(deps.cache, idle.items);
+    for (const p of oldestBindCandidates(claim.spec.poolName, idle.items, none, CANDIDATE_WINDOW, unservable))
+      add(p);
     const wanted = claim.metadata.annotations?.[ANNOTATION_MIGRATE_TO];
     const named = wanted ? idle.items.find((p) => p.metadata.name === wanted) : undefined;
     if (named) add(named);
@@ -84,7 +89,14 @@ export async function gatherPodClaim(
     }
     claims = [...byUid.values()];
   }
-  const snap: PodClaimSnapshot = { claim, pool, pods: [...pods.values()], claims, now: deps.now() };
+  const snap: PodClaimSnapshot = {
+    claim,
+    pool,
+    pods: [...pods.values()],
+    claims,
+    now: deps.now(),
+    ...(unservable ? { unservable } : {}),
+  };
   if (claim.spec.podName) {
     const cached = pods.get(claim.spec.podName);
     // Anything but "labelled ours" is confirmed live before deciding on it.

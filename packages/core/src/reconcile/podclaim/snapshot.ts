@@ -1,6 +1,7 @@
 // What the PodClaim reconciler decides from: a plain-data snapshot, and the ports it is gathered with.
 import type { Client, Reader } from '../../api/ports.ts';
 import type { Pod, PodClaim, PodPool } from '../../api/types.ts';
+import type { UnservableNodes } from '../../pool/serving.ts';
 import type { EventRecorder } from '../apply.ts';
 import type { SafetyRules } from '../safety-rules.ts';
 
@@ -20,6 +21,8 @@ export interface PodClaimSnapshot {
   liveCurrent?: PodLookup;
   /** Live read of the claim that spec.podName's claimed-by label names, when it is not this claim. */
   labelHolder?: ClaimLookup;
+  /** Nodes of the candidate pods that cannot serve (NotReady or cordoned): never bound there. */
+  unservable?: UnservableNodes;
   now: number;
 }
 

@@ -1,0 +1,179 @@
+// How many Idle pods a pool creates or deletes, from its cache view alone (no live list):
+// - pods it created or deleted but its cache does not show yet (expectations) hold every new
+//   create and delete, so a lagging cache never creates twice (the ReplicaSet pattern);
+// - terminating pods count against maxPods (they still hold a node's resources);
+// - Idle pods that are not Ready yet, unschedulable ones included, count toward the Idle target as
+//   "in progress": a pod the scheduler cannot place is held, not multiplied;
+// - Idle pods stranded on a NotReady or cordoned node do not count: a replacement is created
+//   first, and the stranded pod is deleted once the target is met without it (or at once when
+//   maxPods leaves no room for the replacement).
+// - template rollout (rollout.ts): Idle pods of an outdated template do not count toward the target
+//   either, so current ones are created next to them (within maxPods); an outdated Idle pod goes
+//   once enough current Idle pods are Ready to keep the target without it.
+// Deletes carry the pod's UID and resourceVersion, so a concurrent bind wins.
+import { keyOf, parseTimestamp } from '../api/meta.ts';
+import type { Pod, PodPool } from '../api/types.ts';
+import { isDeleting } from '../capture/liveness.ts';
+import { type EventSpec, event, type Write } from '../reconcile/decision.ts';
+import type { PendingExpectations } from './expectations.ts';
+import { claimedBy, stateOf } from './pods.ts';
+import { outdatedIdleToDelete, scaleDownOrder } from './rollout.ts';
+import { isStranded, isUnschedulable, type UnservableNodes } from './serving.ts';
+import { isUpdatedPod, poolTemplateHash } from './template-hash.ts';
+
+export interface ScalingInput {
+  pool: PodPool;
+  /** Every pod of the pool the cache shows, terminating ones included. */
+  pods: Pod[];
+  /** Claims of the pool waiting for a pod: one more Idle pod each. */
+  pendingClaims: number;
+  expectations: PendingExpectations;
+  unservable: UnservableNodes;
+  now: number;
+  /** Creates to keep; default: a fresh pod from the pool's template. */
+  newPod: (pool: PodPool) => Pod;
+}
+
+export interface ScalingDecision {
+  writes: Write[];
+  events: EventSpec[];
+  /** Set while expectations hold the pool: check again when the oldest expires. */
+  requeueAfterMs?: number;
+  /** Why the pool holds, when it does (this replica's own state: never written to the shared status). */
+  held?: string;
+  desiredIdle: number;
+  unschedulable: number;
+  stranded: number;
+}
+
+const isIdle = (p: Pod): boolean => stateOf(p) === 'Idle' && claimedBy(p) === undefined && !isDeleting(p);
+
+/** Newest first (not-yet-warm pods go before warm ones), then by name, so replicas pick the same victims. */
+function newestFirst(a: Pod, b: Pod): number {
+  return (
+    (parseTimestamp(b.metadata.creationTimestamp) ?? 0) -
+      (parseTimestamp(a.metadata.creationTimestamp) ?? 0) || (a.metadata.name < b.metadata.name ? 1 : -1)
+  );
+}
+
+function deleteWrite(p: Pod, why: string): Write {
+  return {
+    op: 'delete',
+    kind: 'Pod',
+    key: keyOf(p),
+    preconditions: { uid: p.metadata.uid!, resourceVersion: p.metadata.resourceVersion! },
+    why,
+  };
+}
+
+export function decideScaling(x: ScalingInput): ScalingDecision {
+  const { pool } = x;
+  const hash = poolTemplateHash(pool);
+  const live = x.pods.filter((p) => !isDeleting(p));
+  const terminating = x.pods.length - live.length;
+  const idle = live.filter(isIdle);
+  const stranded = idle.filter((p) => isStranded(p, x.unservable));
+  const servable = idle.filter((p) => !isStranded(p, x.unservable));
+  // Only Idle pods of the current template count toward the target (template rollout).
+  const healthy = servable.filter((p) => isUpdatedPod(p, hash));
+  const held = live.length - idle.length;
+  const desiredIdle = Math.min(pool.spec.minIdle + x.pendingClaims, Math.max(0, pool.spec.maxPods - held));
+  const base = {
+    desiredIdle,
+    unschedulable: idle.filter(isUnschedulable).length,
+    stranded: stranded.length,
+  };
+  const writes: Write[] = [];
+  const events: EventSpec[] = [];
+
+  const pending = x.expectations.creates + x.expectations.deletes;
+  if (pending > 0) {
+    const wait = Math.max(1000, (x.expectations.expiresAt ?? x.now) - x.now);
+    return {
+      ...base,
+      writes,
+      events,
+      requeueAfterMs: wait,
+      held: `waiting for the cache to show ${x.expectations.creates} create(s) and ${x.expectations.deletes} delete(s)`,
+    };
+  }
+
+  const room = Math.max(0, pool.spec.maxPods - x.pods.length);
+  const need = desiredIdle - healthy.length;
+  const deleting = new Set<string>();
+  let created = 0;
+  if (need > 0) {
+    const n = Math.min(need, room);
+    created = n;
+    for (let i = 0; i < n; i++)
+      writes.push({ op: 'create', object: x.newPod(pool), why: `keep ${desiredIdle} Idle` });
+    if (n > 0) {
+      const terms = terminating > 0 ? ` (${terminating} terminating count against maxPods)` : '';
+      events.push(
+        event(pool, 'Normal', 'ScaledUp', `creating ${n} pod(s) to keep ${desiredIdle} Idle${terms}`),
+      );
+    }
+    // No room for a replacement: a stranded pod makes room (it cannot serve anyway).
+    const freed = [...stranded].sort(newestFirst).slice(0, Math.max(0, need - n));
+    for (const p of freed) {
+      deleting.add(p.metadata.name);
+      writes.push(deleteWrite(p, `replace Idle pod ${p.metadata.name} on node ${p.spec.nodeName} (no room)`));
+    }
+    if (freed.length > 0)
+      events.push(
+        event(pool, 'Normal', 'StrandedReplaced', `deleting ${freed.length} Idle pod(s) on unservable nodes`),
+      );
+  } else {
+    // The target is met by pods that can serve: stranded pods go first, then the extra ones
+    // (outdated, not-Ready, newest first: scaleDownOrder), and whatever exceeds maxPods.
+    const overMax = Math.max(0, live.length - stranded.length - pool.spec.maxPods);
+    const extraHealthy = Math.max(0, healthy.length - desiredIdle);
+    const victims = [...stranded].sort(newestFirst);
+    for (const v of scaleDownOrder(healthy, hash).slice(0, extraHealthy)) victims.push(v);
+    const overMaxLeft = overMax - (victims.length - stranded.length);
+    if (overMaxLeft > 0) {
+      const rest = scaleDownOrder(servable, hash).filter((p) => !victims.includes(p));
+      victims.push(...rest.slice(0, overMaxLeft));
+    }
+    for (const v of victims) {
+      deleting.add(v.metadata.name);
+      const why = isStranded(v, x.unservable)
+        ? `replace Idle pod ${v.metadata.name} on node ${v.spec.nodeName}`
+        : `scale down Idle pods to ${desiredIdle}`;
+      writes.push(deleteWrite(v, why));
+    }
+    if (stranded.length > 0)
+      events.push(
+        event(
+          pool,
+          'Normal',
+          'StrandedReplaced',
+          `deleting ${stranded.length} Idle pod(s) on unservable nodes`,
+        ),
+      );
+    if (victims.length > stranded.length)
+      events.push(
+        event(pool, 'Normal', 'ScaledDown', `deleting ${victims.length - stranded.length} Idle pod(s)`),
+      );
+  }
+  // Rollout: outdated Idle pods go once current Ready ones keep the target without them.
+  const outdated = outdatedIdleToDelete({
+    idle: servable,
+    templateHash: hash,
+    desiredIdle,
+    roomToCreate: x.pods.length + created < pool.spec.maxPods,
+    alreadyDeleting: deleting,
+  });
+  for (const v of outdated)
+    writes.push(deleteWrite(v, `replace Idle pod ${v.metadata.name} of an outdated template`));
+  if (outdated.length > 0)
+    events.push(
+      event(
+        pool,
+        'Normal',
+        'TemplateRollout',
+        `replacing ${outdated.length} Idle pod(s) of an outdated template`,
+      ),
+    );
+  return { ...base, writes, events };
+}

@@ -1,0 +1,64 @@
+// Which pool pods can serve a claim: Ready, not deleting, on a node that is Ready and not cordoned.
+// Node health comes from the cache as a set of node names known to be unable to serve. A node the
+// cache does not know counts as able to serve: the pod's own Ready condition is the primary signal
+// (the node lifecycle controller marks pods of a dead node NotReady), and a Node missing from the
+// cache is either cache lag or a deleted node whose pods pod-GC removes; refusing to bind there
+// would stop every pool whenever Node reads are unavailable.
+import { getOrUndefined } from '../api/errors.ts';
+import type { Reader } from '../api/ports.ts';
+import type { Node, Pod } from '../api/types.ts';
+import { isDeleting, isPodReady } from '../capture/liveness.ts';
+
+/** Node names known (from the cache) to be NotReady or cordoned. */
+export type UnservableNodes = ReadonlySet<string>;
+
+export const NO_UNSERVABLE_NODES: UnservableNodes = new Set();
+
+/** A node serves new claims when it is Ready and not cordoned (spec.unschedulable). */
+export function nodeCanServe(n: Node): boolean {
+  if (n.spec?.unschedulable) return false;
+  return (n.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+}
+
+/** Why a node cannot serve, for Events and messages. */
+export function whyNodeCannotServe(n: Node): string {
+  return n.spec?.unschedulable
+    ? `node ${n.metadata.name} is cordoned`
+    : `node ${n.metadata.name} is not Ready`;
+}
+
+/** The pod sits on a node known to be unable to serve. */
+export function isStranded(p: Pod, unservable: UnservableNodes): boolean {
+  const node = p.spec.nodeName;
+  return node !== undefined && node !== '' && unservable.has(node);
+}
+
+/** Bindable as far as serving goes: Ready, not deleting, and not on a node known unable to serve. */
+export function canServe(p: Pod, unservable: UnservableNodes): boolean {
+  return isPodReady(p) && !isDeleting(p) && !isStranded(p, unservable);
+}
+
+/** Pending because the scheduler found no node (PodScheduled=False, reason Unschedulable). */
+export function isUnschedulable(p: Pod): boolean {
+  return (
+    (p.status?.phase ?? 'Pending') === 'Pending' &&
+    (p.status?.conditions ?? []).some(
+      (c) => c.type === 'PodScheduled' && c.status === 'False' && c.reason === 'Unschedulable',
+    )
+  );
+}
+
+/**
+ * Reads (from the cache) the nodes these pods run on and returns those that cannot serve. Each
+ * distinct node is read once; a node the cache does not have counts as able to serve (see above).
+ */
+export async function readUnservableNodes(cache: Reader, pods: Pod[]): Promise<Set<string>> {
+  const out = new Set<string>();
+  const names = new Set<string>();
+  for (const p of pods) if (p.spec.nodeName) names.add(p.spec.nodeName);
+  for (const name of names) {
+    const n = await getOrUndefined(cache.get('Node', { namespace: '', name }));
+    if (n && !nodeCanServe(n)) out.add(name);
+  }
+  return out;
+}
