@@ -3,9 +3,7 @@
 // and KEDA read it through /scale) and the TemplateUpToDate condition.
 import type { ConditionSpec } from '../api/conditions.ts';
 import { LABEL_POOL } from '../api/constants.ts';
-import { keyOf } from '../api/meta.ts';
 import type { Pod, PodPool, PodPoolStatus } from '../api/types.ts';
-import type { Write } from '../reconcile/decision.ts';
 import { stateOf } from './pods.ts';
 import { isUpdatedPod } from './template-hash.ts';
 
