@@ -62,6 +62,22 @@ describe('JSON helpers', () => {
       }),
     );
   });
+  test('a merge patch shares no object with its target or patch (the model merges into stored objects)', () => {
+    const objects = (v: unknown, out = new Set<object>()): Set<object> => {
+      if (v !== null && typeof v === 'object') {
+        out.add(v);
+        for (const x of Object.values(v)) objects(x, out);
+      }
+      return out;
+    };
+    const obj = fc.dictionary(fc.string({ maxLength: 4 }), fc.jsonValue({ maxDepth: 3 }));
+    fc.assert(
+      fc.property(obj, obj, (target, patch) => {
+        const inputs = objects(patch, objects(target));
+        for (const o of objects(applyMergePatch(target, patch))) expect(inputs.has(o)).toBe(false);
+      }),
+    );
+  });
 });
 
 describe('capture tokens', () => {

@@ -46,12 +46,16 @@ export function deepEqual(a: unknown, b: unknown): boolean {
   return ak.length === bk.length && ak.every((k) => deepEqual(ao[k], bo[k]));
 }
 
-/** RFC 7386 JSON merge patch. */
+/**
+ * RFC 7386 JSON merge patch. The result shares nothing with `target` or `patch`: the model merges
+ * into its stored objects, which its event history and the lagging caches also hold, so a member
+ * the patch leaves alone (say metadata, written next with the new resourceVersion) must be a copy.
+ */
 export function applyMergePatch(target: unknown, patch: unknown): unknown {
   if (patch === null || typeof patch !== 'object' || Array.isArray(patch)) return clone(patch);
   const out: Record<string, unknown> = {};
   if (target !== null && typeof target === 'object' && !Array.isArray(target)) {
-    for (const [k, v] of Object.entries(target as Record<string, unknown>)) setOwn(out, k, v);
+    for (const [k, v] of Object.entries(target as Record<string, unknown>)) setOwn(out, k, cloneValue(v));
   }
   for (const [k, v] of Object.entries(patch as Record<string, unknown>)) {
     if (v === null) delete out[k];

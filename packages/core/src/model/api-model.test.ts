@@ -124,6 +124,23 @@ describe('CacheView', () => {
     expect((await cache.list('ConfigMap')).items).toEqual([]);
   });
 
+  it('a merge patch that leaves metadata alone does not rewrite the event a lagging cache has yet to apply', async () => {
+    // The patch's result once shared metadata with the stored object, which the event history also
+    // holds: committing it stamped the new resourceVersion on the previous event's object, so a
+    // lagging cache served the old content under the new resourceVersion and an update made from
+    // it passed the optimistic-concurrency check (soak seed 4007).
+    const m = model();
+    const cache = new CacheView(m, 1);
+    const created = await m.create(forCreate(configMap('a', { v: '1' })));
+    const patched = await m.patch('ConfigMap', k('a'), { data: { v: '2' } });
+    expect(patched.metadata.resourceVersion).not.toBe(created.metadata.resourceVersion);
+    const stale = await cache.get('ConfigMap', k('a'));
+    expect(stale.data).toEqual({ v: '1' });
+    expect(stale.metadata.resourceVersion).toBe(created.metadata.resourceVersion);
+    expect(await reason(m.update({ ...stale, data: { v: 'from stale' } }))).toBe('Conflict');
+    expect((await m.get('ConfigMap', k('a'))).data).toEqual({ v: '2' });
+  });
+
   it('relists when the events it needs were dropped', async () => {
     const m = new ApiModel({ eventWindow: 3 });
     const cache = new CacheView(m, 0);

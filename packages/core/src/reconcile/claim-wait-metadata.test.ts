@@ -25,6 +25,7 @@ import {
   forPool,
   idle,
   inPool,
+  ofTemplate,
   onNode,
   pod,
   podClaim,
@@ -173,19 +174,26 @@ describe('podMetadata', () => {
     metadata: { labels: { app: 'web', team: 'pool' }, annotations: { note: 'template' } },
   };
 
+  /** A pool pod created from `template`: its labels, annotations and template hash (not outdated). */
+  const templatePod = (name: string, ...mods: Parameters<typeof pod>[1][]) =>
+    poolPod(
+      name,
+      ofTemplate(template),
+      idle(),
+      (p) => {
+        p.metadata.labels = { ...p.metadata.labels, ...template.metadata.labels };
+        p.metadata.annotations = { ...p.metadata.annotations, ...template.metadata.annotations };
+      },
+      ...mods,
+    );
+
   async function boundWorld(...mods: Parameters<typeof podClaim>[1][]) {
     const w = world();
     await put(
       w.model,
       podPool('web', (p) => (p.spec.template = template), withMinIdle(0)),
     );
-    await put(
-      w.model,
-      poolPod('p1', idle(), (p) => {
-        p.metadata.labels = { ...p.metadata.labels, app: 'web', team: 'pool' };
-        p.metadata.annotations = { ...p.metadata.annotations, note: 'template' };
-      }),
-    );
+    await put(w.model, templatePod('p1'));
     await put(
       w.model,
       podClaim(
@@ -223,7 +231,7 @@ describe('podMetadata', () => {
       if (path === 'finalizer') {
         await model.delete('PodClaim', key('c'));
       } else {
-        await put(model, poolPod('p2', idle()));
+        await put(model, templatePod('p2'));
         await model.patch('PodClaim', key('c'), {
           metadata: { annotations: { 'claimkit.dev/migrate': 'test', 'claimkit.dev/migrate-to': 'p2' } },
         });
