@@ -131,6 +131,24 @@ describe('admission policies on the API server (CRDs + policies, no webhook)', (
         subjects: [{ kind: 'ServiceAccount', name: CONTROLLER_SA, namespace: ns }],
       },
     });
+    // Nodes are cluster-scoped (the pool's serving check reads them): only that part cluster-wide.
+    await a.rbac.createClusterRole({
+      body: {
+        metadata: { name: `${clusterRole()}-nodes` },
+        rules: [{ apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch'] }],
+      },
+    });
+    await a.rbac.createClusterRoleBinding({
+      body: {
+        metadata: { name: `${clusterRole()}-nodes` },
+        roleRef: {
+          apiGroup: 'rbac.authorization.k8s.io',
+          kind: 'ClusterRole',
+          name: `${clusterRole()}-nodes`,
+        },
+        subjects: [{ kind: 'ServiceAccount', name: CONTROLLER_SA, namespace: ns }],
+      },
+    });
 
     // The objects the UPDATE cases start from, written before the policies exist (some are
     // inconsistent on purpose).
@@ -203,9 +221,14 @@ describe('admission policies on the API server (CRDs + policies, no webhook)', (
         if (!isNotFound(e)) throw e;
       });
     }
-    await a.rbac.deleteClusterRole({ name: clusterRole() }).catch((e) => {
+    await a.rbac.deleteClusterRoleBinding({ name: `${clusterRole()}-nodes` }).catch((e) => {
       if (!isNotFound(e)) throw e;
     });
+    for (const name of [clusterRole(), `${clusterRole()}-nodes`]) {
+      await a.rbac.deleteClusterRole({ name }).catch((e) => {
+        if (!isNotFound(e)) throw e;
+      });
+    }
   });
 
   type TypeChecking = { expressionWarnings?: { fieldRef: string; warning: string }[] };
