@@ -1,6 +1,7 @@
 // Named simulator regressions: seeds whose soak failed, shrunk to the actions that matter and replayed
 // with the soak's options, so the failure stays fixed however the soak's action draw changes.
 import { describe, expect, test } from 'vitest';
+import type { Pod, PodClaim } from '../api/types.ts';
 import type { Action } from './actions.ts';
 import { formatViolations, openWorld, runTrace, step } from './simulator.ts';
 
@@ -11,6 +12,11 @@ import { formatViolations, openWorld, runTrace, step } from './simulator.ts';
  * stored object, so the writer's patch stamped its resourceVersion on the older event that cache had
  * yet to apply: replica 1 read set-pdbvj as unbound under the current resourceVersion, and its bind
  * to an Idle pod passed the claim's optimistic-concurrency check, dropping web-8ggmd (P7).
+ * Since the pool's creates are gated by expectations and slow start, this trace no longer reaches
+ * the stale read (the pool scales differently, so names and timing differ); it stays as a scenario.
+ * The root cause is pinned where it lives: model/api-model.test.ts (the lagging cache's event keeps
+ * its resourceVersion) and properties.test.ts (a merge patch shares nothing), both failing on the
+ * aliasing merge.
  */
 const SEED_4007: Action[] = [
   { t: 'reconcile', ctl: 1 },
@@ -59,10 +65,23 @@ describe('simulator regressions', () => {
     expect(formatViolations(r.violations)).toBe('');
   });
 
-  test('seed 4007: the stale bind is refused and the claim keeps the pod it references', async () => {
+  test('seed 4007: the lagging replica reconcile takes no claim off the pod it references', async () => {
+    // The pods' names depend on how the pool scales, so the check is by reference, not by name.
     const w = await openWorld(4007, { replicas: 2 });
-    for (const a of SEED_4007) expect(formatViolations(await step(w, a))).toBe('');
-    const claim = w.model.tryGetNow('PodClaim', { namespace: 'sim', name: 'set-pdbvj' });
-    expect(claim?.spec.podName).toBe('web-8ggmd');
+    const last = SEED_4007.length - 1;
+    for (const a of SEED_4007.slice(0, last)) expect(formatViolations(await step(w, a))).toBe('');
+    const claims = () => w.model.peek('PodClaim') as PodClaim[];
+    const before = new Map(
+      claims()
+        .filter((c) => c.spec.podName)
+        .map((c) => [c.metadata.name, c.spec.podName]),
+    );
+    expect(before.size).toBeGreaterThan(0);
+    expect(formatViolations(await step(w, SEED_4007[last]!))).toBe('');
+    const pods = new Set((w.model.peek('Pod') as Pod[]).map((p) => p.metadata.name));
+    for (const c of claims()) {
+      const had = before.get(c.metadata.name);
+      if (had && pods.has(had)) expect(c.spec.podName, c.metadata.name).toBe(had);
+    }
   });
 });
