@@ -2,8 +2,6 @@
 // Node flags) in its own process, from cache sync until every key is reconciled and the queue is
 // empty; RSS from /proc.
 import { execFileSync, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import {
   FINALIZER_RELEASE,
@@ -15,24 +13,7 @@ import {
 } from '@claimkit/core';
 import { repoRoot, waitFor } from '@claimkit/e2e/harness';
 import { type BenchContext, benchNamespace, cleanup, forEachConcurrently, podFor, r1 } from './context.ts';
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-const rssMb = (pid: number) => {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Math.round(Number(m[1]) / 1024) : Number.NaN;
-};
-
-/** V8 flags the controller image runs with: a small young generation and a heap tuned for size. */
-const CONTROLLER_NODE_FLAGS = ['--max-semi-space-size=1', '--optimize-for-size'];
+import { CONTROLLER_NODE_FLAGS, freePort, rssMb } from './controller-process.ts';
 
 export async function benchRss(ctx: BenchContext, n: number) {
   const { kube, say } = ctx;

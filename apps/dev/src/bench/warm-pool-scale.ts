@@ -8,13 +8,12 @@
 // finds `burst` warm pods. Pods needed = maxPods; nothing is released, so any create beyond that is
 // over-creation.
 import { execFileSync, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { LABEL_STATE, type Pod, type PodClaim } from '@claimkit/core';
 import { repoRoot, testPool, waitFor } from '@claimkit/e2e/harness';
 import { type BenchContext, benchNamespace, cleanup, forEachConcurrently, isReady, r1 } from './context.ts';
+import { CONTROLLER_NODE_FLAGS, freePort, rssMb } from './controller-process.ts';
 import {
   arrivalSchedule,
   classifyRequests,
@@ -48,24 +47,6 @@ export const WARM_POOL_SCALE_QUICK = { warm: 370, steady: 360, rate: 30, burst: 
 /** Pods the pool holds at most (and the kwok nodes must fit). */
 export const warmPoolMaxPods = (o: { warm: number; steady: number; burst: number }) =>
   Math.max(o.warm, o.steady + o.burst);
-
-/** V8 flags the controller image runs with (packages/controller/Dockerfile). */
-const CONTROLLER_NODE_FLAGS = ['--max-semi-space-size=1', '--optimize-for-size'];
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-const rssMb = (pid: number) => {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Math.round(Number(m[1]) / 1024) : Number.NaN;
-};
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, Math.max(0, ms)));
 

@@ -7,6 +7,7 @@ import { LABEL_POOL, LABEL_STATE } from '../api/constants.ts';
 import { deepEqual } from '../api/json.ts';
 import type { PodDisruptionBudget, PodPool } from '../api/types.ts';
 import type { Write } from '../reconcile/decision.ts';
+import { poolOwnerReference } from './pods.ts';
 
 export const pdbNameFor = (pool: string): string => `${pool}-bound`;
 
@@ -20,16 +21,7 @@ export function desiredPdb(pool: PodPool): PodDisruptionBudget | undefined {
       name: pdbNameFor(pool.metadata.name),
       namespace: pool.metadata.namespace ?? '',
       labels: { [LABEL_POOL]: pool.metadata.name },
-      ownerReferences: [
-        {
-          apiVersion: 'claimkit.dev/v1alpha1',
-          kind: 'PodPool',
-          name: pool.metadata.name,
-          uid: pool.metadata.uid ?? '',
-          controller: true,
-          blockOwnerDeletion: true,
-        },
-      ],
+      ownerReferences: [poolOwnerReference(pool)],
     },
     spec: {
       selector: { matchLabels: { [LABEL_POOL]: pool.metadata.name, [LABEL_STATE]: 'Bound' } },

@@ -7,8 +7,8 @@ import {
   LABEL_STATE,
   type PodState,
 } from '../api/constants.ts';
-import { keyOf } from '../api/meta.ts';
-import type { Pod, PodClaim, ReleasePolicy } from '../api/types.ts';
+import { keyOf, type OwnerReference } from '../api/meta.ts';
+import type { Pod, PodClaim, PodPool, ReleasePolicy } from '../api/types.ts';
 import { isDeleting, isPodReady } from '../capture/liveness.ts';
 import type { Write } from '../reconcile/decision.ts';
 import { heldPodHints, idlePodHints } from './disruption-hints.ts';
@@ -102,6 +102,29 @@ export function drainPodWrite(pod: Pod, now: number): Write {
   };
 }
 
+/** The pool as controlling owner of what it creates (its pods, its PodDisruptionBudget). */
+export function poolOwnerReference(pool: PodPool): OwnerReference {
+  return {
+    apiVersion: 'claimkit.dev/v1alpha1',
+    kind: 'PodPool',
+    name: pool.metadata.name,
+    uid: pool.metadata.uid ?? '',
+    controller: true,
+    blockOwnerDeletion: true,
+  };
+}
+
+/** Deletes a pod only as last read (UID and resourceVersion): a concurrent bind or relabel wins. */
+export function deletePodAsReadWrite(pod: Pod, why: string): Write {
+  return {
+    op: 'delete',
+    kind: 'Pod',
+    key: keyOf(pod),
+    preconditions: { uid: pod.metadata.uid!, resourceVersion: pod.metadata.resourceVersion! },
+    why,
+  };
+}
+
 /**
  * Release per the pool's releasePolicy: Recycle returns the pod to Idle, Delete removes it; a pod of
  * an outdated template (when the release carries the pool's template hash) is deleted, not recycled.
@@ -109,15 +132,7 @@ export function drainPodWrite(pod: Pod, now: number): Write {
  * Bound pod's disruption hints, and gets an Idle pod's deletion cost.
  */
 export function releasePodWrite(pod: Pod, policy: PodRelease | ReleasePolicy, why: string): Write {
-  if (releasePolicyFor(pod, policy) === 'Delete' || isDeleting(pod)) {
-    return {
-      op: 'delete',
-      kind: 'Pod',
-      key: keyOf(pod),
-      preconditions: { uid: pod.metadata.uid!, resourceVersion: pod.metadata.resourceVersion! },
-      why,
-    };
-  }
+  if (releasePolicyFor(pod, policy) === 'Delete' || isDeleting(pod)) return deletePodAsReadWrite(pod, why);
   const undo = podMetadataReleasePatch(pod);
   return {
     op: 'patch',

@@ -11,12 +11,12 @@
 //   either, so current ones are created next to them (within maxPods); an outdated Idle pod goes
 //   once enough current Idle pods are Ready to keep the target without it.
 // Deletes carry the pod's UID and resourceVersion, so a concurrent bind wins.
-import { keyOf, parseTimestamp } from '../api/meta.ts';
+import { parseTimestamp } from '../api/meta.ts';
 import type { Pod, PodPool } from '../api/types.ts';
 import { isDeleting } from '../capture/liveness.ts';
 import { type EventSpec, event, type Write } from '../reconcile/decision.ts';
 import type { PendingExpectations } from './expectations.ts';
-import { claimedBy, stateOf } from './pods.ts';
+import { claimedBy, deletePodAsReadWrite, stateOf } from './pods.ts';
 import { outdatedIdleToDelete, scaleDownOrder } from './rollout.ts';
 import { isStranded, isUnschedulable, type UnservableNodes } from './serving.ts';
 import { isUpdatedPod, poolTemplateHash } from './template-hash.ts';
@@ -54,16 +54,6 @@ function newestFirst(a: Pod, b: Pod): number {
     (parseTimestamp(b.metadata.creationTimestamp) ?? 0) -
       (parseTimestamp(a.metadata.creationTimestamp) ?? 0) || (a.metadata.name < b.metadata.name ? 1 : -1)
   );
-}
-
-function deleteWrite(p: Pod, why: string): Write {
-  return {
-    op: 'delete',
-    kind: 'Pod',
-    key: keyOf(p),
-    preconditions: { uid: p.metadata.uid!, resourceVersion: p.metadata.resourceVersion! },
-    why,
-  };
 }
 
 export function decideScaling(x: ScalingInput): ScalingDecision {
@@ -117,7 +107,9 @@ export function decideScaling(x: ScalingInput): ScalingDecision {
     const freed = [...stranded].sort(newestFirst).slice(0, Math.max(0, need - n));
     for (const p of freed) {
       deleting.add(p.metadata.name);
-      writes.push(deleteWrite(p, `replace Idle pod ${p.metadata.name} on node ${p.spec.nodeName} (no room)`));
+      writes.push(
+        deletePodAsReadWrite(p, `replace Idle pod ${p.metadata.name} on node ${p.spec.nodeName} (no room)`),
+      );
     }
     if (freed.length > 0)
       events.push(
@@ -140,7 +132,7 @@ export function decideScaling(x: ScalingInput): ScalingDecision {
       const why = isStranded(v, x.unservable)
         ? `replace Idle pod ${v.metadata.name} on node ${v.spec.nodeName}`
         : `scale down Idle pods to ${desiredIdle}`;
-      writes.push(deleteWrite(v, why));
+      writes.push(deletePodAsReadWrite(v, why));
     }
     if (stranded.length > 0)
       events.push(
@@ -165,7 +157,7 @@ export function decideScaling(x: ScalingInput): ScalingDecision {
     alreadyDeleting: deleting,
   });
   for (const v of outdated)
-    writes.push(deleteWrite(v, `replace Idle pod ${v.metadata.name} of an outdated template`));
+    writes.push(deletePodAsReadWrite(v, `replace Idle pod ${v.metadata.name} of an outdated template`));
   if (outdated.length > 0)
     events.push(
       event(

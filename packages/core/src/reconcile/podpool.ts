@@ -14,7 +14,7 @@ import { ClaimIndex } from '../pool/claim-index.ts';
 import { decideDisruptionBudget, pdbNameFor } from '../pool/disruption-budget.ts';
 import { newIdlePodHints } from '../pool/disruption-hints.ts';
 import { NO_PENDING, type PendingExpectations, PoolExpectations } from '../pool/expectations.ts';
-import { claimedBy, claimedByUid, stateOf } from '../pool/pods.ts';
+import { claimedBy, claimedByUid, poolOwnerReference, stateOf } from '../pool/pods.ts';
 import { rolloutStatus, templateCondition } from '../pool/rollout-status.ts';
 import { decideScaling, type ScalingDecision } from '../pool/scaling.ts';
 import { NO_UNSERVABLE_NODES, readUnservableNodes, type UnservableNodes } from '../pool/serving.ts';
@@ -185,16 +185,7 @@ export function newPod(pool: PodPool, now: number): Pod {
         [LABEL_TEMPLATE_HASH]: poolTemplateHash(pool),
       },
       annotations: { ...(t.metadata?.annotations ?? {}), ...newIdlePodHints(now) },
-      ownerReferences: [
-        {
-          apiVersion: 'claimkit.dev/v1alpha1',
-          kind: 'PodPool',
-          name: pool.metadata.name,
-          uid: pool.metadata.uid ?? '',
-          controller: true,
-          blockOwnerDeletion: true,
-        },
-      ],
+      ownerReferences: [poolOwnerReference(pool)],
     },
     spec: JSON.parse(JSON.stringify(t.spec)),
   };
