@@ -367,4 +367,56 @@ describe('Manager on the in-memory API model', () => {
     await settled(m);
     expectInvariants(m);
   });
+
+  it("a pool's status-only changes are coalesced (each status write no longer causes the next); a spec change reconciles at once", async () => {
+    const m = model();
+    kubelet(m);
+    const coalesceMs = 2000;
+    const mgr = await startManager(m, { resyncMs: 0, poolCoalesceMs: coalesceMs });
+    await m.create(pool(2));
+    const key = { namespace: NS, name: 'web' };
+    await until('pool settled', () => m.getNow('PodPool', key).status?.idle === 2, 15_000);
+    await settled(m);
+    await new Promise((r) => setTimeout(r, coalesceMs + 200));
+    const poolReconciles = () => mgr.metrics.reconciles.total({ kind: 'PodPool' });
+    const before = poolReconciles();
+    // Another writer's condition, five times in a row: one coalesced reconcile, not five.
+    for (let i = 0; i < 5; i++) {
+      await m.patchStatus('PodPool', key, {
+        status: {
+          conditions: [
+            ...(m.getNow('PodPool', key).status?.conditions ?? []).filter((c) => c.type !== 'Audited'),
+            {
+              type: 'Audited',
+              status: 'True',
+              reason: `Round${i}`,
+              message: '',
+              lastTransitionTime: new Date().toISOString(),
+            },
+          ],
+        },
+      });
+    }
+    await new Promise((r) => setTimeout(r, coalesceMs / 4));
+    expect(poolReconciles() - before).toBe(0);
+    await until('the coalesced reconcile', () => poolReconciles() - before >= 1, coalesceMs * 3);
+    await new Promise((r) => setTimeout(r, coalesceMs + 200));
+    expect(poolReconciles() - before).toBe(1);
+    // The other writer's condition is kept by the pool's own status writes.
+    expect(m.getNow('PodPool', key).status?.conditions?.find((c) => c.type === 'Audited')?.reason).toBe(
+      'Round4',
+    );
+    // A spec change is the pool's own event: reconciled at once, well inside the coalescing window.
+    const t0 = Date.now();
+    await m.patch('PodPool', key, { spec: { minIdle: 3 } });
+    // (The pod's own events are coalesced for the pool, so count the pods, not the status.)
+    const idlePods = () =>
+      m
+        .listNow('Pod', { namespace: NS })
+        .filter((p) => p.metadata.labels?.['claimkit.dev/state'] === 'Idle' && !p.metadata.deletionTimestamp);
+    await until('a third Idle pod created', () => idlePods().length === 3, coalesceMs);
+    expect(Date.now() - t0).toBeLessThan(coalesceMs);
+    await settled(m);
+    expectInvariants(m);
+  });
 });

@@ -7,6 +7,7 @@ import {
   type CaptureBackend,
   ClaimIndex,
   type Client,
+  deepEqual,
   type EventRecorder,
   type EventSpec,
   type Kind,
@@ -201,7 +202,12 @@ export class Manager {
           if (after === undefined) this.references.remove(obj);
           else this.references.upsert(after as PodClaim);
         }
-        const own = kind === 'Pod' ? undefined : reconcileKey(kind, ns(obj), obj.metadata.name);
+        // A pool's own status-only change (mostly the echo of its status write) is coalesced like a
+        // derived event: reconciling at once on it made every status write cause the next one.
+        const own =
+          kind === 'Pod' || (kind === 'PodPool' && onlyStatusChanged(before, after))
+            ? undefined
+            : reconcileKey(kind, ns(obj), obj.metadata.name);
         for (const k of mapEvent(
           kind,
           before as AnyObject | undefined,
@@ -491,4 +497,18 @@ function gate(): { promise: Promise<void>; resolve: () => void } {
     resolve = r;
   });
   return { promise, resolve };
+}
+
+/** True when an update changed nothing but status (and the version stamps the server keeps). */
+export function onlyStatusChanged(
+  before: { metadata: object; status?: unknown } | undefined,
+  after: { metadata: object; status?: unknown } | undefined,
+): boolean {
+  if (before === undefined || after === undefined) return false;
+  const rest = (o: { metadata: object; status?: unknown }) => ({
+    ...o,
+    status: undefined,
+    metadata: { ...o.metadata, resourceVersion: undefined, managedFields: undefined },
+  });
+  return deepEqual(rest(before), rest(after));
 }

@@ -113,6 +113,21 @@ export class IndexedStore<T extends KubeObject> {
     return n;
   }
 
+  /**
+   * The objects index `name` holds under `value`, without copying them into an array (for a caller
+   * that filters them); undefined when there is no such index. Do not change the store meanwhile.
+   */
+  iterateIndex(name: string, value: string, namespace?: string): Iterable<T> | undefined {
+    const byValue = this.indexes.get(name);
+    if (!byValue) return undefined;
+    const byNs = byValue.get(value);
+    if (!byNs) return [];
+    if (namespace !== undefined) return byNs.get(namespace)?.values() ?? [];
+    return (function* () {
+      for (const m of byNs.values()) yield* m.values();
+    })();
+  }
+
   /** The objects index `name` holds under `value`; undefined when there is no such index. */
   byIndex(name: string, value: string, namespace?: string): T[] | undefined {
     const byValue = this.indexes.get(name);

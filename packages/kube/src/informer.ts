@@ -249,7 +249,7 @@ export class Informer<K extends Kind> {
       }
     }
     const candidates = best
-      ? this.store.byIndex(best.index, best.value, opts.namespace)!
+      ? this.store.iterateIndex(best.index, best.value, opts.namespace)!
       : this.store.values(opts.namespace);
     // Each requirement is turned into a check once, not per object (this runs on every reconcile,
     // over thousands of pool pods): the namespace is the candidates' already, the requirement the
@@ -264,7 +264,7 @@ export class Informer<K extends Kind> {
     const indexed = fields.filter(([f]) => this.store.hasIndex(fieldIndex(f)) && fieldIndex(f) !== covered);
     const plain = fields.filter(([f]) => !this.store.hasIndex(fieldIndex(f)));
     if (labelChecks.length === 0 && !expressions && indexed.length === 0 && plain.length === 0)
-      return Array.isArray(candidates) ? candidates : Array.from(candidates);
+      return Array.from(candidates);
     const holds = (o: KindMap[K], field: string, value: string) => {
       const values = this.store.valuesOf(fieldIndex(field), o);
       return value === '' ? values.length === 0 : values.includes(value);

@@ -10,10 +10,11 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
-import { LABEL_STATE, type Pod, type PodClaim } from '@claimkit/core';
+import { LABEL_CLAIMED_BY, LABEL_STATE, type Pod, type PodClaim } from '@claimkit/core';
 import { repoRoot, testPool, waitFor } from '@claimkit/e2e/harness';
 import { type BenchContext, benchNamespace, cleanup, forEachConcurrently, isReady, r1 } from './context.ts';
 import { CONTROLLER_NODE_FLAGS, freePort, rssMb } from './controller-process.ts';
+import { componentPids, cpuBetween, snapshotCpu } from './process-cpu.ts';
 import {
   arrivalSchedule,
   classifyRequests,
@@ -47,6 +48,9 @@ export const WARM_POOL_SCALE_QUICK = { warm: 370, steady: 360, rate: 30, burst: 
 /** Pods the pool holds at most (and the kwok nodes must fit). */
 export const warmPoolMaxPods = (o: { warm: number; steady: number; burst: number }) =>
   Math.max(o.warm, o.steady + o.burst);
+
+/** Cores the control plane and the controller may use, together, for the cluster to count as settled. */
+const SETTLED_CORES = 0.3;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, Math.max(0, ms)));
 
@@ -99,6 +103,10 @@ function keepWatching<K extends 'Pod' | 'PodClaim'>(
 interface ClaimTimes {
   sentAt?: number;
   addedAt?: number;
+  /** First pod event labelled claimed-by this claim (the bind's pod CAS landed). */
+  podLabelledAt?: number;
+  /** First claim event with spec.podName (the bind's spec write landed). */
+  specAt?: number;
   boundAt?: number;
 }
 
@@ -120,7 +128,7 @@ export async function benchWarmPoolScale(ctx: BenchContext, o: WarmPoolScaleOpti
   const claims = new Map<string, ClaimTimes>();
   let boundCount = 0;
   const boundWaiters: Array<() => void> = [];
-  const stopPods = keepWatching(ctx, 'Pod', ns, (type, p) => {
+  const stopPods = keepWatching(ctx, 'Pod', ns, (type, p, at) => {
     const name = p.metadata.name;
     podsSeen.add(name);
     const ok =
@@ -130,11 +138,18 @@ export async function benchWarmPoolScale(ctx: BenchContext, o: WarmPoolScaleOpti
       p.metadata.labels?.[LABEL_STATE] === 'Idle';
     if (ok) idleReady.add(name);
     else idleReady.delete(name);
+    const by = p.metadata.labels?.[LABEL_CLAIMED_BY];
+    if (by && type !== 'DELETED') {
+      const t = claims.get(by) ?? {};
+      claims.set(by, t);
+      t.podLabelledAt ??= at;
+    }
   });
   const stopClaims = keepWatching(ctx, 'PodClaim', ns, (type, c, at) => {
     const t = claims.get(c.metadata.name) ?? {};
     claims.set(c.metadata.name, t);
     if (t.addedAt === undefined) t.addedAt = at;
+    if (type !== 'DELETED' && c.spec.podName) t.specAt ??= at;
     if (type !== 'DELETED' && t.boundAt === undefined && c.status?.phase === 'Bound' && c.spec.podName) {
       t.boundAt = at;
       boundCount++;
@@ -208,7 +223,28 @@ export async function benchWarmPoolScale(ctx: BenchContext, o: WarmPoolScaleOpti
       { timeoutMs: 1_800_000, intervalMs: 250 },
     );
     const warmSeconds = (performance.now() - tw0) / 1000;
-    await sleep(3000); // the pool's last status writes
+
+    // 1b. Settle: the warm-up's tail (kwok's last status updates, the scheduler's and the garbage
+    // collector's work on thousands of new pods, the pool's last status writes) must not land on
+    // the first steady claims. Wait until the control plane and the controller together stay under
+    // SETTLED_CORES over a 2 s window (at most 2 min), as a warm pool is before claims arrive.
+    const cpuGroups = new Map([
+      ...componentPids(),
+      ['controller', [child.pid!]],
+      ['bench client', [process.pid]],
+    ]);
+    const tq0 = performance.now();
+    let quietCores = Number.NaN;
+    for (let prev = snapshotCpu(cpuGroups); ; ) {
+      await sleep(2000);
+      const cur = snapshotCpu(cpuGroups);
+      quietCores = Object.entries(cpuBetween(prev, cur, 2))
+        .filter(([name]) => name !== 'bench client')
+        .reduce((a, [, u]) => a + u.cores, 0);
+      prev = cur;
+      if (quietCores < SETTLED_CORES || performance.now() - tq0 > 120_000) break;
+    }
+    const settleSeconds = (performance.now() - tq0) / 1000;
     const rssWarm = rssMb(child.pid!);
 
     // 2. Steady: open loop at `rate`/s; a create is sent on schedule whether or not earlier ones answered.
@@ -248,14 +284,35 @@ export async function benchWarmPoolScale(ctx: BenchContext, o: WarmPoolScaleOpti
     const latencyOf = (names: string[]) => {
       const addedToBound: number[] = [];
       const sentToBound: number[] = [];
+      // Where the time goes, from the same two watches: claim seen -> its pod labelled (the
+      // controller's informer, queue and the pod CAS), -> spec.podName (the spec write), -> Bound
+      // (the status write). The pod stream and the claim stream are delivered separately, so a stage
+      // can come out slightly negative.
+      const toPodLabelled: number[] = [];
+      const toSpec: number[] = [];
+      const toStatus: number[] = [];
       for (const n of names) {
         const c = claims.get(n);
         if (c?.boundAt === undefined) continue;
         if (c.addedAt !== undefined) addedToBound.push(c.boundAt - c.addedAt);
         if (c.sentAt !== undefined) sentToBound.push(c.boundAt - c.sentAt);
+        if (c.addedAt !== undefined && c.podLabelledAt !== undefined && c.specAt !== undefined) {
+          toPodLabelled.push(c.podLabelledAt - c.addedAt);
+          toSpec.push(c.specAt - c.podLabelledAt);
+          toStatus.push(c.boundAt - c.specAt);
+        }
       }
-      return { addedToBound: latencySummary(addedToBound), createSentToBound: latencySummary(sentToBound) };
+      return {
+        addedToBound: latencySummary(addedToBound),
+        createSentToBound: latencySummary(sentToBound),
+        stages: {
+          addedToPodLabelled: latencySummary(toPodLabelled),
+          podLabelledToSpec: latencySummary(toSpec),
+          specToBound: latencySummary(toStatus),
+        },
+      };
     };
+    const cpu0 = snapshotCpu(cpuGroups);
     const m0 = await scrape();
     say(`steady: ${o.steady} claims at ${o.rate}/s ...`);
     const schedule = arrivalSchedule(o.steady, o.rate);
@@ -271,6 +328,7 @@ export async function benchWarmPoolScale(ctx: BenchContext, o: WarmPoolScaleOpti
     await Promise.all(inFlight);
     await awaitBound(o.steady, 'steady');
     const steadySeconds = (performance.now() - ts0) / 1000;
+    const steadyCpu = cpuBetween(cpu0, snapshotCpu(cpuGroups), steadySeconds);
     await sleep(3000); // the no-op reconciles and coalesced pool writes that follow the last binds
     const m1 = await scrape();
     const rssSteady = rssMb(child.pid!);
@@ -280,6 +338,7 @@ export async function benchWarmPoolScale(ctx: BenchContext, o: WarmPoolScaleOpti
       `steady done in ${r1(steadySeconds)} s: ${JSON.stringify({
         latency: latencyOf(steadyNames),
         requests: classifyRequests(diffCounts(requestCounts(m0), requestCounts(m1)), o.steady),
+        cpu: steadyCpu,
         rssMb: rssSteady,
       })}`,
     );
@@ -341,6 +400,15 @@ export async function benchWarmPoolScale(ctx: BenchContext, o: WarmPoolScaleOpti
     const rssEnd = rssMb(child.pid!);
 
     const steadyLat = latencyOf(steadyNames);
+    // By arrival time in 10 s windows: a transient (the pool's first refill, a GC) shows where it is.
+    const steadyOverTime = Array.from({ length: Math.ceil(o.steady / o.rate / 10) }, (_, w) => {
+      const inWindow = steadyNames.filter((n) => {
+        const at = (claims.get(n)?.addedAt ?? Number.NaN) - ts0;
+        return at >= w * 10_000 && at < (w + 1) * 10_000;
+      });
+      const { n, p50Ms, p99Ms, maxMs } = latencyOf(inWindow).addedToBound;
+      return { fromSecond: w * 10, n, p50Ms, p99Ms, maxMs };
+    });
     const burstLat = latencyOf(burstNames);
     const steadyReq = classifyRequests(diffCounts(requestCounts(m0), requestCounts(m1)), o.steady);
     const burstReq = classifyRequests(diffCounts(requestCounts(m2), requestCounts(m3)), o.burst);
@@ -361,6 +429,7 @@ export async function benchWarmPoolScale(ctx: BenchContext, o: WarmPoolScaleOpti
       method: [
         `kwok; PodPool minIdle ${o.warm}, maxPods ${maxPods} (= steady + burst: the pool starts with ${o.warm} warm pods and tops up to ${maxPods} while the steady claims bind, so the burst finds ${o.burst} warm pods; nothing is released, so pods needed = ${maxPods}).`,
         `Controller: dist/main.js (node ${CONTROLLER_NODE_FLAGS.join(' ')}) in its own process, --concurrency ${o.concurrency}, --namespace.`,
+        `Settle: after warm-up, the steady phase starts once the control plane and the controller together used < ${SETTLED_CORES} cores over 2 s (at most 2 min).`,
         `Steady: ${o.steady} PodClaims created open-loop at ${o.rate}/s (each create sent on schedule, not waiting for earlier answers). Burst: ${o.burst} creates sent at once after ${o.burst} pods are Idle and Ready again.`,
         "Latency: measured by the bench client on its own PodClaim watch: arrival of the claim's ADDED event -> arrival of its first event with phase Bound and spec.podName (same clock, same stream: creationTimestamp has 1 s resolution and the watch delay cancels); createSentToBound adds the create's round trip.",
         "Requests: the controller's claimkit_api_requests_total (its client counts every request by verb/resource/code) diffed around each phase; reads = get/list/watch, writes = create/update/patch/delete (status included), Events apart; writesPerBind = successful Pod/PodClaim writes other than pod creates per claim.",
@@ -376,13 +445,22 @@ export async function benchWarmPoolScale(ctx: BenchContext, o: WarmPoolScaleOpti
       burstClaims: o.burst,
       concurrency: o.concurrency,
       warmSeconds: r1(warmSeconds),
+      /** After warm-up, until the control plane and the controller used < SETTLED_CORES together. */
+      settle: {
+        seconds: r1(settleSeconds),
+        cores: Math.round(quietCores * 100) / 100,
+        limitCores: SETTLED_CORES,
+      },
       steady: {
         seconds: r1(steadySeconds),
         sendLateMaxMs: r1(sendLateMax),
         latency: steadyLat,
+        latencyOverTime: steadyOverTime,
         requests: steadyReq,
         reconciles: reconciles(m1) - reconciles(m0),
         events: events(m1) - events(m0),
+        /** CPU each process used during the steady phase (cores = CPU seconds / phase seconds). */
+        cpu: steadyCpu,
       },
       burst: {
         /** From the last steady claim Bound until `burst` pods were Idle and Ready again. */

@@ -84,6 +84,16 @@ export function toSecondsTimestamp(ms: number): string {
 
 export function parseTimestamp(s: string | undefined): number | undefined {
   if (s === undefined || s === '') return undefined;
+  const known = parsedTimestamps.get(s);
+  if (known !== undefined) return known;
   const ms = Date.parse(s);
-  return Number.isNaN(ms) ? undefined : ms;
+  if (Number.isNaN(ms)) return undefined;
+  // Pool reconciles order thousands of pods by creationTimestamp (second resolution, so few
+  // distinct strings); Date.parse was the controller's top self time at 3,900 pods.
+  if (parsedTimestamps.size >= PARSED_TIMESTAMPS_MAX) parsedTimestamps.clear();
+  parsedTimestamps.set(s, ms);
+  return ms;
 }
+
+const PARSED_TIMESTAMPS_MAX = 4096;
+const parsedTimestamps = new Map<string, number>();

@@ -28,7 +28,7 @@ export function bindCandidates(
  * The first `limit` of bindCandidates, without sorting them all: a claim's gather wants the oldest
  * CANDIDATE_WINDOW of thousands of Idle pods on every pass, and sorting the whole pool (each
  * timestamp parsed) was the controller's top cost at 3,700 Idle pods. One pass keeps the oldest
- * `limit` in order; pods created in the same second share one parse.
+ * `limit` in order (parseTimestamp memoizes: pods created in the same second share one parse).
  */
 export function oldestBindCandidates(
   pool: string,
@@ -38,24 +38,17 @@ export function oldestBindCandidates(
   unservable: UnservableNodes = NO_UNSERVABLE_NODES,
 ): Pod[] {
   if (limit <= 0) return [];
-  const parsed = new Map<string, number>();
-  const timeOf = (p: Pod) => {
-    const s = p.metadata.creationTimestamp ?? '';
-    let t = parsed.get(s);
-    if (t === undefined) {
-      t = parseTimestamp(s) ?? 0;
-      parsed.set(s, t);
-    }
-    return t;
-  };
+  const timeOf = (p: Pod) => parseTimestamp(p.metadata.creationTimestamp) ?? 0;
   // Ascending by (time, name), at most `limit` long.
   const top: { pod: Pod; t: number }[] = [];
   const before = (a: { pod: Pod; t: number }, b: { pod: Pod; t: number }) =>
     a.t < b.t || (a.t === b.t && a.pod.metadata.name < b.pod.metadata.name);
   for (const pod of pods) {
-    if (!isCandidate(pool, pod, index, unservable)) continue;
+    // Order first (cheap), candidacy only for a pod that would enter the window: most of thousands
+    // of Idle pods are newer than the window's last and are never checked.
     const x = { pod, t: timeOf(pod) };
     if (top.length === limit && !before(x, top[limit - 1]!)) continue;
+    if (!isCandidate(pool, pod, index, unservable)) continue;
     let lo = 0;
     let hi = top.length;
     while (lo < hi) {

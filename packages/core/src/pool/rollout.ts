@@ -16,8 +16,14 @@ const byName = (a: Pod, b: Pod): number => (a.metadata.name < b.metadata.name ? 
  * first (warm old pods stay), so an excess removes what serves least.
  */
 export function scaleDownOrder(idle: Pod[], templateHash: string): Pod[] {
-  const rank = (p: Pod) => (isUpdatedPod(p, templateHash) ? 2 : 0) + (isPodReady(p) ? 1 : 0);
-  return [...idle].sort((a, b) => rank(a) - rank(b) || created(b) - created(a) || byName(b, a));
+  // Keys computed once per pod, not once per comparison (a pool reconcile sorts thousands).
+  const keyed = idle.map((pod) => ({
+    pod,
+    rank: (isUpdatedPod(pod, templateHash) ? 2 : 0) + (isPodReady(pod) ? 1 : 0),
+    created: created(pod),
+  }));
+  keyed.sort((a, b) => a.rank - b.rank || b.created - a.created || byName(b.pod, a.pod));
+  return keyed.map((k) => k.pod);
 }
 
 export interface RolloutInput {

@@ -121,7 +121,8 @@ export function decideScaling(x: ScalingInput): ScalingDecision {
     const overMax = Math.max(0, live.length - stranded.length - pool.spec.maxPods);
     const extraHealthy = Math.max(0, healthy.length - desiredIdle);
     const victims = [...stranded].sort(newestFirst);
-    for (const v of scaleDownOrder(healthy, hash).slice(0, extraHealthy)) victims.push(v);
+    if (extraHealthy > 0)
+      for (const v of scaleDownOrder(healthy, hash).slice(0, extraHealthy)) victims.push(v);
     const overMaxLeft = overMax - (victims.length - stranded.length);
     if (overMaxLeft > 0) {
       const rest = scaleDownOrder(servable, hash).filter((p) => !victims.includes(p));
