@@ -4,7 +4,7 @@
 // nodenext and bundler (and with a `source` custom condition of the user's own) and binds a claim
 // on core's in-memory model; each bin answers --help and a bad flag; `claimctl simulate` runs; the
 // webhook serves one AdmissionReview over HTTPS under Node and under Deno, from node_modules.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -79,6 +79,25 @@ describe('the packed packages', () => {
       expect(stray, p.name).toEqual(
         ['LICENSE', 'README.md', 'package.json'].filter((f) => files.includes(f)),
       );
+    }
+  });
+
+  it('ship source maps that carry their sources (src/ does not ship, so a map may not point at it)', () => {
+    for (const p of packages) {
+      const dist = join(app, 'node_modules', p.name, 'dist');
+      const maps = readdirSync(dist, { recursive: true, encoding: 'utf8' }).filter((f) =>
+        f.endsWith('.js.map'),
+      );
+      expect(maps.length, p.name).toBeGreaterThan(0);
+      for (const m of maps) {
+        const map = JSON.parse(readFileSync(join(dist, m), 'utf8')) as {
+          sources: string[];
+          sourcesContent?: (string | null)[];
+        };
+        expect(map.sources.length, `${p.name} ${m}`).toBeGreaterThan(0);
+        expect(map.sourcesContent?.length, `${p.name} ${m}: sourcesContent`).toBe(map.sources.length);
+        for (const c of map.sourcesContent ?? []) expect(typeof c, `${p.name} ${m}`).toBe('string');
+      }
     }
   });
 
