@@ -9,6 +9,7 @@ import {
   LABEL_POOL,
   LABEL_STATE,
 } from '../api/constants.ts';
+import { LABEL_TEMPLATE_HASH } from '../pool/template-hash.ts';
 import type { PolicyName } from './manifests.ts';
 import type { ValidationReason } from './types.ts';
 
@@ -57,6 +58,9 @@ const claimedBy = (claim: string, state = 'Bound'): PodMetadataCase => ({
   annotations: { [ANNOTATION_CLAIMED_BY_UID]: `uid-${claim}` },
 });
 const state = (s: string): PodMetadataCase => ({ labels: { ...POOL, [LABEL_STATE]: s } });
+const hashed = (hash: string, s: string): PodMetadataCase => ({
+  labels: { ...POOL, [LABEL_STATE]: s, [LABEL_TEMPLATE_HASH]: hash },
+});
 const allowed: PolicyCaseExpectation = { allowed: true };
 const refused = (reason: ValidationReason, message: string): PolicyCaseExpectation => ({
   allowed: false,
@@ -172,6 +176,46 @@ export const POLICY_CASES: readonly PolicyCase[] = [
     writer: 'controller-group',
     old: { labels: { ...POOL, [LABEL_STATE]: 'Bound' } },
     new: claimedBy('b'),
+    expect: allowed,
+  }),
+  pod({
+    name: 'a person setting the template hash of a pool pod is refused (an outdated pod made to look current)',
+    operation: 'UPDATE',
+    old: hashed('old0', 'Idle'),
+    new: hashed('cur1', 'Idle'),
+    expect: refused(
+      'Forbidden',
+      `metadata.labels[${LABEL_TEMPLATE_HASH}]: is set only by the claimkit controller, not by "${OTHER_USER_PLACEHOLDER}"; anyone may remove it`,
+    ),
+  }),
+  pod({
+    name: 'a person creating a pool pod with a template hash is refused',
+    operation: 'CREATE',
+    new: hashed('cur1', 'Idle'),
+    expect: refused(
+      'Forbidden',
+      `metadata.labels[${LABEL_TEMPLATE_HASH}]: is set only by the claimkit controller`,
+    ),
+  }),
+  pod({
+    name: 'a person removing the template hash is allowed (the pod is then outdated and replaced)',
+    operation: 'UPDATE',
+    old: hashed('old0', 'Idle'),
+    new: state('Idle'),
+    expect: allowed,
+  }),
+  pod({
+    name: "a person's other edits leave the template hash alone and pass",
+    operation: 'UPDATE',
+    old: hashed('old0', 'Idle'),
+    new: { labels: { ...hashed('old0', 'Idle').labels, app: 'web' } },
+    expect: allowed,
+  }),
+  pod({
+    name: 'the controller creates a pool pod with its template hash',
+    operation: 'CREATE',
+    writer: 'controller',
+    new: hashed('cur1', 'Idle'),
     expect: allowed,
   }),
   pod({

@@ -1,6 +1,7 @@
 // Policy `<prefix>-pool-pod-labels`: invariant P1 at the pod, for every writer. A pool pod (label
 // claimkit.dev/pool, before or after the write) is never relabelled from one claim to another in a
-// single write, and its state label, claimed-by label and claimed-by-uid annotation agree. The same
+// single write, its state label, claimed-by label and claimed-by-uid annotation agree, and only the
+// controller names a claim or a template hash on it (anyone may remove them). The same
 // rules as the webhook's /validate/pods (packages/webhook/src/rules/pods.ts), including when they
 // apply: consistency is checked on create, and on update only when the write touches one of those
 // keys, so pods that were inconsistent before the policy existed can still be repaired step by step.
@@ -11,6 +12,7 @@ import {
   LABEL_STATE,
   POD_STATES,
 } from '../api/constants.ts';
+import { LABEL_TEMPLATE_HASH } from '../pool/template-hash.ts';
 import { celString, type ResolvedPolicyOptions } from './options.ts';
 import { controllerIdentityVariables, POLICY_LABELS } from './podclaim-writers.ts';
 import {
@@ -50,6 +52,8 @@ const VARIABLES: NamedExpression[] = [
   { name: 'oldClaimUid', expression: valueOr('oldAnnotations', ANNOTATION_CLAIMED_BY_UID) },
   { name: 'newClaimUid', expression: valueOr('newAnnotations', ANNOTATION_CLAIMED_BY_UID) },
   { name: 'newState', expression: valueOr('newLabels', LABEL_STATE) },
+  { name: 'oldTemplateHash', expression: valueOr('oldLabels', LABEL_TEMPLATE_HASH) },
+  { name: 'newTemplateHash', expression: valueOr('newLabels', LABEL_TEMPLATE_HASH) },
   {
     name: 'touched',
     expression:
@@ -115,6 +119,15 @@ const VALIDATIONS: PolicyValidation[] = [
       "variables.isController || variables.newClaimUid == '' || variables.newClaimUid == variables.oldClaimUid",
     message: `${annotationField(ANNOTATION_CLAIMED_BY_UID)}: is set only by the claimkit controller; anyone may remove it`,
     messageExpression: `${q(`${annotationField(ANNOTATION_CLAIMED_BY_UID)}: is set only by the claimkit controller, not by "`)} + request.userInfo.username + '"; anyone may remove it'`,
+    reason: 'Forbidden',
+  },
+  // The template hash says which template the pod was made from (rollout decides on it): a person
+  // who sets it makes an outdated pod look current. Removing it only makes the pod outdated.
+  {
+    expression:
+      "variables.isController || variables.newTemplateHash == '' || variables.newTemplateHash == variables.oldTemplateHash",
+    message: `${labelField(LABEL_TEMPLATE_HASH)}: is set only by the claimkit controller; anyone may remove it`,
+    messageExpression: `${q(`${labelField(LABEL_TEMPLATE_HASH)}: is set only by the claimkit controller, not by "`)} + request.userInfo.username + '"; anyone may remove it'`,
     reason: 'Forbidden',
   },
 ];

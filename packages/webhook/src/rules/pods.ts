@@ -7,6 +7,7 @@ import {
   LABEL_CLAIMED_BY,
   LABEL_POOL,
   LABEL_STATE,
+  LABEL_TEMPLATE_HASH,
   POD_STATES,
   type PodState,
 } from '@claimkit/core';
@@ -56,6 +57,15 @@ export function validatePod(input: RuleInput, ctx: RuleContext): Verdict {
     if (newUid !== undefined && newUid !== oldUid)
       v.push({
         field: annotationPath(ANNOTATION_CLAIMED_BY_UID),
+        message: `is set only by the claimkit controller, not by ${who}; anyone may remove it`,
+      });
+    // The template hash says which template made the pod (rollout decides on it): set only by the
+    // controller, so an outdated pod cannot be made to look current.
+    const oldHash = oldLabels[LABEL_TEMPLATE_HASH] || undefined;
+    const newHash = labels[LABEL_TEMPLATE_HASH] || undefined;
+    if (newHash !== undefined && newHash !== oldHash)
+      v.push({
+        field: labelPath(LABEL_TEMPLATE_HASH),
         message: `is set only by the claimkit controller, not by ${who}; anyone may remove it`,
       });
   }
