@@ -7,7 +7,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { controllerRules } from '@claimkit/controller';
+import { controllerRules, explainStartError } from '@claimkit/controller';
 import {
   ANNOTATION_CLAIMED_BY_UID,
   ANNOTATION_MIGRATE,
@@ -65,6 +65,7 @@ describe('admission policies on the API server (CRDs + policies, no webhook)', (
   let controller: Clients;
   let controllerKubeconfig = '';
   let groupMember: Clients;
+  let memberKubeconfig = '';
   let ctl: RunningController | undefined;
   const admin = () => e2eClients();
   const custom = (c: Clients) => c.custom;
@@ -85,7 +86,7 @@ describe('admission policies on the API server (CRDs + policies, no webhook)', (
     controllerKubeconfig = join(dir, 'controller.kubeconfig');
     await writeServiceAccountKubeconfig(a, { namespace: ns, name: CONTROLLER_SA }, controllerKubeconfig);
     controller = makeClients(controllerKubeconfig);
-    const memberKubeconfig = join(dir, 'member.kubeconfig');
+    memberKubeconfig = join(dir, 'member.kubeconfig');
     await writeServiceAccountKubeconfig(a, { namespace: ns, name: GROUP_MEMBER_SA }, memberKubeconfig);
     groupMember = makeClients(memberKubeconfig);
 
@@ -128,7 +129,11 @@ describe('admission policies on the API server (CRDs + policies, no webhook)', (
       body: {
         metadata: { name: 'controller' },
         roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: clusterRole() },
-        subjects: [{ kind: 'ServiceAccount', name: CONTROLLER_SA, namespace: ns }],
+        // The group member runs a controller too, with this namespaced role and no Node read.
+        subjects: [
+          { kind: 'ServiceAccount', name: CONTROLLER_SA, namespace: ns },
+          { kind: 'ServiceAccount', name: GROUP_MEMBER_SA, namespace: ns },
+        ],
       },
     });
     // Nodes are cluster-scoped (the pool's serving check reads them): only that part cluster-wide.
@@ -548,6 +553,48 @@ describe('admission policies on the API server (CRDs + policies, no webhook)', (
     await until('no pod left claimed', async () =>
       (await c.list('Pod', { namespace: n })).items.every((p) => !p.metadata.labels?.[LABEL_CLAIMED_BY]),
     );
+    await expectAllInvariants(n);
+  });
+  it('a controller without a cluster-wide Node read: it says to grant one or pass --no-watch-nodes, and with --no-watch-nodes it binds', async () => {
+    const n = flows.name;
+    // The flows' controller goes, so what binds below is the one without Node reads.
+    await ctl?.stop();
+    ctl = undefined;
+    let refused: unknown;
+    try {
+      const x = await startController(n, { kubeconfig: memberKubeconfig, identity: 'e2e-nodes-denied' });
+      await x.stop();
+    } catch (e) {
+      refused = e;
+    }
+    expect(refused, 'the controller started without a Node read').toBeDefined();
+    const why = explainStartError(refused);
+    expect(why).toContain('may not list and watch nodes');
+    expect(why).toContain('--no-watch-nodes');
+
+    ctl = await startController(n, {
+      kubeconfig: memberKubeconfig,
+      identity: 'e2e-no-nodes',
+      watchNodes: false,
+    });
+    const c = kube();
+    await c.create(testPool(n, 'solo', { minIdle: 1, maxPods: 3 }));
+    await c.create({
+      apiVersion: API_VERSION,
+      kind: 'PodClaim',
+      metadata: { name: 'solo', namespace: n },
+      spec: { poolName: 'solo' },
+    } as PodClaim);
+    const bound = await until(
+      'the claim bound by the controller that watches no Nodes',
+      async () => {
+        const x = await getOrUndefined(c.get('PodClaim', { namespace: n, name: 'solo' }));
+        return x?.status?.phase === 'Bound' && x.spec.podName ? x : undefined;
+      },
+      60_000,
+    );
+    const pod = await c.get('Pod', { namespace: n, name: bound!.spec.podName! });
+    expect(pod.metadata.labels?.[LABEL_CLAIMED_BY]).toBe('solo');
     await expectAllInvariants(n);
   });
 });

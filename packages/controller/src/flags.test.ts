@@ -30,7 +30,14 @@ describe('flags', () => {
       leaseNamespace: 'claimkit-system',
       metricsAddr: ':8080',
       healthAddr: ':8081',
+      watchNodes: true,
     });
+  });
+
+  it('--no-watch-nodes (and --watch-nodes) for installs without a cluster-wide Node read', () => {
+    expect(parseFlags(['--no-watch-nodes'], {}).watchNodes).toBe(false);
+    expect(parseFlags(['--watch-nodes'], {}).watchNodes).toBe(true);
+    expect(parseFlags([], {}).watchNodes).toBe(true);
   });
 
   it.each([

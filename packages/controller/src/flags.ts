@@ -14,6 +14,8 @@ export interface ControllerFlags {
   concurrency: number;
   sweepIntervalMs: number;
   requestTimeoutMs: number;
+  /** Watch Nodes (cluster-wide get/list/watch) so pods on NotReady or cordoned nodes are not handed out. */
+  watchNodes: boolean;
   logLevel: LogLevel;
 }
 
@@ -33,6 +35,8 @@ export const USAGE = `usage: claimkit-controller [flags]
   --concurrency N          reconcile workers (default 4)
   --sweep-interval DUR     capture recovery sweep period (e.g. 30s, 1m; default 30s)
   --request-timeout DUR    give up on an API request (a watch: its headers) after DUR (default 15s)
+  --no-watch-nodes         do not watch Nodes (no cluster-wide read): a pod's own Ready condition
+                           is then the only health signal for bind candidates
   --log-level LEVEL        debug|info|warn|error (default info)
 `;
 
@@ -74,6 +78,7 @@ export function parseFlags(
         concurrency: { type: 'string' },
         'sweep-interval': { type: 'string' },
         'request-timeout': { type: 'string' },
+        'watch-nodes': { type: 'boolean' },
         'log-level': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -125,6 +130,7 @@ export function parseFlags(
     concurrency,
     sweepIntervalMs,
     requestTimeoutMs,
+    watchNodes: values['watch-nodes'] !== false,
     logLevel,
     help: values.help === true,
   };

@@ -38,6 +38,7 @@ try {
     identity: flags.identity,
     log,
     timeoutMs: flags.requestTimeoutMs,
+    watchNodes: flags.watchNodes,
   });
 } catch (e) {
   die(explainStartError(e), 1);
@@ -71,6 +72,7 @@ log.info('starting', {
   identity: flags.identity,
   concurrency: flags.concurrency,
   sweepIntervalMs: flags.sweepIntervalMs,
+  watchNodes: flags.watchNodes,
   ...servers.addresses,
 });
 try {

@@ -4,6 +4,7 @@
 // on core's in-memory ApiModel and the process wires @claimkit/kube.
 import {
   type AnyObject,
+  ApiError,
   type CaptureBackend,
   ClaimIndex,
   type Client,
@@ -69,6 +70,12 @@ export interface ManagerOptions {
   metrics?: ControllerMetrics;
   /** With an elector only the leader runs workers and the sweep (efficiency, never safety). */
   elector?: Elector;
+  /**
+   * Watch Nodes (default true): bind candidates and Idle pods on NotReady or cordoned nodes are then
+   * recognised. Off (`--no-watch-nodes`), nothing reads Nodes, so no cluster-wide read is needed; core's
+   * serving check counts a node it does not know as serving and a pod's own Ready condition decides.
+   */
+  watchNodes?: boolean;
   /** PodPool reconciles triggered by pod/claim changes wait this long to coalesce (default 500 ms). */
   poolCoalesceMs?: number;
   /** How long stop() waits for in-flight reconciles (default 20 s). */
@@ -93,6 +100,8 @@ export class Manager {
   readonly metrics: ControllerMetrics;
   readonly queue: WorkQueue;
   readonly cache: InformerCache;
+  /** What the reconcilers read: the cache, without Nodes when they are not watched. */
+  private readonly reader: Reader;
   /** Which claims reference which pod, fed from the PodClaim informer; core's event routing reads it. */
   readonly references = new ClaimIndex();
   /** Pool create/delete expectations (core's pool/expectations.ts), fed by the Pod informer's deletes. */
@@ -174,8 +183,10 @@ export class Manager {
     const pods = inf('Pod');
     // Read by the pool reconciler (its owned PDB) and by bind-candidate choice (node health).
     inf('PodDisruptionBudget');
-    const nodes = this.cache.informerFor('Node', { clusterScoped: true });
-    this.informers.push(nodes as unknown as AnyInformer);
+    const nodes =
+      opts.watchNodes === false ? undefined : this.cache.informerFor('Node', { clusterScoped: true });
+    if (nodes) this.informers.push(nodes as unknown as AnyInformer);
+    this.reader = nodes ? this.cache : withoutNodes(this.cache);
     pods.addHandler({ onDelete: (p) => this.expectations.podDeleted(p) });
     // A node that stops (or starts) serving: every pool re-checks its Idle pods there.
     // (An unknown node counts as serving, as in core's serving.ts: adding a healthy one changes nothing.)
@@ -183,7 +194,7 @@ export class Manager {
       if ((before ? nodeCanServe(before) : true) === (after ? nodeCanServe(after) : true)) return;
       for (const p of pools.list()) this.addDerived(reconcileKey('PodPool', ns(p), p.metadata.name));
     };
-    nodes.addHandler({
+    nodes?.addHandler({
       onAdd: (n) => servingChanged(undefined, n),
       onUpdate: (old, n) => servingChanged(old, n),
       onDelete: (n) => servingChanged(n, undefined),
@@ -392,7 +403,7 @@ export class Manager {
 
   private deps() {
     return {
-      cache: this.cache,
+      cache: this.reader,
       client: this.client,
       now: this.opts.now ?? (() => this.timers.now()),
       recorder: this.recorder,
@@ -511,4 +522,19 @@ export function onlyStatusChanged(
     metadata: { ...o.metadata, resourceVersion: undefined, managedFields: undefined },
   });
   return deepEqual(rest(before), rest(after));
+}
+
+/**
+ * The cache for a controller that does not watch Nodes (`--no-watch-nodes`): every Node is unknown
+ * (NotFound), never read live, so no cluster-wide permission is needed.
+ */
+function withoutNodes(cache: Reader): Reader {
+  return {
+    get: (kind, key) =>
+      kind === 'Node'
+        ? Promise.reject(new ApiError('NotFound', `nodes "${key.name}" not watched (--no-watch-nodes)`))
+        : cache.get(kind, key),
+    list: (kind, opts) =>
+      kind === 'Node' ? Promise.resolve({ items: [], resourceVersion: '' }) : cache.list(kind, opts),
+  };
 }

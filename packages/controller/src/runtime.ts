@@ -35,6 +35,8 @@ export interface KubeControllerOptions {
   /** Capture agent request timeout (default 5 s). */
   backendTimeoutMs?: number;
   queue?: ManagerOptions['queue'];
+  /** Watch Nodes (default true; see ManagerOptions.watchNodes). */
+  watchNodes?: boolean;
 }
 
 export interface KubeController {
@@ -81,6 +83,7 @@ export function createKubeController(o: KubeControllerOptions = {}): KubeControl
     ...(o.resyncMs !== undefined ? { resyncMs: o.resyncMs } : {}),
     ...(o.shutdownGraceMs ? { shutdownGraceMs: o.shutdownGraceMs } : {}),
     ...(o.queue ? { queue: o.queue } : {}),
+    ...(o.watchNodes === false ? { watchNodes: false } : {}),
     backend: (cache) =>
       new DispatchingBackend(cache, {
         Http: new HttpCaptureBackend({ timeoutMs: o.backendTimeoutMs ?? 5000 }),
@@ -119,7 +122,12 @@ export function explainStartError(e: unknown, server?: string): string {
       : '';
     const resource = group ? `${plural}.${group}` : plural;
     if (isApiError(cause, 'Forbidden')) {
-      return `missing RBAC: the controller may not list and watch ${resource} (${cause.message}); grant verbs get,list,watch on ${resource} (see deploy/controller/rbac.yaml)`;
+      // Nodes are the one cluster-wide read; an install without it can do without them.
+      const orNodes =
+        e.kind === 'Node'
+          ? ', or start the controller with --no-watch-nodes (no node health for bind candidates)'
+          : '';
+      return `missing RBAC: the controller may not list and watch ${resource} (${cause.message}); grant verbs get,list,watch on ${resource} (see deploy/controller/rbac.yaml)${orNodes}`;
     }
     if (isApiError(cause, 'NotFound') && group) {
       return `the API server${server ? ` at ${server}` : ''} does not serve ${resource}: install the CRDs (kubectl apply -f deploy/crds)`;

@@ -27,6 +27,8 @@ export async function startController(
     sweepIntervalMs?: number;
     identity?: string /** Default: the admin's. */;
     kubeconfig?: string;
+    /** Watch Nodes (default true; false is `--no-watch-nodes`). */
+    watchNodes?: boolean;
   } = {},
 ): Promise<RunningController> {
   const ctl = createKubeController({
@@ -36,6 +38,7 @@ export async function startController(
     sweepIntervalMs: opts.sweepIntervalMs ?? 2000,
     identity: opts.identity ?? `e2e-${process.pid}`,
     shutdownGraceMs: 5000,
+    ...(opts.watchNodes === false ? { watchNodes: false } : {}),
     ...(process.env.CLAIMKIT_E2E_CONTROLLER_LOG
       ? { log: jsonLogger(process.env.CLAIMKIT_E2E_CONTROLLER_LOG as 'debug') }
       : {}),
