@@ -5,6 +5,7 @@ import {
   ANNOTATION_DELETION_COST,
   ANNOTATION_DO_NOT_DISRUPT,
   ANNOTATION_POD_METADATA_KEYS,
+  ANNOTATION_POD_UID,
   ANNOTATION_SAFE_TO_EVICT,
   type KubeEvent,
   LABEL_CLAIMED_BY,
@@ -167,6 +168,62 @@ describe('PodClaim: why it waits, podMetadata, lostPolicy, disruption hints', ()
       (p) => p.metadata.labels?.[LABEL_CLAIMED_BY] === 'keep',
     );
     expect(held).toEqual([]);
+    await expectAllInvariants(ns.name);
+  });
+  it('kubectl replace --force of a Bound pod while the controller is down: the claim (lostPolicy Fail) goes Lost and never takes the new pod of that name', async () => {
+    const c = kube();
+    ctl ??= await startController(ns.name);
+    await c.create(claim('replaced', { poolName: 'warm', lostPolicy: 'Fail' }));
+    await until('replaced Bound', async () => (await getClaim('replaced')).status?.phase === 'Bound', 60_000);
+    const bound = await getClaim('replaced');
+    const podName = bound.spec.podName!;
+    const old = await c.get('Pod', { namespace: ns.name, name: podName });
+    expect(bound.metadata.annotations?.[ANNOTATION_POD_UID]).toBe(`${podName}/${old.metadata.uid}`);
+    // What `kubectl replace --force -f pod.yaml` does with `kubectl get -o yaml`'s output: delete,
+    // wait until gone, create the same object (labels, claimed-by-uid, node) anew. The controller is
+    // down meanwhile (a restart, an upgrade): when it comes back, all it sees is its claim's pod
+    // labelled for it, under the same name.
+    await ctl?.stop();
+    ctl = undefined;
+    await c.delete('Pod', { namespace: ns.name, name: podName }, { gracePeriodSeconds: 0 });
+    await until('the old pod gone', async () => {
+      try {
+        await c.get('Pod', { namespace: ns.name, name: podName });
+        return false;
+      } catch {
+        return true;
+      }
+    });
+    const {
+      uid: _u,
+      resourceVersion: _r,
+      creationTimestamp: _c,
+      deletionTimestamp: _d,
+      managedFields: _m,
+      ...meta
+    } = old.metadata as Pod['metadata'] & { managedFields?: unknown };
+    const { status: _s, ...rest } = old;
+    const created = await c.create({ ...rest, metadata: meta } as Pod);
+    expect(created.metadata.labels?.[LABEL_CLAIMED_BY]).toBe('replaced');
+    ctl = await startController(ns.name);
+    await until(
+      'replaced Lost for good',
+      async () => boundCondition(await getClaim('replaced'))?.reason === 'LostPolicyFail',
+    );
+    await until('the new pod released (no claim label)', async () => {
+      const p = await c.get('Pod', { namespace: ns.name, name: podName });
+      return p.metadata.uid === created.metadata.uid && !p.metadata.labels?.[LABEL_CLAIMED_BY];
+    });
+    const after = await getClaim('replaced');
+    expect(after.spec.podName ?? '').toBe('');
+    expect(after.metadata.annotations?.[ANNOTATION_POD_UID]).toBeUndefined();
+    // Events are written off the worker's path: wait for it.
+    await until('a Lost event saying the pod was replaced', async () => {
+      const events = (
+        await c.list('Event', { namespace: ns.name, fieldSelector: { 'involvedObject.name': 'replaced' } })
+      ).items as KubeEvent[];
+      return events.some((e) => e.reason === 'Lost' && e.message?.includes('was replaced'));
+    });
     await expectAllInvariants(ns.name);
   });
 });

@@ -7,6 +7,11 @@ export const LABEL_POOL = 'claimkit.dev/pool';
 export const LABEL_STATE = 'claimkit.dev/state';
 export const LABEL_CLAIMED_BY = 'claimkit.dev/claimed-by';
 export const ANNOTATION_CLAIMED_BY_UID = 'claimkit.dev/claimed-by-uid';
+/**
+ * On a PodClaim: `<pod name>/<pod UID>` of the pod it bound, recorded by the write that sets podName.
+ * A pod of that name with another UID replaced it (delete + create, kubectl replace --force).
+ */
+export const ANNOTATION_POD_UID = 'claimkit.dev/pod-uid';
 
 /** Migration is requested on a PodClaim with these annotations. */
 export const ANNOTATION_MIGRATE = 'claimkit.dev/migrate';

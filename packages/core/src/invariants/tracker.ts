@@ -8,6 +8,7 @@ import type { WatchEventType } from '../api/ports.ts';
 import type { Capture, Kind, Pod, PodClaim } from '../api/types.ts';
 import { isClaimLive } from '../capture/claim.ts';
 import { classifyHolder } from '../capture/liveness.ts';
+import { isReplacement } from '../pool/bound-pod.ts';
 import { isLostForGood, lostPolicyOf } from '../pool/lost-policy.ts';
 import { isMigrating } from '../pool/scale-in.ts';
 import type { Violation } from './check.ts';
@@ -150,6 +151,8 @@ export class InvariantTracker {
     const ns = c.metadata.namespace ?? '';
     const p = this.pods.get(keyString({ namespace: ns, name: pod }));
     if (!p || p.metadata.deletionTimestamp) return;
+    // Another pod under that name (the bound one was deleted and replaced) is not the claim's pod.
+    if (isReplacement(prev, p)) return;
     for (const other of this.claims.values()) {
       if (other.metadata.uid === c.metadata.uid || other.metadata.deletionTimestamp) continue;
       if ((other.metadata.namespace ?? '') !== ns) continue;

@@ -2,10 +2,11 @@
 // bind (pod CAS first, then spec, then status: three writes, any prefix resumable).
 
 import { findCondition, hasCondition, setCondition } from '../../api/conditions.ts';
-import { FINALIZER_RELEASE } from '../../api/constants.ts';
+import { ANNOTATION_POD_UID, FINALIZER_RELEASE } from '../../api/constants.ts';
 import { deepEqual } from '../../api/json.ts';
 import { keyOf, toTimestamp } from '../../api/meta.ts';
 import type { Pod, PodClaim, PodClaimPhase, PodClaimStatus } from '../../api/types.ts';
+import { boundPodRecord } from '../../pool/bound-pod.ts';
 import { unmarkedLost } from '../../pool/lost-policy.ts';
 import { type Decision, event, type Write } from '../decision.ts';
 import { boundCondition, CONDITION_BOUND } from './bound-condition.ts';
@@ -22,6 +23,26 @@ export function withSpec(c: PodClaim, spec: PodClaim['spec']): PodClaim {
     metadata: { ...c.metadata, finalizers: [...(c.metadata.finalizers ?? []), FINALIZER_RELEASE] },
     spec,
   };
+}
+
+/** The claim recording `pod` (name and UID) as its pod, in the same write that sets podName to it. */
+export function withPodUid(c: PodClaim, pod: Pod): PodClaim {
+  const record = boundPodRecord(pod);
+  if (!record) return c;
+  return {
+    ...c,
+    metadata: {
+      ...c.metadata,
+      annotations: { ...(c.metadata.annotations ?? {}), [ANNOTATION_POD_UID]: record },
+    },
+  };
+}
+
+/** The claim without a recorded pod UID (the write that clears podName). */
+export function withoutPodUid(c: PodClaim): PodClaim {
+  if (c.metadata.annotations?.[ANNOTATION_POD_UID] === undefined) return c;
+  const { [ANNOTATION_POD_UID]: _, ...annotations } = c.metadata.annotations;
+  return { ...c, metadata: { ...c.metadata, annotations } };
 }
 
 /** The generation the server will have after writing `spec` (it bumps only on a spec change). */
@@ -41,7 +62,11 @@ export function bindClaim(c: PodClaim, pod: Pod, podWrites: Write[], now: number
   return {
     writes: [
       ...podWrites,
-      { op: 'update', object: withSpec(unmarkedLost(c), spec), why: `${why}: podName=${pod.metadata.name}` },
+      {
+        op: 'update',
+        object: withSpec(withPodUid(unmarkedLost(c), pod), spec),
+        why: `${why}: podName=${pod.metadata.name}`,
+      },
       statusPatch(c, status, now, undefined, generationAfter(c, spec)),
     ],
     events: [

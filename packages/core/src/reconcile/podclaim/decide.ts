@@ -31,6 +31,7 @@ import {
   generationAfter,
   hasReleaseFinalizer,
   statusPatch,
+  withoutPodUid,
 } from './claim-writes.ts';
 import { releaseStrays } from './finalize.ts';
 import { continueMigration, repairSelfMigration, startMigration } from './migration.ts';
@@ -131,7 +132,7 @@ const keepReferencedPod: Check = ({ s, c, index, byName, rules }) => {
     writes: [
       {
         op: 'update',
-        object: markedLost({ ...c, spec }, toTimestamp(s.now)),
+        object: markedLost(withoutPodUid({ ...c, spec }), toTimestamp(s.now)),
         why: `clear podName: pod ${hold.why}`,
       },
       statusPatch(c, status, s.now, undefined, generationAfter(c, spec)),

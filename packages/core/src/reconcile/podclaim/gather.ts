@@ -11,6 +11,7 @@ import { getOrUndefined, isApiError } from '../../api/errors.ts';
 import type { ObjectKey } from '../../api/meta.ts';
 import type { Pod, PodClaim } from '../../api/types.ts';
 import { isDeleting } from '../../capture/liveness.ts';
+import { isReplacement } from '../../pool/bound-pod.ts';
 import { CANDIDATE_WINDOW, oldestBindCandidates } from '../../pool/candidates.ts';
 import { ClaimIndex } from '../../pool/claim-index.ts';
 import { claimedBy, isClaimedBy } from '../../pool/pods.ts';
@@ -100,7 +101,7 @@ export async function gatherPodClaim(
   if (claim.spec.podName) {
     const cached = pods.get(claim.spec.podName);
     // Anything but "labelled ours" is confirmed live before deciding on it.
-    if (!(cached && !isDeleting(cached) && isClaimedBy(cached, claim))) {
+    if (!(cached && !isDeleting(cached) && isClaimedBy(cached, claim) && !isReplacement(claim, cached))) {
       const pod = await getOrUndefined(deps.client.get('Pod', { namespace: ns, name: claim.spec.podName }));
       snap.liveCurrent = pod ? { found: true, pod } : { found: false };
       if (pod) pods.set(pod.metadata.name, pod);

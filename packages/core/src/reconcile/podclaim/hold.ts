@@ -2,6 +2,7 @@
 import { parseTimestamp } from '../../api/meta.ts';
 import type { Pod, PodClaim, PodClaimSpec } from '../../api/types.ts';
 import { isDeleting } from '../../capture/liveness.ts';
+import { boundPodUid, isReplacement } from '../../pool/bound-pod.ts';
 import type { ClaimIndex } from '../../pool/claim-index.ts';
 import { claimedBy, claimedByUid, isClaimedBy } from '../../pool/pods.ts';
 import type { ClaimLookup } from './snapshot.ts';
@@ -28,6 +29,10 @@ export function judgeReferencedPod(
 ): PodHold {
   if (!cur) return { kind: 'lost', why: 'is gone' };
   if (isDeleting(cur)) return { kind: 'lost', why: 'is being deleted' };
+  // The pod the claim bound was deleted and another created under its name (kubectl replace
+  // --force, a person's delete + create): whatever its labels say, it is not the claim's pod.
+  if (isReplacement(c, cur))
+    return { kind: 'lost', why: `was replaced (uid ${cur.metadata.uid}, bound uid ${boundPodUid(c)})` };
   if (isClaimedBy(cur, c)) return { kind: 'ours' };
   const ns = c.metadata.namespace ?? '';
   const labelled = claimedBy(cur);

@@ -15,7 +15,7 @@ import {
 import type { PodRelease } from '../../pool/template-hash.ts';
 import { type Decision, event, type Write } from '../decision.ts';
 import type { SafetyRules } from '../safety-rules.ts';
-import { generationAfter, statusPatch, withSpec } from './claim-writes.ts';
+import { generationAfter, statusPatch, withPodUid, withSpec } from './claim-writes.ts';
 import type { PodClaimSnapshot } from './snapshot.ts';
 
 export function startMigration(
@@ -41,7 +41,7 @@ export function startMigration(
       ...podWrites,
       {
         op: 'update',
-        object: withSpec(c, spec),
+        object: withSpec(withPodUid(c, target), spec),
         why: `migrate ${spec.sourcePod} -> ${target.metadata.name}`,
       },
       statusPatch(c, status, now, undefined, generationAfter(c, spec)),
