@@ -4,6 +4,7 @@
 // so both answer the same.
 import {
   ANNOTATION_CLAIMED_BY_UID,
+  ANNOTATION_POD_UID,
   API_VERSION,
   LABEL_CLAIMED_BY,
   LABEL_POOL,
@@ -265,6 +266,33 @@ export const POLICY_CASES: readonly PolicyCase[] = [
     writer: 'other',
     new: { spec: { podName: 'pod-x' } },
     expect: notController('podName'),
+  }),
+  claim({
+    name: 'another user cannot set the record of the bound pod (claimkit.dev/pod-uid)',
+    operation: 'UPDATE',
+    writer: 'other',
+    old: { spec: { podName: 'pod-x' }, annotations: { [ANNOTATION_POD_UID]: 'pod-x/uid-1' } },
+    new: { spec: { podName: 'pod-x' }, annotations: { [ANNOTATION_POD_UID]: 'pod-x/uid-2' } },
+    expect: refused(
+      'Forbidden',
+      `metadata.annotations[${ANNOTATION_POD_UID}]: is set only by the claimkit controller, not by "${OTHER_USER_PLACEHOLDER}"; anyone may remove it`,
+    ),
+  }),
+  claim({
+    name: 'another user may remove the record of the bound pod',
+    operation: 'UPDATE',
+    writer: 'other',
+    old: { spec: { podName: 'pod-x' }, annotations: { [ANNOTATION_POD_UID]: 'pod-x/uid-1' } },
+    new: { spec: { podName: 'pod-x' }, annotations: {} },
+    expect: allowed,
+  }),
+  claim({
+    name: 'the controller records the bound pod',
+    operation: 'UPDATE',
+    writer: 'controller',
+    old: { spec: {} },
+    new: { spec: { podName: 'pod-x' }, annotations: { [ANNOTATION_POD_UID]: 'pod-x/uid-1' } },
+    expect: allowed,
   }),
   claim({
     name: 'another user cannot set podName',

@@ -1,10 +1,11 @@
 // Policy `<prefix>-podclaim-writers`: only the controller's identity sets or changes a PodClaim's
-// spec.podName, spec.nodeName or spec.sourcePod (invariant P1 for every writer, kubectl included).
+// spec.podName, spec.nodeName or spec.sourcePod (invariant P1 for every writer, kubectl included),
+// or its claimkit.dev/pod-uid record of the pod it bound (anyone may remove that).
 // The same rule as the webhook's /validate/podclaims (packages/webhook/src/rules/podclaims.ts):
 // absent, null and "" all mean "not set", so clearing an empty field is no change; the controller
 // is a listed username or a member of a listed group. Whether another claim already references
 // the pod needs other objects and stays with the webhook.
-import { GROUP, VERSION } from '../api/constants.ts';
+import { ANNOTATION_POD_UID, GROUP, VERSION } from '../api/constants.ts';
 import { celString, celStringList, type ResolvedPolicyOptions } from './options.ts';
 import {
   ADMISSION_API_VERSION,
@@ -59,6 +60,26 @@ function fieldValidation(f: string): PolicyValidation {
   };
 }
 
+/** The record of the pod the claim bound (pool/bound-pod.ts): set only by the controller; anyone may remove it. */
+const POD_UID_VARIABLES: NamedExpression[] = [
+  {
+    name: 'oldPodUid',
+    expression: `oldObject != null && has(oldObject.metadata.annotations) && ${celString(ANNOTATION_POD_UID)} in oldObject.metadata.annotations ? oldObject.metadata.annotations[${celString(ANNOTATION_POD_UID)}] : ''`,
+  },
+  {
+    name: 'newPodUid',
+    expression: `has(object.metadata.annotations) && ${celString(ANNOTATION_POD_UID)} in object.metadata.annotations ? object.metadata.annotations[${celString(ANNOTATION_POD_UID)}] : ''`,
+  },
+];
+
+const POD_UID_VALIDATION: PolicyValidation = {
+  expression:
+    "variables.isController || variables.newPodUid == '' || variables.newPodUid == variables.oldPodUid",
+  message: `metadata.annotations[${ANNOTATION_POD_UID}]: is set only by the claimkit controller; anyone may remove it`,
+  messageExpression: `${celString(`metadata.annotations[${ANNOTATION_POD_UID}]: is set only by the claimkit controller, not by "`)} + request.userInfo.username + '"; anyone may remove it'`,
+  reason: 'Forbidden',
+};
+
 export function podClaimWritersPolicy(o: ResolvedPolicyOptions): ValidatingAdmissionPolicy {
   return {
     apiVersion: ADMISSION_API_VERSION,
@@ -79,8 +100,12 @@ export function podClaimWritersPolicy(o: ResolvedPolicyOptions): ValidatingAdmis
         ],
         matchPolicy: 'Equivalent',
       },
-      variables: [...controllerIdentityVariables(o), ...CONTROLLER_WRITTEN_FIELDS.flatMap(fieldVariables)],
-      validations: CONTROLLER_WRITTEN_FIELDS.map(fieldValidation),
+      variables: [
+        ...controllerIdentityVariables(o),
+        ...CONTROLLER_WRITTEN_FIELDS.flatMap(fieldVariables),
+        ...POD_UID_VARIABLES,
+      ],
+      validations: [...CONTROLLER_WRITTEN_FIELDS.map(fieldValidation), POD_UID_VALIDATION],
     },
   };
 }

@@ -1,7 +1,9 @@
 // /validate/podclaims — invariant P1 on every writer (DESIGN.md "PodClaim"): poolName is immutable,
 // sourcePod != podName, podMetadata sets no claimkit.dev/ keys or disruption hints, lostPolicy is
-// Rebind or Fail, only the controller writes podName/nodeName/sourcePod, and a pod already
+// Rebind or Fail, only the controller writes podName/nodeName/sourcePod (and the claimkit.dev/pod-uid
+// record; anyone may remove it), and a pod already
 // referenced by another claim (podName or sourcePod, per the watched claim index) cannot be taken.
+import { ANNOTATION_POD_UID } from '@claimkit/core';
 import { claimSpecViolations } from './claim-spec.ts';
 import { field, nonEmpty, obj, str } from './read.ts';
 import type { RuleContext, RuleInput, Verdict, Violation } from './types.ts';
@@ -56,6 +58,15 @@ export function validatePodClaim(input: RuleInput, ctx: RuleContext): Verdict {
       v.push({
         field: `spec.${f}`,
         message: `is written only by the claimkit controller, not by ${JSON.stringify(who)}`,
+      });
+    }
+    // The record of the pod the claim bound (a replaced pod is told apart by it): anyone may remove it.
+    const annotationOf = (o: unknown) => nonEmpty(field(o, 'metadata', 'annotations', ANNOTATION_POD_UID));
+    const newRecord = annotationOf(input.object);
+    if (newRecord !== undefined && newRecord !== annotationOf(input.oldObject)) {
+      v.push({
+        field: `metadata.annotations[${ANNOTATION_POD_UID}]`,
+        message: `is set only by the claimkit controller, not by ${JSON.stringify(who)}; anyone may remove it`,
       });
     }
   }
