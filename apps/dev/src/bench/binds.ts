@@ -3,7 +3,16 @@
 import { createKubeController } from '@claimkit/controller';
 import { LABEL_STATE, type Pod, type PodClaim } from '@claimkit/core';
 import { testPool, waitFor } from '@claimkit/e2e/harness';
-import { type BenchContext, benchNamespace, cleanup, forEachConcurrently, isReady, r1 } from './context.ts';
+import {
+  type BenchContext,
+  benchNamespace,
+  cleanup,
+  forEachConcurrently,
+  isReady,
+  r1,
+  rawConfigMapCreatesPerSec,
+  rawPodPatchesPerSec,
+} from './context.ts';
 import { bindWork, counters } from './controller-counters.ts';
 
 /** Resolves when `names` are all Bound with a podName (a watch, so the time is the server's view). */
@@ -134,34 +143,19 @@ export async function benchBinds(ctx: BenchContext, binds: number, concurrency: 
   // ConfigMap creates (the cheapest write there is), and merge patches of the pool's pods (the write
   // a bind makes first, with the pods' watchers — scheduler, kwok, controller-manager — still there).
   const rawN = 500;
-  let rt0 = performance.now();
-  await forEachConcurrently(
-    Array.from({ length: rawN }, (_, i) => i),
-    concurrency,
-    (i) =>
-      kube.create({
-        apiVersion: 'v1',
-        kind: 'ConfigMap',
-        metadata: { name: `raw-${i}`, namespace: ns },
-        data: { i: String(i) },
-      }),
-  );
-  const rawPerSec = rawN / ((performance.now() - rt0) / 1000);
+  const rawPerSec = await rawConfigMapCreatesPerSec(ctx, ns, rawN, concurrency);
   const pods = (await kube.list('Pod', { namespace: ns })).items;
-  rt0 = performance.now();
-  await forEachConcurrently(pods, concurrency, (pod) =>
-    kube.patch(
-      'Pod',
-      { namespace: ns, name: pod.metadata.name },
-      { metadata: { annotations: { 'bench.claimkit.dev/raw': String(rt0) } } },
-    ),
+  const podPatchesPerSec = await rawPodPatchesPerSec(
+    ctx,
+    ns,
+    pods.map((p) => p.metadata.name),
+    concurrency,
   );
-  const rawPodPatchesPerSec = pods.length / ((performance.now() - rt0) / 1000);
   // The very writes a bind makes, without the controller: per bound claim, a merge patch of its pod,
   // an update of the claim and a merge patch of its status; this is the API server's capacity for
   // exactly the bind's work on this machine.
   const bound = (await kube.list('PodClaim', { namespace: ns })).items.filter((c) => c.spec.podName);
-  rt0 = performance.now();
+  const rt0 = performance.now();
   await forEachConcurrently(bound, concurrency, async (c) => {
     const stamp = new Date().toISOString();
     await kube.patch(
@@ -192,7 +186,7 @@ export async function benchBinds(ctx: BenchContext, binds: number, concurrency: 
     backlog,
     bindsPerSec: backlog.bindsPerSec,
     rawWritesPerSec: r1(rawPerSec),
-    rawPodPatchesPerSec: r1(rawPodPatchesPerSec),
+    rawPodPatchesPerSec: r1(podPatchesPerSec),
     rawBindWritesPerSec: r1(rawBindWritesPerSec),
     rawBindWriteClaims: bound.length,
     apiWritesPerBind: writesPerBind,

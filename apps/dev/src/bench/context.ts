@@ -109,3 +109,49 @@ export const summary = (xs: number[]) => ({
   maxMs: r1(Math.max(...xs)),
   meanMs: r1(xs.reduce((a, b) => a + b, 0) / xs.length),
 });
+
+/**
+ * Raw single-object writes from the bench's client, `concurrency` in flight: `n` ConfigMap creates
+ * (the cheapest write there is, nothing watches them), per second.
+ */
+export async function rawConfigMapCreatesPerSec(
+  ctx: BenchContext,
+  ns: string,
+  n: number,
+  concurrency: number,
+): Promise<number> {
+  const t0 = performance.now();
+  await forEachConcurrently(
+    Array.from({ length: n }, (_, i) => i),
+    concurrency,
+    (i) =>
+      ctx.kube.create({
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: `raw-${i}`, namespace: ns },
+        data: { i: String(i) },
+      }),
+  );
+  return n / ((performance.now() - t0) / 1000);
+}
+
+/**
+ * Raw merge patches of these pods' annotations (the write a bind makes first, with every pod
+ * watcher — scheduler, kwok, controller-manager — still there), `concurrency` in flight, per second.
+ */
+export async function rawPodPatchesPerSec(
+  ctx: BenchContext,
+  ns: string,
+  podNames: string[],
+  concurrency: number,
+): Promise<number> {
+  const t0 = performance.now();
+  await forEachConcurrently(podNames, concurrency, (name) =>
+    ctx.kube.patch(
+      'Pod',
+      { namespace: ns, name },
+      { metadata: { annotations: { 'bench.claimkit.dev/raw': String(t0) } } },
+    ),
+  );
+  return podNames.length / ((performance.now() - t0) / 1000);
+}

@@ -1,7 +1,10 @@
 // What the benchmarks that run the controller as shipped (its own process) share: the image's V8
 // flags, a free loopback port for its metrics, and its resident memory.
+import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { repoRoot } from '@claimkit/e2e/harness';
 
 /** V8 flags the controller image runs with (packages/controller/Dockerfile): a small young generation, a heap tuned for size. */
 export const CONTROLLER_NODE_FLAGS = ['--max-semi-space-size=1', '--optimize-for-size'];
@@ -21,3 +24,38 @@ export const rssMb = (pid: number): number => {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Math.round(Number(m[1]) / 1024) : Number.NaN;
 };
+
+/**
+ * The controller as shipped (dist/main.js with its image's Node flags) in its own process, watching
+ * one namespace, /metrics and /healthz on 127.0.0.1:`port`, warnings on stderr.
+ */
+export function spawnShippedController(o: {
+  kubeconfig: string;
+  namespace: string;
+  port: number;
+  /** More Node flags (e.g. --cpu-prof). */
+  nodeFlags?: string[];
+  /** More controller flags. */
+  args?: string[];
+}): ChildProcess {
+  return spawn(
+    process.execPath,
+    [
+      ...CONTROLLER_NODE_FLAGS,
+      ...(o.nodeFlags ?? []),
+      join(repoRoot, 'packages/controller/dist/main.js'),
+      '--kubeconfig',
+      o.kubeconfig,
+      '--namespace',
+      o.namespace,
+      ...(o.args ?? []),
+      '--metrics-addr',
+      `127.0.0.1:${o.port}`,
+      '--health-addr',
+      `127.0.0.1:${o.port}`,
+      '--log-level',
+      'warn',
+    ],
+    { stdio: ['ignore', 'ignore', 'inherit'] },
+  );
+}

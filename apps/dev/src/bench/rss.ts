@@ -1,8 +1,7 @@
 // Controller RSS with N bound claims and N pods: the shipped controller (dist/, with its image's
 // Node flags) in its own process, from cache sync until every key is reconciled and the queue is
 // empty; RSS from /proc.
-import { execFileSync, spawn } from 'node:child_process';
-import { join } from 'node:path';
+import { execFileSync } from 'node:child_process';
 import {
   FINALIZER_RELEASE,
   LABEL_CLAIMED_BY,
@@ -13,7 +12,7 @@ import {
 } from '@claimkit/core';
 import { repoRoot, waitFor } from '@claimkit/e2e/harness';
 import { type BenchContext, benchNamespace, cleanup, forEachConcurrently, podFor, r1 } from './context.ts';
-import { CONTROLLER_NODE_FLAGS, freePort, rssMb } from './controller-process.ts';
+import { CONTROLLER_NODE_FLAGS, freePort, rssMb, spawnShippedController } from './controller-process.ts';
 
 export async function benchRss(ctx: BenchContext, n: number) {
   const { kube, say } = ctx;
@@ -85,25 +84,8 @@ export async function benchRss(ctx: BenchContext, n: number) {
   );
   say(`created in ${r1((performance.now() - t0) / 1000)} s; starting the controller process ...`);
   const port = await freePort();
-  const child = spawn(
-    process.execPath,
-    [
-      // The production artifact with the runtime flags of its image (packages/controller/Dockerfile).
-      ...CONTROLLER_NODE_FLAGS,
-      join(repoRoot, 'packages/controller/dist/main.js'),
-      '--kubeconfig',
-      ctx.kubeconfig,
-      '--namespace',
-      ns,
-      '--metrics-addr',
-      `127.0.0.1:${port}`,
-      '--health-addr',
-      `127.0.0.1:${port}`,
-      '--log-level',
-      'warn',
-    ],
-    { stdio: ['ignore', 'ignore', 'inherit'] },
-  );
+  // The production artifact with the runtime flags of its image (packages/controller/Dockerfile).
+  const child = spawnShippedController({ kubeconfig: ctx.kubeconfig, namespace: ns, port });
   const tStart = performance.now();
   let peakAll = 0;
   const sampler = setInterval(() => {

@@ -7,13 +7,20 @@
 // itself up to maxPods while the steady claims bind (as a warm pool under load does), and the burst
 // finds `burst` warm pods. Pods needed = maxPods; nothing is released, so any create beyond that is
 // over-creation.
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { loadavg } from 'node:os';
-import { join } from 'node:path';
 import { LABEL_CLAIMED_BY, LABEL_STATE, type Pod, type PodClaim } from '@claimkit/core';
 import { repoRoot, testPool, waitFor } from '@claimkit/e2e/harness';
-import { type BenchContext, benchNamespace, cleanup, forEachConcurrently, isReady, r1 } from './context.ts';
-import { CONTROLLER_NODE_FLAGS, freePort, rssMb } from './controller-process.ts';
+import {
+  type BenchContext,
+  benchNamespace,
+  cleanup,
+  isReady,
+  r1,
+  rawConfigMapCreatesPerSec,
+  rawPodPatchesPerSec,
+} from './context.ts';
+import { CONTROLLER_NODE_FLAGS, freePort, rssMb, spawnShippedController } from './controller-process.ts';
 import { componentPids, cpuBetween, snapshotCpu } from './process-cpu.ts';
 import {
   arrivalSchedule,
@@ -159,27 +166,13 @@ export async function benchWarmPoolScale(ctx: BenchContext, o: WarmPoolScaleOpti
 
   const port = await freePort();
   const metricsUrl = `http://127.0.0.1:${port}/metrics`;
-  const child = spawn(
-    process.execPath,
-    [
-      ...CONTROLLER_NODE_FLAGS,
-      ...(o.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${o.cpuProfDir}`] : []),
-      join(repoRoot, 'packages/controller/dist/main.js'),
-      '--kubeconfig',
-      ctx.kubeconfig,
-      '--namespace',
-      ns,
-      '--concurrency',
-      String(o.concurrency),
-      '--metrics-addr',
-      `127.0.0.1:${port}`,
-      '--health-addr',
-      `127.0.0.1:${port}`,
-      '--log-level',
-      'warn',
-    ],
-    { stdio: ['ignore', 'ignore', 'inherit'] },
-  );
+  const child = spawnShippedController({
+    kubeconfig: ctx.kubeconfig,
+    namespace: ns,
+    port,
+    nodeFlags: o.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${o.cpuProfDir}`] : [],
+    args: ['--concurrency', String(o.concurrency)],
+  });
   let rssPeak = 0;
   const rssSampler = setInterval(() => {
     try {
@@ -369,33 +362,13 @@ export async function benchWarmPoolScale(ctx: BenchContext, o: WarmPoolScaleOpti
     // annotations (the write a bind makes first, with every pod watcher still there).
     const rawC = Math.max(16, o.concurrency * 2);
     const nRaw = Math.min(o.rawWrites, maxPods);
-    let t = performance.now();
-    await forEachConcurrently(
-      Array.from({ length: nRaw }, (_, i) => i),
-      rawC,
-      (i) =>
-        kube.create({
-          apiVersion: 'v1',
-          kind: 'ConfigMap',
-          metadata: { name: `raw-${i}`, namespace: ns },
-          data: { i: String(i) },
-        }),
-    );
-    const rawConfigMapCreatesPerSec = nRaw / ((performance.now() - t) / 1000);
+    const configMapCreatesPerSec = await rawConfigMapCreatesPerSec(ctx, ns, nRaw, rawC);
     const boundPods = [...claims.values()].length;
     const podNames = (await kube.list('PodClaim', { namespace: ns })).items
       .map((c) => c.spec.podName)
       .filter((n): n is string => !!n)
       .slice(0, nRaw);
-    t = performance.now();
-    await forEachConcurrently(podNames, rawC, (name) =>
-      kube.patch(
-        'Pod',
-        { namespace: ns, name },
-        { metadata: { annotations: { 'bench.claimkit.dev/raw': String(t) } } },
-      ),
-    );
-    const rawPodPatchesPerSec = podNames.length / ((performance.now() - t) / 1000);
+    const podPatchesPerSec = await rawPodPatchesPerSec(ctx, ns, podNames, rawC);
     const m4 = await scrape();
     const rssEnd = rssMb(child.pid!);
 
@@ -423,7 +396,7 @@ export async function benchWarmPoolScale(ctx: BenchContext, o: WarmPoolScaleOpti
 
     // The bind rate the API server allows: raw pod patches/s over the writes one bind needs.
     const writesPerBind = Math.max(steadyReq.writesPerBind, 1);
-    const bindsPerSecCapacity = rawPodPatchesPerSec / writesPerBind;
+    const bindsPerSecCapacity = podPatchesPerSec / writesPerBind;
     const burstTargetSeconds = 2 * (o.burst / bindsPerSecCapacity);
     const result = {
       method: [
@@ -481,8 +454,8 @@ export async function benchWarmPoolScale(ctx: BenchContext, o: WarmPoolScaleOpti
         overCreation: Math.max(podCreates, podsSeen.size) - maxPods,
       },
       raw: {
-        configMapCreatesPerSec: r1(rawConfigMapCreatesPerSec),
-        podPatchesPerSec: r1(rawPodPatchesPerSec),
+        configMapCreatesPerSec: r1(configMapCreatesPerSec),
+        podPatchesPerSec: r1(podPatchesPerSec),
         concurrency: rawC,
         bindsPerSecCapacity: r1(bindsPerSecCapacity),
       },
