@@ -1,34 +1,64 @@
 #!/usr/bin/env bash
-# Builds (or reuses) the local control plane binaries: kube-apiserver, kube-controller-manager,
-# kube-scheduler (k8s.io/kubernetes), kwok (sigs.k8s.io/kwok) and etcd (cmd/etcd, on etcd's embed
-# package). Prints the directory holding them on stdout; logs go to stderr.
+# Builds (or reuses) the local cluster's binaries and prints the directory holding them on stdout;
+# logs go to stderr.
 #
-# Cache: ${CLAIMKIT_CACHE_DIR:-$XDG_CACHE_HOME/claimkit}/controlplane/<k8s>-<hash>/bin, where
-# <hash> covers versions.env, go.mod, go.sum, this script and cmd/. Only missing binaries are
-# built; all missing ones go through ONE `go build` so shared packages compile once.
+#   build.sh          the control plane: kube-apiserver, kube-controller-manager, kube-scheduler
+#                     (k8s.io/kubernetes), kwok (sigs.k8s.io/kwok) and etcd (cmd/etcd, on etcd's
+#                     embed package)
+#   build.sh node     a real node: kubelet and kube-proxy (the same k8s.io/kubernetes module),
+#                     containerd, its runc shim and ctr (github.com/containerd/containerd/v2); as root
+#                     it also installs runc, the CNI plugins, iptables and conntrack from Debian's
+#                     packages when they are missing
 #
-# Environment: GO (go command, default `go`), CLAIMKIT_CACHE_DIR, CLAIMKIT_CONTROLPLANE_BIN (use
-# this prebuilt directory instead; nothing is built), GOCACHE/GOMODCACHE/GOFLAGS as usual.
+# Cache: ${CLAIMKIT_CACHE_DIR:-$XDG_CACHE_HOME/claimkit}/<set>/<k8s>-<hash>/bin, where <set> is
+# controlplane or node and <hash> covers versions.env, go.mod, go.sum, this script and cmd/. Only
+# missing binaries are built; all missing ones of a module go through ONE `go build` so shared
+# packages compile once.
+#
+# Environment: GO (go command, default `go`), CLAIMKIT_CACHE_DIR, CLAIMKIT_CONTROLPLANE_BIN /
+# CLAIMKIT_NODE_BIN (use this prebuilt directory instead; nothing is built), GOCACHE/GOMODCACHE/GOFLAGS.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$here"
 # shellcheck source=versions.env
 . ./versions.env
 
-log() { printf '[controlplane] %s\n' "$*" >&2; }
-BINARIES=(kube-apiserver kube-controller-manager kube-scheduler kwok etcd)
+set_name="${1:-controlplane}"
+log() { printf '[%s] %s\n' "$set_name" "$*" >&2; }
+case "$set_name" in
+  controlplane) BINARIES=(kube-apiserver kube-controller-manager kube-scheduler kwok etcd); prebuilt="${CLAIMKIT_CONTROLPLANE_BIN:-}" ;;
+  node) BINARIES=(kubelet kube-proxy containerd containerd-shim-runc-v2 ctr); prebuilt="${CLAIMKIT_NODE_BIN:-}" ;;
+  *) log "unknown binary set '$set_name' (controlplane or node)"; exit 2 ;;
+esac
 
-if [ -n "${CLAIMKIT_CONTROLPLANE_BIN:-}" ]; then
-  for b in "${BINARIES[@]}"; do
-    [ -x "$CLAIMKIT_CONTROLPLANE_BIN/$b" ] || { log "missing $CLAIMKIT_CONTROLPLANE_BIN/$b"; exit 1; }
+# What a real node takes from Debian's packages: command -> package.
+install_node_packages() {
+  local want=() cmd pkg
+  for pair in runc:runc iptables:iptables conntrack:conntrack /usr/lib/cni/bridge:containernetworking-plugins; do
+    cmd="${pair%%:*}"; pkg="${pair#*:}"
+    if [ "${cmd#/}" != "$cmd" ]; then [ -x "$cmd" ] || want+=("$pkg"); else command -v "$cmd" >/dev/null 2>&1 || want+=("$pkg"); fi
   done
-  echo "$CLAIMKIT_CONTROLPLANE_BIN"
+  [ "${#want[@]}" -eq 0 ] && return 0
+  if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
+    log "a real node needs ${want[*]} (Debian packages; install them as root)"; return 1
+  fi
+  log "installing ${want[*]} from Debian's packages"
+  DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq "${want[@]}" >&2 \
+    || { apt-get -o DPkg::Lock::Timeout=600 update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq "${want[@]}" >&2; }
+}
+if [ "$set_name" = node ]; then install_node_packages; fi
+
+if [ -n "$prebuilt" ]; then
+  for b in "${BINARIES[@]}"; do
+    [ -x "$prebuilt/$b" ] || { log "missing $prebuilt/$b"; exit 1; }
+  done
+  echo "$prebuilt"
   exit 0
 fi
 
 cache="${CLAIMKIT_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/claimkit}"
 hash="$(cat versions.env go.mod go.sum build.sh $(find cmd -type f -name '*.go' | LC_ALL=C sort) | sha256sum | cut -c1-12)"
-dir="$cache/controlplane/$K8S_VERSION-$hash"
+dir="$cache/$set_name/$K8S_VERSION-$hash"
 bin="$dir/bin"
 mkdir -p "$bin"
 
@@ -59,9 +89,11 @@ for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
 done
 
 pkgs=()
+containerd_pkgs=()
 for b in $todo; do
   case "$b" in
-    kube-apiserver | kube-controller-manager | kube-scheduler) pkgs+=("k8s.io/kubernetes/cmd/$b") ;;
+    kube-apiserver | kube-controller-manager | kube-scheduler | kubelet | kube-proxy) pkgs+=("k8s.io/kubernetes/cmd/$b") ;;
+    containerd | containerd-shim-runc-v2 | ctr) containerd_pkgs+=("github.com/containerd/containerd/v2/cmd/$b@$CONTAINERD_VERSION") ;;
     kwok) pkgs+=("sigs.k8s.io/kwok/cmd/kwok") ;;
     etcd) pkgs+=("./cmd/etcd") ;;
   esac
@@ -69,13 +101,20 @@ done
 
 tmp="$(mktemp -d "$dir/build.XXXXXX")"
 trap 'rm -rf "$tmp"' EXIT
-log "building $todo ($K8S_VERSION, kwok $KWOK_VERSION, etcd $ETCD_VERSION) into $bin"
+log "building $todo ($K8S_VERSION, kwok $KWOK_VERSION, etcd $ETCD_VERSION, containerd $CONTAINERD_VERSION) into $bin"
 start=$(date +%s)
-"$GO" build -trimpath -ldflags="$ldflags" -o "$tmp/" "${pkgs[@]}"
+[ "${#pkgs[@]}" -eq 0 ] || "$GO" build -trimpath -ldflags="$ldflags" -o "$tmp/" "${pkgs[@]}"
+if [ "${#containerd_pkgs[@]}" -gt 0 ]; then
+  # containerd is a module of its own (its k8s.io requirements differ from ours): `go install
+  # module@version` builds it as released, without the btrfs/devmapper/zfs snapshotters (cgo).
+  GOBIN="$tmp" GOFLAGS="" "$GO" install -trimpath -tags 'no_btrfs no_devmapper no_zfs' \
+    -ldflags="-s -w -X github.com/containerd/containerd/v2/version.Version=$CONTAINERD_VERSION" \
+    "${containerd_pkgs[@]}"
+fi
 for b in $todo; do mv -f "$tmp/$b" "$bin/$b"; done
 log "built in $(($(date +%s) - start))s"
 # Each entry is ~400 MB: keep this one and the two most recently built others (other checkouts).
-for old in $(ls -1dt "$cache/controlplane"/*/ 2>/dev/null | grep -vF "$dir/" | tail -n +3); do
+for old in $(ls -1dt "$cache/$set_name"/*/ 2>/dev/null | grep -vF "$dir/" | tail -n +3); do
   log "removing old cache entry $old"
   rm -rf "$old"
 done

@@ -35,7 +35,8 @@ echo "replaced $(echo "$mods" | wc -l) staging modules with $staging_version" >&
 go mod edit -require="k8s.io/kubernetes@$K8S_VERSION" -require="sigs.k8s.io/kwok@$KWOK_VERSION" \
   -require="go.etcd.io/etcd/server/v3@$ETCD_VERSION"
 for t in k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
-  k8s.io/kubernetes/cmd/kube-scheduler sigs.k8s.io/kwok/cmd/kwok; do
+  k8s.io/kubernetes/cmd/kube-scheduler sigs.k8s.io/kwok/cmd/kwok \
+  k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kube-proxy; do
   go mod edit -tool="$t"
 done
 go mod tidy

@@ -11,6 +11,8 @@ export const BINARIES = [
   'kwok',
 ] as const;
 export type Binary = (typeof BINARIES)[number];
+/** The real node's components (local-node.ts), in start order. */
+export const NODE_BINARIES = ['containerd', 'kubelet', 'kube-proxy'] as const;
 
 /** The pinned versions in apps/e2e/controlplane/versions.env. */
 export function controlPlaneVersions(): { kubernetes: string; kwok: string; etcd: string } {
@@ -32,15 +34,20 @@ export function ensureBinaries(): Promise<string> {
   return runBuildScript('build.sh');
 }
 
+/** `build.sh node`: the real node's kubelet, kube-proxy, containerd, shim and ctr (and Debian's runc, CNI plugins). */
+export function ensureNodeBinaries(): Promise<string> {
+  return runBuildScript('build.sh', ['node']);
+}
+
 /** Runs apps/e2e/controlplane/build-helm.sh (cached, or built from the Go module proxy): helm's path. */
 export function ensureHelm(): Promise<string> {
   return runBuildScript('build-helm.sh');
 }
 
 /** Runs a script of apps/e2e/controlplane that prints its result as the last line of stdout. */
-function runBuildScript(script: string): Promise<string> {
+function runBuildScript(script: string, args: string[] = []): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn('bash', [join(controlPlaneDir, script)], {
+    const child = spawn('bash', [join(controlPlaneDir, script), ...args], {
       stdio: ['ignore', 'pipe', 'inherit'],
       env: process.env,
     });
@@ -49,10 +56,16 @@ function runBuildScript(script: string): Promise<string> {
       out += d;
     });
     child.once('error', reject);
-    child.once('exit', (code) => {
+    // 'close', not 'exit': stdout may still hold the result when the process has exited.
+    child.once('close', (code) => {
       const result = out.trim().split('\n').pop() ?? '';
       if (code === 0 && result) resolve(result);
-      else reject(new Error(`apps/e2e/controlplane/${script} failed (exit ${code}); see its output above`));
+      else
+        reject(
+          new Error(
+            `apps/e2e/controlplane/${[script, ...args].join(' ')} failed (exit ${code}); see its output above`,
+          ),
+        );
     });
   });
 }

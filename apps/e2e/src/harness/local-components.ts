@@ -32,6 +32,8 @@ const CONTROLLERS = [
   'pod-garbage-collector-controller',
   'clusterrole-aggregation-controller',
   'root-ca-certificate-publisher-controller',
+  // EndpointSlices for Services: kube-proxy routes the real node's Services (the webhook's) by them.
+  'endpointslice-controller',
   // Type-checks ValidatingAdmissionPolicies against the resources' schemas (status.typeChecking),
   // as every real cluster does; the policies suite asserts there is no warning.
   'validatingadmissionpolicy-status-controller',
@@ -48,8 +50,11 @@ export interface RunPki {
 }
 
 /** A fresh CA and certificates (pki.ts), and a kubeconfig per identity in the state directory. */
-export async function createRunPki(run: Run): Promise<RunPki> {
-  const pki = await createPki(join(run.stateDir, 'pki'), { serviceIP: SERVICE_IP });
+export async function createRunPki(run: Run, node?: { name: string; ip: string }): Promise<RunPki> {
+  const pki = await createPki(join(run.stateDir, 'pki'), {
+    serviceIP: SERVICE_IP,
+    ...(node ? { node } : {}),
+  });
   const adminTls: Tls = {
     ca: readFileSync(pki.caCert),
     cert: readFileSync(pki.identities.admin.cert),
@@ -96,16 +101,37 @@ export async function startEtcd(run: Run, wait: Wait): Promise<void> {
   ]);
 }
 
-/** Starts kube-apiserver (RBAC, service-account keys, loopback only) and waits for its /readyz. */
-export async function startApiserver(run: Run, { pki, adminTls }: RunPki, wait: Wait): Promise<void> {
+/**
+ * Starts kube-apiserver (RBAC, service-account keys) and waits for its /readyz. Loopback only,
+ * unless the run has a real node (`nodeIP`): then pods must reach it through the `kubernetes`
+ * Service, so it listens on every address and advertises the node's, and it talks to the kubelet
+ * (logs, exec, the checkpoint API through the node proxy) with the admin's certificate.
+ */
+export async function startApiserver(
+  run: Run,
+  { pki, adminTls }: RunPki,
+  wait: Wait,
+  nodeIP?: string,
+): Promise<void> {
+  const listen = nodeIP
+    ? [
+        '--bind-address=0.0.0.0',
+        `--advertise-address=${nodeIP}`,
+        `--kubelet-client-certificate=${pki.identities.admin.cert}`,
+        `--kubelet-client-key=${pki.identities.admin.key}`,
+        '--kubelet-preferred-address-types=InternalIP',
+      ]
+    : [
+        '--bind-address=127.0.0.1',
+        '--advertise-address=127.0.0.1',
+        // Loopback may not be advertised through the endpoints of the `kubernetes` Service.
+        '--endpoint-reconciler-type=none',
+      ];
   const apiserver = run.start(
     'kube-apiserver',
     [
       `--etcd-servers=http://127.0.0.1:${run.ports.etcd}`,
-      '--bind-address=127.0.0.1',
-      '--advertise-address=127.0.0.1',
-      // Loopback may not be advertised through the endpoints of the `kubernetes` Service.
-      '--endpoint-reconciler-type=none',
+      ...listen,
       `--secure-port=${run.ports.apiserver}`,
       `--tls-cert-file=${pki.serving.cert}`,
       `--tls-private-key-file=${pki.serving.key}`,

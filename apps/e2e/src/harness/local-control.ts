@@ -3,7 +3,7 @@
 // state. The pid file is the truth: a restart replaces the component's record there, so `cluster
 // status`, `cluster down`, the watchdog and the owner's stop() all see the new process.
 import { join } from 'node:path';
-import { BINARIES } from './binaries.ts';
+import { BINARIES, NODE_BINARIES } from './binaries.ts';
 import { dies, httpOk, httpsGet } from './local-readiness.ts';
 import {
   isOurs,
@@ -16,8 +16,8 @@ import {
 } from './procs.ts';
 import { waitFor } from './wait.ts';
 
-/** The components of a local run, in start order: one per binary the harness builds. */
-export const COMPONENTS = BINARIES;
+/** The components of a local run, in start order: the control plane's, then the real node's. */
+export const COMPONENTS = [...BINARIES, ...NODE_BINARIES] as const;
 export type ComponentName = (typeof COMPONENTS)[number];
 
 export function isComponentName(s: string): s is ComponentName {

@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { freePorts } from './ports.ts';
 import {
-  killAll,
+  endRun,
   PID_FILE,
   type PidFile,
   type ProcRecord,
@@ -38,9 +38,10 @@ export interface Run {
   userKubeconfigPath: string;
   /**
    * Starts a control-plane binary of binDir in its own process group and records it in the pid
-   * file, with the URL that answers 200 when it is healthy.
+   * file, with the URL that answers 200 when it is healthy. `exe` overrides the executable (the real
+   * node's binaries live in a directory of their own).
    */
-  start(name: string, args: string[], health?: string): Started;
+  start(name: string, args: string[], health?: string, exe?: string): Started;
   /** The last `lines` log lines of every component started, headed by its log file. */
   logTails(lines: number): string[];
   /** A persistent cluster, once up, outlives this process: no more exit and signal hooks. */
@@ -123,8 +124,8 @@ export async function createRun(
     server,
     kubeconfigPath,
     userKubeconfigPath,
-    start(name, args, health) {
-      const s = startProc(name, join(binDir, name), args, logDir, stateDir, health);
+    start(name, args, health, exe) {
+      const s = startProc(name, exe ?? join(binDir, name), args, logDir, stateDir, health);
       procs.push(s.rec);
       writePidFile(stateDir, pidFile);
       return s;
@@ -138,7 +139,7 @@ export async function createRun(
     detach,
     stop() {
       stopped ??= (async () => {
-        await killAll(current());
+        await endRun(stateDir, current());
         detach();
         if (o.keepState) rmSync(join(stateDir, PID_FILE), { force: true });
         else rmSync(stateDir, { recursive: true, force: true });

@@ -4,7 +4,7 @@
 // kubeconfigs, logs, etcd data and the pid file that lets anyone clean up after a crash
 // (local-run.ts). The steps are in local-components.ts, the readiness checks in local-readiness.ts.
 import { existsSync, mkdirSync } from 'node:fs';
-import { controlPlaneVersions, ensureBinaries } from './binaries.ts';
+import { controlPlaneVersions, ensureBinaries, ensureNodeBinaries } from './binaries.ts';
 import { installCrds, makeClients } from './kube.ts';
 import {
   createFakeNodes,
@@ -15,6 +15,7 @@ import {
   startKwok,
   startScheduler,
 } from './local-components.ts';
+import { nodeIP, REAL_NODE_NAME, type RealNode, realNodeSupport, startRealNode } from './local-node.ts';
 import { guardedBy, untilReady, type Wait } from './local-readiness.ts';
 import { createRun } from './local-run.ts';
 import { crdDir as defaultCrdDir, runsDir } from './paths.ts';
@@ -35,6 +36,14 @@ export interface LocalClusterOptions {
   keepState?: boolean;
   /** Per-component readiness timeout. Default 120 s. */
   timeoutMs?: number;
+  /**
+   * A real node (containerd, kubelet, kube-proxy; local-node.ts) besides the kwok nodes. Default:
+   * on where the machine allows it (root, cgroups; realNodeSupport) unless CLAIMKIT_E2E_REAL_NODE=0.
+   * `true` fails the start where it cannot run.
+   */
+  realNode?: boolean;
+  /** OCI archives the real node imports (the sandbox image among them). Default: none. */
+  nodeImages?: () => Promise<string[]>;
 }
 
 export interface LocalCluster extends ClusterHandle {
@@ -44,6 +53,10 @@ export interface LocalCluster extends ClusterHandle {
   kubernetesVersion: string;
   /** Names of the fake nodes. */
   nodes: string[];
+  /** The real node, when the run has one. */
+  realNode?: RealNode;
+  /** Why the run has no real node (one line), when it was wanted by default but cannot run here. */
+  realNodeMissing?: string;
   /** Wall-clock milliseconds: binaries (build or cache hit) and control plane start. */
   timings: { binariesMs: number; startMs: number };
 }
@@ -55,14 +68,20 @@ export async function startLocalCluster(opts: LocalClusterOptions = {}): Promise
   for (const dir of await reapRuns(base)) log(`cleaned up a leftover run: ${dir}`);
 
   const t0 = Date.now();
-  const binDir = await ensureBinaries();
+  const realNodeMissing = realNodeWanted(opts);
+  const [binDir, nodeBinDir] = await Promise.all([
+    ensureBinaries(),
+    realNodeMissing === undefined ? ensureNodeBinaries() : undefined,
+  ]);
   const binariesMs = Date.now() - t0;
+  if (realNodeMissing && opts.realNode !== false) log(`no real node: ${realNodeMissing}`);
 
   let lastError: unknown;
   for (let attempt = 1; attempt <= 2; attempt++) {
     try {
-      const cluster = await startOnce(binDir, base, opts, log);
+      const cluster = await startOnce(binDir, nodeBinDir, base, opts, log);
       cluster.timings.binariesMs = binariesMs;
+      if (realNodeMissing && opts.realNode !== false) cluster.realNodeMissing = realNodeMissing;
       return cluster;
     } catch (e) {
       lastError = e;
@@ -74,8 +93,18 @@ export async function startLocalCluster(opts: LocalClusterOptions = {}): Promise
   throw lastError;
 }
 
+/** Undefined when the run gets a real node; otherwise why not (also "not asked for"). */
+function realNodeWanted(opts: LocalClusterOptions): string | undefined {
+  const wanted = opts.realNode ?? process.env.CLAIMKIT_E2E_REAL_NODE !== '0';
+  if (!wanted) return 'not asked for (CLAIMKIT_E2E_REAL_NODE=0)';
+  const missing = realNodeSupport();
+  if (missing && opts.realNode === true) throw new Error(missing);
+  return missing;
+}
+
 async function startOnce(
   binDir: string,
+  nodeBinDir: string | undefined,
   base: string,
   opts: LocalClusterOptions,
   log: (msg: string) => void,
@@ -90,10 +119,11 @@ async function startOnce(
   const abort = new AbortController();
   const wait: Wait = { timeoutMs: opts.timeoutMs ?? 120_000, signal: abort.signal };
   try {
-    const pki = await createRunPki(run);
+    const ip = nodeBinDir ? nodeIP() : undefined;
+    const pki = await createRunPki(run, ip ? { name: REAL_NODE_NAME, ip } : undefined);
     await startEtcd(run, wait);
     log(`etcd ready on 127.0.0.1:${run.ports.etcd}`);
-    await startApiserver(run, pki, wait);
+    await startApiserver(run, pki, wait, ip);
     log(`kube-apiserver ready at ${run.server}`);
 
     // controller-manager, scheduler and kwok start together; any of them exiting fails the start.
@@ -106,6 +136,15 @@ async function startOnce(
     const nodes = await createFakeNodes(admin, nodeCount);
     await guard(untilReady(admin, run.ports, nodeCount, wait));
     log(`controller-manager, scheduler and kwok ready; nodes: ${nodes.join(', ')}`);
+    let realNode: RealNode | undefined;
+    if (nodeBinDir) {
+      const t1 = Date.now();
+      const images = (await opts.nodeImages?.()) ?? [];
+      realNode = await guard(startRealNode(run, pki, nodeBinDir, images, wait, admin, log));
+      log(
+        `real node ${realNode.name} Ready at ${realNode.ip} in ${Date.now() - t1} ms (${images.length} images imported)`,
+      );
+    }
     controlPlaneUp = true;
 
     const crdDir = opts.crdDir ?? defaultCrdDir;
@@ -126,6 +165,7 @@ async function startOnce(
       binDir,
       kubernetesVersion,
       nodes,
+      ...(realNode ? { realNode } : {}),
       timings: { binariesMs: 0, startMs: Date.now() - t0 },
       stop: run.stop,
     };

@@ -25,6 +25,8 @@ export interface Pki {
   caCert: string;
   caKey: string;
   serving: CertPaths;
+  /** The real node kubelet's serving certificate (its IP), when the run has a real node. */
+  nodeServing: CertPaths;
   saKey: string;
   saPub: string;
   identities: {
@@ -33,6 +35,10 @@ export interface Pki {
     controllerManager: Identity;
     scheduler: Identity;
     kwok: Identity;
+    /** The real node's kubelet: system:node:<node>, group system:nodes (the Node authorizer). */
+    node: Identity;
+    /** kube-proxy: system:kube-proxy (bound to system:node-proxier by default). */
+    kubeProxy: Identity;
   };
 }
 
@@ -109,7 +115,17 @@ const clientExt = [
   'extendedKeyUsage = clientAuth',
 ];
 
-export async function createPki(dir: string, opts: { serviceIP: string }): Promise<Pki> {
+const servingExt = (names: string[]) => [
+  'basicConstraints = critical,CA:FALSE',
+  'keyUsage = critical,digitalSignature,keyEncipherment',
+  'extendedKeyUsage = serverAuth',
+  `subjectAltName = ${names.join(',')}`,
+];
+
+export async function createPki(
+  dir: string,
+  opts: { serviceIP: string; node?: { name: string; ip: string } },
+): Promise<Pki> {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const caKey = join(dir, 'ca.key');
   const caCert = join(dir, 'ca.crt');
@@ -143,35 +159,43 @@ export async function createPki(dir: string, opts: { serviceIP: string }): Promi
     user,
     groups,
   });
-  const [serving, admin, user, controllerManager, scheduler, kwok] = await Promise.all([
-    issue(
-      dir,
-      'apiserver',
-      'kube-apiserver',
-      [],
-      [
-        'basicConstraints = critical,CA:FALSE',
-        'keyUsage = critical,digitalSignature,keyEncipherment',
-        'extendedKeyUsage = serverAuth',
-        'subjectAltName = ' +
-          [
-            'DNS:localhost',
-            'DNS:kubernetes',
-            'DNS:kubernetes.default',
-            'DNS:kubernetes.default.svc',
-            'DNS:kubernetes.default.svc.cluster.local',
-            'IP:127.0.0.1',
-            `IP:${opts.serviceIP}`,
-          ].join(','),
-      ],
-      ca,
-    ),
-    client('admin', 'claimkit-e2e-admin', ['system:masters']),
-    client('user', E2E_USER, [E2E_USER_GROUP]),
-    client('kube-controller-manager', 'system:kube-controller-manager', []),
-    client('kube-scheduler', 'system:kube-scheduler', []),
-    client('kwok', 'kwok-controller', ['system:masters']),
-  ]);
+  const nodeName = opts.node?.name ?? 'no-real-node';
+  const nodeIPs = opts.node ? [`IP:${opts.node.ip}`] : [];
+  const [serving, nodeServing, admin, user, controllerManager, scheduler, kwok, node, kubeProxy] =
+    await Promise.all([
+      issue(
+        dir,
+        'apiserver',
+        'kube-apiserver',
+        [],
+        servingExt([
+          'DNS:localhost',
+          'DNS:kubernetes',
+          'DNS:kubernetes.default',
+          'DNS:kubernetes.default.svc',
+          'DNS:kubernetes.default.svc.cluster.local',
+          'IP:127.0.0.1',
+          `IP:${opts.serviceIP}`,
+          ...nodeIPs,
+        ]),
+        ca,
+      ),
+      issue(
+        dir,
+        'kubelet-serving',
+        nodeName,
+        [],
+        servingExt([`DNS:${nodeName}`, 'IP:127.0.0.1', ...nodeIPs]),
+        ca,
+      ),
+      client('admin', 'claimkit-e2e-admin', ['system:masters']),
+      client('user', E2E_USER, [E2E_USER_GROUP]),
+      client('kube-controller-manager', 'system:kube-controller-manager', []),
+      client('kube-scheduler', 'system:kube-scheduler', []),
+      client('kwok', 'kwok-controller', ['system:masters']),
+      client('kubelet', `system:node:${nodeName}`, ['system:nodes']),
+      client('kube-proxy', 'system:kube-proxy', []),
+    ]);
 
   const saKey = join(dir, 'sa.key');
   const saPub = join(dir, 'sa.pub');
@@ -188,9 +212,10 @@ export async function createPki(dir: string, opts: { serviceIP: string }): Promi
     caCert,
     caKey,
     serving,
+    nodeServing,
     saKey,
     saPub,
-    identities: { admin, user, controllerManager, scheduler, kwok },
+    identities: { admin, user, controllerManager, scheduler, kwok, node, kubeProxy },
   };
 }
 

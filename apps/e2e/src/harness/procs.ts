@@ -13,7 +13,8 @@ import {
   statSync,
   writeFileSync,
 } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { cleanupRealNode } from './local-node-cleanup.ts';
 
 export interface ProcRecord {
   name: string;
@@ -126,6 +127,16 @@ export async function killAll(procs: ProcRecord[], graceMs = 5_000): Promise<voi
   }
 }
 
+/**
+ * Ends a run's processes (killAll) and then what a real node leaves behind them: its containers,
+ * mounts, bridge and iptables chains (local-node-cleanup.ts; nothing when the run had no node).
+ */
+export async function endRun(stateDir: string, procs: ProcRecord[], graceMs = 5_000): Promise<void> {
+  await killAll(procs, graceMs);
+  const containerd = procs.find((p) => p.name === 'containerd');
+  await cleanupRealNode(stateDir, containerd ? dirname(containerd.exe) : undefined);
+}
+
 export interface Started {
   rec: ProcRecord;
   child: ChildProcess;
@@ -201,7 +212,7 @@ export async function reapRuns(
     if (!pf && !opts.all && ageMs(stateDir) < 5 * 60_000) continue; // a run still being set up
     const orphan = !pf || (pf.persistent ? !pf.procs.some(isOurs) : !isAlive(pf.owner));
     if (!opts.all && !orphan) continue;
-    if (pf) await killAll(pf.procs, 5_000);
+    await endRun(stateDir, pf?.procs ?? [], 5_000);
     rmSync(stateDir, { recursive: true, force: true });
     cleaned.push(stateDir);
   }

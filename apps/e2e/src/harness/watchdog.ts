@@ -3,7 +3,7 @@
 //   node watchdog.ts <owner pid> <state dir>
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { isAlive, killAll, PID_FILE, readPidFile } from './procs.ts';
+import { endRun, isAlive, PID_FILE, readPidFile } from './procs.ts';
 
 const owner = Number(process.argv[2]);
 const stateDir = process.argv[3] ?? '';
@@ -18,7 +18,7 @@ const timer = setInterval(async () => {
   clearInterval(timer);
   const pf = readPidFile(stateDir);
   if (!pf || pf.persistent) return;
-  await killAll(pf.procs, 5_000);
+  await endRun(stateDir, pf.procs, 5_000);
   if (process.env.CLAIMKIT_E2E_KEEP_STATE === '1') rmSync(join(stateDir, PID_FILE), { force: true });
   else rmSync(stateDir, { recursive: true, force: true });
 }, 500);

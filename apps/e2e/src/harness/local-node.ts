@@ -1,0 +1,367 @@
+// A real node in the local control plane: containerd (with Debian's runc and CNI plugins), a
+// kubelet and kube-proxy, joined to the run's API server as node `claimkit-node-0`. Pods on it run
+// for real (our own images, imported from OCI archives: no registry). The node is tainted, so only
+// pods that tolerate it and select it (realNodePlacement) land there; everything else stays on the
+// kwok nodes. It needs root, cgroups and iptables (realNodeSupport says what is missing); the
+// binaries come from `controlplane/build.sh node`. Stopping and cleaning up: local-node-cleanup.ts.
+import { execFile, execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import type { V1Toleration } from '@kubernetes/client-node';
+import type { Clients } from './kube.ts';
+import type { RunPki } from './local-components.ts';
+import { NODE_BRIDGE, NODE_CGROUP_ROOT, nodeStateDir } from './local-node-cleanup.ts';
+import { dies, httpOk, type Wait } from './local-readiness.ts';
+import type { Run } from './local-run.ts';
+import { writeKubeconfig } from './pki.ts';
+import { freePorts } from './ports.ts';
+import { waitFor } from './wait.ts';
+
+const exec = promisify(execFile);
+
+export const REAL_NODE_NAME = 'claimkit-node-0';
+/** The label and the NoSchedule taint that keep everything but chosen pods off the real node. */
+export const REAL_NODE_KEY = 'claimkit.dev/node';
+export const REAL_NODE_VALUE = 'real';
+/** The real node's pod addresses (the kwok nodes use POD_CIDR, 10.244.0.0/16). */
+export const REAL_POD_CIDR = '10.245.0.0/24';
+/** The sandbox image containerd starts every pod with (built locally, see apps/e2e/images). */
+export const SANDBOX_IMAGE = 'localhost/claimkit/pause:3.10-local';
+
+/** What a pod spec needs to run on the real node. */
+export function realNodePlacement(): { nodeSelector: Record<string, string>; tolerations: V1Toleration[] } {
+  return {
+    nodeSelector: { [REAL_NODE_KEY]: REAL_NODE_VALUE },
+    tolerations: [{ key: REAL_NODE_KEY, operator: 'Equal', value: REAL_NODE_VALUE, effect: 'NoSchedule' }],
+  };
+}
+
+/** Undefined when this machine can run a real node, else one line naming what is missing. */
+export function realNodeSupport(): string | undefined {
+  if (process.platform !== 'linux') return `a real node needs Linux (this is ${process.platform})`;
+  if (process.getuid?.() !== 0)
+    return 'a real node needs root (cgroups, mounts, iptables, network namespaces)';
+  if (!existsSync('/sys/fs/cgroup/memory') && !existsSync('/sys/fs/cgroup/cgroup.controllers')) {
+    return 'a real node needs cgroups (no /sys/fs/cgroup/memory or cgroup v2 mount)';
+  }
+  if (!existsSync('/proc/sys/net/bridge'))
+    return 'a real node needs the bridge netfilter (no /proc/sys/net/bridge)';
+  if (!nodeIP()) return 'a real node needs an IPv4 address other than loopback (none found)';
+  return undefined;
+}
+
+/** The machine's first global IPv4 address: the node's InternalIP (kubectl logs, node proxy). */
+export function nodeIP(): string | undefined {
+  if (process.env.CLAIMKIT_NODE_IP) return process.env.CLAIMKIT_NODE_IP;
+  try {
+    const out = execFileSync('ip', ['-4', '-o', 'addr', 'show', 'scope', 'global'], { encoding: 'utf8' });
+    return /inet (\d+\.\d+\.\d+\.\d+)\//.exec(out)?.[1];
+  } catch {
+    return undefined;
+  }
+}
+
+export interface RealNode {
+  name: string;
+  ip: string;
+  binDir: string;
+  /** containerd's socket (ctr -a SOCKET -n k8s.io ...). */
+  containerdSocket: string;
+  kubeletPort: number;
+}
+
+interface NodePorts {
+  kubelet: number;
+  kubeletHealthz: number;
+  proxyHealthz: number;
+  proxyMetrics: number;
+}
+
+function containerdConfig(dir: string, socket: string): string {
+  return `version = 3
+root = "${dir}/containerd/root"
+state = "${dir}/containerd/state"
+[grpc]
+  address = "${socket}"
+[ttrpc]
+  address = "${socket}.ttrpc"
+[debug]
+  level = "warn"
+[plugins."io.containerd.cri.v1.images"]
+  snapshotter = "overlayfs"
+  [plugins."io.containerd.cri.v1.images".pinned_images]
+    sandbox = "${SANDBOX_IMAGE}"
+[plugins."io.containerd.cri.v1.runtime"]
+  # root here lacks CAP_SYS_RESOURCE: a negative oom_score_adj would fail every sandbox.
+  restrict_oom_score_adj = true
+  disable_apparmor = true
+  netns_mounts_under_state_dir = true
+  [plugins."io.containerd.cri.v1.runtime".cni]
+    bin_dirs = ["/usr/lib/cni"]
+    conf_dir = "${dir}/cni/net.d"
+  [plugins."io.containerd.cri.v1.runtime".containerd]
+    default_runtime_name = "runc"
+    [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+      [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc.options]
+        BinaryName = "${runcPath()}"
+        SystemdCgroup = false
+`;
+}
+
+function runcPath(): string {
+  for (const p of ['/usr/sbin/runc', '/usr/bin/runc', '/usr/local/sbin/runc', '/usr/local/bin/runc']) {
+    if (existsSync(p)) return p;
+  }
+  return 'runc';
+}
+
+function cniConfig(dir: string): string {
+  return JSON.stringify(
+    {
+      cniVersion: '1.0.0',
+      name: 'claimkit',
+      plugins: [
+        {
+          type: 'bridge',
+          bridge: NODE_BRIDGE,
+          isGateway: true,
+          ipMasq: true,
+          hairpinMode: true,
+          ipam: {
+            type: 'host-local',
+            dataDir: join(dir, 'cni/ipam'),
+            ranges: [[{ subnet: REAL_POD_CIDR }]],
+            routes: [{ dst: '0.0.0.0/0' }],
+          },
+        },
+        { type: 'portmap', capabilities: { portMappings: true } },
+      ],
+    },
+    null,
+    2,
+  );
+}
+
+function kubeletConfig(o: {
+  caCert: string;
+  ports: NodePorts;
+  socket: string;
+  ip: string;
+  cert: string;
+  key: string;
+}) {
+  // JSON is YAML: the kubelet reads either.
+  return JSON.stringify(
+    {
+      apiVersion: 'kubelet.config.k8s.io/v1beta1',
+      kind: 'KubeletConfiguration',
+      address: o.ip,
+      port: o.ports.kubelet,
+      readOnlyPort: 0,
+      healthzBindAddress: '127.0.0.1',
+      healthzPort: o.ports.kubeletHealthz,
+      tlsCertFile: o.cert,
+      tlsPrivateKeyFile: o.key,
+      authentication: {
+        anonymous: { enabled: false },
+        webhook: { enabled: true },
+        x509: { clientCAFile: o.caCert },
+      },
+      authorization: { mode: 'Webhook' },
+      containerRuntimeEndpoint: `unix://${o.socket}`,
+      // This kind of machine has cgroup v1 hierarchies (kubelet >= 1.35 refuses them by default).
+      failCgroupV1: false,
+      failSwapOn: false,
+      cgroupDriver: 'cgroupfs',
+      cgroupRoot: `/${NODE_CGROUP_ROOT}`,
+      // The node is a test machine: never evict or garbage-collect the locally imported images.
+      evictionHard: { 'memory.available': '1Mi', 'nodefs.available': '1%', 'imagefs.available': '1%' },
+      imageGCHighThresholdPercent: 100,
+      imageGCLowThresholdPercent: 99,
+      registerWithTaints: [{ key: REAL_NODE_KEY, value: REAL_NODE_VALUE, effect: 'NoSchedule' }],
+      nodeStatusUpdateFrequency: '4s',
+      nodeStatusReportFrequency: '10s',
+      syncFrequency: '10s',
+      fileCheckFrequency: '20s',
+      serializeImagePulls: false,
+      resolvConf: '/etc/resolv.conf',
+      maxPods: 110,
+      containerLogMaxSize: '5Mi',
+      protectKernelDefaults: false,
+      makeIPTablesUtilChains: false,
+      localStorageCapacityIsolation: true,
+      shutdownGracePeriod: '0s',
+    },
+    null,
+    2,
+  );
+}
+
+/** The kubelet's cgroupRoot must exist in every v1 hierarchy (cpuset seeded from the root's). */
+function createCgroupRoot(): void {
+  const base = '/sys/fs/cgroup';
+  for (const h of readdirSync(base)) {
+    const dir = join(base, h, NODE_CGROUP_ROOT);
+    if (h === 'unified' || !existsSync(join(base, h, 'cgroup.procs'))) continue;
+    mkdirSync(dir, { recursive: true });
+    if (h === 'cpuset') {
+      for (const f of ['cpuset.cpus', 'cpuset.mems']) {
+        if (readFileSync(join(dir, f), 'utf8').trim() === '')
+          writeFileSync(join(dir, f), readFileSync(join(base, h, f)));
+      }
+    }
+  }
+}
+
+/**
+ * Starts containerd, imports `images` (OCI archives) into its k8s.io namespace, then the kubelet and
+ * kube-proxy, and waits until the node is Ready. Each component is a recorded process of the run
+ * (stop, kill and restart like the others, local-control.ts).
+ */
+export async function startRealNode(
+  run: Run,
+  { pki }: RunPki,
+  binDir: string,
+  images: string[],
+  wait: Wait,
+  admin: Clients,
+  log: (m: string) => void,
+): Promise<RealNode> {
+  const ip = nodeIP();
+  if (!ip) throw new Error('no IPv4 address for the real node');
+  const dir = nodeStateDir(run.stateDir);
+  mkdirSync(join(dir, 'cni/net.d'), { recursive: true });
+  const [kubelet, kubeletHealthz, proxyHealthz, proxyMetrics] = (await freePorts(4)) as [
+    number,
+    number,
+    number,
+    number,
+  ];
+  const ports: NodePorts = { kubelet, kubeletHealthz, proxyHealthz, proxyMetrics };
+  createCgroupRoot();
+  writeFileSync('/proc/sys/net/ipv4/ip_forward', '1');
+  writeFileSync('/proc/sys/net/bridge/bridge-nf-call-iptables', '1');
+
+  // containerd
+  const socket = join(dir, 'containerd.sock');
+  const cfg = join(dir, 'containerd.toml');
+  writeFileSync(cfg, containerdConfig(dir, socket));
+  writeFileSync(join(dir, 'cni/net.d/10-claimkit.conflist'), cniConfig(dir));
+  const containerd = run.start('containerd', ['--config', cfg], undefined, join(binDir, 'containerd'));
+  const ctr = (args: string[]) => exec(join(binDir, 'ctr'), ['-a', socket, '-n', 'k8s.io', ...args]);
+  await Promise.race([
+    dies(containerd),
+    waitFor(
+      'containerd answering on its socket',
+      async () =>
+        (await ctr(['version']).then(
+          () => true,
+          () => false,
+        )) || undefined,
+      {
+        timeoutMs: wait.timeoutMs,
+        intervalMs: 200,
+        signal: wait.signal,
+      },
+    ),
+  ]);
+  for (const archive of images) {
+    const t0 = Date.now();
+    await ctr(['images', 'import', '--no-unpack=false', '--snapshotter', 'overlayfs', archive]).catch(
+      (e: Error & { stderr?: string }) => {
+        throw new Error(`ctr images import ${archive} failed: ${e.stderr ?? e.message}`);
+      },
+    );
+    log(`imported ${archive} into the real node's containerd (${Date.now() - t0} ms)`);
+  }
+
+  // kubelet: its own client certificate (system:node:<name>) and a serving certificate for its IP.
+  const kubeletKubeconfig = writeKubeconfig(join(dir, 'kubelet.kubeconfig'), {
+    server: run.server,
+    caCert: pki.caCert,
+    identity: pki.identities.node,
+    user: pki.identities.node.user,
+  });
+  const kubeletCfg = join(dir, 'kubelet.json');
+  writeFileSync(
+    kubeletCfg,
+    kubeletConfig({
+      caCert: pki.caCert,
+      ports,
+      socket,
+      ip,
+      cert: pki.nodeServing.cert,
+      key: pki.nodeServing.key,
+    }),
+  );
+  const kubeletProc = run.start(
+    'kubelet',
+    [
+      `--config=${kubeletCfg}`,
+      `--kubeconfig=${kubeletKubeconfig}`,
+      `--hostname-override=${REAL_NODE_NAME}`,
+      `--node-ip=${ip}`,
+      `--root-dir=${join(dir, 'kubelet')}`,
+      `--cert-dir=${join(dir, 'kubelet-pki')}`,
+      `--node-labels=${REAL_NODE_KEY}=${REAL_NODE_VALUE}`,
+      '--v=1',
+    ],
+    `http://127.0.0.1:${kubeletHealthz}/healthz`,
+    join(binDir, 'kubelet'),
+  );
+
+  // kube-proxy (iptables): Services' cluster IPs work from the host (the API server calling the
+  // webhook's Service) and from pods (the controller reaching the API server at 10.0.0.1).
+  const proxyKubeconfig = writeKubeconfig(join(dir, 'kube-proxy.kubeconfig'), {
+    server: run.server,
+    caCert: pki.caCert,
+    identity: pki.identities.kubeProxy,
+    user: pki.identities.kubeProxy.user,
+  });
+  const proxy = run.start(
+    'kube-proxy',
+    [
+      `--kubeconfig=${proxyKubeconfig}`,
+      `--hostname-override=${REAL_NODE_NAME}`,
+      '--proxy-mode=iptables',
+      `--cluster-cidr=${REAL_POD_CIDR}`,
+      `--healthz-bind-address=127.0.0.1:${proxyHealthz}`,
+      `--metrics-bind-address=127.0.0.1:${proxyMetrics}`,
+      // Leave the machine's conntrack table size alone (a sysctl the sandbox may refuse).
+      '--conntrack-max-per-core=0',
+      '--v=1',
+    ],
+    `http://127.0.0.1:${proxyHealthz}/healthz`,
+    join(binDir, 'kube-proxy'),
+  );
+
+  await Promise.race([
+    dies(containerd),
+    dies(kubeletProc),
+    dies(proxy),
+    waitFor(
+      `node ${REAL_NODE_NAME} Ready (kubelet log: ${kubeletProc.logPath})`,
+      async () => {
+        const node = await admin.core.readNode({ name: REAL_NODE_NAME }).catch(() => undefined);
+        return node?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') || undefined;
+      },
+      { timeoutMs: wait.timeoutMs, intervalMs: 250, signal: wait.signal },
+    ),
+    // kube-proxy's /healthz answers 200 once it has synced its rules.
+  ]);
+  await Promise.race([
+    dies(proxy),
+    waitFor(
+      `kube-proxy /healthz (${proxy.logPath})`,
+      () => httpOk(`http://127.0.0.1:${proxyHealthz}/healthz`),
+      {
+        timeoutMs: wait.timeoutMs,
+        intervalMs: 250,
+        signal: wait.signal,
+      },
+    ),
+  ]);
+  return { name: REAL_NODE_NAME, ip, binDir, containerdSocket: socket, kubeletPort: kubelet };
+}
