@@ -172,7 +172,7 @@ describe('a standby judges the lease holder by its pod (name, UID, container), n
   });
 
   async function mkPod(model: ApiModel, name: string, status = running(`containerd://${name}-1`, 0)) {
-    const pod = await model.create<Pod>({
+    await model.create<Pod>({
       apiVersion: 'v1',
       kind: 'Pod',
       metadata: { namespace: 'sys', name },
