@@ -270,7 +270,9 @@ export class LeaderElector {
       if (stopped || !this.watcher) return;
       stopWatch = this.watcher.watch(
         'Pod',
-        { namespace, fieldSelector: { 'metadata.name': name } },
+        // The server ends it every few minutes (a half-open connection does not last); the
+        // retry-period rounds go on meanwhile, the watch only makes them prompt.
+        { namespace, fieldSelector: { 'metadata.name': name }, timeoutSeconds: 300 },
         {
           onEvent: (e) => {
             if (!stopped) onEvent(e);
