@@ -34,6 +34,19 @@ describe('flags', () => {
     });
   });
 
+  it('the pod and container it runs in, from the downward API env (all of name, namespace, uid, or none)', () => {
+    const env = { POD_NAME: 'ctl-0', POD_NAMESPACE: 'claimkit-system', POD_UID: 'u-1' };
+    expect(parseFlags([], { ...env, CONTAINER_NAME: 'controller' }).pod).toEqual({
+      namespace: 'claimkit-system',
+      name: 'ctl-0',
+      uid: 'u-1',
+      container: 'controller',
+    });
+    expect(parseFlags([], env).pod).toEqual({ namespace: 'claimkit-system', name: 'ctl-0', uid: 'u-1' });
+    expect(parseFlags([], { POD_NAME: 'ctl-0', POD_NAMESPACE: 'claimkit-system' }).pod).toBeUndefined();
+    expect(parseFlags([], {}).pod).toBeUndefined();
+  });
+
   it('--no-watch-nodes (and --watch-nodes) for installs without a cluster-wide Node read', () => {
     expect(parseFlags(['--no-watch-nodes'], {}).watchNodes).toBe(false);
     expect(parseFlags(['--watch-nodes'], {}).watchNodes).toBe(true);

@@ -16,6 +16,12 @@ export interface ControllerFlags {
   requestTimeoutMs: number;
   /** Watch Nodes (cluster-wide get/list/watch) so pods on NotReady or cordoned nodes are not handed out. */
   watchNodes: boolean;
+  /**
+   * The pod this process runs in (downward API: $POD_NAME, $POD_NAMESPACE, $POD_UID, $CONTAINER_NAME),
+   * recorded on the leader Lease so a standby takes over at once when it is dead. Unset unless the
+   * first three are all set.
+   */
+  pod?: { namespace: string; name: string; uid: string; container?: string };
   logLevel: LogLevel;
 }
 
@@ -38,6 +44,9 @@ export const USAGE = `usage: claimkit-controller [flags]
   --no-watch-nodes         do not watch Nodes (no cluster-wide read): a pod's own Ready condition
                            is then the only health signal for bind candidates
   --log-level LEVEL        debug|info|warn|error (default info)
+environment (downward API, set by deploy/controller): POD_NAME, POD_NAMESPACE, POD_UID and
+  CONTAINER_NAME name the pod and container this replica runs in; with --leader-elect the leader
+  records them on the Lease, and a standby takes over at once when that pod or container is dead
 `;
 
 /** `30s`, `1m`, `500ms`, `2h` or plain seconds. */
@@ -131,6 +140,16 @@ export function parseFlags(
     sweepIntervalMs,
     requestTimeoutMs,
     watchNodes: values['watch-nodes'] !== false,
+    ...(env.POD_NAME && env.POD_NAMESPACE && env.POD_UID
+      ? {
+          pod: {
+            namespace: env.POD_NAMESPACE,
+            name: env.POD_NAME,
+            uid: env.POD_UID,
+            ...(env.CONTAINER_NAME ? { container: env.CONTAINER_NAME } : {}),
+          },
+        }
+      : {}),
     logLevel,
     help: values.help === true,
   };

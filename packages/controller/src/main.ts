@@ -39,6 +39,7 @@ try {
     log,
     timeoutMs: flags.requestTimeoutMs,
     watchNodes: flags.watchNodes,
+    ...(flags.pod ? { pod: flags.pod } : {}),
   });
 } catch (e) {
   die(explainStartError(e), 1);
@@ -70,6 +71,7 @@ log.info('starting', {
   namespace: flags.namespace ?? '(all)',
   leaderElect: flags.leaderElect,
   identity: flags.identity,
+  pod: flags.pod ? `${flags.pod.namespace}/${flags.pod.name}` : '(none)',
   concurrency: flags.concurrency,
   sweepIntervalMs: flags.sweepIntervalMs,
   watchNodes: flags.watchNodes,

@@ -237,6 +237,78 @@ describe('Manager on the in-memory API model', () => {
     expectInvariants(m);
   });
 
+  it('leader pod deleted without releasing the lease (SIGKILL): the standby, caches synced, binds new claims within 2 s, not after the 15 s lease', async () => {
+    const m = model();
+    kubelet(m);
+    const SYS = 'claimkit-system';
+    // The two controller pods, as the downward API describes them to each replica.
+    const ctlPod = async (name: string) => {
+      await m.create<Pod>({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { namespace: SYS, name },
+        spec: { containers: [{ name: 'controller', image: 'controller' }], nodeName: 'node-1' },
+      });
+      return m.setPodStatusNow(
+        { namespace: SYS, name },
+        {
+          phase: 'Running',
+          containerStatuses: [
+            {
+              name: 'controller',
+              containerID: `containerd://${name}`,
+              restartCount: 0,
+              state: { running: { startedAt: new Date().toISOString() } },
+            },
+          ],
+        },
+      );
+    };
+    let killed = false;
+    // After the kill the leader's process makes no more requests: it neither renews nor releases.
+    const killable = new Proxy(m, {
+      get(t, p, r) {
+        const v = Reflect.get(t, p, r);
+        if (typeof v !== 'function') return v;
+        return (...args: unknown[]) =>
+          killed ? Promise.reject(new ApiError('Unavailable', 'killed')) : v.apply(t, args);
+      },
+    });
+    const mk = async (identity: string, client: ApiModel) => {
+      const pod = await ctlPod(identity);
+      // The shipped defaults: 15 s lease, 2 s retry period.
+      return new LeaderElector(client as Client, {
+        namespace: SYS,
+        name: 'claimkit-controller',
+        identity,
+        pod: { namespace: SYS, name: identity, uid: pod.metadata.uid!, container: 'controller' },
+      });
+    };
+    const a = await startManager(m, { elector: await mk('ctl-a', killable) });
+    await until('a leads', () => a.leading);
+    const eb = await mk('ctl-b', m);
+    const b = await startManager(m, { elector: eb });
+    await m.create(pool(1));
+    await until('a ready idle pod', () =>
+      m.listNow('Pod', { namespace: NS }).some((p) => p.status?.phase === 'Running'),
+    );
+    await until('b follows a', () => eb.leader === 'ctl-a');
+    expect(b.leading).toBe(false);
+    killed = true;
+    await a.stop();
+    const t0 = Date.now();
+    await m.delete('Pod', { namespace: SYS, name: 'ctl-a' }, { gracePeriodSeconds: 0 });
+    await m.create({ ...claimSet(1) });
+    await until('bound by the standby', () => bound(m).length === 1, 2000);
+    expect(Date.now() - t0).toBeLessThan(2000);
+    expect(b.leading).toBe(true);
+    expect(b.metrics.leader.get()).toBe(1);
+    const lease = m.getNow('Lease', { namespace: SYS, name: 'claimkit-controller' });
+    expect(lease.spec.holderIdentity).toBe('ctl-b');
+    expect(lease.metadata.annotations?.['claimkit.dev/holder-pod']).toBe(`${SYS}/ctl-b`);
+    expectInvariants(m);
+  });
+
   it("routes pod events through core's mapEvent and reference index: a stripped, deleted pod reaches its claim", async () => {
     const m = model();
     kubelet(m);

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { CONTROLLER_NAME } from '@claimkit/core';
 import { describe, expect, it } from 'vitest';
-import { controllerManifests, controllerRules, userRoles } from './manifests.ts';
+import { CONTROLLER_CONTAINER, controllerManifests, controllerRules, userRoles } from './manifests.ts';
 
 describe('deploy/controller', () => {
   it('grants what the reconcilers do, and the service account is the identity the webhook trusts', () => {
@@ -23,6 +23,34 @@ describe('deploy/controller', () => {
     };
     expect(dep.spec.replicas).toBe(2);
     expect(dep.spec.template.spec.containers[0]!.args).toContain('--leader-elect');
+  });
+
+  it('tells each replica its pod, UID and container (downward API), and lets it watch pods in its namespace', () => {
+    const dep = controllerManifests().find((f) => f.file === 'deployment.yaml')!.objects[0] as {
+      spec: { template: { spec: { containers: { name: string; env: Record<string, unknown>[] }[] } } };
+    };
+    const c = dep.spec.template.spec.containers[0]!;
+    expect(c.name).toBe(CONTROLLER_CONTAINER);
+    expect(c.env).toEqual(
+      expect.arrayContaining([
+        { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+        { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+        { name: 'POD_UID', valueFrom: { fieldRef: { fieldPath: 'metadata.uid' } } },
+        { name: 'CONTAINER_NAME', value: CONTROLLER_CONTAINER },
+      ]),
+    );
+    const role = controllerManifests()
+      .find((f) => f.file === 'rbac.yaml')!
+      .objects.find((o) => (o as { kind: string }).kind === 'Role') as {
+      metadata: { namespace: string };
+      rules: { apiGroups: string[]; resources: string[]; verbs: string[] }[];
+    };
+    const can = (group: string, res: string, verb: string) =>
+      role.rules.some(
+        (r) => r.apiGroups.includes(group) && r.resources.includes(res) && r.verbs.includes(verb),
+      );
+    for (const v of ['get', 'list', 'watch']) expect(can('', 'pods', v), `${v} pods`).toBe(true);
+    for (const v of ['get', 'create', 'update']) expect(can('coordination.k8s.io', 'leases', v)).toBe(true);
   });
 
   it('runs as a numeric non-root user (the kubelet cannot verify runAsNonRoot for a named one)', () => {

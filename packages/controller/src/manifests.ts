@@ -7,6 +7,8 @@ export const CONTROLLER_NAMESPACE = 'claimkit-system';
 export const CONTROLLER_IMAGE = imageRef('controller');
 export const METRICS_PORT = 8080;
 export const HEALTH_PORT = 8081;
+/** The controller's container (its name is also in $CONTAINER_NAME: the leader records it on the Lease). */
+export const CONTROLLER_CONTAINER = 'controller';
 
 type Obj = Record<string, unknown>;
 
@@ -136,7 +138,7 @@ export function controllerManifests(o: { version?: string } = {}): ManifestFile[
     {
       file: 'rbac.yaml',
       comment:
-        'The controller reconciles the four claimkit kinds (and their status and scale), manages pool pods, records Events, elects a leader on a Lease in its namespace, and checkpoints containers through nodes/proxy for the Kubelet capture backend.',
+        'The controller reconciles the four claimkit kinds (and their status and scale), manages pool pods, records Events, elects a leader on a Lease in its namespace (watching the leader pod there), and checkpoints containers through nodes/proxy for the Kubelet capture backend.',
       objects: [
         { apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta(CONTROLLER_NAME) },
         {
@@ -162,6 +164,9 @@ export function controllerManifests(o: { version?: string } = {}): ManifestFile[
               resources: ['leases'],
               verbs: ['get', 'list', 'watch', 'create', 'update', 'patch'],
             },
+            // A standby watches the leader's pod (and each replica its own) to take over at once
+            // when it is dead; the ClusterRole grants this too, this Role keeps it in a namespaced install.
+            { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch'] },
           ],
         },
         {
@@ -180,7 +185,7 @@ export function controllerManifests(o: { version?: string } = {}): ManifestFile[
     {
       file: 'deployment.yaml',
       comment:
-        'Two replicas with --leader-elect: only the leader runs workers (efficiency); a standby takes over within the lease duration. Safety never depends on it.',
+        'Two replicas with --leader-elect: only the leader runs workers (efficiency); a standby takes over at once when the leader pod or container is dead (it watches the leader pod), else within the lease duration. Safety never depends on it.',
       objects: [
         {
           apiVersion: 'apps/v1',
@@ -203,12 +208,16 @@ export function controllerManifests(o: { version?: string } = {}): ManifestFile[
                 },
                 containers: [
                   {
-                    name: 'controller',
+                    name: CONTROLLER_CONTAINER,
                     image: imageRef('controller', o.version),
                     args,
+                    // Who this replica is: the leader records its pod, UID and container on the Lease
+                    // so a standby takes over at once when that pod or container is dead.
                     env: [
                       { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
                       { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+                      { name: 'POD_UID', valueFrom: { fieldRef: { fieldPath: 'metadata.uid' } } },
+                      { name: 'CONTAINER_NAME', value: CONTROLLER_CONTAINER },
                     ],
                     ports: [
                       { name: 'metrics', containerPort: METRICS_PORT },

@@ -38,6 +38,12 @@ export class ControllerMetrics {
     new Counter('claimkit_capture_sweeps_total', 'Capture recovery sweeps by result.'),
   );
   readonly leader = this.registry.register(new Gauge('claimkit_leader', '1 while this replica leads.'));
+  readonly leaderTakeovers = this.registry.register(
+    new Counter(
+      'claimkit_leader_takeovers_total',
+      'Leader Leases this replica took over from another holder, by reason (LeaseExpired, or the holder pod or container found dead: HolderGone, HolderReplaced, HolderTerminating, HolderFinished, HolderContainerTerminated, HolderContainerRestarted).',
+    ),
+  );
   /** Set by the manager: PodClaims by phase from its cache. */
   claimPhases: () => Record<string, number> = () => ({});
   readonly claimsByPhase = this.registry.register(

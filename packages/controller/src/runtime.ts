@@ -37,6 +37,11 @@ export interface KubeControllerOptions {
   queue?: ManagerOptions['queue'];
   /** Watch Nodes (default true; see ManagerOptions.watchNodes). */
   watchNodes?: boolean;
+  /**
+   * The pod (and container) this process runs in, from the downward API: with leaderElect it is
+   * recorded on the Lease, and a standby watches the holder's pod and takes over when it is dead.
+   */
+  pod?: { namespace: string; name: string; uid: string; container?: string };
 }
 
 export interface KubeController {
@@ -99,6 +104,8 @@ export function createKubeController(o: KubeControllerOptions = {}): KubeControl
             name: 'claimkit-controller',
             identity,
             log,
+            ...(o.pod ? { pod: o.pod, watcher: client } : {}),
+            onTakeover: (_previous, reason) => metrics.leaderTakeovers.inc({ reason }),
           }),
         }
       : {}),

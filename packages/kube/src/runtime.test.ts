@@ -3,7 +3,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ApiError, type Client, createLogger, type KubeEvent } from '@claimkit/core';
+import { ApiError, type Client, createLogger, type KubeEvent, type Pod } from '@claimkit/core';
 import { ApiModel, ManualClock } from '@claimkit/core/model';
 import { describe, expect, it, vi } from 'vitest';
 import { KubeEventRecorder } from './events.ts';
@@ -168,6 +168,167 @@ describe('LeaderElector rounds on the API model', () => {
       'warn stopped leading sys/lead a',
       'warn leader election sys/lead handler broke',
     ]);
+  });
+
+  describe('in a pod: the standby watches the holder pod and takes over from a dead holder at once', () => {
+    const C = 'controller';
+    const leaseKey = { namespace: 'sys', name: 'lead' };
+    async function mkPod(model: ApiModel, name: string) {
+      await model.create<Pod>({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { namespace: 'sys', name },
+        spec: { containers: [{ name: C, image: 'controller' }], nodeName: 'n1' },
+      });
+      return model.setPodStatusNow(
+        { namespace: 'sys', name },
+        {
+          phase: 'Running',
+          containerStatuses: [
+            {
+              name: C,
+              containerID: `containerd://${name}-1`,
+              restartCount: 0,
+              state: { running: { startedAt: new Date(T0).toISOString() } },
+            },
+          ],
+        },
+      );
+    }
+    /** Two electors in pods; their loops wait (for the retry period) until stop() or a kick. */
+    async function setup() {
+      const clock = new ManualClock(T0);
+      const model = new ApiModel({ clock });
+      const lines: string[] = [];
+      const log = createLogger({ level: 'debug', write: (l) => lines.push(l), now: () => clock.now() });
+      const takeovers: string[] = [];
+      const rounds = { a: 0, b: 0 };
+      const mk = async (name: 'a' | 'b') => {
+        const pod = await mkPod(model, `ctl-${name}`);
+        const counting = new Proxy(model, {
+          get(t, p, r) {
+            const v = Reflect.get(t, p, r);
+            if (p === 'get') {
+              return (kind: string, key: unknown) => {
+                if (kind === 'Lease') rounds[name]++;
+                return v.call(t, kind, key);
+              };
+            }
+            return typeof v === 'function' ? v.bind(t) : v;
+          },
+        });
+        return new LeaderElector(counting, {
+          namespace: 'sys',
+          name: 'lead',
+          identity: `ctl-${name}`,
+          clock,
+          log,
+          pod: { namespace: 'sys', name: `ctl-${name}`, uid: pod.metadata.uid!, container: C },
+          processStartMs: T0,
+          rewatchDelayMs: 0,
+          // The retry period never ends by itself here: only a kick or stop() ends the wait.
+          sleep: (_ms, signal) =>
+            new Promise((r) => signal.addEventListener('abort', () => r(), { once: true })),
+          onTakeover: (prev, reason) => takeovers.push(`${name} from ${prev}: ${reason}`),
+        });
+      };
+      const a = await mk('a');
+      const b = await mk('b');
+      a.start();
+      await vi.waitFor(() => expect(a.isLeader()).toBe(true));
+      b.start();
+      await vi.waitFor(() => expect(b.leader).toBe('ctl-a'));
+      return { clock, model, a, b, lines, takeovers, rounds };
+    }
+
+    it('the leader records its pod and its container incarnation (from its own pod watch) on the Lease; pod watches are opened again after they end', async () => {
+      const { model, a, b } = await setup();
+      const lease = model.getNow('Lease', leaseKey);
+      expect(lease.metadata.annotations).toEqual({
+        'claimkit.dev/holder-identity': 'ctl-a',
+        'claimkit.dev/holder-pod': 'sys/ctl-a',
+        'claimkit.dev/holder-uid': model.getNow('Pod', { namespace: 'sys', name: 'ctl-a' }).metadata.uid,
+        'claimkit.dev/holder-container': 'controller',
+        'claimkit.dev/holder-container-id': 'containerd://ctl-a-1',
+        'claimkit.dev/holder-restart-count': '0',
+      });
+      expect(b.isLeader()).toBe(false);
+      // Each watches its own pod; the standby also the holder's. A watch that ends is opened again.
+      expect(model.openWatches).toBe(3);
+      expect(
+        model.closeWatches({ kind: 'Pod', error: new ApiError('Unavailable', 'connection reset') }),
+      ).toBe(3);
+      await vi.waitFor(() => expect(model.openWatches).toBe(3));
+      await Promise.all([a.stop(), b.stop()]);
+      expect(model.openWatches).toBe(0);
+    });
+
+    it('holder pod deleted: the watch event runs a round at once and the standby takes over, no clock advance', async () => {
+      const { clock, model, a, b, lines, takeovers } = await setup();
+      await model.delete('Pod', { namespace: 'sys', name: 'ctl-a' }, { gracePeriodSeconds: 0 });
+      await vi.waitFor(() => expect(b.isLeader()).toBe(true));
+      expect(clock.now()).toBe(T0);
+      expect(takeovers).toEqual(['b from ctl-a: HolderGone']);
+      expect(model.getNow('Lease', leaseKey).metadata.annotations?.['claimkit.dev/holder-pod']).toBe(
+        'sys/ctl-b',
+      );
+      const took = lines.map((l) => JSON.parse(l)).find((o) => o.msg === 'took over the lease');
+      expect(took).toMatchObject({ level: 'info', previousHolder: 'ctl-a', reason: 'HolderGone' });
+      await Promise.all([a.stop(), b.stop()]);
+    });
+
+    it('holder container killed (its status terminated): the standby takes over on the status change', async () => {
+      const { model, a, b, takeovers } = await setup();
+      model.setPodStatusNow(
+        { namespace: 'sys', name: 'ctl-a' },
+        {
+          phase: 'Running',
+          containerStatuses: [
+            {
+              name: C,
+              containerID: 'containerd://ctl-a-1',
+              restartCount: 0,
+              state: { terminated: { exitCode: 137 } },
+            },
+          ],
+        },
+      );
+      await vi.waitFor(() => expect(b.isLeader()).toBe(true));
+      expect(takeovers).toEqual(['b from ctl-a: HolderContainerTerminated']);
+      await Promise.all([a.stop(), b.stop()]);
+    });
+
+    it('a change of a live holder pod runs a round, but no takeover', async () => {
+      const { model, a, b, rounds } = await setup();
+      const before = rounds.b;
+      model.setPodStatusNow(
+        { namespace: 'sys', name: 'ctl-a' },
+        {
+          ...model.getNow('Pod', { namespace: 'sys', name: 'ctl-a' }).status,
+          conditions: [{ type: 'Ready', status: 'False' }],
+        },
+      );
+      await vi.waitFor(() => expect(rounds.b).toBeGreaterThan(before));
+      expect(b.isLeader()).toBe(false);
+      expect(model.getNow('Lease', leaseKey).spec.holderIdentity).toBe('ctl-a');
+      await Promise.all([a.stop(), b.stop()]);
+    });
+  });
+
+  it('outside a pod: no record on the Lease and no pod watch, as before', async () => {
+    const model = new ApiModel({ clock: new ManualClock(T0) });
+    const e = new LeaderElector(model, {
+      namespace: 'sys',
+      name: 'lead',
+      identity: 'a',
+      clock: model.clock,
+      sleep: (_ms, signal) => new Promise((r) => signal.addEventListener('abort', () => r(), { once: true })),
+    });
+    e.start();
+    await vi.waitFor(() => expect(e.isLeader()).toBe(true));
+    expect(model.openWatches).toBe(0);
+    expect(model.getNow('Lease', { namespace: 'sys', name: 'lead' }).metadata.annotations).toBeUndefined();
+    await e.stop();
   });
 
   it('rejects a renew deadline that is not below the lease duration', () => {

@@ -179,10 +179,28 @@ export interface PodSpec {
 
 export type PodPhase = 'Pending' | 'Running' | 'Succeeded' | 'Failed' | 'Unknown';
 
+/** A container's state as the kubelet reports it (one of the three is set). */
+export interface ContainerState {
+  running?: { startedAt?: string };
+  terminated?: { exitCode?: number; reason?: string; containerID?: string; [field: string]: unknown };
+  waiting?: { reason?: string; [field: string]: unknown };
+}
+
+export interface ContainerStatus {
+  name: string;
+  /** `<runtime>://<id>` of the current container; empty before the first one started. */
+  containerID?: string;
+  restartCount?: number;
+  state?: ContainerState;
+  lastState?: ContainerState;
+  [field: string]: unknown;
+}
+
 export interface PodStatus {
   phase?: PodPhase;
   conditions?: { type: string; status: string; [field: string]: unknown }[];
   podIP?: string;
+  containerStatuses?: ContainerStatus[];
   [field: string]: unknown;
 }
 

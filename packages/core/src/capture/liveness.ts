@@ -1,6 +1,6 @@
 // Holder liveness, by pod name AND UID (seed: capture-claim-dead-owner). Only a definite answer
 // makes a holder dead; anything we could not find out keeps the claim.
-import type { Pod, PodRef } from '../api/types.ts';
+import type { ContainerStatus, Pod, PodRef } from '../api/types.ts';
 
 /** What a live lookup of the holder pod returned, as plain data. */
 export type HolderLookup = { found: true; pod: Pod } | { found: false } | { error: string };
@@ -20,6 +20,59 @@ export function classifyHolder(holder: PodRef, lookup: HolderLookup | undefined)
   const phase = pod.status?.phase;
   if (phase === 'Succeeded' || phase === 'Failed') return { state: 'dead', reason: 'HolderFinished' };
   return { state: 'alive' };
+}
+
+/**
+ * The container of a holder pod that held something (a leader Lease): its name and, when the holder
+ * knew them, the containerID and restartCount of the incarnation that was running then.
+ */
+export interface HolderContainer {
+  name: string;
+  containerID?: string;
+  restartCount?: number;
+}
+
+export type ContainerLiveness =
+  | { state: 'alive' }
+  | { state: 'dead'; reason: 'HolderContainerTerminated' | 'HolderContainerRestarted' }
+  | { state: 'unknown'; reason: string };
+
+/**
+ * Whether the recorded incarnation of `c` still runs in `pod` (a pod `classifyHolder` found alive).
+ * Dead only on a definite answer: a higher restartCount or another containerID than recorded (the
+ * kubelet started a new container), or the recorded container terminated. With nothing recorded to
+ * compare, or no status for the container, the answer is unknown (a status from before the holder
+ * started must never make it dead).
+ */
+export function classifyHolderContainer(pod: Pod, c: HolderContainer): ContainerLiveness {
+  const s: ContainerStatus | undefined = pod.status?.containerStatuses?.find((x) => x.name === c.name);
+  if (!s) return { state: 'unknown', reason: `no status for container ${c.name}` };
+  if (c.containerID === undefined && c.restartCount === undefined) {
+    return { state: 'unknown', reason: `no incarnation of container ${c.name} recorded` };
+  }
+  if (c.restartCount !== undefined && s.restartCount !== undefined && s.restartCount > c.restartCount) {
+    return { state: 'dead', reason: 'HolderContainerRestarted' };
+  }
+  if (c.containerID) {
+    if (s.containerID && s.containerID !== c.containerID) {
+      return { state: 'dead', reason: 'HolderContainerRestarted' };
+    }
+    if (s.containerID === c.containerID && s.state?.terminated) {
+      return { state: 'dead', reason: 'HolderContainerTerminated' };
+    }
+    // Waiting to restart: the terminated one is the last state.
+    if (s.lastState?.terminated?.containerID === c.containerID && !s.state?.running) {
+      return { state: 'dead', reason: 'HolderContainerTerminated' };
+    }
+    if (s.containerID === c.containerID && s.state?.running) return { state: 'alive' };
+    return { state: 'unknown', reason: `container ${c.name} is neither running nor terminated` };
+  }
+  // Only the restartCount is recorded: the same incarnation, terminated, is dead.
+  if (s.restartCount === c.restartCount) {
+    if (s.state?.terminated) return { state: 'dead', reason: 'HolderContainerTerminated' };
+    if (s.state?.running) return { state: 'alive' };
+  }
+  return { state: 'unknown', reason: `container ${c.name} is neither running nor terminated` };
 }
 
 export function isPodReady(pod: Pod): boolean {
