@@ -59,12 +59,28 @@ components() {
   done
 }
 
+# A machine whose egress goes through a TLS-intercepting proxy (its CA in the host's bundle, Node
+# told by NODE_EXTRA_CA_CERTS) needs that CA in the RUN steps that reach the npm registry (npm
+# install -g pnpm, pnpm fetch). Mounted for RUN steps only (buildah bud -v), with an npmrc naming
+# it (npm and pnpm read /root/.npmrc): the build stage keeps two empty mountpoint files, no image
+# gets the CA. CLAIMKIT_BUILD_CA_FILE=path names another bundle, empty turns it off.
+if [ -n "${CLAIMKIT_BUILD_CA_FILE+x}" ]; then
+  BUILD_CA="$CLAIMKIT_BUILD_CA_FILE"
+else
+  BUILD_CA="${NODE_EXTRA_CA_CERTS:-}"
+fi
+[ -z "$BUILD_CA" ] || [ -r "$BUILD_CA" ] || BUILD_CA=""
+
 # The build of one component, as buildah's arguments after `bud` (the --plan output, which the
 # release test compares with the release plan): the release's Dockerfile and context; NODE_IMAGE
 # is the only build argument the release does not pass, VERSION the same value it passes.
 component_build_args() {
   local c="$1"
-  printf '%s\n' --layers --pull-never --isolation chroot --network host \
+  printf '%s\n' --layers --pull-never --isolation chroot --network host
+  if [ -n "$BUILD_CA" ]; then
+    printf '%s\n' -v "$BUILD_CA:/etc/ssl/certs/claimkit-build-ca.crt:ro" -v "$CACHE/build-npmrc:/root/.npmrc:ro"
+  fi
+  printf '%s\n' \
     -f "packages/$c/Dockerfile" \
     --build-arg "NODE_IMAGE=$BASE_REF" \
     --build-arg "VERSION=$VERSION" \
@@ -106,8 +122,9 @@ command -v npm >/dev/null 2>&1 || unavailable "no npm on PATH (fetches node-linu
 [ -n "$NODE_VERSION" ] && [ -n "$VERSION" ] || { log "cannot read NODE_VERSION or the packages' version"; exit 1; }
 
 mkdir -p "$CACHE/logs" "$CACHE/dl" "$CACHE/tmp"
+# One build at a time on this machine (buildah builds are CPU-heavy, the storage is shared); the
+# `buildah` pass-through does not wait for it.
 exec 9>"$CACHE/.lock"
-flock 9 # one build at a time on this machine (buildah builds are CPU-heavy, storage is shared)
 
 # ---------------------------------------------------------------------------------------------
 # Steps: each logs to $CACHE/logs/<step>.log; a failure names the step and shows the log's tail.
@@ -158,6 +175,7 @@ probe_driver() {
   return "$rc"
 }
 if [ -z "$DRIVER" ]; then
+  flock 9
   DRIVER=overlay
   if ! probe_driver >"$CACHE/logs/driver-probe.log" 2>&1; then
     log "overlay storage does not work here ($(tail -n 1 "$CACHE/logs/driver-probe.log")); using vfs"
@@ -171,6 +189,7 @@ if [ "${1:-}" = buildah ]; then
   bah "$@"
   exit $?
 fi
+flock 9
 
 # Working containers of a failed run are removed on exit (steps run in subshells: a file).
 WORK="$CACHE/tmp/run.$$"
@@ -329,7 +348,10 @@ build_component() {
   emit "$c" "$ref" "$file"
 }
 
-component_build() { cd "$ROOT" && bah bud "$@"; }
+component_build() {
+  [ -z "$BUILD_CA" ] || printf 'cafile=/etc/ssl/certs/claimkit-build-ca.crt\n' >"$CACHE/build-npmrc"
+  cd "$ROOT" && bah bud "$@"
+}
 
 # ---------------------------------------------------------------------------------------------
 # pause: HERE/pause/main.go, static, in an image from scratch.
