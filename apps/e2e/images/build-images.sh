@@ -40,7 +40,7 @@ NODE_VERSION="$(sed -n 's/^NODE_VERSION=//p' "$ROOT/scripts/toolchain.sh")"
 # The npm that Node 24.22.3 bundles (its CHANGELOG: "npm to 11.19.1").
 NPM_VERSION=11.19.1
 # Bump when the base image's recipe below changes.
-BASE_RECIPE=1
+BASE_RECIPE=2
 BASE_REF="localhost/claimkit/node-base:${NODE_VERSION}-${DEBIAN_SUITE}"
 PAUSE_REF=localhost/claimkit/pause:3.10-local
 WORKLOAD_REF=localhost/claimkit/workload:e2e
@@ -272,9 +272,10 @@ base_rootfs() {
   debootstrap --variant=minbase --include=ca-certificates --cache-dir="$CACHE/debs" \
     "$DEBIAN_SUITE" "$rootfs" "$DEBIAN_MIRROR"
   # node and npm where the official image has them.
-  mkdir -p "$rootfs/usr/local/bin" "$rootfs/usr/local/lib/node_modules/npm" "$rootfs/usr/local/include"
+  # Not the headers (/usr/local/include/node, 67 MB): only native addons need them, our builds
+  # run with --ignore-scripts and node-gyp fetches them itself.
+  mkdir -p "$rootfs/usr/local/bin" "$rootfs/usr/local/lib/node_modules/npm"
   tar -xzf "$node_tgz" -C "$rootfs/usr/local/bin" --strip-components=2 package/bin/node
-  tar -xzf "$node_tgz" -C "$rootfs/usr/local/include" --strip-components=2 package/include/node
   tar -xzf "$npm_tgz" -C "$rootfs/usr/local/lib/node_modules/npm" --strip-components=1
   ln -sf ../lib/node_modules/npm/bin/npm-cli.js "$rootfs/usr/local/bin/npm"
   ln -sf ../lib/node_modules/npm/bin/npx-cli.js "$rootfs/usr/local/bin/npx"
@@ -284,9 +285,10 @@ base_rootfs() {
   chroot "$rootfs" useradd --uid 1000 --gid node --shell /bin/bash --create-home node
   chroot "$rootfs" /usr/local/bin/node --version
   chroot "$rootfs" /usr/local/bin/npm --version
-  # What an image does not need: package lists and caches, docs, the device nodes debootstrap made.
+  # What an image does not need: package lists and caches, docs and translations (33 MB), the
+  # device nodes debootstrap made.
   rm -rf "$rootfs"/var/lib/apt/lists/* "$rootfs"/var/cache/apt/*.bin "$rootfs"/var/cache/apt/archives/*.deb \
-    "$rootfs"/var/log/* "$rootfs"/usr/share/doc/* "$rootfs"/usr/share/man/* "$rootfs"/usr/share/info/* \
+    "$rootfs"/var/log/* "$rootfs"/usr/share/doc/* "$rootfs"/usr/share/man/* "$rootfs"/usr/share/info/* "$rootfs"/usr/share/locale/* \
     "$rootfs"/tmp/* "$rootfs"/root/.npm
   find "$rootfs/dev" -mindepth 1 -delete
 }
@@ -432,5 +434,11 @@ want pause && build_pause
 want workload && build_workload
 
 for t in "${TIMINGS[@]}"; do log "time: $t"; done
+mb() { awk -v b="$1" 'BEGIN { printf "%.1f MB", b / 1e6 }'; }
+for line in "${OUT[@]}"; do
+  IFS=$'\t' read -r n r f <<<"$line"
+  unpacked="$(bah images --format '{{.Size}}' "$r" 2>/dev/null | head -1 || true)"
+  log "size: $n $r: archive $(mb "$(stat -c %s "$f")"), unpacked ${unpacked:-? (not in storage)}"
+done
 log "total $(awk -v a="$T0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')s"
 for line in "${OUT[@]}"; do printf '%s\n' "$line"; done
