@@ -2,6 +2,7 @@
 // CLAIMKIT_E2E_PROVIDER, default local), handed to test files with provide/inject, stopped in
 // teardown. The local provider also cleans up on signals and through a watchdog if we are killed.
 import type { TestProject } from 'vitest/node';
+import { buildImages } from './harness/images.ts';
 import { ensureHelm, makeClients, providerFromEnv, startCluster } from './harness/index.ts';
 import type { LocalCluster } from './harness/local.ts';
 import type { E2EClusterInfo } from './harness/vitest.ts';
@@ -14,14 +15,33 @@ export default async function setup(project: TestProject) {
     (path) => ({ path }),
     (err: unknown) => ({ error: String(err) }),
   );
-  const cluster = await startCluster(provider);
+  // Our images, built while the control plane builds and starts; the real node imports them.
+  const images =
+    provider === 'local' && process.env.CLAIMKIT_E2E_REAL_NODE !== '0'
+      ? buildImages().then(
+          (r) => (r.ok ? { images: r.images } : { missing: r.reason }),
+          (e: unknown) => ({ missing: `the images did not build: ${e instanceof Error ? e.message : String(e)}` }),
+        )
+      : undefined;
+  const cluster = await startCluster(provider, {
+    ...(images ? { nodeImages: async () => (await images).images?.map((i) => i.archive) ?? [] } : {}),
+  });
   project.provide('claimkitHelm', await helm);
   let kubernetesVersion: string;
   let stateDir: string | undefined;
+  let node: Pick<E2EClusterInfo, 'realNode' | 'realNodeMissing' | 'images'> = {};
   if (cluster.provider === 'local') {
     const local = cluster as LocalCluster;
     kubernetesVersion = local.kubernetesVersion;
     stateDir = local.stateDir;
+    const built = await images;
+    if (local.realNode) {
+      const { name, ip, containerdSocket, binDir } = local.realNode;
+      node = { realNode: { name, ip, containerdSocket, binDir } };
+    }
+    const missing = local.realNodeMissing ?? built?.missing;
+    if (missing) node.realNodeMissing = missing;
+    if (built?.images) node.images = Object.fromEntries(built.images.map((i) => [i.name, i.ref]));
     process.stderr.write(
       `[e2e] local cluster up in ${((Date.now() - t0) / 1000).toFixed(1)}s ` +
         `(binaries ${(local.timings.binariesMs / 1000).toFixed(1)}s, start ${(local.timings.startMs / 1000).toFixed(1)}s); ` +
@@ -38,6 +58,7 @@ export default async function setup(project: TestProject) {
     server: cluster.server,
     kubernetesVersion,
     ...(stateDir ? { stateDir } : {}),
+    ...node,
   };
   project.provide('claimkitE2E', info);
   return async () => {

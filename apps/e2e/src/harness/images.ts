@@ -55,7 +55,8 @@ export function buildImages(
       log(d);
     });
     child.once('error', reject);
-    child.once('exit', (code) => {
+    // 'close', not 'exit': stdout may still hold image lines when the process has exited.
+    child.once('close', (code) => {
       if (code === 0) {
         try {
           resolve({ ok: true, images: parseImageLines(out) });

@@ -16,6 +16,12 @@ export interface E2EClusterInfo {
   kubernetesVersion: string;
   /** The local provider's state directory (pid file, logs): what local-control.ts restarts components by. */
   stateDir?: string;
+  /** The local provider's real node (local-node.ts), when the run has one. */
+  realNode?: { name: string; ip: string; containerdSocket: string; binDir: string };
+  /** Why the run has no real node, or why its images are missing (one line). */
+  realNodeMissing?: string;
+  /** Our images, built here and imported into the real node (name -> ref). */
+  images?: Record<string, string>;
 }
 
 declare module 'vitest' {
@@ -24,6 +30,17 @@ declare module 'vitest' {
     /** The helm binary for the chart test, or why it could not be built. */
     claimkitHelm: { path?: string; error?: string };
   }
+}
+
+/**
+ * The real node and our images, or the one line that says why this run has none: files that need
+ * them use `describe.skipIf(!realNode)` and print the reason once.
+ */
+export function realNodeOrWhyNot(): { node?: NonNullable<E2EClusterInfo['realNode']>; images: Record<string, string>; missing?: string } {
+  const info = e2eCluster();
+  const missing = info.realNodeMissing ?? (info.realNode ? undefined : `the ${info.provider} provider has no real node here`);
+  if (missing) process.stderr.write(`[e2e] skipped: ${missing}\n`);
+  return { ...(info.realNode && !missing ? { node: info.realNode } : {}), images: info.images ?? {}, ...(missing ? { missing } : {}) };
 }
 
 /** The cluster of this test run. */
