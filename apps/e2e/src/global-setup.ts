@@ -2,7 +2,7 @@
 // CLAIMKIT_E2E_PROVIDER, default local), handed to test files with provide/inject, stopped in
 // teardown. The local provider also cleans up on signals and through a watchdog if we are killed.
 import type { TestProject } from 'vitest/node';
-import { buildImages } from './harness/images.ts';
+import { type BuiltImage, buildImages } from './harness/images.ts';
 import { ensureHelm, makeClients, providerFromEnv, startCluster } from './harness/index.ts';
 import type { LocalCluster } from './harness/local.ts';
 import type { E2EClusterInfo } from './harness/vitest.ts';
@@ -16,11 +16,14 @@ export default async function setup(project: TestProject) {
     (err: unknown) => ({ error: String(err) }),
   );
   // Our images, built while the control plane builds and starts; the real node imports them.
-  const images =
+  type Built = { images?: BuiltImage[]; missing?: string };
+  const images: Promise<Built> | undefined =
     provider === 'local' && process.env.CLAIMKIT_E2E_REAL_NODE !== '0'
       ? buildImages().then(
-          (r) => (r.ok ? { images: r.images } : { missing: r.reason }),
-          (e: unknown) => ({ missing: `the images did not build: ${e instanceof Error ? e.message : String(e)}` }),
+          (r): Built => (r.ok ? { images: r.images } : { missing: r.reason }),
+          (e: unknown): Built => ({
+            missing: `the images did not build: ${e instanceof Error ? e.message : String(e)}`,
+          }),
         )
       : undefined;
   const cluster = await startCluster(provider, {

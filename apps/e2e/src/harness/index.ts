@@ -47,7 +47,7 @@ export {
 } from './local-control.ts';
 export { type TestPoolOptions, testPool } from './objects.ts';
 export { crdDir, repoRoot, runsDir } from './paths.ts';
-export { E2E_USER } from './pki.ts';
+export { E2E_USER, serviceServingCert } from './pki.ts';
 export { isAlive, isOurs, type PidFile, readPidFile, reapRuns } from './procs.ts';
 export type { ClusterHandle, ProviderName } from './types.ts';
 export { waitFor } from './wait.ts';

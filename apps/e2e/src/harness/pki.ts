@@ -126,33 +126,9 @@ export async function createPki(
   dir: string,
   opts: { serviceIP: string; node?: { name: string; ip: string } },
 ): Promise<Pki> {
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const caKey = join(dir, 'ca.key');
-  const caCert = join(dir, 'ca.crt');
-  const caCfg = join(dir, 'ca.cnf');
-  writeKey(caKey);
-  writeFileSync(
-    caCfg,
-    opensslConfig(
-      `claimkit-e2e-ca-${randomBytes(4).toString('hex')}`,
-      [],
-      [
-        'basicConstraints = critical,CA:TRUE',
-        'keyUsage = critical,keyCertSign,cRLSign,digitalSignature',
-        'subjectKeyIdentifier = hash',
-      ],
-    ),
-  );
-  await openssl(
-    ['req', '-x509', '-new', '-key', caKey, '-config', caCfg, '-extensions', 'ext'].concat([
-      '-days',
-      '30',
-      '-sha256',
-      '-out',
-      caCert,
-    ]),
-  );
-  const ca = { cert: caCert, key: caKey };
+  const ca = await createCa(dir, 'claimkit-e2e-ca');
+  const caCert = ca.cert;
+  const caKey = ca.key;
 
   const client = async (name: string, user: string, groups: string[]): Promise<Identity> => ({
     ...(await issue(dir, name, user, groups, clientExt, ca)),
@@ -291,4 +267,62 @@ export function loopbackServingCert(dir: string): { certFile: string; keyFile: s
     { stdio: 'ignore' },
   );
   return { certFile, keyFile };
+}
+
+/**
+ * A throwaway CA and a serving certificate it signed for `dnsNames` (a Service's names, e.g.
+ * claimkit-webhook.claimkit-system.svc): what a user without cert-manager gives the chart.
+ */
+export async function serviceServingCert(
+  dir: string,
+  dnsNames: string[],
+): Promise<{ caCert: string } & CertPaths> {
+  const ca = await createCa(dir, 'claimkit-e2e-service-ca');
+  const serving = await issue(
+    dir,
+    'serving',
+    dnsNames[0] ?? 'service',
+    [],
+    servingExt(dnsNames.map((n) => `DNS:${n}`)),
+    ca,
+  );
+  return { caCert: ca.cert, ...serving };
+}
+
+/** A fresh self-signed CA (ca.crt, ca.key) in dir. */
+async function createCa(dir: string, cnPrefix: string): Promise<CertPaths> {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const key = join(dir, 'ca.key');
+  const cert = join(dir, 'ca.crt');
+  const cfg = join(dir, 'ca.cnf');
+  writeKey(key);
+  writeFileSync(
+    cfg,
+    opensslConfig(
+      `${cnPrefix}-${randomBytes(4).toString('hex')}`,
+      [],
+      [
+        'basicConstraints = critical,CA:TRUE',
+        'keyUsage = critical,keyCertSign,cRLSign,digitalSignature',
+        'subjectKeyIdentifier = hash',
+      ],
+    ),
+  );
+  await openssl([
+    'req',
+    '-x509',
+    '-new',
+    '-key',
+    key,
+    '-config',
+    cfg,
+    '-extensions',
+    'ext',
+    '-days',
+    '30',
+    '-sha256',
+    '-out',
+    cert,
+  ]);
+  return { cert, key };
 }

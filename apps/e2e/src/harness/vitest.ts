@@ -36,11 +36,21 @@ declare module 'vitest' {
  * The real node and our images, or the one line that says why this run has none: files that need
  * them use `describe.skipIf(!realNode)` and print the reason once.
  */
-export function realNodeOrWhyNot(): { node?: NonNullable<E2EClusterInfo['realNode']>; images: Record<string, string>; missing?: string } {
+export function realNodeOrWhyNot(): {
+  node?: NonNullable<E2EClusterInfo['realNode']>;
+  images: Record<string, string>;
+  missing?: string;
+} {
   const info = e2eCluster();
-  const missing = info.realNodeMissing ?? (info.realNode ? undefined : `the ${info.provider} provider has no real node here`);
+  const missing =
+    info.realNodeMissing ??
+    (info.realNode ? undefined : `the ${info.provider} provider has no real node here`);
   if (missing) process.stderr.write(`[e2e] skipped: ${missing}\n`);
-  return { ...(info.realNode && !missing ? { node: info.realNode } : {}), images: info.images ?? {}, ...(missing ? { missing } : {}) };
+  return {
+    ...(info.realNode && !missing ? { node: info.realNode } : {}),
+    images: info.images ?? {},
+    ...(missing ? { missing } : {}),
+  };
 }
 
 /** The cluster of this test run. */

@@ -1,0 +1,356 @@
+// claimkit installed as a user installs it: the packaged Helm chart, our own images (built here
+// from packages/*/Dockerfile, imported into the real node), the controller with two replicas and
+// the webhook as pods under the restricted Pod Security level, the API server calling the webhook
+// through its Service with the CA bundle a user without cert-manager gives. Then `helm upgrade` from
+// the chart of an earlier commit while claims bind and migrate, the leader's pod deleted and its
+// container killed (a standby takes over without waiting for the Lease), and `helm uninstall`.
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ANNOTATION_MIGRATE, CLAIMKIT_VERSION, type Pod, type PodClaim } from '@claimkit/core';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { expectConverged } from '../chaos/helpers.ts';
+import { finalizeClaims, getOrUndefined, kube, startController, until } from '../controller/helpers.ts';
+import { repoRoot, serviceServingCert } from '../harness/index.ts';
+import { realNodePlacement } from '../harness/local-node.ts';
+import { createTestNamespace, deleteTestNamespace, e2eClients, realNodeOrWhyNot } from '../harness/vitest.ts';
+import { runHelm } from '../helm/subchart.ts';
+import { killContainer, realPool, runningContainer } from './helpers.ts';
+
+/** The chart users had before this one: the last commit before the pod-identity leader election. */
+export const PREVIOUS_CHART_COMMIT = '818f843';
+const RELEASE = 'claimkit';
+const SYSTEM = 'claimkit-system';
+
+const { node, images, missing } = realNodeOrWhyNot();
+const helmInfo = inject('claimkitHelm');
+const why =
+  missing ??
+  (images.controller && images.webhook ? undefined : 'the controller and webhook images were not built') ??
+  (helmInfo.path ? undefined : `no helm: ${helmInfo.error}`);
+
+describe.skipIf(why !== undefined)('the packaged chart on the real node', () => {
+  const helm = helmInfo.path ?? '';
+  const scratch = mkdtempSync(join(tmpdir(), 'claimkit-install-'));
+  let ns = '';
+  let valuesFile = '';
+  const c = () => kube();
+
+  const run = async (args: string[]) => {
+    const r = await runHelm(helm, args);
+    if (r.code !== 0) throw new Error(`helm ${args.join(' ')} failed (${r.code}):\n${r.stderr}`);
+    return r.stdout;
+  };
+
+  /** The chart of a commit, packaged: git archive of deploy/helm/claimkit, then helm package. */
+  async function packageChart(commit: string | undefined): Promise<string> {
+    const out = join(scratch, commit ?? 'current');
+    mkdirSync(out, { recursive: true });
+    let dir = join(repoRoot, 'deploy/helm/claimkit');
+    if (commit) {
+      const src = join(scratch, `src-${commit}`);
+      mkdirSync(src, { recursive: true });
+      const tar = execFileSync('git', ['-C', repoRoot, 'archive', commit, 'deploy/helm/claimkit']);
+      execFileSync('tar', ['-x', '-C', src], { input: tar });
+      dir = join(src, 'deploy/helm/claimkit');
+    }
+    await run(['package', dir, '-d', out]);
+    return join(out, `claimkit-${CLAIMKIT_VERSION}.tgz`);
+  }
+
+  /** Every Deployment of the release Ready with all its replicas updated; says which is not. */
+  async function deploymentsReady(what: string, timeoutMs = 180_000): Promise<void> {
+    const { apps, core } = e2eClients();
+    let last = '';
+    await until(
+      `${what}: every Deployment in ${SYSTEM} rolled out`,
+      async () => {
+        const ds = (await apps.listNamespacedDeployment({ namespace: SYSTEM })).items;
+        const bad = ds.filter(
+          (d) =>
+            (d.status?.updatedReplicas ?? 0) !== d.spec?.replicas ||
+            (d.status?.readyReplicas ?? 0) !== d.spec?.replicas ||
+            (d.status?.replicas ?? 0) !== d.spec?.replicas ||
+            (d.status?.observedGeneration ?? 0) < (d.metadata?.generation ?? 0),
+        );
+        if (ds.length > 0 && bad.length === 0) return true;
+        const pods = (await core.listNamespacedPod({ namespace: SYSTEM })).items;
+        last = pods
+          .map(
+            (p) =>
+              `${p.metadata?.name}: ${p.status?.phase} ${JSON.stringify(p.status?.containerStatuses?.map((s) => s.state))}`,
+          )
+          .join('; ');
+        return false;
+      },
+      timeoutMs,
+    ).catch((e: Error) => {
+      throw new Error(`${e.message}; pods: ${last}`);
+    });
+  }
+
+  async function controllerPods(): Promise<Pod[]> {
+    const pods = await c().list('Pod', {
+      namespace: SYSTEM,
+      labelSelector: 'app.kubernetes.io/component=controller',
+    });
+    return (pods.items as Pod[]).filter((p) => !p.metadata.deletionTimestamp);
+  }
+
+  async function leaseHolder(): Promise<string | undefined> {
+    const lease = await getOrUndefined(
+      e2eClients().coordination.readNamespacedLease({ namespace: SYSTEM, name: 'claimkit-controller' }),
+    );
+    return lease?.spec?.holderIdentity ?? undefined;
+  }
+
+  /** The controller pod holding the Lease (holderIdentity names the pod). */
+  async function leaderPod(): Promise<Pod> {
+    let found: Pod | undefined;
+    await until('a controller pod holding the Lease', async () => {
+      const holder = await leaseHolder();
+      found = (await controllerPods()).find((p) => holder?.startsWith(p.metadata.name));
+      return found !== undefined;
+    });
+    return found!;
+  }
+
+  async function claim(name: string): Promise<PodClaim> {
+    return (await c().create({
+      apiVersion: 'claimkit.dev/v1alpha1',
+      kind: 'PodClaim',
+      metadata: { name, namespace: ns },
+      spec: { poolName: 'real' },
+    } as PodClaim)) as PodClaim;
+  }
+
+  async function boundWithin(name: string, since: number, timeoutMs: number): Promise<number> {
+    await until(
+      `PodClaim ${ns}/${name} Bound`,
+      async () => {
+        const cl = (await getOrUndefined(c().get('PodClaim', { namespace: ns, name }))) as
+          | PodClaim
+          | undefined;
+        return cl?.status?.phase === 'Bound';
+      },
+      timeoutMs,
+    );
+    return Date.now() - since;
+  }
+
+  beforeAll(async () => {
+    const { core } = e2eClients();
+    await getOrUndefined(
+      core.createNamespace({
+        body: {
+          metadata: {
+            name: SYSTEM,
+            labels: {
+              'pod-security.kubernetes.io/enforce': 'restricted',
+              'pod-security.kubernetes.io/warn': 'restricted',
+            },
+          },
+        },
+      }),
+    );
+    const tls = await serviceServingCert(join(scratch, 'tls'), [
+      `claimkit-webhook.${SYSTEM}.svc`,
+      `claimkit-webhook.${SYSTEM}.svc.cluster.local`,
+    ]);
+    await core.createNamespacedSecret({
+      namespace: SYSTEM,
+      body: {
+        metadata: { name: 'claimkit-webhook-tls' },
+        type: 'kubernetes.io/tls',
+        data: {
+          'tls.crt': readFileSync(tls.cert).toString('base64'),
+          'tls.key': readFileSync(tls.key).toString('base64'),
+        },
+      },
+    });
+    const placement = realNodePlacement();
+    valuesFile = join(scratch, 'values.yaml');
+    // JSON is YAML. The images are the ones the chart names (ghcr.io/claimkit/<c>:<version>),
+    // already on the node: IfNotPresent finds them, as after a pull.
+    writeFileSync(
+      valuesFile,
+      JSON.stringify({
+        controller: { ...placement },
+        webhook: {
+          ...placement,
+          certManager: { enabled: false },
+          caBundle: readFileSync(tls.caCert).toString('base64'),
+        },
+      }),
+    );
+    ns = await createTestNamespace('install');
+  }, 60_000);
+
+  afterAll(async () => {
+    // The release may still be there when a test failed: its webhook (failurePolicy Fail) must not
+    // outlive this file. Claims are finalized by a controller of ours before the namespace goes.
+    await runHelm(helm, ['uninstall', RELEASE, '-n', SYSTEM, '--wait', '--timeout', '60s']);
+    if (ns) {
+      const ctl = await startController(ns);
+      try {
+        await finalizeClaims(ns, 60_000);
+      } finally {
+        await ctl.stop();
+      }
+      await deleteTestNamespace(ns);
+    }
+    await deleteTestNamespace(SYSTEM).catch(() => undefined);
+    rmSync(scratch, { recursive: true, force: true });
+  }, 240_000);
+
+  it(`installs the chart of ${PREVIOUS_CHART_COMMIT}: every Deployment Ready under the restricted level, one leader`, async () => {
+    const chart = await packageChart(PREVIOUS_CHART_COMMIT);
+    await run(['install', RELEASE, chart, '-n', SYSTEM, '-f', valuesFile]);
+    await deploymentsReady('helm install');
+    const pods = await controllerPods();
+    expect(pods).toHaveLength(2);
+    for (const p of pods) expect(p.spec?.nodeName).toBe(node?.name);
+    const holder = await leaderPod();
+    expect(pods.map((p) => p.metadata.name)).toContain(holder.metadata.name);
+  }, 240_000);
+
+  it('binds claims to pods that run for real; the API server calls the webhook through its Service', async () => {
+    await c().create(realPool(ns, 'real', { minIdle: 2, maxPods: 12 }));
+    const t0 = Date.now();
+    await claim('first');
+    await boundWithin('first', t0, 90_000);
+    const bound = (await c().get('PodClaim', { namespace: ns, name: 'first' })) as PodClaim;
+    const pod = (await c().get('Pod', { namespace: ns, name: bound.spec.podName! })) as Pod;
+    expect(pod.spec?.nodeName).toBe(node?.name);
+    expect(runningContainer(pod)).toBeDefined();
+    expect(pod.status?.podIP).toMatch(/^10\.245\.0\./);
+    // Every webhook pod answered admission requests for claims (the API server reached it through
+    // the Service, TLS verified with the chart's caBundle): read from its own /metrics.
+    const { core } = e2eClients();
+    const webhookPods = (
+      await core.listNamespacedPod({
+        namespace: SYSTEM,
+        labelSelector: 'app.kubernetes.io/component=webhook',
+      })
+    ).items;
+    let admitted = 0;
+    for (const p of webhookPods) {
+      const text = String(
+        await core.connectGetNamespacedPodProxyWithPath({
+          namespace: SYSTEM,
+          name: `https:${p.metadata?.name}:8443`,
+          path: 'metrics',
+        }),
+      );
+      for (const m of text.matchAll(
+        /^claimkit_webhook_requests_total\{[^}]*path="\/validate\/podclaims"[^}]*\} (\d+)/gm,
+      ))
+        admitted += Number(m[1]);
+    }
+    expect(admitted).toBeGreaterThan(0);
+  }, 180_000);
+
+  it('helm upgrade to this commit while claims bind and migrate: no claim loses its pod', async () => {
+    const lost = new Set<string>();
+    let stop = false;
+    const watch = (async () => {
+      while (!stop) {
+        for (const cl of (await c().list('PodClaim', { namespace: ns })).items as PodClaim[]) {
+          if (cl.status?.phase === 'Lost') lost.add(cl.metadata.name);
+        }
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    })();
+    let n = 0;
+    const churn = (async () => {
+      while (!stop) {
+        const name = `upgrade-${n++}`;
+        await claim(name).catch(() => undefined);
+        if (n % 3 === 0) {
+          await getOrUndefined(
+            c().patch(
+              'PodClaim',
+              { namespace: ns, name: `upgrade-${n - 2}` },
+              {
+                metadata: { annotations: { [ANNOTATION_MIGRATE]: `upgrade-${n}` } },
+              },
+            ),
+          );
+        }
+        await new Promise((r) => setTimeout(r, 1500));
+        if (n >= 8) break;
+      }
+    })();
+    const chart = await packageChart(undefined);
+    await run(['upgrade', RELEASE, chart, '-n', SYSTEM, '-f', valuesFile]);
+    await deploymentsReady('helm upgrade');
+    await churn;
+    const t = Date.now();
+    await expectConverged(ns, 'helm upgrade', t, 120_000);
+    stop = true;
+    await watch;
+    expect([...lost]).toEqual([]);
+    // The new controller pods carry their identity: the Lease records the holder's pod and UID.
+    const lease = await e2eClients().coordination.readNamespacedLease({
+      namespace: SYSTEM,
+      name: 'claimkit-controller',
+    });
+    const leader = await leaderPod();
+    expect(lease.metadata?.annotations?.['claimkit.dev/holder-uid']).toBe(leader.metadata.uid);
+  }, 300_000);
+
+  it('a standby binds new claims within 2 s after the leader pod is deleted', async () => {
+    const leader = await leaderPod();
+    const t0 = Date.now();
+    await e2eClients().core.deleteNamespacedPod({ namespace: SYSTEM, name: leader.metadata.name });
+    await claim('after-delete');
+    const ms = await boundWithin('after-delete', t0, 30_000);
+    process.stderr.write(`[install] leader pod deleted -> new claim Bound in ${ms} ms\n`);
+    expect(ms).toBeLessThanOrEqual(2_000);
+    await deploymentsReady('after the leader pod was deleted');
+    await expectConverged(ns, 'leader pod deleted', Date.now(), 60_000);
+  }, 180_000);
+
+  it("a standby binds new claims within 2 s after the leader's container is killed", async () => {
+    const leader = await leaderPod();
+    // The standby must already know the leader's container (its pod watch) before the kill.
+    await until(
+      'both controller replicas Ready',
+      async () => (await controllerPods()).filter((p) => runningContainer(p, 'controller')).length === 2,
+    );
+    await new Promise((r) => setTimeout(r, 3_000));
+    const container = runningContainer(leader, 'controller');
+    expect(container).toBeDefined();
+    const t0 = Date.now();
+    await killContainer(node!, container!.id);
+    await claim('after-kill');
+    const ms = await boundWithin('after-kill', t0, 30_000);
+    process.stderr.write(`[install] leader container killed -> new claim Bound in ${ms} ms\n`);
+    expect(ms).toBeLessThanOrEqual(2_000);
+    await deploymentsReady('after the leader container was killed');
+    await expectConverged(ns, 'leader container killed', Date.now(), 60_000);
+  }, 180_000);
+
+  it('helm uninstall leaves the CRDs and the user objects only', async () => {
+    await run(['uninstall', RELEASE, '-n', SYSTEM, '--wait', '--timeout', '120s']);
+    const { apps, core, apiextensions } = e2eClients();
+    expect((await apps.listNamespacedDeployment({ namespace: SYSTEM })).items).toEqual([]);
+    expect(
+      (await core.listNamespacedService({ namespace: SYSTEM })).items.map((s) => s.metadata?.name),
+    ).toEqual([]);
+    const crds = (await apiextensions.listCustomResourceDefinition()).items.map((d) => d.metadata?.name);
+    expect(crds).toEqual(
+      expect.arrayContaining([
+        'captures.claimkit.dev',
+        'podpools.claimkit.dev',
+        'podclaims.claimkit.dev',
+        'podclaimsets.claimkit.dev',
+      ]),
+    );
+    expect((await c().list('PodClaim', { namespace: ns })).items.length).toBeGreaterThan(0);
+    expect((await c().list('PodPool', { namespace: ns })).items.map((p) => p.metadata.name)).toEqual([
+      'real',
+    ]);
+  }, 180_000);
+});

@@ -1,0 +1,71 @@
+// Shared by the suites that run on the real node (local-node.ts): pools whose pods run our workload
+// image for real, the node's containerd (ctr) for what only the runtime can do (kill a container),
+// and waits that name what they waited for.
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import type { Pod, PodPool } from '@claimkit/core';
+import { testPool } from '../harness/index.ts';
+import { realNodePlacement } from '../harness/local-node.ts';
+import type { E2EClusterInfo } from '../harness/vitest.ts';
+
+const exec = promisify(execFile);
+
+/** The workload image (busybox + ticker), built locally and imported into the real node. */
+export const WORKLOAD_IMAGE = 'localhost/claimkit/workload:e2e';
+
+/** A pool whose pods run `command` (default: sleep forever) in the workload image on the real node. */
+export function realPool(
+  ns: string,
+  name: string,
+  o: {
+    minIdle: number;
+    maxPods: number;
+    command?: string[];
+    restartPolicy?: 'Always' | 'OnFailure' | 'Never';
+  },
+): PodPool {
+  const pool = testPool(ns, name, { minIdle: o.minIdle, maxPods: o.maxPods, image: WORKLOAD_IMAGE });
+  const spec = pool.spec.template.spec as NonNullable<Pod['spec']> & Record<string, unknown>;
+  Object.assign(spec, realNodePlacement(), { restartPolicy: o.restartPolicy ?? 'Always' });
+  const container = spec.containers[0] as Record<string, unknown>;
+  container.command = o.command ?? ['sleep', '1000000'];
+  container.imagePullPolicy = 'Never';
+  return pool;
+}
+
+/** The container that runs on the node: running, with its runtime id. */
+export function runningContainer(pod: Pod, name = 'main'): { id: string; restartCount: number } | undefined {
+  const s = (
+    pod.status as
+      | {
+          containerStatuses?: {
+            name: string;
+            containerID?: string;
+            restartCount?: number;
+            state?: { running?: unknown };
+          }[];
+        }
+      | undefined
+  )?.containerStatuses?.find((c) => c.name === name);
+  if (!s?.state?.running || !s.containerID) return undefined;
+  return { id: s.containerID.replace(/^containerd:\/\//, ''), restartCount: s.restartCount ?? 0 };
+}
+
+/** SIGKILLs a container through the node's containerd (what an OOM kill or a crash looks like). */
+export async function killContainer(
+  node: NonNullable<E2EClusterInfo['realNode']>,
+  containerId: string,
+): Promise<void> {
+  await exec(join(node.binDir, 'ctr'), [
+    '-a',
+    node.containerdSocket,
+    '-n',
+    'k8s.io',
+    'tasks',
+    'kill',
+    '-s',
+    'SIGKILL',
+    containerId,
+  ]);
+}
