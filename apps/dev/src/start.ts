@@ -12,14 +12,16 @@ import {
   type LogLevel,
   serveEndpoints,
 } from '@claimkit/controller';
-import { API_VERSION } from '@claimkit/core';
+import { API_VERSION, type PodPool } from '@claimkit/core';
 import {
   applyObjects,
   type Clients,
   makeClients,
   readManifests,
   repoRoot,
+  runPoolOnRealNode,
   startLocalCluster,
+  WORKLOAD_IMAGE,
   waitFor,
 } from '@claimkit/e2e/harness';
 import { installWebhook } from '@claimkit/e2e/harness/webhook';
@@ -124,10 +126,14 @@ async function start(): Promise<void> {
   await installPolicies(admin);
 
   step('applying deploy/examples ...');
+  const onRealNode = cluster.realNode !== undefined && cluster.images.some((i) => i.ref === WORKLOAD_IMAGE);
   const examples = readManifests(join(repoRoot, 'deploy/examples')).map((o) => {
     // The example Capture calls this run's capture agent.
     const spec = (o as { spec?: { backend?: { url?: string } } }).spec;
     if (o.kind === 'Capture' && spec?.backend?.url) spec.backend.url = agentUrl;
+    // The example pool's pods run for real on the real node: our workload image (no registry here),
+    // counting once a second (kubectl logs shows it).
+    if (o.kind === 'PodPool' && onRealNode) runPoolOnRealNode(o as unknown as PodPool);
     return o;
   });
   await applyObjects(admin, examples);

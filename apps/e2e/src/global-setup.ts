@@ -2,7 +2,6 @@
 // CLAIMKIT_E2E_PROVIDER, default local), handed to test files with provide/inject, stopped in
 // teardown. The local provider also cleans up on signals and through a watchdog if we are killed.
 import type { TestProject } from 'vitest/node';
-import { type BuiltImage, buildImages } from './harness/images.ts';
 import { ensureHelm, makeClients, providerFromEnv, startCluster } from './harness/index.ts';
 import type { LocalCluster } from './harness/local.ts';
 import type { E2EClusterInfo } from './harness/vitest.ts';
@@ -15,36 +14,23 @@ export default async function setup(project: TestProject) {
     (path) => ({ path }),
     (err: unknown) => ({ error: String(err) }),
   );
-  // Our images, built while the control plane builds and starts; the real node imports them.
-  type Built = { images?: BuiltImage[]; missing?: string };
-  const images: Promise<Built> | undefined =
-    provider === 'local' && process.env.CLAIMKIT_E2E_REAL_NODE !== '0'
-      ? buildImages().then(
-          (r): Built => (r.ok ? { images: r.images } : { missing: r.reason }),
-          (e: unknown): Built => ({
-            missing: `the images did not build: ${e instanceof Error ? e.message : String(e)}`,
-          }),
-        )
-      : undefined;
-  const cluster = await startCluster(provider, {
-    ...(images ? { nodeImages: async () => (await images).images?.map((i) => i.archive) ?? [] } : {}),
-  });
+  const cluster = await startCluster(provider);
   project.provide('claimkitHelm', await helm);
   let kubernetesVersion: string;
   let stateDir: string | undefined;
-  let node: Pick<E2EClusterInfo, 'realNode' | 'realNodeMissing' | 'images'> = {};
+  let node: Pick<E2EClusterInfo, 'realNode' | 'realNodeMissing' | 'images' | 'imagesFailed'> = {};
   if (cluster.provider === 'local') {
     const local = cluster as LocalCluster;
     kubernetesVersion = local.kubernetesVersion;
     stateDir = local.stateDir;
-    const built = await images;
     if (local.realNode) {
       const { name, ip, containerdSocket, binDir } = local.realNode;
       node = { realNode: { name, ip, containerdSocket, binDir } };
     }
-    const missing = local.realNodeMissing ?? built?.missing;
+    const missing = local.realNodeMissing ?? local.imagesMissing;
     if (missing) node.realNodeMissing = missing;
-    if (built?.images) node.images = Object.fromEntries(built.images.map((i) => [i.name, i.ref]));
+    node.images = Object.fromEntries(local.images.map((i) => [i.name, i.ref]));
+    if (local.imagesFailed) node.imagesFailed = local.imagesFailed;
     process.stderr.write(
       `[e2e] local cluster up in ${((Date.now() - t0) / 1000).toFixed(1)}s ` +
         `(binaries ${(local.timings.binariesMs / 1000).toFixed(1)}s, start ${(local.timings.startMs / 1000).toFixed(1)}s); ` +

@@ -16,6 +16,7 @@ export {
   startFaultProxy,
 } from './fault-proxy.ts';
 export { writeServiceAccountKubeconfig } from './identity.ts';
+export { type BuiltImage, buildImages } from './images.ts';
 export {
   apiMessage,
   applyObjects,
@@ -45,6 +46,15 @@ export {
   stopComponent,
   untilAllHealthy,
 } from './local-control.ts';
+export {
+  REAL_NODE_KEY,
+  REAL_NODE_NAME,
+  REAL_NODE_VALUE,
+  type RealNode,
+  realNodePlacement,
+  runPoolOnRealNode,
+  WORKLOAD_IMAGE,
+} from './local-node.ts';
 export { type TestPoolOptions, testPool } from './objects.ts';
 export { crdDir, repoRoot, runsDir } from './paths.ts';
 export { E2E_USER, serviceServingCert } from './pki.ts';

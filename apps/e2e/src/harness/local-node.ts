@@ -29,6 +29,32 @@ export const REAL_POD_CIDR = '10.245.0.0/24';
 /** The sandbox image containerd starts every pod with (built locally, see apps/e2e/images). */
 export const SANDBOX_IMAGE = 'localhost/claimkit/pause:3.10-local';
 
+/** The workload image (busybox + ticker), built locally (apps/e2e/images) and imported into the node. */
+export const WORKLOAD_IMAGE = 'localhost/claimkit/workload:e2e';
+
+/**
+ * Puts a pool's pods on the real node, running `command` in the workload image (default: `ticker`,
+ * which counts once a second on stdout).
+ */
+export function runPoolOnRealNode(
+  pool: { spec: { template: { spec?: unknown } } },
+  o: { command?: string[]; restartPolicy?: 'Always' | 'OnFailure' | 'Never' } = {},
+): void {
+  pool.spec.template.spec ??= {};
+  const spec = pool.spec.template.spec as { containers?: Record<string, unknown>[] } & Record<
+    string,
+    unknown
+  >;
+  Object.assign(spec, realNodePlacement(), { restartPolicy: o.restartPolicy ?? 'Always' });
+  spec.containers ??= [{ name: 'main' }];
+  const container = spec.containers[0] ?? {};
+  Object.assign(container, {
+    image: WORKLOAD_IMAGE,
+    imagePullPolicy: 'Never',
+    command: o.command ?? ['ticker'],
+  });
+}
+
 /** What a pod spec needs to run on the real node. */
 export function realNodePlacement(): { nodeSelector: Record<string, string>; tolerations: V1Toleration[] } {
   return {

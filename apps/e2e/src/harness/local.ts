@@ -5,6 +5,7 @@
 // (local-run.ts). The steps are in local-components.ts, the readiness checks in local-readiness.ts.
 import { existsSync, mkdirSync } from 'node:fs';
 import { controlPlaneVersions, ensureBinaries, ensureNodeBinaries } from './binaries.ts';
+import { type BuiltImage, buildImages, type ImagesResult } from './images.ts';
 import { installCrds, makeClients } from './kube.ts';
 import {
   createFakeNodes,
@@ -42,8 +43,11 @@ export interface LocalClusterOptions {
    * `true` fails the start where it cannot run.
    */
   realNode?: boolean;
-  /** OCI archives the real node imports (the sandbox image among them). Default: none. */
-  nodeImages?: () => Promise<string[]>;
+  /**
+   * The images the real node imports (the sandbox image among them). Default: every image of
+   * apps/e2e/images/build-images.sh (built, or found in the cache, while the binaries build).
+   */
+  nodeImages?: () => Promise<ImagesResult>;
 }
 
 export interface LocalCluster extends ClusterHandle {
@@ -57,6 +61,12 @@ export interface LocalCluster extends ClusterHandle {
   realNode?: RealNode;
   /** Why the run has no real node (one line), when it was wanted by default but cannot run here. */
   realNodeMissing?: string;
+  /** The images the real node has (imported from their OCI archives). */
+  images: BuiltImage[];
+  /** Why the real node has none of our images (one line), when this machine cannot build them. */
+  imagesMissing?: string;
+  /** The image build failed (its failed step and log tail): a defect, not a missing capability. */
+  imagesFailed?: string;
   /** Wall-clock milliseconds: binaries (build or cache hit) and control plane start. */
   timings: { binariesMs: number; startMs: number };
 }
@@ -69,6 +79,11 @@ export async function startLocalCluster(opts: LocalClusterOptions = {}): Promise
 
   const t0 = Date.now();
   const realNodeMissing = realNodeWanted(opts);
+  // Built while the binaries build; a failed build leaves the node without images (not the run).
+  const images =
+    realNodeMissing === undefined
+      ? (opts.nodeImages ?? (() => buildImages()))().catch((e: unknown) => new Error(errorText(e)))
+      : undefined;
   const [binDir, nodeBinDir] = await Promise.all([
     ensureBinaries(),
     realNodeMissing === undefined ? ensureNodeBinaries() : undefined,
@@ -79,7 +94,7 @@ export async function startLocalCluster(opts: LocalClusterOptions = {}): Promise
   let lastError: unknown;
   for (let attempt = 1; attempt <= 2; attempt++) {
     try {
-      const cluster = await startOnce(binDir, nodeBinDir, base, opts, log);
+      const cluster = await startOnce(binDir, nodeBinDir, images, base, opts, log);
       cluster.timings.binariesMs = binariesMs;
       if (realNodeMissing && opts.realNode !== false) cluster.realNodeMissing = realNodeMissing;
       return cluster;
@@ -93,6 +108,8 @@ export async function startLocalCluster(opts: LocalClusterOptions = {}): Promise
   throw lastError;
 }
 
+const errorText = (e: unknown) => (e instanceof Error ? e.message : String(e));
+
 /** Undefined when the run gets a real node; otherwise why not (also "not asked for"). */
 function realNodeWanted(opts: LocalClusterOptions): string | undefined {
   const wanted = opts.realNode ?? process.env.CLAIMKIT_E2E_REAL_NODE !== '0';
@@ -105,6 +122,7 @@ function realNodeWanted(opts: LocalClusterOptions): string | undefined {
 async function startOnce(
   binDir: string,
   nodeBinDir: string | undefined,
+  imagesBuilt: Promise<ImagesResult | Error> | undefined,
   base: string,
   opts: LocalClusterOptions,
   log: (msg: string) => void,
@@ -137,12 +155,24 @@ async function startOnce(
     await guard(untilReady(admin, run.ports, nodeCount, wait));
     log(`controller-manager, scheduler and kwok ready; nodes: ${nodes.join(', ')}`);
     let realNode: RealNode | undefined;
+    let images: BuiltImage[] = [];
+    let imagesMissing: string | undefined;
+    let imagesFailed: string | undefined;
     if (nodeBinDir) {
+      const built = (await imagesBuilt) ?? { ok: false, reason: 'no images asked for' };
+      if (built instanceof Error) {
+        imagesFailed = built.message;
+        log(`the real node gets none of our images: their build FAILED: ${built.message}`);
+      } else if (built.ok) images = built.images;
+      else {
+        imagesMissing = built.reason;
+        log(`the real node gets none of our images: ${built.reason}`);
+      }
       const t1 = Date.now();
-      const images = (await opts.nodeImages?.()) ?? [];
-      realNode = await guard(startRealNode(run, pki, nodeBinDir, images, wait, admin, log));
+      const archives = images.map((i) => i.archive);
+      realNode = await guard(startRealNode(run, pki, nodeBinDir, archives, wait, admin, log));
       log(
-        `real node ${realNode.name} Ready at ${realNode.ip} in ${Date.now() - t1} ms (${images.length} images imported)`,
+        `real node ${realNode.name} Ready at ${realNode.ip} in ${Date.now() - t1} ms (${archives.length} images imported)`,
       );
     }
     controlPlaneUp = true;
@@ -166,6 +196,9 @@ async function startOnce(
       kubernetesVersion,
       nodes,
       ...(realNode ? { realNode } : {}),
+      images,
+      ...(imagesMissing ? { imagesMissing } : {}),
+      ...(imagesFailed ? { imagesFailed } : {}),
       timings: { binariesMs: 0, startMs: Date.now() - t0 },
       stop: run.stop,
     };

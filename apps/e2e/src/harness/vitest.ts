@@ -1,6 +1,6 @@
 // Helpers for test files of the e2e project (they import vitest; the harness proper does not).
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, inject } from 'vitest';
+import { afterAll, beforeAll, describe, inject, it } from 'vitest';
 import { type Clients, isNotFound, makeClients } from './kube.ts';
 import type { ProviderName } from './types.ts';
 import { waitFor } from './wait.ts';
@@ -22,6 +22,8 @@ export interface E2EClusterInfo {
   realNodeMissing?: string;
   /** Our images, built here and imported into the real node (name -> ref). */
   images?: Record<string, string>;
+  /** The image build failed: the real-node files fail with this instead of skipping. */
+  imagesFailed?: string;
 }
 
 declare module 'vitest' {
@@ -33,24 +35,37 @@ declare module 'vitest' {
 }
 
 /**
- * The real node and our images, or the one line that says why this run has none: files that need
- * them use `describe.skipIf(!realNode)` and print the reason once.
+ * Declares a suite that needs the real node and our images (`needs`: image names). Where this
+ * machine cannot run them (not root, no cgroups, another provider) the suite is skipped with one
+ * line saying what is missing; where the images failed to build it fails with the build's error.
  */
-export function realNodeOrWhyNot(): {
-  node?: NonNullable<E2EClusterInfo['realNode']>;
-  images: Record<string, string>;
-  missing?: string;
-} {
+export function describeOnRealNode(
+  name: string,
+  needs: string[],
+  body: (node: NonNullable<E2EClusterInfo['realNode']>) => void,
+): void {
   const info = e2eCluster();
+  if (info.imagesFailed) {
+    describe(name, () => {
+      it('has the images it runs (their build failed)', () => {
+        throw new Error(info.imagesFailed);
+      });
+    });
+    return;
+  }
+  const lacking = needs.filter((n) => !info.images?.[n]);
   const missing =
     info.realNodeMissing ??
-    (info.realNode ? undefined : `the ${info.provider} provider has no real node here`);
-  if (missing) process.stderr.write(`[e2e] skipped: ${missing}\n`);
-  return {
-    ...(info.realNode && !missing ? { node: info.realNode } : {}),
-    images: info.images ?? {},
-    ...(missing ? { missing } : {}),
-  };
+    (info.realNode ? undefined : `the ${info.provider} provider has no real node here`) ??
+    (lacking.length > 0 ? `images not built: ${lacking.join(', ')}` : undefined);
+  if (missing) {
+    process.stderr.write(`[e2e] ${name}: skipped: ${missing}\n`);
+    describe.skip(name, () => {
+      it(`needs ${missing}`, () => {});
+    });
+    return;
+  }
+  describe(name, () => body(info.realNode!));
 }
 
 /** The cluster of this test run. */

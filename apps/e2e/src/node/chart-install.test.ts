@@ -9,12 +9,17 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ANNOTATION_MIGRATE, CLAIMKIT_VERSION, type Pod, type PodClaim } from '@claimkit/core';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { expectConverged } from '../chaos/helpers.ts';
 import { finalizeClaims, getOrUndefined, kube, startController, until } from '../controller/helpers.ts';
 import { repoRoot, serviceServingCert } from '../harness/index.ts';
 import { realNodePlacement } from '../harness/local-node.ts';
-import { createTestNamespace, deleteTestNamespace, e2eClients, realNodeOrWhyNot } from '../harness/vitest.ts';
+import {
+  createTestNamespace,
+  deleteTestNamespace,
+  describeOnRealNode,
+  e2eClients,
+} from '../harness/vitest.ts';
 import { runHelm } from '../helm/subchart.ts';
 import { killContainer, realPool, runningContainer } from './helpers.ts';
 
@@ -23,15 +28,11 @@ export const PREVIOUS_CHART_COMMIT = '818f843';
 const RELEASE = 'claimkit';
 const SYSTEM = 'claimkit-system';
 
-const { node, images, missing } = realNodeOrWhyNot();
 const helmInfo = inject('claimkitHelm');
-const why =
-  missing ??
-  (images.controller && images.webhook ? undefined : 'the controller and webhook images were not built') ??
-  (helmInfo.path ? undefined : `no helm: ${helmInfo.error}`);
 
-describe.skipIf(why !== undefined)('the packaged chart on the real node', () => {
+describeOnRealNode('the packaged chart on the real node', ['controller', 'webhook', 'workload'], (node) => {
   const helm = helmInfo.path ?? '';
+  if (!helm) throw new Error(`no helm for the chart install: ${helmInfo.error}`);
   const scratch = mkdtempSync(join(tmpdir(), 'claimkit-install-'));
   let ns = '';
   let valuesFile = '';
@@ -210,7 +211,7 @@ describe.skipIf(why !== undefined)('the packaged chart on the real node', () => 
     await deploymentsReady('helm install');
     const pods = await controllerPods();
     expect(pods).toHaveLength(2);
-    for (const p of pods) expect(p.spec?.nodeName).toBe(node?.name);
+    for (const p of pods) expect(p.spec?.nodeName).toBe(node.name);
     const holder = await leaderPod();
     expect(pods.map((p) => p.metadata.name)).toContain(holder.metadata.name);
   }, 240_000);
@@ -222,7 +223,7 @@ describe.skipIf(why !== undefined)('the packaged chart on the real node', () => 
     await boundWithin('first', t0, 90_000);
     const bound = (await c().get('PodClaim', { namespace: ns, name: 'first' })) as PodClaim;
     const pod = (await c().get('Pod', { namespace: ns, name: bound.spec.podName! })) as Pod;
-    expect(pod.spec?.nodeName).toBe(node?.name);
+    expect(pod.spec?.nodeName).toBe(node.name);
     expect(runningContainer(pod)).toBeDefined();
     expect(pod.status?.podIP).toMatch(/^10\.245\.0\./);
     // Every webhook pod answered admission requests for claims (the API server reached it through
@@ -323,7 +324,7 @@ describe.skipIf(why !== undefined)('the packaged chart on the real node', () => 
     const container = runningContainer(leader, 'controller');
     expect(container).toBeDefined();
     const t0 = Date.now();
-    await killContainer(node!, container!.id);
+    await killContainer(node, container!.id);
     await claim('after-kill');
     const ms = await boundWithin('after-kill', t0, 30_000);
     process.stderr.write(`[install] leader container killed -> new claim Bound in ${ms} ms\n`);

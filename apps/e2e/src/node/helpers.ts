@@ -6,13 +6,10 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Pod, PodPool } from '@claimkit/core';
 import { testPool } from '../harness/index.ts';
-import { realNodePlacement } from '../harness/local-node.ts';
+import { runPoolOnRealNode } from '../harness/local-node.ts';
 import type { E2EClusterInfo } from '../harness/vitest.ts';
 
 const exec = promisify(execFile);
-
-/** The workload image (busybox + ticker), built locally and imported into the real node. */
-export const WORKLOAD_IMAGE = 'localhost/claimkit/workload:e2e';
 
 /** A pool whose pods run `command` (default: sleep forever) in the workload image on the real node. */
 export function realPool(
@@ -25,12 +22,11 @@ export function realPool(
     restartPolicy?: 'Always' | 'OnFailure' | 'Never';
   },
 ): PodPool {
-  const pool = testPool(ns, name, { minIdle: o.minIdle, maxPods: o.maxPods, image: WORKLOAD_IMAGE });
-  const spec = pool.spec.template.spec as NonNullable<Pod['spec']> & Record<string, unknown>;
-  Object.assign(spec, realNodePlacement(), { restartPolicy: o.restartPolicy ?? 'Always' });
-  const container = spec.containers[0] as Record<string, unknown>;
-  container.command = o.command ?? ['sleep', '1000000'];
-  container.imagePullPolicy = 'Never';
+  const pool = testPool(ns, name, { minIdle: o.minIdle, maxPods: o.maxPods });
+  runPoolOnRealNode(pool, {
+    command: o.command ?? ['sleep', '1000000'],
+    ...(o.restartPolicy ? { restartPolicy: o.restartPolicy } : {}),
+  });
   return pool;
 }
 

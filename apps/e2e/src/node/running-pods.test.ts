@@ -1,0 +1,233 @@
+// Claims on pods whose containers really run (the real node, our workload image): bind, release and
+// recycle keep the running container; a container that exits or is OOM-killed under restartPolicy
+// Always is restarted in place and the claim keeps its pod; a drain of the node evicts through the
+// real eviction API, which honours the pool's PodDisruptionBudget for Bound pods; the kubelet
+// SIGKILLed and restarted leaves running pods and their claims alone; a NotReady node hands out no
+// Idle pod. Every scenario ends with every invariant and a clean doctor.
+import type { Pod, PodClaim, PodPool } from '@claimkit/core';
+import { runDoctor } from '@claimkit/core/doctor';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import {
+  expectAllInvariants,
+  finalizeClaims,
+  getOrUndefined,
+  kube,
+  type RunningController,
+  startController,
+  until,
+} from '../controller/helpers.ts';
+import { restartComponent, startComponent, stopComponent } from '../harness/index.ts';
+import { describeOnRealNode, e2eClients, e2eCluster, useTestNamespace } from '../harness/vitest.ts';
+import { killContainer, realPool, runningContainer } from './helpers.ts';
+
+describeOnRealNode('claims on running containers (real node)', ['workload'], (node) => {
+  const ns = useTestNamespace('running');
+  let ctl: RunningController;
+  const c = () => kube();
+
+  const claim = (name: string, poolName: string) =>
+    c().create({
+      apiVersion: 'claimkit.dev/v1alpha1',
+      kind: 'PodClaim',
+      metadata: { name, namespace: ns.name },
+      spec: { poolName },
+    } as PodClaim) as Promise<PodClaim>;
+  const getClaim = async (name: string) =>
+    (await getOrUndefined(c().get('PodClaim', { namespace: ns.name, name }))) as PodClaim | undefined;
+  const getPod = async (name: string) =>
+    (await getOrUndefined(c().get('Pod', { namespace: ns.name, name }))) as Pod | undefined;
+
+  async function bound(name: string, timeoutMs = 90_000): Promise<{ claim: PodClaim; pod: Pod }> {
+    let out: { claim: PodClaim; pod: Pod } | undefined;
+    await until(
+      `PodClaim ${name} Bound to a pod whose container runs`,
+      async () => {
+        const cl = await getClaim(name);
+        if (cl?.status?.phase !== 'Bound' || !cl.spec.podName) return false;
+        const pod = await getPod(cl.spec.podName);
+        if (!pod || !runningContainer(pod)) return false;
+        out = { claim: cl, pod };
+        return true;
+      },
+      timeoutMs,
+    );
+    return out!;
+  }
+
+  async function clean(what: string) {
+    await expectAllInvariants(ns.name, 60_000);
+    const doctor = await runDoctor(c(), { namespace: ns.name, now: () => Date.now() });
+    if (doctor.findings.length > 0)
+      throw new Error(`${what}: doctor found ${JSON.stringify(doctor.findings, null, 2)}`);
+  }
+
+  beforeAll(async () => {
+    ctl = await startController(ns.name);
+  });
+  afterAll(async () => {
+    // Whatever a failed test left stopped comes back, so later files find the node as it was.
+    await startComponent(e2eCluster().stateDir!, 'kubelet').catch(() => undefined);
+    await e2eClients()
+      .core.patchNode({ name: node.name, body: { spec: { unschedulable: false } } })
+      .catch(() => undefined);
+    await finalizeClaims(ns.name, 60_000).catch(() => undefined);
+    await ctl?.stop();
+  }, 120_000);
+
+  it('binds, releases and recycles a pod whose container keeps running', async () => {
+    await c().create(realPool(ns.name, 'live', { minIdle: 2, maxPods: 6 }));
+    await claim('a', 'live');
+    const { pod } = await bound('a');
+    const before = runningContainer(pod)!;
+    await c().delete('PodClaim', { namespace: ns.name, name: 'a' });
+    await until(`pod ${pod.metadata.name} recycled to Idle`, async () => {
+      const p = await getPod(pod.metadata.name);
+      return (
+        p?.metadata.labels?.['claimkit.dev/state'] === 'Idle' &&
+        !p.metadata.labels?.['claimkit.dev/claimed-by']
+      );
+    });
+    const after = runningContainer((await getPod(pod.metadata.name))!);
+    // Recycling is a label change: the same container kept running.
+    expect(after?.id).toBe(before.id);
+    await clean('recycle');
+  }, 180_000);
+
+  it('restartPolicy Always: a container that exits or is OOM-killed restarts in place; the claim keeps its pod', async () => {
+    await claim('crash', 'live');
+    const { pod } = await bound('crash');
+    const first = runningContainer(pod)!;
+    await killContainer(node, first.id);
+    await until(`container of ${pod.metadata.name} restarted`, async () => {
+      const p = await getPod(pod.metadata.name);
+      const r = p && runningContainer(p);
+      return r !== undefined && r.restartCount > first.restartCount && r.id !== first.id;
+    });
+    const cl = (await getClaim('crash'))!;
+    expect(cl.status?.phase).toBe('Bound');
+    expect(cl.spec.podName).toBe(pod.metadata.name);
+    expect((await getPod(pod.metadata.name))?.metadata.uid).toBe(pod.metadata.uid);
+
+    // OOM: a pool whose container outgrows its memory limit once, then sleeps.
+    const oom = realPool(ns.name, 'oom', {
+      minIdle: 1,
+      maxPods: 2,
+      command: [
+        'sh',
+        '-c',
+        'if [ ! -e /tmp/grew ]; then touch /tmp/grew; x=$(head -c 200000000 /dev/zero | tr "\\0" a); fi; sleep 1000000',
+      ],
+    });
+    const container = (oom.spec.template.spec as NonNullable<Pod['spec']>).containers[0] as Record<
+      string,
+      unknown
+    >;
+    container.resources = { limits: { memory: '32Mi' } };
+    await c().create(oom);
+    let oomPod: Pod | undefined;
+    await until(
+      'a pool pod OOM-killed once and running again',
+      async () => {
+        const pods = (await c().list('Pod', { namespace: ns.name, labelSelector: 'claimkit.dev/pool=oom' }))
+          .items as Pod[];
+        oomPod = pods.find((p) => {
+          const s = (
+            p.status as
+              | { containerStatuses?: { lastState?: { terminated?: { reason?: string } } }[] }
+              | undefined
+          )?.containerStatuses?.[0];
+          return s?.lastState?.terminated?.reason === 'OOMKilled' && runningContainer(p);
+        });
+        return oomPod !== undefined;
+      },
+      120_000,
+    );
+    await claim('after-oom', 'oom');
+    const b = await bound('after-oom');
+    expect(b.pod.metadata.name).toBe(oomPod!.metadata.name);
+    await clean('container restarts');
+  }, 300_000);
+
+  it('a drain evicts through the eviction API: Idle pods go, a Bound pod is kept by the pool PDB', async () => {
+    const pool = realPool(ns.name, 'guarded', { minIdle: 1, maxPods: 4 });
+    (pool.spec as PodPool['spec'] & { disruptionBudget?: { maxUnavailable: number } }).disruptionBudget = {
+      maxUnavailable: 0,
+    };
+    await c().create(pool);
+    await claim('guarded-claim', 'guarded');
+    const { pod } = await bound('guarded-claim');
+    const { core, kc } = e2eClients();
+    await until('the pool PodDisruptionBudget exists', async () => {
+      const pdbs = await kc
+        .makeApiClient((await import('@kubernetes/client-node')).PolicyV1Api)
+        .listNamespacedPodDisruptionBudget({ namespace: ns.name });
+      return pdbs.items.some((p) => (p.status?.expectedPods ?? 0) >= 1);
+    });
+    // kubectl drain: cordon, then evict every pod of the node (in this namespace).
+    await core.patchNode({ name: node.name, body: { spec: { unschedulable: true } } });
+    const evict = (name: string) =>
+      core
+        .createNamespacedPodEviction({
+          namespace: ns.name,
+          name,
+          body: { metadata: { name, namespace: ns.name } },
+        })
+        .then(
+          () => 201,
+          (e: { code?: number }) => e.code ?? 0,
+        );
+    expect(await evict(pod.metadata.name)).toBe(429);
+    const idle = (
+      (
+        await c().list('Pod', {
+          namespace: ns.name,
+          labelSelector: 'claimkit.dev/pool=guarded,claimkit.dev/state=Idle',
+        })
+      ).items as Pod[]
+    ).map((p) => p.metadata.name);
+    for (const name of idle) expect([201, 404]).toContain(await evict(name));
+    // The Bound pod and its claim stay; no Idle pod is handed out on a cordoned node.
+    await claim('while-cordoned', 'guarded');
+    await new Promise((r) => setTimeout(r, 3_000));
+    expect((await getClaim('while-cordoned'))?.status?.phase).not.toBe('Bound');
+    expect((await getClaim('guarded-claim'))?.spec.podName).toBe(pod.metadata.name);
+    await core.patchNode({ name: node.name, body: { spec: { unschedulable: false } } });
+    await bound('while-cordoned');
+    await clean('drain');
+  }, 300_000);
+
+  it('the kubelet SIGKILLed and restarted: running pods and their claims survive', async () => {
+    await claim('survivor', 'live');
+    const { pod } = await bound('survivor');
+    const before = runningContainer(pod)!;
+    await restartComponent(e2eCluster().stateDir!, 'kubelet', { kill: true });
+    await until('the real node Ready again', async () => {
+      const n = await e2eClients().core.readNode({ name: node.name });
+      return n.status?.conditions?.some((x) => x.type === 'Ready' && x.status === 'True') ?? false;
+    });
+    await new Promise((r) => setTimeout(r, 5_000));
+    const p = (await getPod(pod.metadata.name))!;
+    expect(p.metadata.uid).toBe(pod.metadata.uid);
+    expect(runningContainer(p)?.id).toBe(before.id);
+    expect((await getClaim('survivor'))?.status?.phase).toBe('Bound');
+    await clean('kubelet restart');
+  }, 180_000);
+
+  it('a NotReady node hands out no Idle pod; once Ready again the claim binds', async () => {
+    await stopComponent(e2eCluster().stateDir!, 'kubelet', { kill: true });
+    await until(
+      `node ${node.name} NotReady (node-lifecycle-controller's grace period)`,
+      async () => {
+        const n = await e2eClients().core.readNode({ name: node.name });
+        return n.status?.conditions?.some((x) => x.type === 'Ready' && x.status !== 'True') ?? false;
+      },
+      120_000,
+    );
+    await claim('on-notready', 'live');
+    await new Promise((r) => setTimeout(r, 3_000));
+    expect((await getClaim('on-notready'))?.status?.phase).not.toBe('Bound');
+    await startComponent(e2eCluster().stateDir!, 'kubelet');
+    await bound('on-notready', 120_000);
+    await clean('node NotReady');
+  }, 300_000);
+});
