@@ -140,7 +140,8 @@ else {
   const pods = opts.only.includes('warm-pool-scale') ? warmPoolMaxPods(scale) : 0;
   const nodes = Math.max(2, Math.ceil((pods * 1.2) / PODS_PER_NODE));
   say(`starting the local control plane (${nodes} kwok nodes) ...`);
-  cluster = await startLocalCluster({ log: (m) => say(m), nodes });
+  // kwok nodes only: a real node's kubelet and runtime would share the cores the figures measure.
+  cluster = await startLocalCluster({ log: (m) => say(m), nodes, realNode: false });
 }
 const ctx = benchContext(cluster.kubeconfigPath, makeClients(cluster.kubeconfigPath), say);
 

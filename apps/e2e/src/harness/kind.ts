@@ -1,26 +1,28 @@
 // The kind provider (needs Docker, so it runs in CI, not on our machines): creates a kind cluster,
-// builds each component's image, loads it with `kind load docker-image`, applies deploy/.
+// then takes the same path as the local real node (deploy-components.ts): our images built by
+// apps/e2e/images/build-images.sh (buildah, OCI archives tagged ghcr.io/claimkit/<c>:<version> as
+// deploy/ names them), loaded with `kind load image-archive`, each component's deploy/<c>/ applied
+// and its Deployments waited for. The only steps the local provider does not run are
+// `kind create cluster` and `kind load`.
 //
 // Contract with the rest of the repository:
 // - a component is a directory packages/<c> with a Dockerfile (built from the repository root);
-//   its image is tagged claimkit/<c>:e2e;
-// - its manifests live in deploy/<c>/ (`kubectl apply -k` when there is a kustomization.yaml, else
-//   `apply -R -f`); its Deployments are labelled app.kubernetes.io/name=claimkit and
-//   app.kubernetes.io/component=<c> in namespace claimkit-system; the harness points their
-//   containers at the loaded image and waits for the rollout;
+// - its manifests live in deploy/<c>/ (applied as `kubectl apply -k` would); its Deployments live
+//   in namespace claimkit-system;
 // - manifests that use cert-manager resources get cert-manager installed first (pinned version).
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { deployComponent } from './deploy-components.ts';
 import { createTokenIdentity } from './identity.ts';
+import { buildImages } from './images.ts';
 import { installCrds, makeClients } from './kube.ts';
 import { crdDir, repoRoot, runsDir } from './paths.ts';
 import type { ClusterHandle } from './types.ts';
 import { waitFor } from './wait.ts';
 
 const execFileP = promisify(execFile);
-const NAMESPACE = 'claimkit-system';
 const CERT_MANAGER_URL =
   process.env.CLAIMKIT_KIND_CERT_MANAGER_URL ??
   'https://github.com/cert-manager/cert-manager/releases/download/v1.16.2/cert-manager.yaml';
@@ -101,28 +103,18 @@ export async function startKindCluster(
         '--timeout=300s',
       );
     }
-    for (const c of kindComponents()) {
-      const image = `claimkit/${c}:e2e`;
-      await run('docker', ['build', '-t', image, '-f', join('packages', c, 'Dockerfile'), '.'], log);
-      await run('kind', ['load', 'docker-image', image, '--name', name], log);
+    const built = await buildImages();
+    if (!built.ok) throw new Error(`the kind provider needs our images: ${built.reason}`);
+    for (const image of built.images.filter((i) => components.includes(i.name))) {
+      await run('kind', ['load', 'image-archive', image.archive, '--name', name], log);
     }
     for (const c of components) {
-      const manifests = join(repoRoot, 'deploy', c);
-      const apply = existsSync(join(manifests, 'kustomization.yaml'))
-        ? ['-k', manifests]
-        : ['-R', '-f', manifests];
       // cert-manager's own webhook may need a few more seconds after its Deployments are Available.
-      await waitFor(`kubectl apply ${manifests}`, () => kubectl('apply', ...apply).then(() => true), {
-        timeoutMs: 120_000,
-        intervalMs: 5_000,
-      });
-      const selector = `app.kubernetes.io/name=claimkit,app.kubernetes.io/component=${c}`;
-      const deployments = (
-        await kubectl('-n', NAMESPACE, 'get', 'deployment', '-l', selector, '-o', 'name')
-      ).trim();
-      if (!deployments) continue;
-      await kubectl('-n', NAMESPACE, 'set', 'image', 'deployment', '-l', selector, `*=claimkit/${c}:e2e`);
-      await kubectl('-n', NAMESPACE, 'rollout', 'status', 'deployment', '-l', selector, '--timeout=300s');
+      await waitFor(
+        `deploy/${c} applied and rolled out`,
+        () => deployComponent(admin, c, { log }).then(() => true),
+        { timeoutMs: 420_000, intervalMs: 5_000 },
+      );
     }
 
     const identity = await createTokenIdentity(admin, join(stateDir, 'user.kubeconfig'));

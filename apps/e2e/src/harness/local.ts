@@ -169,7 +169,8 @@ async function startOnce(
         log(`the real node gets none of our images: ${built.reason}`);
       }
       const t1 = Date.now();
-      const archives = images.map((i) => i.archive);
+      // node-base is only the components' base: nothing runs it.
+      const archives = images.filter((i) => i.name !== 'node-base').map((i) => i.archive);
       realNode = await guard(startRealNode(run, pki, nodeBinDir, archives, wait, admin, log));
       log(
         `real node ${realNode.name} Ready at ${realNode.ip} in ${Date.now() - t1} ms (${archives.length} images imported)`,

@@ -19,9 +19,10 @@ import {
   deleteTestNamespace,
   describeOnRealNode,
   e2eClients,
+  e2eCluster,
 } from '../harness/vitest.ts';
 import { runHelm } from '../helm/subchart.ts';
-import { killContainer, realPool, runningContainer } from './helpers.ts';
+import { killContainer, realPool, runningContainer, unlessAlreadyExists, unlessNotFound } from './helpers.ts';
 
 /** The chart users had before this one: the last commit before the pod-identity leader election. */
 export const PREVIOUS_CHART_COMMIT = '818f843';
@@ -38,8 +39,9 @@ describeOnRealNode('the packaged chart on the real node', ['controller', 'webhoo
   let valuesFile = '';
   const c = () => kube();
 
+  const helmEnv = { ...process.env, KUBECONFIG: e2eCluster().kubeconfigPath };
   const run = async (args: string[]) => {
-    const r = await runHelm(helm, args);
+    const r = await runHelm(helm, args, helmEnv);
     if (r.code !== 0) throw new Error(`helm ${args.join(' ')} failed (${r.code}):\n${r.stderr}`);
     return r.stdout;
   };
@@ -100,7 +102,7 @@ describeOnRealNode('the packaged chart on the real node', ['controller', 'webhoo
   }
 
   async function leaseHolder(): Promise<string | undefined> {
-    const lease = await getOrUndefined(
+    const lease = await unlessNotFound(
       e2eClients().coordination.readNamespacedLease({ namespace: SYSTEM, name: 'claimkit-controller' }),
     );
     return lease?.spec?.holderIdentity ?? undefined;
@@ -142,7 +144,7 @@ describeOnRealNode('the packaged chart on the real node', ['controller', 'webhoo
 
   beforeAll(async () => {
     const { core } = e2eClients();
-    await getOrUndefined(
+    await unlessAlreadyExists(
       core.createNamespace({
         body: {
           metadata: {
@@ -191,7 +193,7 @@ describeOnRealNode('the packaged chart on the real node', ['controller', 'webhoo
   afterAll(async () => {
     // The release may still be there when a test failed: its webhook (failurePolicy Fail) must not
     // outlive this file. Claims are finalized by a controller of ours before the namespace goes.
-    await runHelm(helm, ['uninstall', RELEASE, '-n', SYSTEM, '--wait', '--timeout', '60s']);
+    await runHelm(helm, ['uninstall', RELEASE, '-n', SYSTEM, '--wait', '--timeout', '60s'], helmEnv);
     if (ns) {
       const ctl = await startController(ns);
       try {

@@ -5,7 +5,7 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Pod, PodPool } from '@claimkit/core';
-import { testPool } from '../harness/index.ts';
+import { isNotFound, testPool } from '../harness/index.ts';
 import { runPoolOnRealNode } from '../harness/local-node.ts';
 import type { E2EClusterInfo } from '../harness/vitest.ts';
 
@@ -64,4 +64,24 @@ export async function killContainer(
     'SIGKILL',
     containerId,
   ]);
+}
+
+/** The value, or undefined when the API answered 404 (client-node's ApiException). */
+export async function unlessNotFound<T>(p: Promise<T>): Promise<T | undefined> {
+  try {
+    return await p;
+  } catch (e) {
+    if (isNotFound(e)) return undefined;
+    throw e;
+  }
+}
+
+/** Creates, or leaves what is already there (409 AlreadyExists). */
+export async function unlessAlreadyExists<T>(p: Promise<T>): Promise<T | undefined> {
+  try {
+    return await p;
+  } catch (e) {
+    if ((e as { code?: number }).code === 409) return undefined;
+    throw e;
+  }
 }
