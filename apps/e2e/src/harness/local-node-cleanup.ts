@@ -5,7 +5,7 @@
 // containerd mounted under the run directory (volumes, rootfs, network namespaces) and remove the
 // bridge and the iptables chains. Used by stop(), the watchdog, `cluster down` and the next start.
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, rmdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** The run's real node keeps its state here; its presence marks a run that had one. */
@@ -15,6 +15,44 @@ export const NODE_CGROUP_ROOT = 'claimkit-node';
 /** The CNI bridge of the real node. */
 export const NODE_BRIDGE = 'claimkit0';
 const CGROUP_BASE = '/sys/fs/cgroup';
+
+/**
+ * One real node per machine: its kube-proxy owns the KUBE-* iptables chains and its kubelet the
+ * cgroup root, so a second run would undo the first. The lock file names the run that has it; a
+ * run whose state directory is gone (or has no pid file) no longer holds it.
+ */
+const NODE_LOCK = '/run/claimkit-real-node.lock';
+
+/** Takes the machine's real node for the run in stateDir; otherwise says which run has it. */
+export function acquireNodeLock(stateDir: string): string | undefined {
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      writeFileSync(NODE_LOCK, stateDir, { flag: 'wx' });
+      return undefined;
+    } catch {
+      let holder = '';
+      try {
+        holder = readFileSync(NODE_LOCK, 'utf8').trim();
+      } catch {
+        continue; // released meanwhile
+      }
+      if (holder === stateDir) return undefined;
+      if (holder && existsSync(join(holder, 'pids.json'))) {
+        return `another run has this machine's real node (${holder}; \`pnpm cluster down\` stops a background one)`;
+      }
+      rmSync(NODE_LOCK, { force: true }); // stale: its run is gone
+    }
+  }
+  return `cannot take ${NODE_LOCK}`;
+}
+
+function releaseNodeLock(stateDir: string): void {
+  try {
+    if (readFileSync(NODE_LOCK, 'utf8').trim() === stateDir) rmSync(NODE_LOCK, { force: true });
+  } catch {
+    // not held
+  }
+}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -155,4 +193,5 @@ export async function cleanupRealNode(stateDir: string, binDir?: string): Promis
   removeEmptyCgroups();
   quiet('ip', ['link', 'del', NODE_BRIDGE]);
   flushNodeIptables();
+  releaseNodeLock(stateDir);
 }

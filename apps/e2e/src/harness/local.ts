@@ -17,6 +17,7 @@ import {
   startScheduler,
 } from './local-components.ts';
 import { nodeIP, REAL_NODE_NAME, type RealNode, realNodeSupport, startRealNode } from './local-node.ts';
+import { acquireNodeLock } from './local-node-cleanup.ts';
 import { guardedBy, untilReady, type Wait } from './local-readiness.ts';
 import { createRun } from './local-run.ts';
 import { crdDir as defaultCrdDir, runsDir } from './paths.ts';
@@ -132,6 +133,15 @@ async function startOnce(
   const keepState = opts.keepState ?? process.env.CLAIMKIT_E2E_KEEP_STATE === '1';
   const nodeCount = opts.nodes ?? 2;
   const run = await createRun(binDir, base, { persistent, keepState });
+  const nodeTaken = nodeBinDir ? acquireNodeLock(run.stateDir) : undefined;
+  if (nodeTaken) {
+    if (opts.realNode === true) {
+      await run.stop();
+      throw new Error(nodeTaken);
+    }
+    log(`no real node: ${nodeTaken}`);
+    nodeBinDir = undefined;
+  }
   let controlPlaneUp = false;
   // Stops the polling loops of a failed start (they would otherwise run on until their deadline).
   const abort = new AbortController();
@@ -200,6 +210,7 @@ async function startOnce(
       images,
       ...(imagesMissing ? { imagesMissing } : {}),
       ...(imagesFailed ? { imagesFailed } : {}),
+      ...(nodeTaken ? { realNodeMissing: nodeTaken } : {}),
       timings: { binariesMs: 0, startMs: Date.now() - t0 },
       stop: run.stop,
     };
