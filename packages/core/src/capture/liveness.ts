@@ -17,8 +17,7 @@ export function classifyHolder(holder: PodRef, lookup: HolderLookup | undefined)
   const pod = lookup.pod;
   if (pod.metadata.uid !== holder.uid) return { state: 'dead', reason: 'HolderReplaced' };
   if (pod.metadata.deletionTimestamp) return { state: 'dead', reason: 'HolderTerminating' };
-  const phase = pod.status?.phase;
-  if (phase === 'Succeeded' || phase === 'Failed') return { state: 'dead', reason: 'HolderFinished' };
+  if (isPodFinished(pod)) return { state: 'dead', reason: 'HolderFinished' };
   return { state: 'alive' };
 }
 
@@ -80,6 +79,17 @@ export function isPodReady(pod: Pod): boolean {
     pod.status?.phase === 'Running' &&
     (pod.status.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True')
   );
+}
+
+/**
+ * The pod's containers have all finished for good (phase Succeeded or Failed: restartPolicy Never,
+ * OnFailure after an exit 0, an OOM kill under Never). It never runs again: as good as gone to a
+ * claim, and never worth recycling. A container restarted in place (restartPolicy Always) keeps its
+ * pod Running: not finished.
+ */
+export function isPodFinished(pod: Pod): boolean {
+  const phase = pod.status?.phase;
+  return phase === 'Succeeded' || phase === 'Failed';
 }
 
 export function isDeleting(o: { metadata: { deletionTimestamp?: string } }): boolean {

@@ -5,7 +5,7 @@ import { ANNOTATION_MIGRATE, FINALIZER_RELEASE, LABEL_POOL } from '../api/consta
 import { keyString, parseTimestamp } from '../api/meta.ts';
 import type { Capture, Pod, PodClaim, PodClaimSet, PodPool } from '../api/types.ts';
 import { isClaimLive } from '../capture/claim.ts';
-import { classifyHolder, isDeleting } from '../capture/liveness.ts';
+import { classifyHolder, isDeleting, isPodFinished } from '../capture/liveness.ts';
 import { unfencedResult } from '../capture/result-fence.ts';
 import { claimedBy, claimedByUid, stateOf } from '../pool/pods.ts';
 import { chooseScaleIn, isMigrating } from '../pool/scale-in.ts';
@@ -251,10 +251,20 @@ export function diagnose(s: DoctorSnapshot, opts: DoctorOptions = {}): Finding[]
       continue;
     }
     if (c.metadata.deletionTimestamp) continue;
-    // CK002: Bound (or anything) to a pod that is gone.
+    // CK002: Bound (or anything) to a pod that is gone, or finished (phase Succeeded or Failed: its
+    // containers exited for good and it never runs again, as good as gone).
     if (c.spec.podName) {
       const pod = pods.get(keyString({ namespace: ns, name: c.spec.podName }));
-      if (!pod) {
+      if (pod && isPodFinished(pod) && !isDeleting(pod)) {
+        out.push(
+          finding(
+            'CK002',
+            ns,
+            `claim ${c.metadata.name} is ${c.status?.phase ?? 'Pending'} with podName ${c.spec.podName}, which has finished (phase ${pod.status?.phase}); it should be Lost with podName and nodeName cleared, and the pod deleted`,
+            [id, podId(ns, c.spec.podName)],
+          ),
+        );
+      } else if (!pod) {
         out.push(
           finding(
             'CK002',

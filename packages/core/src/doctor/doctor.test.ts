@@ -17,6 +17,7 @@ import {
   captureStatus,
   claimedBy,
   draining,
+  failed,
   forPool,
   heldBy,
   idle,
@@ -205,6 +206,24 @@ describe('doctor', () => {
     expect(c.spec.podName ?? '').toBe('');
     expect(c.spec.nodeName ?? '').toBe('');
     expect(c.status?.phase).toBe('Lost');
+  });
+
+  test('CK002 BoundToMissingPod also for a finished pod: the claim is Lost, the pod deleted (not recycled)', async () => {
+    const { model, clock } = world();
+    await put(model, podPool('web'));
+    const c = await put(
+      model,
+      podClaim('a', forPool('web'), withReleaseFinalizer(), boundTo('cn-done', 'n1')),
+    );
+    await put(model, poolPod('cn-done', claimedBy(c), failed()));
+    expect(await codes(model, clock)).toEqual(['CK002']);
+    await fixAndVerify(model, clock);
+    const after = model.getNow('PodClaim', key('a'));
+    expect(after.spec.podName ?? '').toBe('');
+    expect(after.status?.phase).toBe('Lost');
+    const pod = model.tryGetNow('Pod', key('cn-done'));
+    expect(pod === undefined || pod.metadata.deletionTimestamp !== undefined).toBe(true);
+    expect(pod?.metadata.labels?.[LABEL_STATE]).not.toBe('Idle');
   });
 
   test('CK003 LabelNamesMissingClaim: the residue label goes, the pod returns to Idle', async () => {

@@ -13,6 +13,7 @@ import { ANNOTATION_MIGRATE, ANNOTATION_MIGRATE_TO } from '../api/constants.ts';
 import { deepEqual } from '../api/json.ts';
 import { keyOf, keyString, type ObjectKey, parseTimestamp, toTimestamp } from '../api/meta.ts';
 import type { Capture, Pod, PodClaim, PodClaimPhase, PodClaimStatus, PodPool } from '../api/types.ts';
+import { isPodFinished } from '../capture/liveness.ts';
 import {
   claimedBy,
   isClaimedBy,
@@ -178,7 +179,11 @@ function repairFor(ix: Index, f: Finding): Decision | undefined {
     case 'CK002': {
       const c = subject as PodClaim | undefined;
       if (!c) return undefined;
-      const why = `pod ${c.spec.podName} is gone`;
+      const pod = ix.pod(ns, c.spec.podName);
+      const why =
+        pod && isPodFinished(pod)
+          ? `pod ${c.spec.podName} has finished (phase ${pod.status?.phase})`
+          : `pod ${c.spec.podName} is gone`;
       return {
         writes: loseClaim(c, s.now, why),
         events: [event(c, 'Warning', 'Lost', `claimctl doctor: ${why}; claim is Lost and will bind again`)],

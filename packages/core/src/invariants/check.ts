@@ -6,7 +6,7 @@ import { keyString } from '../api/meta.ts';
 import type { Capture, Pod, PodClaim } from '../api/types.ts';
 import { captureCandidates } from '../capture/candidates.ts';
 import { isClaimLive } from '../capture/claim.ts';
-import { classifyHolder } from '../capture/liveness.ts';
+import { classifyHolder, isPodFinished } from '../capture/liveness.ts';
 import { isLostForGood } from '../pool/lost-policy.ts';
 import { claimedBy, isIdleAndReady } from '../pool/pods.ts';
 
@@ -129,13 +129,14 @@ export function checkConvergence(s: ClusterState, now: number): Violation[] {
       });
       continue;
     }
-    // P2: never Bound to a pod that is gone; Lost clears podName/nodeName.
+    // P2: never Bound to a pod that is gone (or finished: it never runs again); Lost clears
+    // podName/nodeName.
     if (c.spec.podName) {
       const pod = pods.get(keyString({ namespace: ns(c), name: c.spec.podName }));
-      if (!pod || pod.metadata.deletionTimestamp) {
+      if (!pod || pod.metadata.deletionTimestamp || isPodFinished(pod)) {
         out.push({
           invariant: 'P2',
-          message: `claim references pod ${c.spec.podName}, which is gone`,
+          message: `claim references pod ${c.spec.podName}, which is ${pod && !pod.metadata.deletionTimestamp ? `finished (phase ${pod.status?.phase})` : 'gone'}`,
           objects: [id('PodClaim', c)],
         });
       }

@@ -7,7 +7,7 @@ import { keyString } from '../api/meta.ts';
 import type { WatchEventType } from '../api/ports.ts';
 import type { Capture, Kind, Pod, PodClaim } from '../api/types.ts';
 import { isClaimLive } from '../capture/claim.ts';
-import { classifyHolder } from '../capture/liveness.ts';
+import { classifyHolder, isPodFinished } from '../capture/liveness.ts';
 import { isReplacement } from '../pool/bound-pod.ts';
 import { isLostForGood, lostPolicyOf } from '../pool/lost-policy.ts';
 import { isMigrating } from '../pool/scale-in.ts';
@@ -140,8 +140,9 @@ export class InvariantTracker {
   }
 
   /**
-   * P7: a claim gives up the pod its spec.podName referenced only when the pod is gone or being
-   * deleted, or another live claim references it. Anything else (a stale or foreign label taking
+   * P7: a claim gives up the pod its spec.podName referenced only when the pod is gone, being
+   * deleted or finished (phase Succeeded or Failed: it never runs again), or another live claim
+   * references it. Anything else (a stale or foreign label taking
    * the pod away) leaves a pod nobody holds.
    */
   private checkPodKept(prev: PodClaim | undefined, c: PodClaim): void {
@@ -150,7 +151,7 @@ export class InvariantTracker {
     if (c.spec.podName === pod || c.spec.sourcePod === pod) return;
     const ns = c.metadata.namespace ?? '';
     const p = this.pods.get(keyString({ namespace: ns, name: pod }));
-    if (!p || p.metadata.deletionTimestamp) return;
+    if (!p || p.metadata.deletionTimestamp || isPodFinished(p)) return;
     // Another pod under that name (the bound one was deleted and replaced) is not the claim's pod.
     if (isReplacement(prev, p)) return;
     for (const other of this.claims.values()) {

@@ -9,7 +9,7 @@ import {
 } from '../api/constants.ts';
 import { keyOf, type OwnerReference } from '../api/meta.ts';
 import type { Pod, PodClaim, PodPool, ReleasePolicy } from '../api/types.ts';
-import { isDeleting, isPodReady } from '../capture/liveness.ts';
+import { isDeleting, isPodFinished, isPodReady } from '../capture/liveness.ts';
 import type { Write } from '../reconcile/decision.ts';
 import { heldPodHints, idlePodHints } from './disruption-hints.ts';
 import { podMetadataBindPatch, podMetadataReleasePatch } from './pod-metadata.ts';
@@ -127,12 +127,14 @@ export function deletePodAsReadWrite(pod: Pod, why: string): Write {
 
 /**
  * Release per the pool's releasePolicy: Recycle returns the pod to Idle, Delete removes it; a pod of
- * an outdated template (when the release carries the pool's template hash) is deleted, not recycled.
+ * an outdated template (when the release carries the pool's template hash) is deleted, not recycled,
+ * and so is a finished pod (phase Succeeded or Failed: it never runs again).
  * A recycled pod loses what its claim's podMetadata set (restored from the pod's own record) and the
  * Bound pod's disruption hints, and gets an Idle pod's deletion cost.
  */
 export function releasePodWrite(pod: Pod, policy: PodRelease | ReleasePolicy, why: string): Write {
-  if (releasePolicyFor(pod, policy) === 'Delete' || isDeleting(pod)) return deletePodAsReadWrite(pod, why);
+  if (releasePolicyFor(pod, policy) === 'Delete' || isDeleting(pod) || isPodFinished(pod))
+    return deletePodAsReadWrite(pod, why);
   const undo = podMetadataReleasePatch(pod);
   return {
     op: 'patch',

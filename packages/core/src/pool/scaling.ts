@@ -7,18 +7,21 @@
 // - Idle pods stranded on a NotReady or cordoned node do not count: a replacement is created
 //   first, and the stranded pod is deleted once the target is met without it (or at once when
 //   maxPods leaves no room for the replacement).
+// - finished Idle pods (phase Succeeded or Failed: their containers exited for good) do not count
+//   and are deleted at once: unlike a stranded pod they can never serve again. Until gone they
+//   still count against maxPods, so the replacement comes once there is room.
 // - template rollout (rollout.ts): Idle pods of an outdated template do not count toward the target
 //   either, so current ones are created next to them (within maxPods); an outdated Idle pod goes
 //   once enough current Idle pods are Ready to keep the target without it.
 // Deletes carry the pod's UID and resourceVersion, so a concurrent bind wins.
 import { parseTimestamp } from '../api/meta.ts';
 import type { Pod, PodPool } from '../api/types.ts';
-import { isDeleting } from '../capture/liveness.ts';
+import { isDeleting, isPodFinished } from '../capture/liveness.ts';
 import { type EventSpec, event, type Write } from '../reconcile/decision.ts';
 import type { PendingExpectations } from './expectations.ts';
 import { claimedBy, deletePodAsReadWrite, stateOf } from './pods.ts';
 import { outdatedIdleToDelete, scaleDownOrder } from './rollout.ts';
-import { isStranded, isUnschedulable, type UnservableNodes } from './serving.ts';
+import { cannotServe, isStranded, isUnschedulable, type UnservableNodes } from './serving.ts';
 import { isUpdatedPod, poolTemplateHash } from './template-hash.ts';
 
 export interface ScalingInput {
@@ -44,6 +47,8 @@ export interface ScalingDecision {
   desiredIdle: number;
   unschedulable: number;
   stranded: number;
+  /** Idle pods whose containers finished for good (being deleted and replaced). */
+  finished: number;
 }
 
 const isIdle = (p: Pod): boolean => stateOf(p) === 'Idle' && claimedBy(p) === undefined && !isDeleting(p);
@@ -62,8 +67,9 @@ export function decideScaling(x: ScalingInput): ScalingDecision {
   const live = x.pods.filter((p) => !isDeleting(p));
   const terminating = x.pods.length - live.length;
   const idle = live.filter(isIdle);
-  const stranded = idle.filter((p) => isStranded(p, x.unservable));
-  const servable = idle.filter((p) => !isStranded(p, x.unservable));
+  const finished = idle.filter(isPodFinished);
+  const stranded = idle.filter((p) => !isPodFinished(p) && isStranded(p, x.unservable));
+  const servable = idle.filter((p) => !cannotServe(p, x.unservable));
   // Only Idle pods of the current template count toward the target (template rollout).
   const healthy = servable.filter((p) => isUpdatedPod(p, hash));
   const held = live.length - idle.length;
@@ -72,6 +78,7 @@ export function decideScaling(x: ScalingInput): ScalingDecision {
     desiredIdle,
     unschedulable: idle.filter(isUnschedulable).length,
     stranded: stranded.length,
+    finished: finished.length,
   };
   const writes: Write[] = [];
   const events: EventSpec[] = [];
@@ -92,6 +99,22 @@ export function decideScaling(x: ScalingInput): ScalingDecision {
   const need = desiredIdle - healthy.length;
   const deleting = new Set<string>();
   let created = 0;
+  // Finished pods never run again: deleted at once (a concurrent bind or relabel still wins).
+  for (const p of [...finished].sort(newestFirst)) {
+    deleting.add(p.metadata.name);
+    writes.push(
+      deletePodAsReadWrite(p, `replace Idle pod ${p.metadata.name}: finished (phase ${p.status?.phase})`),
+    );
+  }
+  if (finished.length > 0)
+    events.push(
+      event(
+        pool,
+        'Normal',
+        'FinishedReplaced',
+        `deleting ${finished.length} Idle pod(s) that cannot serve (finished: their containers exited for good)`,
+      ),
+    );
   if (need > 0) {
     const n = Math.min(need, room);
     created = n;
@@ -113,12 +136,17 @@ export function decideScaling(x: ScalingInput): ScalingDecision {
     }
     if (freed.length > 0)
       events.push(
-        event(pool, 'Normal', 'StrandedReplaced', `deleting ${freed.length} Idle pod(s) on unservable nodes`),
+        event(
+          pool,
+          'Normal',
+          'StrandedReplaced',
+          `deleting ${freed.length} Idle pod(s) that cannot serve (on unservable nodes)`,
+        ),
       );
   } else {
     // The target is met by pods that can serve: stranded pods go first, then the extra ones
     // (outdated, not-Ready, newest first: scaleDownOrder), and whatever exceeds maxPods.
-    const overMax = Math.max(0, live.length - stranded.length - pool.spec.maxPods);
+    const overMax = Math.max(0, live.length - stranded.length - finished.length - pool.spec.maxPods);
     const extraHealthy = Math.max(0, healthy.length - desiredIdle);
     const victims = [...stranded].sort(newestFirst);
     if (extraHealthy > 0)
@@ -141,7 +169,7 @@ export function decideScaling(x: ScalingInput): ScalingDecision {
           pool,
           'Normal',
           'StrandedReplaced',
-          `deleting ${stranded.length} Idle pod(s) on unservable nodes`,
+          `deleting ${stranded.length} Idle pod(s) that cannot serve (on unservable nodes)`,
         ),
       );
     if (victims.length > stranded.length)

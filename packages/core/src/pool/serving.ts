@@ -7,7 +7,7 @@
 import { getOrUndefined } from '../api/errors.ts';
 import type { Reader } from '../api/ports.ts';
 import type { Node, Pod } from '../api/types.ts';
-import { isDeleting, isPodReady } from '../capture/liveness.ts';
+import { isDeleting, isPodFinished, isPodReady } from '../capture/liveness.ts';
 
 /** Node names known (from the cache) to be NotReady or cordoned. */
 export type UnservableNodes = ReadonlySet<string>;
@@ -31,6 +31,14 @@ export function whyNodeCannotServe(n: Node): string {
 export function isStranded(p: Pod, unservable: UnservableNodes): boolean {
   const node = p.spec.nodeName;
   return node !== undefined && node !== '' && unservable.has(node);
+}
+
+/**
+ * An Idle pod that cannot serve where it is, so it neither counts toward the Idle target nor stays:
+ * finished (its containers exited for good, it never runs again) or stranded on an unservable node.
+ */
+export function cannotServe(p: Pod, unservable: UnservableNodes): boolean {
+  return isPodFinished(p) || isStranded(p, unservable);
 }
 
 /** Bindable as far as serving goes: Ready, not deleting, and not on a node known unable to serve. */

@@ -9,7 +9,7 @@ import { deepEqual } from '../api/json.ts';
 import { keyOf, type ObjectKey } from '../api/meta.ts';
 import type { Client, Reader } from '../api/ports.ts';
 import type { Pod, PodClaim, PodDisruptionBudget, PodPool, PodPoolStatus } from '../api/types.ts';
-import { isDeleting } from '../capture/liveness.ts';
+import { isDeleting, isPodFinished } from '../capture/liveness.ts';
 import { ClaimIndex } from '../pool/claim-index.ts';
 import { decideDisruptionBudget, pdbNameFor } from '../pool/disruption-budget.ts';
 import { newIdlePodHints } from '../pool/disruption-hints.ts';
@@ -85,7 +85,8 @@ export function decidePodPool(s: PodPoolSnapshot, rules: SafetyRules = SAFETY_RU
   // Terminating pods count against maxPods (scaling.ts); the rest of the pool's view ignores them.
   const allPods = s.pods.filter((p) => p.metadata.labels?.[LABEL_POOL] === name);
   const pods = allPods.filter((p) => !isDeleting(p));
-  const idle = pods.filter(isIdlePod);
+  // Finished Idle pods are being replaced (scaling.ts): they are not Idle in the status.
+  const idle = pods.filter((p) => isIdlePod(p) && !isPodFinished(p));
   const pendingClaims = s.claims.filter(
     (c) => c.spec.poolName === name && !c.spec.podName && !c.metadata.deletionTimestamp,
   ).length;
@@ -127,7 +128,7 @@ export function decidePodPool(s: PodPoolSnapshot, rules: SafetyRules = SAFETY_RU
   // Unschedulable pods are Idle by label but will not serve until a node is found.
   const ok =
     idle.length - scaling.unschedulable >=
-    Math.min(pool.spec.minIdle, pool.spec.maxPods - (pods.length - idle.length));
+    Math.min(pool.spec.minIdle, pool.spec.maxPods - (pods.length - pods.filter(isIdlePod).length));
   // Other writers' conditions on the pool are kept; only Ready is ours.
   status.conditions = setCondition(
     pool.status?.conditions,
@@ -164,6 +165,7 @@ function scalingNote(x: ScalingDecision): string {
   const notes = [
     ...(x.unschedulable > 0 ? [`${x.unschedulable} unschedulable (held, not multiplied)`] : []),
     ...(x.stranded > 0 ? [`${x.stranded} on unservable nodes (being replaced)`] : []),
+    ...(x.finished > 0 ? [`${x.finished} finished (being replaced)`] : []),
   ];
   return notes.length > 0 ? `; ${notes.join('; ')}` : '';
 }

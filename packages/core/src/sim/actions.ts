@@ -33,6 +33,8 @@ export type Action =
   | { t: 'adversary'; i: number; j: number }
   | { t: 'stripLabel'; i: number; deletePod: boolean }
   | { t: 'kubectl'; w: KubectlWrite }
+  /** A pool pod's containers exit for good (restartPolicy Never/OnFailure): phase Succeeded or Failed. */
+  | { t: 'finishPod'; i: number; phase: 'Succeeded' | 'Failed' }
   | { t: 'quiesce' };
 
 // NotFound is not injected on live reads: a quorum GET answering NotFound is authoritative, and
@@ -62,11 +64,15 @@ export function genAction(
   opts: Required<Pick<SimOptions, 'replicas' | 'faultRate' | 'adversary' | 'agentDownRate'>> & {
     kubectlRate: number;
     kubectlOps?: readonly KubectlOp[];
+    /** Drawn only when above 0, so seeds without it keep their random streams. */
+    podFinishRate?: number;
   },
 ): Action {
   // Drawn only with the actor on, so runs without it keep their seeds' action sequences.
   if (opts.kubectlRate > 0 && rng.next() < opts.kubectlRate)
     return { t: 'kubectl', w: genKubectlWrite(rng, opts.kubectlOps) };
+  if ((opts.podFinishRate ?? 0) > 0 && rng.next() < opts.podFinishRate!)
+    return { t: 'finishPod', i: rng.int(16), phase: rng.chance(0.5) ? 'Failed' : 'Succeeded' };
   const r = rng.next();
   if (r < opts.faultRate) {
     const reason = rng.pick(FAULT_REASONS);

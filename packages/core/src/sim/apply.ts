@@ -6,6 +6,7 @@ import { isApiError } from '../api/errors.ts';
 import { keyOf, type ObjectKey } from '../api/meta.ts';
 import { ClaimSuperseded } from '../capture/claim.ts';
 import { acquireCapture, completeCapture, failCapture, renewCapture } from '../capture/holder-ops.ts';
+import { isPodFinished } from '../capture/liveness.ts';
 import { claimedBy } from '../pool/pods.ts';
 import type { Action } from './actions.ts';
 import { createCapture, createWorker, NS, PERSON, runKubelets, WORKER_SA } from './cluster.ts';
@@ -197,6 +198,21 @@ async function applyAction(w: World, a: Action): Promise<void> {
       // scale-in of a set never picks a migrating claim, which the tracker checks separately).
       if (a.i % 2 === 0 && !cj.metadata.ownerReferences?.length)
         await swallow(m.delete('PodClaim', keyOf(cj)));
+      return;
+    }
+    case 'finishPod': {
+      const pods = m
+        .listNow('Pod', { namespace: NS })
+        .filter((p) => p.metadata.labels?.[LABEL_POOL] && !p.metadata.deletionTimestamp && !isPodFinished(p));
+      const p = nth(pods, a.i);
+      if (p) {
+        const exitCode = a.phase === 'Succeeded' ? 0 : 1;
+        m.setPodStatusNow(keyOf(p), {
+          phase: a.phase,
+          conditions: [{ type: 'Ready', status: 'False', reason: 'PodCompleted' }],
+          containerStatuses: [{ name: 'main', restartCount: 0, state: { terminated: { exitCode } } }],
+        });
+      }
       return;
     }
     case 'stripLabel': {

@@ -3,6 +3,7 @@
 import { LABEL_CLAIM_SET } from '../api/constants.ts';
 import { keyOf } from '../api/meta.ts';
 import type { Capture, Pod, PodClaim, PodClaimSet, PodPool } from '../api/types.ts';
+import { isPodFinished } from '../capture/liveness.ts';
 import type { Violation } from '../invariants/check.ts';
 import type { UserInfo } from '../model/admission.ts';
 import type { ApiModel } from '../model/api-model.ts';
@@ -129,7 +130,8 @@ export function simPodMetadataResidue(pods: readonly Pod[]): Violation[] {
 export async function runKubelets(m: ApiModel): Promise<void> {
   m.completePodDeletions();
   for (const p of m.listNow('Pod', { namespace: NS })) {
-    if (p.metadata.deletionTimestamp) continue;
+    // A finished pod (Succeeded/Failed) never runs again: no kubelet revives it.
+    if (p.metadata.deletionTimestamp || isPodFinished(p)) continue;
     if (!p.spec.nodeName) {
       const n = Number.parseInt(p.metadata.uid?.slice(-1) ?? '0', 16) % 2;
       await m.patch('Pod', keyOf(p), { spec: { nodeName: `node-${n}` } });

@@ -43,6 +43,11 @@ export interface SimOptions {
    * (repair-point.ts: controllers, then doctor, then doctor --fix), safety is suspended, except P7's
    * transitions: what the controllers decide about the damage must still never take a pod away.
    */
+  /**
+   * Probability per step that a pool pod's containers exit for good (phase Succeeded or Failed, as
+   * with restartPolicy Never). Default 0: no draw at all, so existing seeds keep their streams.
+   */
+  podFinishRate?: number;
   kubectl?: {
     admission: AdmissionMode;
     /** Probability of a kubectl write per step (default 0.03). */

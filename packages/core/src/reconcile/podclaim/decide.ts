@@ -6,7 +6,7 @@ import { setCondition } from '../../api/conditions.ts';
 import { ANNOTATION_MIGRATE, ANNOTATION_MIGRATE_TO, FINALIZER_RELEASE } from '../../api/constants.ts';
 import { keyOf, toTimestamp } from '../../api/meta.ts';
 import type { Pod, PodClaim, PodClaimPhase, PodClaimStatus } from '../../api/types.ts';
-import { isDeleting } from '../../capture/liveness.ts';
+import { isDeleting, isPodFinished } from '../../capture/liveness.ts';
 import { bindCandidates, pickCandidate } from '../../pool/candidates.ts';
 import { ClaimIndex } from '../../pool/claim-index.ts';
 import { hasHeldPodHints, heldPodHints } from '../../pool/disruption-hints.ts';
@@ -157,7 +157,7 @@ const bindWhenUnbound: Check = ({ s, c, ns, index, policy, strays, rules }) => {
   if (c.spec.podName) return undefined;
   const lostForGood = rules.isLostForGood(c);
   const mayBind = s.pool !== undefined && !lostForGood;
-  const adopt = strays.find((p) => !index.otherReference(ns, p.metadata.name, c) && stateOf(p) === 'Bound');
+  const adopt = strays.find((p) => isAdoptable(p, c, ns, index));
   if (adopt && mayBind) return bindClaim(c, adopt, [], s.now, 'resume bind');
   if (strays.length > 0) return releaseStrays(strays, policy, index, c, rules);
   if (lostForGood) return holdLost(c, s.now);
@@ -174,7 +174,15 @@ const bindWhenUnbound: Check = ({ s, c, ns, index, policy, strays, rules }) => {
 /** A migration target we CAS'd but did not record yet, when a migration is requested. */
 function adoptableTarget({ c, ns, index, strays, migrationRequested }: PodClaimContext): Pod | undefined {
   if (!migrationRequested) return undefined;
-  return strays.find((p) => !index.otherReference(ns, p.metadata.name, c) && stateOf(p) === 'Bound');
+  return strays.find((p) => isAdoptable(p, c, ns, index));
+}
+
+/**
+ * A stray labelled ours that we CAS'd but did not record (a bind or migration interrupted): Bound,
+ * referenced by no other claim, and not finished (a finished pod is lost to us, released instead).
+ */
+function isAdoptable(p: Pod, c: PodClaim, ns: string, index: ClaimIndex): boolean {
+  return !index.otherReference(ns, p.metadata.name, c) && stateOf(p) === 'Bound' && !isPodFinished(p);
 }
 
 /** Pods labelled ours that we do not reference (other than an adoptable target) are released. */

@@ -10,7 +10,7 @@ import {
 import { getOrUndefined, isApiError } from '../../api/errors.ts';
 import type { ObjectKey } from '../../api/meta.ts';
 import type { Pod, PodClaim } from '../../api/types.ts';
-import { isDeleting } from '../../capture/liveness.ts';
+import { isDeleting, isPodFinished } from '../../capture/liveness.ts';
 import { isReplacement } from '../../pool/bound-pod.ts';
 import { CANDIDATE_WINDOW, oldestBindCandidates } from '../../pool/candidates.ts';
 import { ClaimIndex } from '../../pool/claim-index.ts';
@@ -100,8 +100,15 @@ export async function gatherPodClaim(
   };
   if (claim.spec.podName) {
     const cached = pods.get(claim.spec.podName);
-    // Anything but "labelled ours" is confirmed live before deciding on it.
-    if (!(cached && !isDeleting(cached) && isClaimedBy(cached, claim) && !isReplacement(claim, cached))) {
+    // Anything but "labelled ours and running" is confirmed live before deciding on it (a finished
+    // pod is lost to the claim, P2: the cache must not be the one to say so).
+    const healthy =
+      cached &&
+      !isDeleting(cached) &&
+      !isPodFinished(cached) &&
+      isClaimedBy(cached, claim) &&
+      !isReplacement(claim, cached);
+    if (!healthy) {
       const pod = await getOrUndefined(deps.client.get('Pod', { namespace: ns, name: claim.spec.podName }));
       snap.liveCurrent = pod ? { found: true, pod } : { found: false };
       if (pod) pods.set(pod.metadata.name, pod);

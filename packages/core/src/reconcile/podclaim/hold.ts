@@ -1,7 +1,7 @@
 // P2 and P7: whether a claim still holds the pod its spec.podName references.
 import { parseTimestamp } from '../../api/meta.ts';
 import type { Pod, PodClaim, PodClaimSpec } from '../../api/types.ts';
-import { isDeleting } from '../../capture/liveness.ts';
+import { isDeleting, isPodFinished } from '../../capture/liveness.ts';
 import { boundPodUid, isReplacement } from '../../pool/bound-pod.ts';
 import type { ClaimIndex } from '../../pool/claim-index.ts';
 import { claimedBy, claimedByUid, isClaimedBy } from '../../pool/pods.ts';
@@ -17,7 +17,8 @@ export type PodHold =
   | { kind: 'unknown' };
 
 /**
- * P2 and P7: a claim keeps the pod its spec references unless the pod is gone or being deleted, or
+ * P2 and P7: a claim keeps the pod its spec references unless the pod is gone, being deleted or
+ * finished (phase Succeeded or Failed: it never runs again, as good as gone), or
  * another claim that references the pod holds it (its label, or the oldest reference when the pod
  * is unlabelled). A label naming a deleting, missing or non-referencing claim takes nothing away.
  */
@@ -33,6 +34,7 @@ export function judgeReferencedPod(
   // --force, a person's delete + create): whatever its labels say, it is not the claim's pod.
   if (isReplacement(c, cur))
     return { kind: 'lost', why: `was replaced (uid ${cur.metadata.uid}, bound uid ${boundPodUid(c)})` };
+  if (isPodFinished(cur)) return { kind: 'lost', why: `has finished (phase ${cur.status?.phase})` };
   if (isClaimedBy(cur, c)) return { kind: 'ours' };
   const ns = c.metadata.namespace ?? '';
   const labelled = claimedBy(cur);

@@ -3,7 +3,7 @@
 import { ANNOTATION_MIGRATE, ANNOTATION_MIGRATE_TO } from '../../api/constants.ts';
 import { parseTimestamp } from '../../api/meta.ts';
 import type { Pod, PodClaim, PodClaimPhase, PodClaimStatus, ReleasePolicy } from '../../api/types.ts';
-import { isDeleting } from '../../capture/liveness.ts';
+import { isDeleting, isPodFinished } from '../../capture/liveness.ts';
 import type { ClaimIndex } from '../../pool/claim-index.ts';
 import {
   ANNOTATION_DRAINING_SINCE,
@@ -88,7 +88,8 @@ export function continueMigration(
   const ns = c.metadata.namespace ?? '';
   const src = byName.get(c.spec.sourcePod!);
   const drainMs = (s.pool?.spec.drainSeconds ?? 0) * 1000;
-  if (src && isClaimedBy(src, c) && !isDeleting(src)) {
+  // A finished source serves nobody: no drain, it is released (deleted) at once.
+  if (src && isClaimedBy(src, c) && !isDeleting(src) && !isPodFinished(src)) {
     if (stateOf(src) !== 'Draining' && drainMs > 0) {
       return { writes: [drainPodWrite(src, s.now)], events: [], requeueAfterMs: drainMs };
     }
