@@ -179,8 +179,8 @@ async function startOnce(
         log(`the real node gets none of our images: ${built.reason}`);
       }
       const t1 = Date.now();
-      // node-base is only the components' base: nothing runs it.
-      const archives = images.filter((i) => i.name !== 'node-base').map((i) => i.archive);
+      // What pods run: not node-base (only the components' base) nor the CLI (a user's tool).
+      const archives = images.filter((i) => !['node-base', 'cli'].includes(i.name)).map((i) => i.archive);
       realNode = await guard(startRealNode(run, pki, nodeBinDir, archives, wait, admin, log));
       log(
         `real node ${realNode.name} Ready at ${realNode.ip} in ${Date.now() - t1} ms (${archives.length} images imported)`,

@@ -1,6 +1,7 @@
 // Claims on pods whose containers really run (the real node, our workload image): bind, release and
 // recycle keep the running container; a container that exits or is OOM-killed under restartPolicy
-// Always is restarted in place and the claim keeps its pod; a drain of the node evicts through the
+// Always is restarted in place and the claim keeps its pod; under Never its pod finishes, the claim
+// goes Lost and binds a fresh pod, and the finished pod is deleted; a drain of the node evicts through the
 // real eviction API, which honours the pool's PodDisruptionBudget for Bound pods; the kubelet
 // SIGKILLed and restarted leaves running pods and their claims alone; a NotReady node hands out no
 // Idle pod. Every scenario ends with every invariant and a clean doctor.
@@ -146,6 +147,22 @@ describeOnRealNode('claims on running containers (real node)', ['workload'], (no
     const b = await bound('after-oom');
     expect(b.pod.metadata.name).toBe(oomPod!.metadata.name);
     await clean('container restarts');
+  }, 300_000);
+
+  it('restartPolicy Never: a container that exits ends its pod; the claim goes Lost and binds a fresh pod, the finished pod is deleted', async () => {
+    await c().create(realPool(ns.name, 'once', { minIdle: 2, maxPods: 4, restartPolicy: 'Never' }));
+    await claim('once-claim', 'once');
+    const { pod } = await bound('once-claim');
+    await killContainer(node, runningContainer(pod)!.id);
+    const again = await bound('once-claim', 120_000);
+    expect(again.pod.metadata.name).not.toBe(pod.metadata.name);
+    expect(again.claim.status?.phase).toBe('Bound');
+    await until(
+      `finished pod ${pod.metadata.name} deleted`,
+      async () => (await getPod(pod.metadata.name)) === undefined,
+      60_000,
+    );
+    await clean('restartPolicy Never');
   }, 300_000);
 
   it('a drain evicts through the eviction API: Idle pods go, a Bound pod is kept by the pool PDB', async () => {
