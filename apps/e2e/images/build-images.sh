@@ -154,7 +154,8 @@ step() {
 # buildah on a storage of its own: the driver chosen once (overlay when it mounts, else vfs) and
 # used by every command.
 
-RUNROOT_BASE="${XDG_RUNTIME_DIR:-/run}/claimkit-images"
+# The run root (locks, mount state) belongs to one storage: keyed by the cache directory.
+RUNROOT_BASE="${XDG_RUNTIME_DIR:-/run}/claimkit-images/$(printf '%s' "$CACHE" | sha256sum | cut -c1-12)"
 driver_file="$CACHE/storage-driver"
 if [ -n "${CLAIMKIT_BUILDAH_DRIVER:-}" ]; then
   DRIVER="$CLAIMKIT_BUILDAH_DRIVER"
