@@ -26,7 +26,8 @@ export function parseImageLines(stdout: string): BuiltImage[] {
     .filter((l) => l.trim())
     .map((l) => {
       const [name, ref, archive] = l.split('\t');
-      if (!name || !ref || !archive) throw new Error(`build-images.sh: unexpected output line ${JSON.stringify(l)}`);
+      if (!name || !ref || !archive)
+        throw new Error(`build-images.sh: unexpected output line ${JSON.stringify(l)}`);
       return { name, ref, archive };
     });
 }
