@@ -154,7 +154,8 @@ step() {
 # buildah on a storage of its own: the driver chosen once (overlay when it mounts, else vfs) and
 # used by every command.
 
-RUNROOT_BASE="${XDG_RUNTIME_DIR:-/run}/claimkit-images"
+# The run root (locks, mount state) belongs to one storage: keyed by the cache directory.
+RUNROOT_BASE="${XDG_RUNTIME_DIR:-/run}/claimkit-images/$(printf '%s' "$CACHE" | sha256sum | cut -c1-12)"
 driver_file="$CACHE/storage-driver"
 if [ -n "${CLAIMKIT_BUILDAH_DRIVER:-}" ]; then
   DRIVER="$CLAIMKIT_BUILDAH_DRIVER"
@@ -345,9 +346,29 @@ build_component() {
     while IFS= read -r a; do args+=("$a"); done < <(component_build_args "$c")
     step "$c-build" component_build "${args[@]}"
     step "$c-archive" push_archive "$ref" "$ref" "$file"
+    BUILT_COMPONENTS=$((BUILT_COMPONENTS + 1))
     prune "$CACHE/components/$c" 2
   fi
   emit "$c" "$ref" "$file"
+}
+
+# After every component was built in this run: the untagged images (buildah's per-step layer cache)
+# that no build of this run used or made are stale (an older source tree's build stages, ~0.3-1 GB
+# each time); remove them. Those this run used stay: the next build reuses its pnpm-fetch layer.
+BUILT_COMPONENTS=0
+prune_stale_layers() {
+  local used id c logs=()
+  for c in "${COMPONENTS[@]}"; do logs+=("$CACHE/logs/$c-build.log"); done
+  used="$(sed -n 's/^--> \(Using cache \)\{0,1\}\([0-9a-f]\{11,64\}\)$/\2/p' "${logs[@]}" | cut -c1-11 | sort -u)"
+  echo "layer images this run used or made: $(wc -l <<<"$used")"
+  local stale=()
+  while IFS= read -r id; do
+    grep -qx "${id:0:11}" <<<"$used" || stale+=("$id")
+  done < <(bah images -a --noheading --no-trunc --format '{{.ID}}|{{.Name}}' |
+    sed -n 's/^\(sha256:\)\{0,1\}\([0-9a-f]*\)|<none>$/\2/p')
+  echo "stale: ${#stale[@]}"
+  # One call (an image's removal takes its unused untagged parents along: "image not known" then).
+  [ "${#stale[@]}" -eq 0 ] || bah rmi "${stale[@]}" || true
 }
 
 component_build() {
@@ -429,6 +450,7 @@ if [ "$need_base" = 1 ]; then
   build_base
   SRC="$(context_hash)"
   for c in "${COMPONENTS[@]}"; do want "$c" && build_component "$c" "$SRC"; done
+  if [ "$BUILT_COMPONENTS" = "${#COMPONENTS[@]}" ]; then step prune-layers prune_stale_layers; fi
 fi
 want pause && build_pause
 want workload && build_workload

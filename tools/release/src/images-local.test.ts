@@ -51,11 +51,13 @@ describe('the local image build and the release build the same Dockerfiles', () 
   it('from the repository root, as the release workflow (context: ., file: the plan dockerfile)', () => {
     const workflow = readFileSync(join(root, '.github/workflows/release.yml'), 'utf8');
     expect(workflow).toMatch(/\n\s+context: \.\n\s+file: \$\{\{ matrix\.image\.dockerfile \}\}\n/);
-    expect(workflow).toContain('image: ${{ fromJSON(needs.plan.outputs.images) }}');
+    expect(workflow).toContain('image: $' + '{{ fromJSON(needs.plan.outputs.images) }}');
     expect(workflow).toContain('component, dockerfile, repository');
     for (const b of local) expect(b.args.at(-1), b.component).toBe('.');
     // The script runs buildah in the repository root.
-    expect(readFileSync(script, 'utf8')).toMatch(/component_build\(\) \{\n.*\n\s+cd "\$ROOT" && bah bud "\$@"\n\}/);
+    expect(readFileSync(script, 'utf8')).toMatch(
+      /component_build\(\) \{\n.*\n\s+cd "\$ROOT" && bah bud "\$@"\n\}/,
+    );
   });
 
   it('only NODE_IMAGE differs among the build arguments; no option changes what is built', () => {
@@ -73,10 +75,16 @@ describe('the local image build and the release build the same Dockerfiles', () 
         else expect(allowedFlags.has(a), `${b.component}: unexpected buildah option ${a}`).toBe(true);
       }
       const buildArgs = Object.fromEntries(
-        values(args, '--build-arg').map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+        values(args, '--build-arg').map((kv) => [
+          kv.slice(0, kv.indexOf('=')),
+          kv.slice(kv.indexOf('=') + 1),
+        ]),
       );
       for (const v of values(args, '-v'))
-        expect(mounts.some((m) => m.test(v)), `${b.component}: unexpected mount ${v}`).toBe(true);
+        expect(
+          mounts.some((m) => m.test(v)),
+          `${b.component}: unexpected mount ${v}`,
+        ).toBe(true);
       const extra = Object.keys(buildArgs).filter((k) => !(k in release.buildArgs));
       expect(extra, b.component).toEqual(['NODE_IMAGE']);
       for (const [k, v] of Object.entries(buildArgs)) {
@@ -92,7 +100,8 @@ describe('the local image build and the release build the same Dockerfiles', () 
       const d = parseDockerfile(readFileSync(join(root, b.dockerfile), 'utf8'));
       const names = new Set(d.stages.flatMap((s) => (s.name ? [s.name] : [])));
       expect('NODE_IMAGE' in d.globalArgs, b.dockerfile).toBe(true);
-      for (const s of d.stages) if (!names.has(s.from)) expect(s.from, b.dockerfile).toBe('${NODE_IMAGE}');
+      for (const s of d.stages)
+        if (!names.has(s.from)) expect(s.from, b.dockerfile).toBe('$' + '{NODE_IMAGE}');
     }
   });
 

@@ -16,7 +16,7 @@ export {
   startFaultProxy,
 } from './fault-proxy.ts';
 export { writeServiceAccountKubeconfig } from './identity.ts';
-export { type BuiltImage, buildImages } from './images.ts';
+export { type BuiltImage, buildImages, type ImagesResult, parseImageLines } from './images.ts';
 export {
   apiMessage,
   applyObjects,
