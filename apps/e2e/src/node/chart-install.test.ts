@@ -93,6 +93,43 @@ describeOnRealNode('the packaged chart on the real node', ['controller', 'webhoo
     });
   }
 
+  /**
+   * The API server reaches the webhook through its Service: a dry-run create passes the webhook
+   * (its Ready pods reach the Service's EndpointSlice and kube-proxy's rules a moment after the
+   * rollout; until then the call is refused and, failurePolicy Fail, so is the write).
+   */
+  async function webhookReachable(): Promise<void> {
+    const { objects } = e2eClients();
+    let last = '';
+    await until(
+      `the API server calling the webhook through Service ${SYSTEM}/claimkit-webhook`,
+      async () => {
+        try {
+          await objects.create(
+            realPool(ns, 'dry-run', { minIdle: 0, maxPods: 1 }) as never,
+            undefined,
+            'All',
+          );
+          return true;
+        } catch (e) {
+          last = e instanceof Error ? e.message : String(e);
+          return false;
+        }
+      },
+      60_000,
+    ).catch(async (e: Error) => {
+      const slices = await e2eClients()
+        .kc.makeApiClient((await import('@kubernetes/client-node')).DiscoveryV1Api)
+        .listNamespacedEndpointSlice({
+          namespace: SYSTEM,
+          labelSelector: 'kubernetes.io/service-name=claimkit-webhook',
+        });
+      throw new Error(
+        `${e.message}; last answer: ${last}; endpoints: ${JSON.stringify(slices.items.map((x) => x.endpoints))}`,
+      );
+    });
+  }
+
   async function controllerPods(): Promise<Pod[]> {
     const pods = await c().list('Pod', {
       namespace: SYSTEM,
@@ -216,6 +253,7 @@ describeOnRealNode('the packaged chart on the real node', ['controller', 'webhoo
     for (const p of pods) expect(p.spec?.nodeName).toBe(node.name);
     const holder = await leaderPod();
     expect(pods.map((p) => p.metadata.name)).toContain(holder.metadata.name);
+    await webhookReachable();
   }, 240_000);
 
   it('binds claims to pods that run for real; the API server calls the webhook through its Service', async () => {
