@@ -85,6 +85,9 @@ async function up(args: string[]): Promise<number> {
   console.error(
     `cluster up in ${((cluster.timings.binariesMs + cluster.timings.startMs) / 1000).toFixed(1)}s: ` +
       `${cluster.server} (Kubernetes ${cluster.kubernetesVersion}, nodes ${cluster.nodes.join(', ')})\n` +
+      (cluster.realNode
+        ? `  real node:            ${cluster.realNode.name} at ${cluster.realNode.ip} (${cluster.images.length} images: ${cluster.images.map((i) => i.ref).join(', ')})\n`
+        : `  real node:            none (${cluster.realNodeMissing ?? 'not asked for'})\n`) +
       `  admin kubeconfig:     ${cluster.kubeconfigPath}\n` +
       `  non-admin kubeconfig: ${cluster.userKubeconfigPath} (user ${cluster.userName}, no RBAC bindings)\n` +
       `  logs:                 ${join(cluster.stateDir, 'logs')}`,

@@ -34,6 +34,8 @@ const CONTROLLERS = [
   'root-ca-certificate-publisher-controller',
   // EndpointSlices for Services: kube-proxy routes the real node's Services (the webhook's) by them.
   'endpointslice-controller',
+  // PodDisruptionBudget status, which the eviction API (a drain) decides by.
+  'disruption-controller',
   // Type-checks ValidatingAdmissionPolicies against the resources' schemas (status.typeChecking),
   // as every real cluster does; the policies suite asserts there is no warning.
   'validatingadmissionpolicy-status-controller',

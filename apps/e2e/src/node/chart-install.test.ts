@@ -332,13 +332,21 @@ describeOnRealNode('the packaged chart on the real node', ['controller', 'webhoo
     stop = true;
     await watch;
     expect([...lost]).toEqual([]);
-    // The new controller pods carry their identity: the Lease records the holder's pod and UID.
-    const lease = await e2eClients().coordination.readNamespacedLease({
-      namespace: SYSTEM,
-      name: 'claimkit-controller',
+    // The new controller pods carry their identity: the Lease records the holder's pod and UID
+    // (once the new leader holds it: the old one released it when it stopped).
+    await until("the Lease recording its holder pod's UID", async () => {
+      const lease = await e2eClients().coordination.readNamespacedLease({
+        namespace: SYSTEM,
+        name: 'claimkit-controller',
+      });
+      const holder = (await controllerPods()).find((p) =>
+        lease.spec?.holderIdentity?.startsWith(p.metadata.name),
+      );
+      return (
+        holder !== undefined &&
+        lease.metadata?.annotations?.['claimkit.dev/holder-uid'] === holder.metadata.uid
+      );
     });
-    const leader = await leaderPod();
-    expect(lease.metadata?.annotations?.['claimkit.dev/holder-uid']).toBe(leader.metadata.uid);
   }, 300_000);
 
   it('a standby binds new claims within 2 s after the leader pod is deleted', async () => {

@@ -154,6 +154,11 @@ describeOnRealNode('claims on running containers (real node)', ['workload'], (no
     await claim('once-claim', 'once');
     const { pod } = await bound('once-claim');
     await killContainer(node, runningContainer(pod)!.id);
+    await until(
+      `claim once-claim off its finished pod ${pod.metadata.name}`,
+      async () => (await getClaim('once-claim'))?.spec.podName !== pod.metadata.name,
+      60_000,
+    );
     const again = await bound('once-claim', 120_000);
     expect(again.pod.metadata.name).not.toBe(pod.metadata.name);
     expect(again.claim.status?.phase).toBe('Bound');
@@ -174,11 +179,14 @@ describeOnRealNode('claims on running containers (real node)', ['workload'], (no
     await claim('guarded-claim', 'guarded');
     const { pod } = await bound('guarded-claim');
     const { core, kc } = e2eClients();
-    await until('the pool PodDisruptionBudget exists', async () => {
+    await until('the pool PodDisruptionBudget counted by the disruption controller', async () => {
       const pdbs = await kc
         .makeApiClient((await import('@kubernetes/client-node')).PolicyV1Api)
         .listNamespacedPodDisruptionBudget({ namespace: ns.name });
-      return pdbs.items.some((p) => (p.status?.expectedPods ?? 0) >= 1);
+      // The disruption controller has counted the Bound pod: the eviction API decides by this.
+      return pdbs.items.some(
+        (p) => (p.status?.observedGeneration ?? 0) >= 1 && (p.status?.expectedPods ?? 0) >= 1,
+      );
     });
     // kubectl drain: cordon, then evict every pod of the node (in this namespace).
     await core.patchNode({ name: node.name, body: { spec: { unschedulable: true } } });
