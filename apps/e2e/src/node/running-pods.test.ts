@@ -55,6 +55,13 @@ describeOnRealNode('claims on running containers (real node)', ['workload'], (no
     return out!;
   }
 
+  /** kubectl cordon / uncordon (a JSON patch: client-node's patch default). */
+  const cordon = (on: boolean) =>
+    e2eClients().core.patchNode({
+      name: node.name,
+      body: [{ op: 'add', path: '/spec/unschedulable', value: on }],
+    });
+
   async function clean(what: string) {
     await expectAllInvariants(ns.name, 60_000);
     const doctor = await runDoctor(c(), { namespace: ns.name, now: () => Date.now() });
@@ -68,9 +75,7 @@ describeOnRealNode('claims on running containers (real node)', ['workload'], (no
   afterAll(async () => {
     // Whatever a failed test left stopped comes back, so later files find the node as it was.
     await startComponent(e2eCluster().stateDir!, 'kubelet').catch(() => undefined);
-    await e2eClients()
-      .core.patchNode({ name: node.name, body: { spec: { unschedulable: false } } })
-      .catch(() => undefined);
+    await cordon(false).catch(() => undefined);
     await finalizeClaims(ns.name, 60_000).catch(() => undefined);
     await ctl?.stop();
   }, 120_000);
@@ -189,7 +194,7 @@ describeOnRealNode('claims on running containers (real node)', ['workload'], (no
       );
     });
     // kubectl drain: cordon, then evict every pod of the node (in this namespace).
-    await core.patchNode({ name: node.name, body: { spec: { unschedulable: true } } });
+    await cordon(true);
     const evict = (name: string) =>
       core
         .createNamespacedPodEviction({
@@ -216,7 +221,7 @@ describeOnRealNode('claims on running containers (real node)', ['workload'], (no
     await new Promise((r) => setTimeout(r, 3_000));
     expect((await getClaim('while-cordoned'))?.status?.phase).not.toBe('Bound');
     expect((await getClaim('guarded-claim'))?.spec.podName).toBe(pod.metadata.name);
-    await core.patchNode({ name: node.name, body: { spec: { unschedulable: false } } });
+    await cordon(false);
     await bound('while-cordoned');
     await clean('drain');
   }, 300_000);
