@@ -222,7 +222,9 @@ describeOnRealNode('claims on running containers (real node)', ['workload'], (no
     expect((await getClaim('while-cordoned'))?.status?.phase).not.toBe('Bound');
     expect((await getClaim('guarded-claim'))?.spec.podName).toBe(pod.metadata.name);
     await cordon(false);
-    await bound('while-cordoned');
+    // The replacements of the evicted Idle pods waited as unschedulable; after the uncordon the
+    // scheduler retries them on its own backoff (seen: up to ~55 s here).
+    await bound('while-cordoned', 180_000);
     await clean('drain');
   }, 300_000);
 
