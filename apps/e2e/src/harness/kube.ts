@@ -22,7 +22,14 @@ import {
 } from '@kubernetes/client-node';
 import { waitFor } from './wait.ts';
 
-export { type KubernetesObject, loadYaml, V1MicroTime, type V1Pod } from '@kubernetes/client-node';
+export {
+  DiscoveryV1Api,
+  type KubernetesObject,
+  loadYaml,
+  PolicyV1Api,
+  V1MicroTime,
+  type V1Pod,
+} from '@kubernetes/client-node';
 
 export function loadKubeConfig(path: string): KubeConfig {
   const kc = new KubeConfig();

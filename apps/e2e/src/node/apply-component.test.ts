@@ -3,11 +3,11 @@
 // (deploy-components.ts), here on the real node with our own image. Its two replicas roll out, one
 // holds the Lease, claims bind pods that run for real; deleting what was applied leaves nothing.
 import type { PodClaim } from '@claimkit/core';
-import type { KubernetesObject } from '@kubernetes/client-node';
 import { afterAll, expect, it } from 'vitest';
 import { expectConverged } from '../chaos/helpers.ts';
-import { finalizeClaims, getOrUndefined, kube, startController, until } from '../controller/helpers.ts';
+import { finalizeClaims, kube, startController, until } from '../controller/helpers.ts';
 import { deployComponent, SYSTEM_NAMESPACE } from '../harness/deploy-components.ts';
+import type { KubernetesObject } from '../harness/index.ts';
 import { realNodePlacement } from '../harness/local-node.ts';
 import { describeOnRealNode, e2eClients, useTestNamespace } from '../harness/vitest.ts';
 import { realPool, unlessNotFound } from './helpers.ts';

@@ -12,7 +12,7 @@ import { ANNOTATION_MIGRATE, CLAIMKIT_VERSION, type Pod, type PodClaim } from '@
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { expectConverged } from '../chaos/helpers.ts';
 import { finalizeClaims, getOrUndefined, kube, startController, until } from '../controller/helpers.ts';
-import { repoRoot, serviceServingCert } from '../harness/index.ts';
+import { DiscoveryV1Api, repoRoot, serviceServingCert } from '../harness/index.ts';
 import { realNodePlacement } from '../harness/local-node.ts';
 import {
   createTestNamespace,
@@ -118,12 +118,10 @@ describeOnRealNode('the packaged chart on the real node', ['controller', 'webhoo
       },
       60_000,
     ).catch(async (e: Error) => {
-      const slices = await e2eClients()
-        .kc.makeApiClient((await import('@kubernetes/client-node')).DiscoveryV1Api)
-        .listNamespacedEndpointSlice({
-          namespace: SYSTEM,
-          labelSelector: 'kubernetes.io/service-name=claimkit-webhook',
-        });
+      const slices = await e2eClients().kc.makeApiClient(DiscoveryV1Api).listNamespacedEndpointSlice({
+        namespace: SYSTEM,
+        labelSelector: 'kubernetes.io/service-name=claimkit-webhook',
+      });
       throw new Error(
         `${e.message}; last answer: ${last}; endpoints: ${JSON.stringify(slices.items.map((x) => x.endpoints))}`,
       );

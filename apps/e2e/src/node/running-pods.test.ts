@@ -17,7 +17,7 @@ import {
   startController,
   until,
 } from '../controller/helpers.ts';
-import { restartComponent, startComponent, stopComponent } from '../harness/index.ts';
+import { PolicyV1Api, restartComponent, startComponent, stopComponent } from '../harness/index.ts';
 import { describeOnRealNode, e2eClients, e2eCluster, useTestNamespace } from '../harness/vitest.ts';
 import { killContainer, realPool, runningContainer } from './helpers.ts';
 
@@ -186,7 +186,7 @@ describeOnRealNode('claims on running containers (real node)', ['workload'], (no
     const { core, kc } = e2eClients();
     await until('the pool PodDisruptionBudget counted by the disruption controller', async () => {
       const pdbs = await kc
-        .makeApiClient((await import('@kubernetes/client-node')).PolicyV1Api)
+        .makeApiClient(PolicyV1Api)
         .listNamespacedPodDisruptionBudget({ namespace: ns.name });
       // The disruption controller has counted the Bound pod: the eviction API decides by this.
       return pdbs.items.some(
