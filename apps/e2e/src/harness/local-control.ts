@@ -2,6 +2,7 @@
 // `pnpm cluster restart`): stop, SIGKILL, start and restart one component, and report each one's
 // state. The pid file is the truth: a restart replaces the component's record there, so `cluster
 // status`, `cluster down`, the watchdog and the owner's stop() all see the new process.
+import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { BINARIES, NODE_BINARIES } from './binaries.ts';
 import { dies, httpOk, httpsGet } from './local-readiness.ts';
@@ -106,21 +107,48 @@ export async function startComponent(
   const rec = record(stateDir, name);
   if (isOurs(rec)) throw new Error(`${name} is already running (pid ${rec.pid})`);
   if (!rec.args) throw new Error(`${name} was started without its arguments recorded; cannot restart it`);
-  const started: Started = startProc(name, rec.exe, rec.args, join(stateDir, 'logs'), stateDir, rec.health);
-  updatePidRecord(stateDir, started.rec);
-  const exited = dies(started);
-  exited.catch(() => {}); // also handled when it dies after the wait
-  if (rec.health) {
-    const health = rec.health;
-    await Promise.race([
-      exited,
-      waitFor(`${name} healthy (${health})`, () => probeHealth(health), {
-        timeoutMs: opts.timeoutMs ?? 60_000,
-        intervalMs: 100,
-      }),
-    ]);
+  const args = rec.args;
+  // A port of the component taken meanwhile ("address already in use") is retried a few times,
+  // naming who holds it: a component restarted on its port must not fail a whole run on a race.
+  for (let attempt = 1; ; attempt++) {
+    const started: Started = startProc(name, rec.exe, args, join(stateDir, 'logs'), stateDir, rec.health);
+    updatePidRecord(stateDir, started.rec);
+    const exited = dies(started);
+    exited.catch(() => {}); // also handled when it dies after the wait
+    try {
+      if (rec.health) {
+        const health = rec.health;
+        await Promise.race([
+          exited,
+          waitFor(`${name} healthy (${health})`, () => probeHealth(health), {
+            timeoutMs: opts.timeoutMs ?? 60_000,
+            intervalMs: 100,
+          }),
+        ]);
+      }
+      return started.rec;
+    } catch (e) {
+      const port = /listen tcp [\d.]*:(\d+): bind: address already in use/.exec(String(e))?.[1];
+      if (!port || attempt >= 4) throw e;
+      process.stderr.write(
+        `[e2e:local] ${name}: port ${port} taken on restart (attempt ${attempt}), held by: ${portHolders(Number(port))}; retrying\n`,
+      );
+      await new Promise((r) => setTimeout(r, 1_000 * attempt));
+    }
   }
-  return started.rec;
+}
+
+/** Who holds a TCP port (ss), for the message of a component whose port was taken. */
+function portHolders(port: number): string {
+  try {
+    const out = execFileSync('ss', ['-tanpH', `sport = :${port}`], {
+      encoding: 'utf8',
+      timeout: 5_000,
+    }).trim();
+    return out ? out.replace(/\s+/g, ' ') : 'nobody any more';
+  } catch {
+    return 'unknown (no ss)';
+  }
 }
 
 /** stopComponent then startComponent; resolves when the new process is healthy. */
