@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { BINARIES, NODE_BINARIES } from './binaries.ts';
 import { dies, httpOk, httpsGet } from './local-readiness.ts';
 import {
+  hasExited,
   isOurs,
   type ProcRecord,
   readPidFile,
@@ -81,13 +82,13 @@ export async function stopComponent(
   if (!isOurs(rec)) return;
   signalGroup(rec.pid, opts.kill ? 'SIGKILL' : 'SIGTERM');
   try {
-    await waitFor(`${name} (pid ${rec.pid}) to exit`, () => !isOurs(rec), {
+    await waitFor(`${name} (pid ${rec.pid}) to exit`, () => hasExited(rec), {
       timeoutMs: opts.graceMs ?? 10_000,
       intervalMs: 25,
     });
   } catch {
     signalGroup(rec.pid, 'SIGKILL');
-    await waitFor(`${name} (pid ${rec.pid}) to exit after SIGKILL`, () => !isOurs(rec), {
+    await waitFor(`${name} (pid ${rec.pid}) to exit after SIGKILL`, () => hasExited(rec), {
       timeoutMs: 5_000,
       intervalMs: 25,
     });

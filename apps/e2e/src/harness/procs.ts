@@ -91,6 +91,25 @@ export function isOurs(rec: ProcRecord): boolean {
   }
 }
 
+/**
+ * The process of `rec` has finished exiting: gone, a zombie, or its pid now runs something else.
+ * Not the same as !isOurs: the kernel releases a dying process's memory (its cmdline then reads
+ * empty) before it closes its files, so a component restarted at that moment found its own
+ * listening port still taken ("bind: address already in use" on etcd's peer port).
+ */
+export function hasExited(rec: ProcRecord): boolean {
+  if (!existsSync('/proc/self')) return !isAlive(rec.pid);
+  try {
+    const stat = readFileSync(`/proc/${rec.pid}/stat`, 'utf8');
+    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    if (state === 'Z' || state === 'X') return true;
+    const argv0 = readFileSync(`/proc/${rec.pid}/cmdline`, 'utf8').split('\0')[0] ?? '';
+    return argv0 !== '' && argv0 !== rec.exe;
+  } catch {
+    return true;
+  }
+}
+
 export function signalGroup(pid: number, sig: NodeJS.Signals): void {
   try {
     process.kill(-pid, sig);
@@ -120,10 +139,10 @@ export async function killAll(procs: ProcRecord[], graceMs = 5_000): Promise<voi
     if (!isOurs(p)) continue;
     signalGroup(p.pid, 'SIGTERM');
     const deadline = Date.now() + graceMs;
-    while (isOurs(p) && Date.now() < deadline) await sleep(25);
+    while (!hasExited(p) && Date.now() < deadline) await sleep(25);
     if (isOurs(p)) signalGroup(p.pid, 'SIGKILL');
     const hard = Date.now() + 5_000;
-    while (isOurs(p) && Date.now() < hard) await sleep(25);
+    while (!hasExited(p) && Date.now() < hard) await sleep(25);
   }
 }
 
