@@ -8,10 +8,17 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ANNOTATION_MIGRATE, CLAIMKIT_VERSION, type Pod, type PodClaim } from '@claimkit/core';
+import {
+  ANNOTATION_MIGRATE,
+  CLAIMKIT_VERSION,
+  LEASE_HOLDER_UID,
+  type Pod,
+  type PodClaim,
+} from '@claimkit/core';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { expectConverged } from '../chaos/helpers.ts';
 import { finalizeClaims, getOrUndefined, kube, startController, until } from '../controller/helpers.ts';
+import { deploymentRolledOut, SYSTEM_NAMESPACE } from '../harness/deploy-components.ts';
 import { DiscoveryV1Api, repoRoot, serviceServingCert } from '../harness/index.ts';
 import { realNodePlacement } from '../harness/local-node.ts';
 import {
@@ -36,7 +43,7 @@ function hasCommit(commit: string): boolean {
   }
 }
 const RELEASE = 'claimkit';
-const SYSTEM = 'claimkit-system';
+const SYSTEM = SYSTEM_NAMESPACE;
 
 const helmInfo = inject('claimkitHelm');
 
@@ -81,33 +88,14 @@ describeOnRealNode('the packaged chart on the real node', ['controller', 'webhoo
 
   /** Every Deployment of the release Ready with all its replicas updated; says which is not. */
   async function deploymentsReady(what: string, timeoutMs = 180_000): Promise<void> {
-    const { apps, core } = e2eClients();
-    let last = '';
-    await until(
-      `${what}: every Deployment in ${SYSTEM} rolled out`,
-      async () => {
-        const ds = (await apps.listNamespacedDeployment({ namespace: SYSTEM })).items;
-        const bad = ds.filter(
-          (d) =>
-            (d.status?.updatedReplicas ?? 0) !== d.spec?.replicas ||
-            (d.status?.readyReplicas ?? 0) !== d.spec?.replicas ||
-            (d.status?.replicas ?? 0) !== d.spec?.replicas ||
-            (d.status?.observedGeneration ?? 0) < (d.metadata?.generation ?? 0),
-        );
-        if (ds.length > 0 && bad.length === 0) return true;
-        const pods = (await core.listNamespacedPod({ namespace: SYSTEM })).items;
-        last = pods
-          .map(
-            (p) =>
-              `${p.metadata?.name}: ${p.status?.phase} ${JSON.stringify(p.status?.containerStatuses?.map((s) => s.state))}`,
-          )
-          .join('; ');
-        return false;
-      },
-      timeoutMs,
-    ).catch((e: Error) => {
-      throw new Error(`${e.message}; pods: ${last}`);
-    });
+    const c = e2eClients();
+    const ds = (await c.apps.listNamespacedDeployment({ namespace: SYSTEM })).items;
+    if (ds.length === 0) throw new Error(`${what}: no Deployment in ${SYSTEM}`);
+    for (const d of ds) {
+      await deploymentRolledOut(c, SYSTEM, d.metadata?.name ?? '', timeoutMs).catch((e: Error) => {
+        throw new Error(`${what}: ${e.message}`);
+      });
+    }
   }
 
   /**
@@ -357,23 +345,27 @@ describeOnRealNode('the packaged chart on the real node', ['controller', 'webhoo
       const holder = (await controllerPods()).find((p) =>
         lease.spec?.holderIdentity?.startsWith(p.metadata.name),
       );
-      return (
-        holder !== undefined &&
-        lease.metadata?.annotations?.['claimkit.dev/holder-uid'] === holder.metadata.uid
-      );
+      return holder !== undefined && lease.metadata?.annotations?.[LEASE_HOLDER_UID] === holder.metadata.uid;
     });
   }, 300_000);
 
+  /** Runs the fault on the leader, creates a claim at once: Bound within 2 s, then all converges. */
+  async function standbyBindsAfter(what: string, claimName: string, fault: () => Promise<void>) {
+    const t0 = Date.now();
+    await fault();
+    await claim(claimName);
+    const ms = await boundWithin(claimName, t0, 30_000);
+    process.stderr.write(`[install] ${what} -> new claim Bound in ${ms} ms\n`);
+    expect(ms).toBeLessThanOrEqual(2_000);
+    await deploymentsReady(`after the ${what}`);
+    await expectConverged(ns, what, Date.now(), 60_000);
+  }
+
   it('a standby binds new claims within 2 s after the leader pod is deleted', async () => {
     const leader = await leaderPod();
-    const t0 = Date.now();
-    await e2eClients().core.deleteNamespacedPod({ namespace: SYSTEM, name: leader.metadata.name });
-    await claim('after-delete');
-    const ms = await boundWithin('after-delete', t0, 30_000);
-    process.stderr.write(`[install] leader pod deleted -> new claim Bound in ${ms} ms\n`);
-    expect(ms).toBeLessThanOrEqual(2_000);
-    await deploymentsReady('after the leader pod was deleted');
-    await expectConverged(ns, 'leader pod deleted', Date.now(), 60_000);
+    await standbyBindsAfter('leader pod deleted', 'after-delete', async () => {
+      await e2eClients().core.deleteNamespacedPod({ namespace: SYSTEM, name: leader.metadata.name });
+    });
   }, 180_000);
 
   it("a standby binds new claims within 2 s after the leader's container is killed", async () => {
@@ -386,14 +378,9 @@ describeOnRealNode('the packaged chart on the real node', ['controller', 'webhoo
     await new Promise((r) => setTimeout(r, 3_000));
     const container = runningContainer(leader, 'controller');
     expect(container).toBeDefined();
-    const t0 = Date.now();
-    await killContainer(node, container!.id);
-    await claim('after-kill');
-    const ms = await boundWithin('after-kill', t0, 30_000);
-    process.stderr.write(`[install] leader container killed -> new claim Bound in ${ms} ms\n`);
-    expect(ms).toBeLessThanOrEqual(2_000);
-    await deploymentsReady('after the leader container was killed');
-    await expectConverged(ns, 'leader container killed', Date.now(), 60_000);
+    await standbyBindsAfter('leader container killed', 'after-kill', () =>
+      killContainer(node, container!.id),
+    );
   }, 180_000);
 
   it('helm uninstall leaves the CRDs and the user objects only', async () => {
