@@ -24,8 +24,18 @@ export default async function setup(project: TestProject) {
     kubernetesVersion = local.kubernetesVersion;
     stateDir = local.stateDir;
     if (local.realNode) {
-      const { name, ip, containerdSocket, binDir } = local.realNode;
-      node = { realNode: { name, ip, containerdSocket, binDir } };
+      const { name, ip, containerdSocket, binDir, kubeletPort, checkpointDir, criuDir } = local.realNode;
+      node = {
+        realNode: {
+          name,
+          ip,
+          containerdSocket,
+          binDir,
+          kubeletPort,
+          checkpointDir,
+          ...(criuDir ? { criuDir } : {}),
+        },
+      };
     }
     const missing = local.realNodeMissing ?? local.imagesMissing;
     if (missing) node.realNodeMissing = missing;

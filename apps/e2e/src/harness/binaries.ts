@@ -39,6 +39,14 @@ export function ensureNodeBinaries(): Promise<string> {
   return runBuildScript('build.sh', ['node']);
 }
 
+/**
+ * `build-criu.sh`: the directory holding the `criu` the real node's runtime checkpoints with
+ * (Debian 13's CRIU in a minimal rootfs of its own; cached).
+ */
+export function ensureCriu(): Promise<string> {
+  return runBuildScript('build-criu.sh');
+}
+
 /** Runs apps/e2e/controlplane/build-helm.sh (cached, or built from the Go module proxy): helm's path. */
 export function ensureHelm(): Promise<string> {
   return runBuildScript('build-helm.sh');

@@ -95,6 +95,10 @@ export interface RealNode {
   /** containerd's socket (ctr -a SOCKET -n k8s.io ...). */
   containerdSocket: string;
   kubeletPort: number;
+  /** Where the kubelet writes checkpoint archives (`<root-dir>/checkpoints`). */
+  checkpointDir: string;
+  /** The directory of the `criu` the runtime checkpoints with (build-criu.sh); absent: none. */
+  criuDir?: string;
 }
 
 interface NodePorts {
@@ -104,7 +108,12 @@ interface NodePorts {
   proxyMetrics: number;
 }
 
-function containerdConfig(dir: string, socket: string): string {
+function containerdConfig(dir: string, socket: string, criuDir: string | undefined): string {
+  // The shims (and the runc and CRIU they run) get this PATH; containerd's CRI looks for `criu` in
+  // it before it checkpoints.
+  const shimPath = [criuDir, '/usr/local/sbin', '/usr/local/bin', '/usr/sbin', '/usr/bin', '/sbin', '/bin']
+    .filter(Boolean)
+    .join(':');
   return `version = 3
 root = "${dir}/containerd/root"
 state = "${dir}/containerd/state"
@@ -114,6 +123,8 @@ state = "${dir}/containerd/state"
   address = "${socket}.ttrpc"
 [debug]
   level = "warn"
+[plugins."io.containerd.shim.v1.manager"]
+  env = ["PATH=${shimPath}"]
 [plugins."io.containerd.cri.v1.images"]
   snapshotter = "overlayfs"
   [plugins."io.containerd.cri.v1.images".pinned_images]
@@ -249,7 +260,7 @@ function createCgroupRoot(): void {
 export async function startRealNode(
   run: Run,
   { pki }: RunPki,
-  binDir: string,
+  { binDir, criuDir }: { binDir: string; criuDir: string | undefined },
   images: string[],
   wait: Wait,
   admin: Clients,
@@ -273,7 +284,7 @@ export async function startRealNode(
   // containerd
   const socket = join(dir, 'containerd.sock');
   const cfg = join(dir, 'containerd.toml');
-  writeFileSync(cfg, containerdConfig(dir, socket));
+  writeFileSync(cfg, containerdConfig(dir, socket, criuDir));
   writeFileSync(join(dir, 'cni/net.d/10-claimkit.conflist'), cniConfig(dir));
   const containerd = run.start('containerd', ['--config', cfg], undefined, join(binDir, 'containerd'));
   const ctr = (args: string[]) => exec(join(binDir, 'ctr'), ['-a', socket, '-n', 'k8s.io', ...args]);
@@ -389,5 +400,13 @@ export async function startRealNode(
       },
     ),
   ]);
-  return { name: REAL_NODE_NAME, ip, binDir, containerdSocket: socket, kubeletPort: kubelet };
+  return {
+    name: REAL_NODE_NAME,
+    ip,
+    binDir,
+    containerdSocket: socket,
+    kubeletPort: kubelet,
+    checkpointDir: join(dir, 'kubelet', 'checkpoints'),
+    ...(criuDir ? { criuDir } : {}),
+  };
 }

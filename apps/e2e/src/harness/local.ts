@@ -4,7 +4,7 @@
 // kubeconfigs, logs, etcd data and the pid file that lets anyone clean up after a crash
 // (local-run.ts). The steps are in local-components.ts, the readiness checks in local-readiness.ts.
 import { existsSync, mkdirSync } from 'node:fs';
-import { controlPlaneVersions, ensureBinaries, ensureNodeBinaries } from './binaries.ts';
+import { controlPlaneVersions, ensureBinaries, ensureCriu, ensureNodeBinaries } from './binaries.ts';
 import { type BuiltImage, buildImages, type ImagesResult } from './images.ts';
 import { installCrds, makeClients } from './kube.ts';
 import {
@@ -85,17 +85,22 @@ export async function startLocalCluster(opts: LocalClusterOptions = {}): Promise
     realNodeMissing === undefined
       ? (opts.nodeImages ?? (() => buildImages()))().catch((e: unknown) => new Error(errorText(e)))
       : undefined;
-  const [binDir, nodeBinDir] = await Promise.all([
+  // CRIU (checkpoints) is prepared beside the node's binaries; without it the node runs, but every
+  // checkpoint fails with CRIU's absence and the run says why.
+  const [binDir, nodeBinDir, criu] = await Promise.all([
     ensureBinaries(),
     realNodeMissing === undefined ? ensureNodeBinaries() : undefined,
+    realNodeMissing === undefined ? ensureCriu().catch((e: unknown) => new Error(errorText(e))) : undefined,
   ]);
+  if (criu instanceof Error) log(`the real node has no CRIU, so checkpoints fail: ${criu.message}`);
+  const criuDir = typeof criu === 'string' ? criu : undefined;
   const binariesMs = Date.now() - t0;
   if (realNodeMissing && opts.realNode !== false) log(`no real node: ${realNodeMissing}`);
 
   let lastError: unknown;
   for (let attempt = 1; attempt <= 2; attempt++) {
     try {
-      const cluster = await startOnce(binDir, nodeBinDir, images, base, opts, log);
+      const cluster = await startOnce(binDir, nodeBinDir, criuDir, images, base, opts, log);
       cluster.timings.binariesMs = binariesMs;
       if (realNodeMissing && opts.realNode !== false) cluster.realNodeMissing = realNodeMissing;
       return cluster;
@@ -123,6 +128,7 @@ function realNodeWanted(opts: LocalClusterOptions): string | undefined {
 async function startOnce(
   binDir: string,
   nodeBinDir: string | undefined,
+  criuDir: string | undefined,
   imagesBuilt: Promise<ImagesResult | Error> | undefined,
   base: string,
   opts: LocalClusterOptions,
@@ -181,7 +187,7 @@ async function startOnce(
       const t1 = Date.now();
       // What pods run: not node-base (only the components' base) nor the CLI (a user's tool).
       const archives = images.filter((i) => !['node-base', 'cli'].includes(i.name)).map((i) => i.archive);
-      realNode = await guard(startRealNode(run, pki, nodeBinDir, archives, wait, admin, log));
+      realNode = await guard(startRealNode(run, pki, { binDir: nodeBinDir, criuDir }, archives, wait, admin, log));
       log(
         `real node ${realNode.name} Ready at ${realNode.ip} in ${Date.now() - t1} ms (${archives.length} images imported)`,
       );

@@ -17,7 +17,17 @@ export interface E2EClusterInfo {
   /** The local provider's state directory (pid file, logs): what local-control.ts restarts components by. */
   stateDir?: string;
   /** The local provider's real node (local-node.ts), when the run has one. */
-  realNode?: { name: string; ip: string; containerdSocket: string; binDir: string };
+  realNode?: {
+    name: string;
+    ip: string;
+    containerdSocket: string;
+    binDir: string;
+    kubeletPort: number;
+    /** Where the kubelet writes checkpoint archives. */
+    checkpointDir: string;
+    /** The `criu` the runtime checkpoints with (absent: checkpoints fail). */
+    criuDir?: string;
+  };
   /** Why the run has no real node, or why its images are missing (one line). */
   realNodeMissing?: string;
   /** Our images, built here and imported into the real node (name -> ref). */
