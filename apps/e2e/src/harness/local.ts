@@ -187,7 +187,9 @@ async function startOnce(
       const t1 = Date.now();
       // What pods run: not node-base (only the components' base) nor the CLI (a user's tool).
       const archives = images.filter((i) => !['node-base', 'cli'].includes(i.name)).map((i) => i.archive);
-      realNode = await guard(startRealNode(run, pki, { binDir: nodeBinDir, criuDir }, archives, wait, admin, log));
+      realNode = await guard(
+        startRealNode(run, pki, { binDir: nodeBinDir, criuDir }, archives, wait, admin, log),
+      );
       log(
         `real node ${realNode.name} Ready at ${realNode.ip} in ${Date.now() - t1} ms (${archives.length} images imported)`,
       );
