@@ -10,7 +10,8 @@
 #
 # The wrapper also reads fault switches (e2e only; absent = no fault), one machine-wide directory
 # since only one real node runs per machine: $CLAIMKIT_CRIU_FAULTS (default /run/claimkit-criu):
-#   delay-seconds  sleep that long before CRIU runs (a checkpoint in flight, for faults mid-way)
+#   delay-seconds  sleep that long before CRIU runs (a checkpoint in flight, for faults mid-way);
+#                  each delayed call first appends a line to `delayed` (a test waits for it)
 #   fail           exit 1 printing the file's text (a CRIU error)
 #
 # Cache: ${CLAIMKIT_CACHE_DIR:-$XDG_CACHE_HOME/claimkit}/criu/<suite>-<hash of this script>/.
@@ -52,7 +53,10 @@ cat >"$dir/bin/criu" <<EOF
 # Debian $SUITE's criu with its own glibc (see apps/e2e/controlplane/build-criu.sh).
 faults="\${CLAIMKIT_CRIU_FAULTS:-/run/claimkit-criu}"
 if [ "\$1" != "--version" ] && [ "\$1" != "-V" ]; then
-  if [ -s "\$faults/delay-seconds" ]; then sleep "\$(cat "\$faults/delay-seconds")"; fi
+  if [ -s "\$faults/delay-seconds" ]; then
+    echo "\$\$ \$*" >>"\$faults/delayed"
+    sleep "\$(cat "\$faults/delay-seconds")"
+  fi
   if [ -e "\$faults/fail" ]; then echo "criu: injected failure: \$(cat "\$faults/fail")" >&2; exit 1; fi
 fi
 r="$dir/rootfs"

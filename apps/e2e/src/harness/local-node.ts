@@ -147,7 +147,7 @@ state = "${dir}/containerd/state"
 `;
 }
 
-function runcPath(): string {
+export function runcPath(): string {
   for (const p of ['/usr/sbin/runc', '/usr/bin/runc', '/usr/local/sbin/runc', '/usr/local/bin/runc']) {
     if (existsSync(p)) return p;
   }

@@ -2,6 +2,7 @@
 // image for real, the node's containerd (ctr) for what only the runtime can do (kill a container),
 // and waits that name what they waited for.
 import { execFile } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Pod, PodPool } from '@claimkit/core';
@@ -84,4 +85,40 @@ export async function unlessAlreadyExists<T>(p: Promise<T>): Promise<T | undefin
     if ((e as { code?: number }).code === 409) return undefined;
     throw e;
   }
+}
+
+/**
+ * The fault switches of the real node's `criu` wrapper (apps/e2e/controlplane/build-criu.sh): one
+ * directory per machine, like the real node itself.
+ */
+export const criuFaults = {
+  dir: process.env.CLAIMKIT_CRIU_FAULTS ?? '/run/claimkit-criu',
+  /** Every CRIU call sleeps `seconds` first (a checkpoint in flight) and says so in `delayed`. */
+  delay(seconds: number): void {
+    mkdirSync(this.dir, { recursive: true });
+    rmSync(join(this.dir, 'delayed'), { force: true });
+    writeFileSync(join(this.dir, 'delay-seconds'), String(seconds));
+  },
+  /** Every CRIU call fails, saying `why`. */
+  fail(why: string): void {
+    mkdirSync(this.dir, { recursive: true });
+    writeFileSync(join(this.dir, 'fail'), why);
+  },
+  /** How many CRIU calls have begun their delay since delay(). */
+  delayedCalls(): number {
+    const f = join(this.dir, 'delayed');
+    return existsSync(f) ? readFileSync(f, 'utf8').split('\n').filter(Boolean).length : 0;
+  },
+  clear(): void {
+    for (const f of ['delay-seconds', 'fail', 'delayed']) rmSync(join(this.dir, f), { force: true });
+  },
+};
+
+/** The kubelet's checkpoint archives of one pod's container, oldest first. */
+export function checkpointArchives(dir: string, ns: string, pod: string, container = 'main'): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
+    .filter((f) => f.startsWith(`checkpoint-${pod}_${ns}-${container}-`) && f.endsWith('.tar'))
+    .sort()
+    .map((f) => join(dir, f));
 }

@@ -114,4 +114,43 @@ describe('Kubelet backend (ContainerCheckpoint)', () => {
     const e = await b.start('', req(1)).catch((x) => x);
     expect(isApiError(e, 'Forbidden')).toBe(true);
   });
+
+  it('tells a definite refusal (an attempt spent) from one worth retrying', async () => {
+    const answer = async (status: number, text: string) => {
+      const b = new KubeletCaptureBackend({ apiServer: async () => ({ status, text }) });
+      const e = await b.start('', req(1)).catch((x: unknown) => x);
+      if (!isApiError(e)) throw new Error(`not an ApiError: ${String(e)}`);
+      return { reason: e.reason, transient: e.transient, message: e.message };
+    };
+    // What a real kubelet 1.37 + containerd 2.4 answered (apps/e2e/src/node/capture-kubelet.test.ts).
+    const criu = await answer(
+      500,
+      'checkpointing of default/counter/main failed (rpc error: code = Unknown desc = checkpointing container "dc1d" failed: /usr/sbin/runc did not terminate successfully: exit status 1: CRIU version check failed)',
+    );
+    expect(criu).toMatchObject({ reason: 'BadRequest', transient: false });
+    expect(criu.message).toContain('CRIU version check failed');
+    expect(await answer(404, 'container nope does not exist')).toMatchObject({
+      reason: 'NotFound',
+      transient: false,
+    });
+    const off = await answer(404, '404 page not found');
+    expect(off.message).toContain('ContainerCheckpoint feature gate');
+    const forbidden = await answer(403, 'forbidden: User "x" cannot create resource "nodes/proxy"');
+    expect(forbidden).toMatchObject({ reason: 'Forbidden', transient: false });
+    expect(forbidden.message).toContain('create on nodes/proxy');
+    // The node proxy could not reach the kubelet (restarting), or an overloaded API server.
+    expect(await answer(503, 'error trying to reach service: dial tcp: connection refused')).toMatchObject({
+      reason: 'Unavailable',
+      transient: true,
+    });
+    expect(await answer(500, 'Internal error occurred: something else')).toMatchObject({ transient: true });
+    // Seen after a kubelet restart mid-checkpoint: the first checkpoint still holds the container paused.
+    expect(
+      await answer(
+        500,
+        'checkpointing of ns/kr-0/main failed (rpc error: code = Unknown desc = checkpointing container "1469" failed: cannot pause a paused container)',
+      ),
+    ).toMatchObject({ reason: 'Unavailable', transient: true });
+    expect(await answer(429, 'slow down')).toMatchObject({ reason: 'TooManyRequests', transient: true });
+  });
 });

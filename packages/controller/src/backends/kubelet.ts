@@ -30,6 +30,40 @@ export function checkpointPath(req: CaptureJobRequest): string {
   return `/checkpoint/${e(req.namespace)}/${e(req.pod)}/${e(req.container)}`;
 }
 
+/**
+ * What a non-2xx answer means. Definite answers (an attempt spent at once, with the kubelet's words
+ * as lastError): 403 (the caller may not `create nodes/proxy`), 404 (no such pod or container, or
+ * a kubelet without the ContainerCheckpoint feature), and a 500 in which the kubelet says the
+ * runtime's checkpoint failed (CRIU or runc refused: it would fail the same way again). Anything
+ * else (the node proxy cannot reach the kubelet, a checkpoint of the container still running,
+ * 429, other 5xx) may pass and is retried.
+ */
+export function refusal(where: string, res: { status: number; text: string }): ApiError {
+  const body = res.text.trim().slice(0, 600);
+  const at = `checkpoint ${where}: HTTP ${res.status}`;
+  if (res.status === 403)
+    return new ApiError('Forbidden', `${at}: ${body} (the controller needs create on nodes/proxy)`, {
+      code: 403,
+    });
+  if (res.status === 404) {
+    const hint = /^404 page not found$/.test(body)
+      ? ' (the kubelet does not serve /checkpoint: is its ContainerCheckpoint feature gate on?)'
+      : '';
+    return new ApiError('NotFound', `${at}: ${body}${hint}`, { code: 404 });
+  }
+  // An earlier checkpoint of the same container still running (its caller gone, e.g. the kubelet
+  // restarted mid-checkpoint): runc finds the container paused for it. It will end: try again.
+  if (res.status === 500 && /cannot pause a paused container/.test(body))
+    return new ApiError('Unavailable', `${at}: ${body} (a checkpoint of this container is still running)`, {
+      code: 500,
+    });
+  if (res.status === 500 && /^checkpointing of \S+ failed/.test(body))
+    return new ApiError('BadRequest', `${at}: ${body}`, { code: 500 });
+  if (res.status === 429) return new ApiError('TooManyRequests', `${at}: ${body}`, { code: 429 });
+  if (res.status >= 500) return new ApiError('Unavailable', `${at}: ${body}`, { code: res.status });
+  return new ApiError('BadRequest', `${at}: ${body}`, { code: res.status });
+}
+
 export class KubeletCaptureBackend implements CaptureBackend {
   private readonly o: KubeletBackendOptions;
   constructor(opts: KubeletBackendOptions = {}) {
@@ -56,12 +90,7 @@ export class KubeletCaptureBackend implements CaptureBackend {
     } catch (e) {
       throw new ApiError('Unavailable', `checkpoint ${where}: ${(e as Error).message}`);
     }
-    if (res.status < 200 || res.status >= 300) {
-      const reason = res.status === 403 ? 'Forbidden' : res.status >= 500 ? 'Unavailable' : 'BadRequest';
-      throw new ApiError(reason, `checkpoint ${where}: HTTP ${res.status}: ${res.text.slice(0, 300)}`, {
-        code: res.status,
-      });
-    }
+    if (res.status < 200 || res.status >= 300) throw refusal(where, res);
     let items: unknown;
     try {
       items = (JSON.parse(res.text) as { items?: unknown }).items;

@@ -25,6 +25,13 @@ export interface CaptureClaim {
   acquireTime: string;
   renewTime: string;
   leaseSeconds: number;
+  /**
+   * Job starts begun under this claim (written before the backend is called). More starts than a
+   * recorded job means an earlier start was never recorded: whatever it produced is a spare.
+   */
+  jobStarts?: number;
+  /** When the latest job start began (a next start waits CAPTURE_POLL_MS after it). */
+  jobStartTime?: string;
   job?: { id: string; startTime?: string };
 }
 

@@ -118,6 +118,18 @@ export function renewClaim(status: CaptureStatus, token: number, now: number): C
   return renewed(status, now);
 }
 
+/**
+ * Counts a job start about to begin (written before the backend is called, fenced like every claim
+ * write), so that a controller that resumes a claim whose start was never recorded knows it.
+ */
+export function beginJobStart(status: CaptureStatus, token: number, now: number): CaptureStatus {
+  const claim = requireToken(status, token, 'begin job start');
+  return {
+    ...status,
+    claim: { ...claim, jobStarts: (claim.jobStarts ?? 0) + 1, jobStartTime: toTimestamp(now) },
+  };
+}
+
 /** Records the backend job id so a restarted controller resumes polling it. */
 export function recordJob(status: CaptureStatus, token: number, jobId: string, now: number): CaptureStatus {
   const claim = requireToken(status, token, 'record job');

@@ -253,22 +253,37 @@ describe('a job that cannot be started', () => {
     expect(events.filter((e) => e.reason === 'CaptureFailed')).toHaveLength(1);
   });
 
-  test('a stale snapshot does not count the failure: the fenced write conflicts and the reconcile re-reads', async () => {
+  test('a stale snapshot starts nothing: the fenced count of the start conflicts and the reconcile re-reads', async () => {
     const { model, backend, deps } = await setupFlaky(1);
     await reconcileCapture(deps, key); // acquire
     const stale = model.getNow('Capture', key);
-    // Between the read and the failed start, another writer bumps the resourceVersion.
     const cache = {
       get: async (kind: string, k: typeof key) => (kind === 'Capture' ? stale : model.get(kind as 'Pod', k)),
       list: model.list.bind(model),
     } as unknown as Reader;
     await model.updateStatus({ ...stale, status: { ...stale.status, lastError: 'someone else' } });
     const r = await reconcileCapture({ ...deps, cache }, key);
+    expect(backend.starts).toBe(0);
+    expect(r.requeueAfterMs).toBe(0);
+    expect(model.getNow('Capture', key).status?.claim?.jobStarts).toBeUndefined();
+  });
+
+  test('a write landing during a failed start does not count the failure: the fenced write conflicts and the reconcile re-reads', async () => {
+    const { model, backend, deps } = await setupFlaky(1);
+    await reconcileCapture(deps, key); // acquire
+    // Another writer bumps the resourceVersion while the backend is refusing the start.
+    const start = backend.start.bind(backend);
+    backend.start = async (url, req) => {
+      const now = model.getNow('Capture', key);
+      await model.updateStatus({ ...now, status: { ...now.status, lastError: 'someone else' } });
+      return start(url, req);
+    };
+    const r = await reconcileCapture(deps, key);
     expect(backend.starts).toBe(1);
     expect(r.requeueAfterMs).toBe(0);
     const after = model.getNow('Capture', key).status;
     expect(after?.attempts).toBeUndefined();
-    expect(after?.claim).toMatchObject({ token: 1 });
+    expect(after?.claim).toMatchObject({ token: 1, jobStarts: 1 });
   });
 
   test('a holder whose liveness stays unknown and has no job fails the attempt after timeoutSeconds', async () => {
@@ -287,5 +302,99 @@ describe('a job that cannot be started', () => {
       /^timed out after 30s without starting a job \(holder w-0: .*Unavailable/,
     );
     expect(backend.starts).toBe(0);
+  });
+});
+
+describe('job starts that were never recorded, and jobs that finish after their claim moved on', () => {
+  test('every start is counted on the claim before the backend is called; the recorded job keeps the count', async () => {
+    const { model, deps } = await setup();
+    await reconcileCapture(deps, key); // acquire
+    let seen: number | undefined;
+    const agent = deps.backend;
+    const spy: CaptureBackend = {
+      start: async (url, req) => {
+        seen = model.getNow('Capture', key).status?.claim?.jobStarts;
+        return agent.start(url, req);
+      },
+      poll: (url, id) => agent.poll(url, id),
+    };
+    await reconcileCapture({ ...deps, backend: spy }, key);
+    expect(seen).toBe(1);
+    expect(model.getNow('Capture', key).status?.claim).toMatchObject({
+      jobStarts: 1,
+      job: { id: expect.any(String) },
+    });
+  });
+
+  test('a start counted but never recorded (the controller stopped mid-start) is started again and reported: JobRestarted, one result', async () => {
+    const { model, agent, deps, clock } = await setup();
+    const events: EventSpec[] = [];
+    const recorder = { record: (e: EventSpec) => void events.push(e) };
+    await reconcileCapture(deps, key); // acquire
+    // The first controller counts its start, calls the backend and dies before recording the job.
+    const dying: CaptureBackend = {
+      start: async (url, req) => {
+        await agent.start(url, req);
+        throw new Error('controller SIGKILLed');
+      },
+      poll: (url, id) => agent.poll(url, id),
+    };
+    await expect(
+      reconcileCapture({ ...deps, backend: dying, recorder: { record: () => {} } }, key),
+    ).resolves.toBeDefined();
+    // (A thrown non-API error is transient: the claim keeps its count, no job, no attempt spent.)
+    expect(model.getNow('Capture', key).status?.claim).toMatchObject({ jobStarts: 1 });
+    expect(model.getNow('Capture', key).status?.claim?.job).toBeUndefined();
+    // The count's own write wakes the reconcile at once: no start again within CAPTURE_POLL_MS.
+    const early = await reconcileCapture({ ...deps, recorder }, key);
+    expect(early.requeueAfterMs).toBe(CAPTURE_POLL_MS);
+    expect(events.filter((e) => e.reason === 'JobRestarted')).toEqual([]);
+    clock.advance(CAPTURE_POLL_MS);
+    await reconcileCapture({ ...deps, recorder }, key); // the next controller
+    const restarted = events.filter((e) => e.reason === 'JobRestarted');
+    expect(restarted).toHaveLength(1);
+    expect(restarted[0]!.type).toBe('Warning');
+    expect(restarted[0]!.message).toMatch(/start 2.*1 earlier start\(s\) were never recorded.*spare/);
+    expect(model.getNow('Capture', key).status?.claim).toMatchObject({ jobStarts: 2, token: 1 });
+    clock.advance(5000);
+    await reconcileCapture({ ...deps, recorder }, key);
+    const done = model.getNow('Capture', key).status;
+    expect(done).toMatchObject({ phase: 'Captured', epoch: 1, result: { token: 1 } });
+  });
+
+  test('a job that finishes after a takeover is never recorded and is reported: JobSuperseded', async () => {
+    const { model, agent, deps, clock } = await setup();
+    await put(model, pod('w-1', withLabels({ app: 'w' }), onNode('n1'), ready()));
+    const events: EventSpec[] = [];
+    const recorder = { record: (e: EventSpec) => void events.push(e) };
+    await reconcileCapture(deps, key); // acquire: w-0, token 1
+    // While w-0's job starts, the sweep takes the claim over for w-1 (token 2).
+    const slow: CaptureBackend = {
+      start: async (url, req) => {
+        const now = model.getNow('Capture', key);
+        const { job: _j, ...claim } = now.status!.claim!;
+        await model.updateStatus({
+          ...now,
+          status: {
+            ...now.status,
+            epoch: 2,
+            takeovers: 1,
+            claim: { ...claim, holder: { name: 'w-1', uid: 'uid-w-1' }, token: 2, jobStarts: 0 },
+          },
+        });
+        return agent.start(url, req);
+      },
+      poll: (url, id) => agent.poll(url, id),
+    };
+    const r = await reconcileCapture({ ...deps, backend: slow, recorder }, key);
+    expect(r.requeueAfterMs).toBe(0);
+    const st = model.getNow('Capture', key).status!;
+    expect(st.claim).toMatchObject({ token: 2 });
+    expect(st.claim?.job).toBeUndefined();
+    const superseded = events.filter((e) => e.reason === 'JobSuperseded');
+    expect(superseded).toHaveLength(1);
+    expect(superseded[0]!.message).toMatch(/token 1\) finished after the claim moved on \(now token 2\)/);
+    clock.advance(1);
+    expect(st.result).toBeUndefined();
   });
 });

@@ -150,6 +150,11 @@ export const captureSchema: KindSchema = {
             acquireTime: time('When the holder acquired the claim.'),
             renewTime: time('When the holder last renewed the claim.'),
             leaseSeconds: int('Lease length at acquisition.', { minimum: 1 }),
+            jobStarts: int(
+              'Job starts begun under this claim; more than the recorded job means an earlier start was never recorded (what it produced is a spare).',
+              { minimum: 0 },
+            ),
+            jobStartTime: time('When the latest job start began.'),
             job: {
               type: 'object',
               description: 'Backend job, once started (a restarted controller resumes it).',

@@ -279,6 +279,8 @@ export const heldBy =
       renewTime: opts.renewTime ?? at(opts.renewedAt ?? opts.acquiredAt ?? 0),
       leaseSeconds: opts.leaseSeconds ?? o.spec.leaseSeconds,
     };
+    if (opts.jobStarts !== undefined) claim.jobStarts = opts.jobStarts;
+    if (opts.jobStartTime !== undefined) claim.jobStartTime = opts.jobStartTime;
     if (opts.job) claim.job = opts.job;
     o.status.claim = claim;
     o.status.epoch = Math.max(o.status.epoch ?? 0, token);
@@ -729,7 +731,7 @@ export function fullCapture(name = 'full'): Capture {
     withEpoch(6),
     heldBy(
       { name: 'db-1', uid: uidFor('Pod', 'db-1') },
-      { job: { id: 'job-7', startTime: at(2) }, acquiredAt: 1 },
+      { jobStarts: 1, jobStartTime: at(2), job: { id: 'job-7', startTime: at(2) }, acquiredAt: 1 },
     ),
     captureStatus({
       result: {

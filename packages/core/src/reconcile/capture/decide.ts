@@ -175,6 +175,12 @@ function decideBackendProgress(s: CaptureSnapshot, events: EventSpec[], rules: S
       }
       return { writes: [], events, requeueAfterMs: CAPTURE_POLL_MS };
     }
+    // A start that failed without an answer is retried, but not before CAPTURE_POLL_MS: its own
+    // count write wakes this reconcile at once.
+    const sinceStart = now - (parseTimestamp(claim.jobStartTime) ?? Number.NEGATIVE_INFINITY);
+    if (sinceStart < CAPTURE_POLL_MS) {
+      return { writes: [], events, requeueAfterMs: CAPTURE_POLL_MS - Math.max(0, sinceStart) };
+    }
     return {
       writes: [],
       events,
