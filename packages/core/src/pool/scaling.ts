@@ -35,6 +35,8 @@ export interface ScalingInput {
   now: number;
   /** Creates to keep; default: a fresh pod from the pool's template. */
   newPod: (pool: PodPool) => Pod;
+  /** The hash new pods carry (default: the template's; a seeded pool's includes its seed). */
+  templateHash?: string;
 }
 
 export interface ScalingDecision {
@@ -63,7 +65,7 @@ function newestFirst(a: Pod, b: Pod): number {
 
 export function decideScaling(x: ScalingInput): ScalingDecision {
   const { pool } = x;
-  const hash = poolTemplateHash(pool);
+  const hash = x.templateHash ?? poolTemplateHash(pool);
   const live = x.pods.filter((p) => !isDeleting(p));
   const terminating = x.pods.length - live.length;
   const idle = live.filter(isIdle);

@@ -5,7 +5,7 @@
 
 import { isApiError } from '../api/errors.ts';
 import type { Client, Reader } from '../api/ports.ts';
-import type { AnyObject, Capture, Pod, PodClaim } from '../api/types.ts';
+import type { AnyObject, Capture, Pod, PodClaim, PodPool } from '../api/types.ts';
 import type { ClusterState } from '../invariants/check.ts';
 import { InvariantTracker } from '../invariants/tracker.ts';
 import {
@@ -80,6 +80,7 @@ export class World {
       this.model.peek('Capture').filter((c) => (c.metadata.namespace ?? '') === ns) as Capture[],
     claims: (ns) =>
       this.model.peek('PodClaim').filter((c) => (c.metadata.namespace ?? '') === ns) as PodClaim[],
+    pools: (ns) => this.model.peek('PodPool').filter((p) => (p.metadata.namespace ?? '') === ns) as PodPool[],
     references: this.references,
   };
 
