@@ -3,7 +3,8 @@
 // claim is gone (confirmed live), keep the owned PDB, and report counts. Scaling decides from the
 // cache, gated by expectations (pool/scaling.ts, pool/expectations.ts): no live list per reconcile.
 // A pool with spec.source starts its pods from the named Capture's fenced result (pool/source.ts):
-// until there is one it creates no pods (existing pods are left alone) and says why (SourceReady).
+// until there is one it creates and replaces no pods (excess Idle pods still go) and says why
+// (SourceReady).
 import { setCondition } from '../api/conditions.ts';
 import { LABEL_POOL, LABEL_STATE } from '../api/constants.ts';
 import { getOrUndefined, isApiError } from '../api/errors.ts';
@@ -19,12 +20,7 @@ import { NO_PENDING, type PendingExpectations, PoolExpectations } from '../pool/
 import { claimedBy, claimedByUid, poolOwnerReference, stateOf } from '../pool/pods.ts';
 import { rolloutStatus, templateCondition } from '../pool/rollout-status.ts';
 import { decideScaling, type ScalingDecision } from '../pool/scaling.ts';
-import {
-  isUnschedulable,
-  NO_UNSERVABLE_NODES,
-  readUnservableNodes,
-  type UnservableNodes,
-} from '../pool/serving.ts';
+import { NO_UNSERVABLE_NODES, readUnservableNodes, type UnservableNodes } from '../pool/serving.ts';
 import { applyPoolDecision } from '../pool/slow-start.ts';
 import {
   CONDITION_SOURCE_READY,
@@ -129,27 +125,25 @@ export function decidePodPool(s: PodPoolSnapshot, rules: SafetyRules = SAFETY_RU
     events.push(event(pool, 'Warning', 'ResidueReleased', `pod ${p.metadata.name} ${why}`));
   }
 
-  const scaling: ScalingDecision =
-    current === undefined
-      ? sourceHeld(allPods)
-      : decideScaling({
-          pool,
-          pods: allPods,
-          pendingClaims,
-          expectations: s.expectations ?? NO_PENDING,
-          unservable: s.unservable ?? NO_UNSERVABLE_NODES,
-          now: s.now,
-          templateHash: current,
-          newPod: (p) => newPod(p, s.now, seed),
-        });
+  // While the source is not ready no pod is new: the pods are judged against the hash last reported.
+  const hash = current ?? pool.status?.templateHash ?? poolTemplateHash(pool);
+  const scaling = decideScaling({
+    pool,
+    pods: allPods,
+    pendingClaims,
+    expectations: s.expectations ?? NO_PENDING,
+    unservable: s.unservable ?? NO_UNSERVABLE_NODES,
+    now: s.now,
+    templateHash: hash,
+    newPod: (p) => newPod(p, s.now, seed),
+    ...(current === undefined ? { holdCreates: true } : {}),
+  });
   writes.push(...scaling.writes);
   events.push(...scaling.events);
   const budget = decideDisruptionBudget(pool, s.pdb);
   if (budget.write) writes.push(budget.write);
   if (budget.conflict) events.push(event(pool, 'Warning', 'DisruptionBudgetConflict', budget.conflict));
 
-  // While the source is not ready no pod is new: the pods are judged against the hash last reported.
-  const hash = current ?? pool.status?.templateHash ?? poolTemplateHash(pool);
   const status: PodPoolStatus = {
     total: pods.length,
     idle: idle.length,
@@ -205,20 +199,6 @@ export function decidePodPool(s: PodPoolSnapshot, rules: SafetyRules = SAFETY_RU
     current === undefined ? SOURCE_WAIT_MS : undefined,
   );
   return requeueAfterMs === undefined ? { writes, events } : { writes, events, requeueAfterMs };
-}
-
-/** No scaling while spec.source has no fenced result: nothing is created or deleted. */
-function sourceHeld(pods: Pod[]): ScalingDecision {
-  const idle = pods.filter((p) => !isDeleting(p) && isIdlePod(p));
-  return {
-    writes: [],
-    events: [],
-    desiredIdle: 0,
-    unschedulable: idle.filter(isUnschedulable).length,
-    stranded: 0,
-    finished: 0,
-    held: 'the source has no fenced result',
-  };
 }
 
 /**

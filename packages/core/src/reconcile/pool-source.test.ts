@@ -1,6 +1,6 @@
 // A PodPool that starts its pods from a Capture's result (spec.source), on the in-memory API model:
-// only a fenced result (capture/result-fence.ts) seeds pods; anything else creates no pods, leaves
-// the existing ones alone and says why (condition SourceReady, one Event per change); a fenced seed
+// only a fenced result (capture/result-fence.ts) seeds pods; anything else creates no pods, replaces
+// none (excess Idle pods still go) and says why (condition SourceReady, one Event per change); a fenced seed
 // puts annotations and env on every new pod and is part of the template hash, so a new fenced
 // result rolls Idle pods and outdated Bound pods are deleted on release; a Capture's change wakes
 // the pools that name it.
@@ -186,7 +186,24 @@ describe('a pool whose source has no fenced result creates no pods', () => {
     await expectNoPods(w, 'ContainerNotFound', 'Warning', /"sidecar" names no container/);
   });
 
-  test('existing pods are left alone: no creates, no deletes, not even of outdated Idle pods', async () => {
+  test('excess Idle pods are still scaled down (to minIdle), nothing is created in their place', async () => {
+    const w = world();
+    await putAll(
+      w.model,
+      warmPool(withMinIdle(1)),
+      snap(),
+      pod('old-1', inPool('warm'), idle(), onNode('n1'), ready()),
+      pod('old-2', inPool('warm'), idle(), onNode('n1'), ready()),
+      pod('old-3', inPool('warm'), idle(), onNode('n1'), ready()),
+    );
+    const before = w.model.writes.length;
+    await settle(w, 3);
+    expect(w.model.writes.slice(before).filter((x) => x.kind === 'Pod' && x.verb === 'create')).toEqual([]);
+    expect(idlePods(w).map((p) => p.metadata.name)).toEqual(['old-1']);
+    expect(sourceReady(w)).toMatchObject({ status: 'False', reason: 'NotCaptured' });
+  });
+
+  test('existing pods are left alone below minIdle: no creates, no deletes, not even of outdated Idle pods', async () => {
     const w = world();
     await putAll(
       w.model,

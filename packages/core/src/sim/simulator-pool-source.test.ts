@@ -14,7 +14,7 @@ const runs = (first: number, options: Omit<SimOptions, 'seed' | 'steps' | 'poolS
   CAPTURES.flatMap((capture, c) =>
     [0, 1, 2].map((i) => ({
       seed: first + c * 10 + i,
-      options: { ...options, replicas: i === 0 ? 1 : 2, poolSource: { capture } },
+      options: { ...options, replicas: i + 1, poolSource: { capture } },
     })),
   );
 
