@@ -81,6 +81,9 @@ const podpools: ResourceInfo<PodPool> = {
       value: (p) =>
         p.spec.disruptionBudget ? String(p.spec.disruptionBudget.maxUnavailable ?? 0) : '<none>',
     },
+    // spec.source: the Capture whose fenced result seeds the pods, and whether there is one.
+    { header: 'SOURCE', wide: true, value: (p) => orNone(p.spec.source?.captureName) },
+    { header: 'SOURCE READY', wide: true, value: (p) => orNone(sourceReadyOf(p)) },
     AGE<PodPool>(),
   ],
 };
@@ -106,6 +109,13 @@ const podclaims: ResourceInfo<PodClaim> = {
     AGE<PodClaim>(),
   ],
 };
+
+/** A pool's SourceReady condition as `True` or `False (<reason>)`; undefined without spec.source. */
+function sourceReadyOf(p: PodPool): string | undefined {
+  const c = p.status?.conditions?.find((x) => x.type === 'SourceReady');
+  if (!p.spec.source || !c) return undefined;
+  return c.status === 'True' ? 'True' : `${c.status} (${c.reason})`;
+}
 
 /** Why a claim has no pod: its Bound condition while False (reason and message), else undefined. */
 export function waitingOf(c: PodClaim): { reason: string; message: string } | undefined {

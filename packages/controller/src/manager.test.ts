@@ -1,9 +1,13 @@
 // The whole controller loop on core's in-memory API model: real writes, real conflicts, real
 // watches; invariants checked at the end of every scenario.
 import {
+  ANNOTATION_SOURCE_REF,
+  ANNOTATION_SOURCE_TOKEN,
   ApiError,
+  acquireCapture,
   type Capture,
   type Client,
+  completeCapture,
   keyOf,
   type Pod,
   type PodClaim,
@@ -436,6 +440,65 @@ describe('Manager on the in-memory API model', () => {
         Date.now(),
       ),
     ).toMatchObject({ creates: 0 });
+    await settled(m);
+    expectInvariants(m);
+  });
+
+  it('a pool seeded from a Capture creates no pods until the fenced result, whose change (routed by mapEvent, no resync) seeds them', async () => {
+    const m = model();
+    kubelet(m);
+    // No periodic resync, and the pool's own look-again is 30 s away: only the Capture's event can wake it.
+    await startManager(m, { resyncMs: 0, poolCoalesceMs: 10 });
+    await m.create({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'worker', namespace: NS, labels: { app: 'worker' } },
+      spec: { containers: [{ name: 'main', image: 'worker:1' }] },
+    } as Pod);
+    const key = { namespace: NS, name: 'snap' };
+    await m.create({
+      apiVersion: 'claimkit.dev/v1alpha1',
+      kind: 'Capture',
+      metadata: { name: 'snap', namespace: NS },
+      spec: {
+        selector: { matchLabels: { app: 'worker' } },
+        leaseSeconds: 3000,
+        timeoutSeconds: 1800,
+        maxAttempts: 3,
+        backend: { type: 'External' },
+      },
+    } satisfies Capture);
+    await m.create({ ...pool(2), spec: { ...pool(2).spec, source: { captureName: 'snap' } } });
+    const sourceReady = () =>
+      m
+        .getNow('PodPool', { namespace: NS, name: 'web' })
+        .status?.conditions?.find((c) => c.type === 'SourceReady');
+    await until('SourceReady False (NotCaptured)', () => sourceReady()?.reason === 'NotCaptured');
+    const worker = await until('a Ready worker', () => {
+      const w = m.getNow('Pod', { namespace: NS, name: 'worker' });
+      return w.status?.phase === 'Running' ? w : undefined;
+    });
+    // Quiet first (nothing queued from the pool's creation), so what follows is the Capture's event alone.
+    const before = m.writes.length;
+    await new Promise((r) => setTimeout(r, 300));
+    expect(m.writes.slice(before).filter((w) => w.kind === 'PodPool')).toEqual([]);
+    const { capture } = await acquireCapture(m, key, { name: 'worker', uid: worker.metadata.uid! }, Date.now);
+    expect(
+      m.listNow('Pod', { namespace: NS }).filter((p) => p.metadata.labels?.['claimkit.dev/pool']),
+    ).toEqual([]);
+    await completeCapture(m, key, capture.status!.claim!.token, 'snap://ns1/snap/1', Date.now);
+    const seeded = await until('2 seeded pool pods', () => {
+      const pods = m
+        .listNow('Pod', { namespace: NS })
+        .filter((p) => p.metadata.labels?.['claimkit.dev/pool'] === 'web');
+      return pods.length === 2 ? pods : undefined;
+    });
+    for (const p of seeded)
+      expect(p.metadata.annotations).toMatchObject({
+        [ANNOTATION_SOURCE_REF]: 'snap://ns1/snap/1',
+        [ANNOTATION_SOURCE_TOKEN]: String(capture.status!.claim!.token),
+      });
+    await until('SourceReady True', () => sourceReady()?.status === 'True');
     await settled(m);
     expectInvariants(m);
   });

@@ -203,6 +203,7 @@ export class Manager {
     const view: RoutingView = {
       captures: (n) => this.captures.list(n),
       claims: (n) => this.claims.list(n),
+      pools: (n) => pools.list(n),
       references: this.references,
     };
     for (const i of [this.captures, sets, pools, this.claims, pods] as AnyInformer[]) {

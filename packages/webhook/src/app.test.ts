@@ -1,4 +1,11 @@
-import { ANNOTATION_CLAIMED_BY_UID, LABEL_CLAIMED_BY, LABEL_POOL, LABEL_STATE } from '@claimkit/core';
+import {
+  ANNOTATION_CLAIMED_BY_UID,
+  ANNOTATION_SOURCE_REF,
+  ANNOTATION_SOURCE_TOKEN,
+  LABEL_CLAIMED_BY,
+  LABEL_POOL,
+  LABEL_STATE,
+} from '@claimkit/core';
 import { describe, expect, it } from 'vitest';
 import { MemoryPodClaimIndex } from './claim-index.ts';
 import {
@@ -775,6 +782,43 @@ describe('/validate/podpools', () => {
         'spec.template.spec.containers',
       ],
     );
+  });
+
+  it('allows a spec.source naming a Capture, and a container of the template', async () => {
+    await allowed(POOLS, { kind: 'PodPool', object: podPool({ source: { captureName: 'snap' } }) });
+    await allowed(POOLS, {
+      kind: 'PodPool',
+      object: podPool({ source: { captureName: 'snap.v1-a', container: 'main' } }),
+    });
+  });
+
+  it('denies a bad spec.source with every error at its path', async () => {
+    const r = await denied(
+      POOLS,
+      {
+        kind: 'PodPool',
+        object: podPool({
+          source: { captureName: 'Not_A-Name', container: 'sidecar' },
+          template: {
+            metadata: { annotations: { [ANNOTATION_SOURCE_TOKEN]: '7', [ANNOTATION_SOURCE_REF]: 'x' } },
+            spec: { containers: [{ name: 'main', image: 'nginx' }] },
+          },
+        }),
+      },
+      [
+        'spec.source.captureName',
+        'spec.source.container',
+        `spec.template.metadata.annotations[${ANNOTATION_SOURCE_REF}]`,
+        `spec.template.metadata.annotations[${ANNOTATION_SOURCE_TOKEN}]`,
+      ],
+    );
+    expect(r.status?.message).toContain('lowercase RFC 1123 subdomain');
+    expect(r.status?.message).toContain('must name a container of spec.template.spec.containers ("main")');
+    await denied(POOLS, { kind: 'PodPool', object: podPool({ source: {} }) }, ['spec.source.captureName']);
+    await denied(POOLS, { kind: 'PodPool', object: podPool({ source: 'snap' }) }, ['spec.source']);
+    await denied(POOLS, { kind: 'PodPool', object: podPool({ source: { captureName: 'a'.repeat(254) } }) }, [
+      'spec.source.captureName',
+    ]);
   });
 
   it('warns about template labels the controller overrides', async () => {

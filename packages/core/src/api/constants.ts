@@ -17,6 +17,28 @@ export const ANNOTATION_POD_UID = 'claimkit.dev/pod-uid';
 export const ANNOTATION_MIGRATE = 'claimkit.dev/migrate';
 export const ANNOTATION_MIGRATE_TO = 'claimkit.dev/migrate-to';
 
+/**
+ * Pool pods a PodPool starts from a Capture's fenced result (spec.source) carry these annotations:
+ * the Capture's name, the result's ref and its token. Only the controller sets them; anyone may
+ * remove them (DESIGN.md "PodPool": only a fenced result may seed a pool).
+ */
+export const ANNOTATION_SOURCE_CAPTURE = 'claimkit.dev/source-capture';
+export const ANNOTATION_SOURCE_REF = 'claimkit.dev/source-ref';
+export const ANNOTATION_SOURCE_TOKEN = 'claimkit.dev/source-token';
+export const SOURCE_ANNOTATIONS = [
+  ANNOTATION_SOURCE_CAPTURE,
+  ANNOTATION_SOURCE_REF,
+  ANNOTATION_SOURCE_TOKEN,
+] as const;
+/** ...and every container of such a pod these environment variables, so the app can warm-start. */
+export const ENV_SOURCE_REF = 'CLAIMKIT_SOURCE_REF';
+export const ENV_SOURCE_TOKEN = 'CLAIMKIT_SOURCE_TOKEN';
+/**
+ * A result ref with this prefix names a checkpoint OCI image (e.g. `image:localhost/ckpt/web:7`):
+ * the source container's image is set to the rest (a runtime that restores from it: CRI-O).
+ */
+export const SOURCE_IMAGE_PREFIX = 'image:';
+
 /** PodClaimSet claims carry the set's name so the set can select them. */
 export const LABEL_CLAIM_SET = 'claimkit.dev/claim-set';
 

@@ -79,6 +79,22 @@ export interface PodPoolSpec {
    * Bound pods (voluntary evictions, e.g. node drains, then wait for release); removing it deletes the PDB.
    */
   disruptionBudget?: DisruptionBudgetSpec;
+  /**
+   * When set, the pool's pods start from this Capture's result (same namespace), and only from a
+   * fenced one: until the Capture has a fenced result the pool creates no pods (condition
+   * SourceReady). Pods carry the result as annotations and env; a new fenced result rolls Idle pods.
+   */
+  source?: PodPoolSource;
+}
+
+export interface PodPoolSource {
+  /** The Capture in the pool's namespace whose fenced result seeds every pod the pool creates. */
+  captureName: string;
+  /**
+   * The container whose image an `image:` result ref replaces (default: the first container); it
+   * must name a container of the template.
+   */
+  container?: string;
 }
 
 export interface DisruptionBudgetSpec {

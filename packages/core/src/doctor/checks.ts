@@ -9,7 +9,8 @@ import { classifyHolder, isDeleting, isPodFinished } from '../capture/liveness.t
 import { unfencedResult } from '../capture/result-fence.ts';
 import { claimedBy, claimedByUid, stateOf } from '../pool/pods.ts';
 import { chooseScaleIn, isMigrating } from '../pool/scale-in.ts';
-import { isUpdatedPod, podTemplateHash, poolTemplateHash } from '../pool/template-hash.ts';
+import { sourceStateOf } from '../pool/source.ts';
+import { currentTemplateHash, isUpdatedPod, podTemplateHash } from '../pool/template-hash.ts';
 import { overCreatedPools } from './pool-size.ts';
 
 export interface DoctorSnapshot {
@@ -427,8 +428,9 @@ function outdatedBoundPods(s: DoctorSnapshot): Finding[] {
     if ((state !== 'Bound' && state !== 'Draining') || isDeleting(p)) continue;
     const pool = pools.get(keyString({ namespace: nsOf(p), name: p.metadata.labels?.[LABEL_POOL] ?? '' }));
     if (!pool || pool.metadata.deletionTimestamp) continue;
-    const current = poolTemplateHash(pool);
-    if (isUpdatedPod(p, current)) continue;
+    // A pool seeded from a Capture (spec.source) judges its pods only against a fenced seed.
+    const current = currentTemplateHash(pool, sourceStateOf(pool, s.captures));
+    if (current === undefined || isUpdatedPod(p, current)) continue;
     const claim = claimedBy(p);
     out.push(
       finding(

@@ -22,6 +22,7 @@ import {
   releasePodWrite,
   unlabelPodWrite,
 } from '../pool/pods.ts';
+import { sourceStateOf } from '../pool/source.ts';
 import { type PodRelease, poolRelease } from '../pool/template-hash.ts';
 import { decideCapture, decideDiscardUnfencedResult } from '../reconcile/capture.ts';
 import type { Decision, Write } from '../reconcile/decision.ts';
@@ -72,7 +73,8 @@ class Index {
   }
   /** The release the pool applies (its policy; pods of an outdated template are deleted). */
   policy(ns: string, pool: string | undefined): PodRelease {
-    return poolRelease(this.pool(ns, pool));
+    const p = this.pool(ns, pool);
+    return poolRelease(p, p && sourceStateOf(p, this.s.captures));
   }
   pod(ns: string, name: string | undefined): Pod | undefined {
     return name ? (this.byId.get(`Pod/${keyString({ namespace: ns, name })}`) as Pod | undefined) : undefined;

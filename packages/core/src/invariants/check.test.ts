@@ -1,9 +1,16 @@
 // Each invariant checker detects its violation and accepts the healthy state next to it.
 import { describe, expect, test } from 'vitest';
-import { LABEL_CLAIMED_BY } from '../api/constants.ts';
+import {
+  ANNOTATION_SOURCE_CAPTURE,
+  ANNOTATION_SOURCE_REF,
+  ANNOTATION_SOURCE_TOKEN,
+  LABEL_CLAIMED_BY,
+} from '../api/constants.ts';
 import {
   boundTo,
   capture,
+  captured,
+  captureStatus,
   claimedBy,
   deleting,
   heldBy,
@@ -16,6 +23,7 @@ import {
   podClaimSet,
   ready,
   T0_MS,
+  withAnnotations,
   withLabels,
   withSelector,
 } from '../testing/fixtures.ts';
@@ -163,5 +171,52 @@ describe('transition tracker', () => {
       podClaim('a', inSet(set), boundTo('t'), migratingFrom('s'), deleting()),
     );
     expect(ids(t.violations)).toEqual(['P4']);
+  });
+
+  test('S1: a pod seeded from a (capture, token, ref) that never stood fenced; a fenced one, even gone since, is fine', () => {
+    const t = new InvariantTracker(() => T0_MS);
+    const seeded = (name: string, token: number, ref: string) =>
+      pod(
+        name,
+        inPool('warm'),
+        withAnnotations({
+          [ANNOTATION_SOURCE_CAPTURE]: 'snap',
+          [ANNOTATION_SOURCE_TOKEN]: String(token),
+          [ANNOTATION_SOURCE_REF]: ref,
+        }),
+      );
+    // These capture writes bypass the fence (C1 flags them); only S1 is looked at here.
+    const s1 = () => ids(t.violations).filter((x) => x === 'S1');
+    // A result beside an open claim, then one below the epoch: neither is fenced.
+    t.observe(
+      'Capture',
+      'ADDED',
+      capture('snap', captured('early', { token: 1 }), heldBy({ name: 'h', uid: 'u' })),
+    );
+    t.observe(
+      'Capture',
+      'MODIFIED',
+      capture('snap', captureStatus({ epoch: 3 }), captured('stale', { token: 2 })),
+    );
+    t.observe('Pod', 'ADDED', seeded('a', 1, 'early'));
+    t.observe('Pod', 'ADDED', seeded('b', 2, 'stale'));
+    expect(s1()).toEqual(['S1', 'S1']);
+    t.violations.length = 0;
+    // The fenced complete; the result is then discarded, and pods of it are still fine.
+    t.observe(
+      'Capture',
+      'MODIFIED',
+      capture('snap', captureStatus({ epoch: 3 }), captured('ok', { token: 3 })),
+    );
+    t.observe('Capture', 'MODIFIED', capture('snap', captureStatus({ epoch: 3, phase: 'Pending' })));
+    t.observe('Pod', 'ADDED', seeded('c', 3, 'ok'));
+    t.observe('Pod', 'MODIFIED', seeded('a', 1, 'early')); // unchanged: judged when it was seeded
+    expect(s1()).toEqual([]);
+    // Another ref under a fenced token is not that result; and a pod written by someone else is theirs.
+    t.observe('Pod', 'MODIFIED', seeded('c', 3, 'forged'));
+    expect(s1()).toEqual(['S1']);
+    t.externalWriter = true;
+    t.observe('Pod', 'ADDED', seeded('d', 9, 'typed-by-hand'));
+    expect(s1()).toEqual(['S1']);
   });
 });

@@ -10,7 +10,10 @@ import { classifyHolder, isPodFinished } from '../capture/liveness.ts';
 import { isLostForGood } from '../pool/lost-policy.ts';
 import { claimedBy, isIdleAndReady } from '../pool/pods.ts';
 
-/** C*, P*: DESIGN.md's invariants; M1, M2, L1: the claim side of pools (claim-side.ts). */
+/**
+ * C*, P*: DESIGN.md's invariants; M1, M2, L1: the claim side of pools (claim-side.ts); S1: only a
+ * fenced Capture result seeds a pool's pods (PodPool spec.source; checked by the tracker).
+ */
 export type InvariantId =
   | 'C1'
   | 'C2'
@@ -24,7 +27,8 @@ export type InvariantId =
   | 'P8'
   | 'M1'
   | 'M2'
-  | 'L1';
+  | 'L1'
+  | 'S1';
 
 export interface Violation {
   invariant: InvariantId;

@@ -3,10 +3,11 @@
 // template are back at min(minIdle, maxPods - claimed pods).
 import { LABEL_POOL } from '../api/constants.ts';
 import { keyString } from '../api/meta.ts';
-import type { Pod, PodPool } from '../api/types.ts';
+import type { Capture, Pod, PodPool } from '../api/types.ts';
 import { isDeleting } from '../capture/liveness.ts';
 import { claimedBy, stateOf } from '../pool/pods.ts';
-import { isUpdatedPod, poolTemplateHash } from '../pool/template-hash.ts';
+import { sourceStateOf } from '../pool/source.ts';
+import { currentTemplateHash, isUpdatedPod } from '../pool/template-hash.ts';
 
 export interface PoolRolloutViolation {
   invariant: 'rollout';
@@ -18,12 +19,21 @@ const nsOf = (o: { metadata: { namespace?: string } }) => o.metadata.namespace ?
 const id = (kind: string, o: { metadata: { namespace?: string; name: string } }) =>
   `${kind}/${keyString({ namespace: nsOf(o), name: o.metadata.name })}`;
 
-/** Checked only when quiet: during a rollout both conditions are briefly false by design. */
-export function checkPoolRollout(pools: PodPool[], pods: Pod[]): PoolRolloutViolation[] {
+/**
+ * Checked only when quiet: during a rollout both conditions are briefly false by design. A pool
+ * seeded from a Capture (spec.source) is judged against its fenced seed, looked up in `captures`;
+ * while the source has none, the pool creates nothing and leaves its pods alone, so it is skipped.
+ */
+export function checkPoolRollout(
+  pools: PodPool[],
+  pods: Pod[],
+  captures: readonly Capture[] = [],
+): PoolRolloutViolation[] {
   const out: PoolRolloutViolation[] = [];
   for (const pool of pools) {
     if (pool.metadata.deletionTimestamp) continue;
-    const hash = poolTemplateHash(pool);
+    const hash = currentTemplateHash(pool, sourceStateOf(pool, captures));
+    if (hash === undefined) continue;
     const mine = pods.filter(
       (p) =>
         nsOf(p) === nsOf(pool) && p.metadata.labels?.[LABEL_POOL] === pool.metadata.name && !isDeleting(p),

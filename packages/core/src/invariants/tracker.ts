@@ -1,16 +1,19 @@
 // Transition invariants, checked on every watch event (every write): tokens only grow (C1),
 // results are written with the token that produced them (C1), takeovers only from dead or
 // expired holders (C2), no direct A->B relabel (P1), scale-in never deletes a migrating claim (P4),
-// a claim Lost under lostPolicy Fail never gets a pod again (L1).
+// a claim Lost under lostPolicy Fail never gets a pod again (L1), and a pod carrying a Capture's
+// result as its source (claimkit.dev/source-*) was seeded from a result that was fenced (S1).
 import { LABEL_CLAIMED_BY } from '../api/constants.ts';
 import { keyString } from '../api/meta.ts';
 import type { WatchEventType } from '../api/ports.ts';
 import type { Capture, Kind, Pod, PodClaim } from '../api/types.ts';
 import { isClaimLive } from '../capture/claim.ts';
 import { classifyHolder, isPodFinished } from '../capture/liveness.ts';
+import { unfencedResult } from '../capture/result-fence.ts';
 import { isReplacement } from '../pool/bound-pod.ts';
 import { isLostForGood, lostPolicyOf } from '../pool/lost-policy.ts';
 import { isMigrating } from '../pool/scale-in.ts';
+import { podSeed } from '../pool/source.ts';
 import type { Violation } from './check.ts';
 
 export class InvariantTracker {
@@ -25,6 +28,11 @@ export class InvariantTracker {
   private readonly claims = new Map<string, PodClaim>();
   /** Tokens issued per capture, with the holder each went to. */
   private readonly issued = new Map<string, Map<number, string>>();
+  /**
+   * Every (capture, token, ref) that stood as a fenced result at some point of the history
+   * (capture/result-fence.ts), as `<namespace>/<capture>|<token>|<ref>`: what a pool may seed from.
+   */
+  private readonly fencedSeeds = new Set<string>();
   private readonly now: () => number;
 
   constructor(now: () => number) {
@@ -93,6 +101,10 @@ export class InvariantTracker {
         this.fail('C1', `result of token ${ns.result.token} claims to come from another pod`, obj);
       }
     }
+    if (ns.result && unfencedResult(ns) === undefined)
+      this.fencedSeeds.add(
+        seedKey(c.metadata.namespace ?? '', c.metadata.name, ns.result.token, ns.result.ref),
+      );
     this.captures.set(k, c);
   }
 
@@ -107,7 +119,30 @@ export class InvariantTracker {
     const b = p.metadata.labels?.[LABEL_CLAIMED_BY];
     if (a && b && a !== b)
       this.fail('P1', `pod relabelled claimed-by ${a} -> ${b} in one write`, [`Pod/${k}`]);
+    if (!this.externalWriter) this.checkSeed(prev, p);
     this.pods.set(k, p);
+  }
+
+  /**
+   * S1: a pod that a controller gives a Capture's result as its source (the claimkit.dev/source-*
+   * annotations, set when a pool creates it) carries a (capture, token, ref) that stood fenced.
+   */
+  private checkSeed(prev: Pod | undefined, p: Pod): void {
+    const seed = podSeed(p);
+    if (!seed) return;
+    const ns = p.metadata.namespace ?? '';
+    const key = seedKey(ns, seed.captureName, seed.token, seed.ref);
+    const before = prev && podSeed(prev);
+    if (before && seedKey(ns, before.captureName, before.token, before.ref) === key) return;
+    if (this.fencedSeeds.has(key)) return;
+    this.fail(
+      'S1',
+      `pod ${p.metadata.name} was seeded from result ${seed.ref} (token ${seed.token}) of capture ${seed.captureName}, which was never a fenced result`,
+      [
+        `Pod/${keyString({ namespace: ns, name: p.metadata.name })}`,
+        `Capture/${keyString({ namespace: ns, name: seed.captureName })}`,
+      ],
+    );
   }
 
   private onClaim(type: WatchEventType, c: PodClaim): void {
@@ -169,3 +204,6 @@ export class InvariantTracker {
     );
   }
 }
+
+const seedKey = (ns: string, capture: string, token: number, ref: string): string =>
+  `${ns}/${capture}|${token}|${ref}`;

@@ -1,6 +1,6 @@
 // Event routing, as the controller's Manager and the simulator's World both use it.
 import { describe, expect, test } from 'vitest';
-import type { Capture, PodClaim } from '../api/types.ts';
+import type { Capture, PodClaim, PodPool } from '../api/types.ts';
 import { ClaimIndex } from '../pool/claim-index.ts';
 import {
   boundTo,
@@ -20,16 +20,18 @@ import {
   podPool,
   withLabels,
   withSelector,
+  withSource,
 } from '../testing/fixtures.ts';
 import { mapEvent, type RoutingView } from './map-event.ts';
 
 const NS = 'default';
 
-function view(opts: { captures?: Capture[]; claims?: PodClaim[] } = {}): RoutingView {
+function view(opts: { captures?: Capture[]; claims?: PodClaim[]; pools?: PodPool[] } = {}): RoutingView {
   const claims = opts.claims ?? [];
   return {
     captures: (ns) => (opts.captures ?? []).filter((c) => (c.metadata.namespace ?? '') === ns),
     claims: (ns) => claims.filter((c) => (c.metadata.namespace ?? '') === ns),
+    pools: (ns) => (opts.pools ?? []).filter((p) => (p.metadata.namespace ?? '') === ns),
     references: new ClaimIndex(claims),
   };
 }
@@ -156,6 +158,22 @@ describe('claims, claim sets, pools and captures', () => {
     expect(mapEvent('PodPool', undefined, podPool('web'), view())).toEqual([`PodPool|${NS}/web`]);
     expect(mapEvent('PodClaimSet', podClaimSet('s'), undefined, view())).toEqual([`PodClaimSet|${NS}/s`]);
     expect(mapEvent('Capture', capture('c'), capture('c'), view())).toEqual([`Capture|${NS}/c`]);
+  });
+
+  test('a capture reaches the pools of its namespace whose spec.source names it (added, changed, deleted)', () => {
+    const v = view({
+      pools: [
+        podPool('warm', withSource('snap')),
+        podPool('cold', withSource('other')),
+        podPool('plain'),
+        podPool('elsewhere', withSource('snap'), inNamespace('other-ns')),
+      ],
+    });
+    const expected = [`Capture|${NS}/snap`, `PodPool|${NS}/warm`];
+    expect(mapEvent('Capture', undefined, capture('snap'), v)).toEqual(expected);
+    expect(mapEvent('Capture', capture('snap'), capture('snap'), v)).toEqual(expected);
+    expect(mapEvent('Capture', capture('snap'), undefined, v)).toEqual(expected);
+    expect(mapEvent('Capture', undefined, capture('nobody'), v)).toEqual([`Capture|${NS}/nobody`]);
   });
 
   test('no object at all maps to nothing', () => {

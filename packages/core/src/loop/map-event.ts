@@ -5,7 +5,7 @@
 // reaches the claim it named, a selector match lost still reaches the Capture.
 import { LABEL_STATE } from '../api/constants.ts';
 import { matchesSelector } from '../api/labels.ts';
-import type { AnyObject, Capture, Pod, PodClaim } from '../api/types.ts';
+import type { AnyObject, Capture, Pod, PodClaim, PodPool } from '../api/types.ts';
 import type { ClaimIndex } from '../pool/claim-index.ts';
 import { claimedBy, poolOf } from '../pool/pods.ts';
 import { type ReconcileKind, reconcileKey } from './reconcile-key.ts';
@@ -20,6 +20,8 @@ export interface RoutingView {
   captures(namespace: string): readonly Capture[];
   /** PodClaims of a namespace: an Idle pod wakes the claims of its pool still waiting for a pod. */
   claims(namespace: string): readonly PodClaim[];
+  /** PodPools of a namespace: a Capture's change wakes the pools whose spec.source names it. */
+  pools(namespace: string): readonly PodPool[];
   /** Which claims reference which pod (P6), fed from the PodClaim watch before its events are mapped. */
   readonly references: Pick<ClaimIndex, 'referencingIncludingDeleting'>;
 }
@@ -45,6 +47,7 @@ export const mapEvent: MapEvent = (kind, old, cur, view) => {
     case 'PodClaim':
       return keysForClaim(ns, cur as PodClaim | undefined, old as PodClaim | undefined);
     case 'Capture':
+      return keysForCapture(ns, obj.metadata.name, view);
     case 'PodClaimSet':
     case 'PodPool':
       return [reconcileKey(kind, ns, obj.metadata.name)];
@@ -88,6 +91,18 @@ function keysForPod(ns: string, cur: Pod | undefined, old: Pod | undefined, view
     }
   }
   return [...keys];
+}
+
+/**
+ * A Capture change reaches the Capture and the pools whose spec.source names it (a new fenced
+ * result seeds their pods; a result discarded or a capture gone stops their creates).
+ */
+function keysForCapture(ns: string, name: string, view: RoutingView): string[] {
+  const keys = [reconcileKey('Capture', ns, name)];
+  for (const p of view.pools(ns)) {
+    if (p.spec.source?.captureName === name) keys.push(reconcileKey('PodPool', ns, p.metadata.name));
+  }
+  return keys;
 }
 
 /** A claim change reaches the claim, its pool and its claim set (old and new, should either change). */

@@ -5,6 +5,9 @@
 import {
   ANNOTATION_CLAIMED_BY_UID,
   ANNOTATION_POD_UID,
+  ANNOTATION_SOURCE_CAPTURE,
+  ANNOTATION_SOURCE_REF,
+  ANNOTATION_SOURCE_TOKEN,
   API_VERSION,
   LABEL_CLAIMED_BY,
   LABEL_POOL,
@@ -61,6 +64,10 @@ const claimedBy = (claim: string, state = 'Bound'): PodMetadataCase => ({
 const state = (s: string): PodMetadataCase => ({ labels: { ...POOL, [LABEL_STATE]: s } });
 const hashed = (hash: string, s: string): PodMetadataCase => ({
   labels: { ...POOL, [LABEL_STATE]: s, [LABEL_TEMPLATE_HASH]: hash },
+});
+const seeded = (token: string, ref = 'snapshot://web/7'): PodMetadataCase => ({
+  labels: { ...POOL, [LABEL_STATE]: 'Idle' },
+  annotations: { [ANNOTATION_SOURCE_TOKEN]: token, [ANNOTATION_SOURCE_REF]: ref },
 });
 const allowed: PolicyCaseExpectation = { allowed: true };
 const refused = (reason: ValidationReason, message: string): PolicyCaseExpectation => ({
@@ -217,6 +224,52 @@ export const POLICY_CASES: readonly PolicyCase[] = [
     operation: 'CREATE',
     writer: 'controller',
     new: hashed('cur1', 'Idle'),
+    expect: allowed,
+  }),
+  pod({
+    name: 'a person changing the source token of a seeded pool pod is refused (a pod made to look seeded from another result)',
+    operation: 'UPDATE',
+    old: seeded('7'),
+    new: seeded('8'),
+    expect: refused(
+      'Forbidden',
+      `metadata.annotations[${ANNOTATION_SOURCE_TOKEN}]: is set only by the claimkit controller, not by "${OTHER_USER_PLACEHOLDER}"; anyone may remove it`,
+    ),
+  }),
+  pod({
+    name: 'a person creating a pool pod with a source ref is refused',
+    operation: 'CREATE',
+    new: seeded('7'),
+    expect: refused(
+      'Forbidden',
+      `metadata.annotations[${ANNOTATION_SOURCE_REF}]: is set only by the claimkit controller`,
+    ),
+  }),
+  pod({
+    name: 'a person naming another source capture on a pool pod is refused',
+    operation: 'UPDATE',
+    old: state('Idle'),
+    new: {
+      labels: { ...POOL, [LABEL_STATE]: 'Idle' },
+      annotations: { [ANNOTATION_SOURCE_CAPTURE]: 'other' },
+    },
+    expect: refused(
+      'Forbidden',
+      `metadata.annotations[${ANNOTATION_SOURCE_CAPTURE}]: is set only by the claimkit controller`,
+    ),
+  }),
+  pod({
+    name: 'a person removing the source annotations is allowed',
+    operation: 'UPDATE',
+    old: seeded('7'),
+    new: state('Idle'),
+    expect: allowed,
+  }),
+  pod({
+    name: 'the controller creates a pool pod seeded from a fenced result',
+    operation: 'CREATE',
+    writer: 'controller',
+    new: seeded('7'),
     expect: allowed,
   }),
   pod({

@@ -1,12 +1,16 @@
 // Policy `<prefix>-pool-pod-labels`: invariant P1 at the pod, for every writer. A pool pod (label
 // claimkit.dev/pool, before or after the write) is never relabelled from one claim to another in a
 // single write, its state label, claimed-by label and claimed-by-uid annotation agree, and only the
-// controller names a claim or a template hash on it (anyone may remove them). The same
+// controller names a claim, a template hash or a source (the claimkit.dev/source-* annotations of a
+// pod seeded from a Capture's fenced result) on it (anyone may remove them). The same
 // rules as the webhook's /validate/pods (packages/webhook/src/rules/pods.ts), including when they
 // apply: consistency is checked on create, and on update only when the write touches one of those
 // keys, so pods that were inconsistent before the policy existed can still be repaired step by step.
 import {
   ANNOTATION_CLAIMED_BY_UID,
+  ANNOTATION_SOURCE_CAPTURE,
+  ANNOTATION_SOURCE_REF,
+  ANNOTATION_SOURCE_TOKEN,
   LABEL_CLAIMED_BY,
   LABEL_POOL,
   LABEL_STATE,
@@ -32,6 +36,13 @@ const keyChanged = (oldM: string, newM: string, k: string) =>
   `(${k} in variables.${oldM}) != (${k} in variables.${newM}) || ` +
   `((${k} in variables.${newM}) && variables.${oldM}[${k}] != variables.${newM}[${k}])`;
 
+/** The source annotations (pool/source.ts), each with the suffix of its old/new variables. */
+const SOURCE_KEYS: [string, string][] = [
+  ['SourceCapture', ANNOTATION_SOURCE_CAPTURE],
+  ['SourceRef', ANNOTATION_SOURCE_REF],
+  ['SourceToken', ANNOTATION_SOURCE_TOKEN],
+];
+
 const VARIABLES: NamedExpression[] = [
   {
     name: 'oldLabels',
@@ -54,6 +65,10 @@ const VARIABLES: NamedExpression[] = [
   { name: 'newState', expression: valueOr('newLabels', LABEL_STATE) },
   { name: 'oldTemplateHash', expression: valueOr('oldLabels', LABEL_TEMPLATE_HASH) },
   { name: 'newTemplateHash', expression: valueOr('newLabels', LABEL_TEMPLATE_HASH) },
+  ...SOURCE_KEYS.flatMap(([v, key]) => [
+    { name: `old${v}`, expression: valueOr('oldAnnotations', key) },
+    { name: `new${v}`, expression: valueOr('newAnnotations', key) },
+  ]),
   {
     name: 'touched',
     expression:
@@ -130,6 +145,16 @@ const VALIDATIONS: PolicyValidation[] = [
     messageExpression: `${q(`${labelField(LABEL_TEMPLATE_HASH)}: is set only by the claimkit controller, not by "`)} + request.userInfo.username + '"; anyone may remove it'`,
     reason: 'Forbidden',
   },
+  // The source annotations say which fenced Capture result seeded the pod (only a fenced one may):
+  // a person who sets them makes a pod look seeded from a result it was not started from.
+  ...SOURCE_KEYS.map(
+    ([v, key]): PolicyValidation => ({
+      expression: `variables.isController || variables.new${v} == '' || variables.new${v} == variables.old${v}`,
+      message: `${annotationField(key)}: is set only by the claimkit controller; anyone may remove it`,
+      messageExpression: `${q(`${annotationField(key)}: is set only by the claimkit controller, not by "`)} + request.userInfo.username + '"; anyone may remove it'`,
+      reason: 'Forbidden',
+    }),
+  ),
 ];
 
 export function poolPodLabelsPolicy(o: ResolvedPolicyOptions): ValidatingAdmissionPolicy {

@@ -13,6 +13,8 @@
 // - template rollout (rollout.ts): Idle pods of an outdated template do not count toward the target
 //   either, so current ones are created next to them (within maxPods); an outdated Idle pod goes
 //   once enough current Idle pods are Ready to keep the target without it.
+// - a pool seeded from a Capture (spec.source) with no fenced result holds its creates: nothing is
+//   created, replaced or rolled out; excess Idle pods are still scaled down.
 // Deletes carry the pod's UID and resourceVersion, so a concurrent bind wins.
 import { parseTimestamp } from '../api/meta.ts';
 import type { Pod, PodPool } from '../api/types.ts';
@@ -35,6 +37,13 @@ export interface ScalingInput {
   now: number;
   /** Creates to keep; default: a fresh pod from the pool's template. */
   newPod: (pool: PodPool) => Pod;
+  /** The hash new pods carry (default: the template's; a seeded pool's includes its seed). */
+  templateHash?: string;
+  /**
+   * Set while the pool's spec.source has no fenced result (pool/source.ts): nothing is created,
+   * replaced or rolled out, and no pod is judged outdated; excess Idle pods are still scaled down.
+   */
+  holdCreates?: boolean;
 }
 
 export interface ScalingDecision {
@@ -63,15 +72,16 @@ function newestFirst(a: Pod, b: Pod): number {
 
 export function decideScaling(x: ScalingInput): ScalingDecision {
   const { pool } = x;
-  const hash = poolTemplateHash(pool);
+  const hash = x.templateHash ?? poolTemplateHash(pool);
   const live = x.pods.filter((p) => !isDeleting(p));
   const terminating = x.pods.length - live.length;
   const idle = live.filter(isIdle);
   const finished = idle.filter(isPodFinished);
   const stranded = idle.filter((p) => !isPodFinished(p) && isStranded(p, x.unservable));
   const servable = idle.filter((p) => !cannotServe(p, x.unservable));
-  // Only Idle pods of the current template count toward the target (template rollout).
-  const healthy = servable.filter((p) => isUpdatedPod(p, hash));
+  // Only Idle pods of the current template count toward the target (template rollout), unless
+  // creates are held: then there is no current template to judge by, and every servable pod counts.
+  const healthy = x.holdCreates ? servable : servable.filter((p) => isUpdatedPod(p, hash));
   const held = live.length - idle.length;
   const desiredIdle = Math.min(pool.spec.minIdle + x.pendingClaims, Math.max(0, pool.spec.maxPods - held));
   const base = {
@@ -99,14 +109,15 @@ export function decideScaling(x: ScalingInput): ScalingDecision {
   const need = desiredIdle - healthy.length;
   const deleting = new Set<string>();
   let created = 0;
-  // Finished pods never run again: deleted at once (a concurrent bind or relabel still wins).
-  for (const p of [...finished].sort(newestFirst)) {
+  // Finished pods never run again: deleted at once (a concurrent bind or relabel still wins); left
+  // alone while creates are held (no replacement could follow).
+  for (const p of x.holdCreates ? [] : [...finished].sort(newestFirst)) {
     deleting.add(p.metadata.name);
     writes.push(
       deletePodAsReadWrite(p, `replace Idle pod ${p.metadata.name}: finished (phase ${p.status?.phase})`),
     );
   }
-  if (finished.length > 0)
+  if (finished.length > 0 && !x.holdCreates)
     events.push(
       event(
         pool,
@@ -116,7 +127,7 @@ export function decideScaling(x: ScalingInput): ScalingDecision {
       ),
     );
   if (need > 0) {
-    const n = Math.min(need, room);
+    const n = x.holdCreates ? 0 : Math.min(need, room);
     created = n;
     for (let i = 0; i < n; i++)
       writes.push({ op: 'create', object: x.newPod(pool), why: `keep ${desiredIdle} Idle` });
@@ -127,7 +138,7 @@ export function decideScaling(x: ScalingInput): ScalingDecision {
       );
     }
     // No room for a replacement: a stranded pod makes room (it cannot serve anyway).
-    const freed = [...stranded].sort(newestFirst).slice(0, Math.max(0, need - n));
+    const freed = x.holdCreates ? [] : [...stranded].sort(newestFirst).slice(0, Math.max(0, need - n));
     for (const p of freed) {
       deleting.add(p.metadata.name);
       writes.push(
@@ -178,13 +189,15 @@ export function decideScaling(x: ScalingInput): ScalingDecision {
       );
   }
   // Rollout: outdated Idle pods go once current Ready ones keep the target without them.
-  const outdated = outdatedIdleToDelete({
-    idle: servable,
-    templateHash: hash,
-    desiredIdle,
-    roomToCreate: x.pods.length + created < pool.spec.maxPods,
-    alreadyDeleting: deleting,
-  });
+  const outdated = x.holdCreates
+    ? []
+    : outdatedIdleToDelete({
+        idle: servable,
+        templateHash: hash,
+        desiredIdle,
+        roomToCreate: x.pods.length + created < pool.spec.maxPods,
+        alreadyDeleting: deleting,
+      });
   for (const v of outdated)
     writes.push(deletePodAsReadWrite(v, `replace Idle pod ${v.metadata.name} of an outdated template`));
   if (outdated.length > 0)

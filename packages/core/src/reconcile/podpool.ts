@@ -2,13 +2,16 @@
 // only Idle pods with a resourceVersion precondition (a concurrent bind wins), release pods whose
 // claim is gone (confirmed live), keep the owned PDB, and report counts. Scaling decides from the
 // cache, gated by expectations (pool/scaling.ts, pool/expectations.ts): no live list per reconcile.
+// A pool with spec.source starts its pods from the named Capture's fenced result (pool/source.ts):
+// until there is one it creates and replaces no pods (excess Idle pods still go) and says why
+// (SourceReady).
 import { setCondition } from '../api/conditions.ts';
 import { LABEL_POOL, LABEL_STATE } from '../api/constants.ts';
 import { getOrUndefined, isApiError } from '../api/errors.ts';
 import { deepEqual } from '../api/json.ts';
 import { keyOf, type ObjectKey } from '../api/meta.ts';
 import type { Client, Reader } from '../api/ports.ts';
-import type { Pod, PodClaim, PodDisruptionBudget, PodPool, PodPoolStatus } from '../api/types.ts';
+import type { Capture, Pod, PodClaim, PodDisruptionBudget, PodPool, PodPoolStatus } from '../api/types.ts';
 import { isDeleting, isPodFinished } from '../capture/liveness.ts';
 import { ClaimIndex } from '../pool/claim-index.ts';
 import { decideDisruptionBudget, pdbNameFor } from '../pool/disruption-budget.ts';
@@ -19,9 +22,23 @@ import { rolloutStatus, templateCondition } from '../pool/rollout-status.ts';
 import { decideScaling, type ScalingDecision } from '../pool/scaling.ts';
 import { NO_UNSERVABLE_NODES, readUnservableNodes, type UnservableNodes } from '../pool/serving.ts';
 import { applyPoolDecision } from '../pool/slow-start.ts';
-import { LABEL_TEMPLATE_HASH, poolRelease, poolTemplateHash } from '../pool/template-hash.ts';
+import {
+  CONDITION_SOURCE_READY,
+  type PoolSeed,
+  SOURCE_WAIT_MS,
+  seedPod,
+  sourceCondition,
+  sourceEvent,
+  withoutSourceAnnotations,
+} from '../pool/source.ts';
+import {
+  currentTemplateHash,
+  LABEL_TEMPLATE_HASH,
+  poolRelease,
+  poolTemplateHash,
+} from '../pool/template-hash.ts';
 import type { EventRecorder } from './apply.ts';
-import { type Decision, type EventSpec, event, type Write } from './decision.ts';
+import { type Decision, type EventSpec, event, minRequeue, type Write } from './decision.ts';
 import { SAFETY_RULES, type SafetyRules } from './safety-rules.ts';
 import { failedResult } from './step.ts';
 
@@ -39,6 +56,8 @@ export interface PodPoolSnapshot {
   unservable?: UnservableNodes;
   /** The PodDisruptionBudget named for the pool (`<pool>-bound`), as the cache shows it. */
   pdb?: PodDisruptionBudget;
+  /** The Capture spec.source names, as the cache shows it (absent: not found, or no spec.source). */
+  sourceCapture?: Capture;
 }
 
 export interface PodPoolDecision extends Decision {
@@ -93,14 +112,21 @@ export function decidePodPool(s: PodPoolSnapshot, rules: SafetyRules = SAFETY_RU
   const writes: Write[] = [];
   const events: EventSpec[] = [];
 
+  // spec.source: pods start only from the Capture's fenced result; without one, none are created.
+  const source = rules.judgePoolSource(pool, s.sourceCapture);
+  const seed = source.kind === 'fenced' ? source.seed : undefined;
+  const current = currentTemplateHash(pool, source);
+
   // Residue (P5, P7): a claimed pod that no live claim holds goes back to the pool, after a live read.
   const residue = residuePods(s, pods);
   if (residue.length > 0 && !s.live) return { writes: [], events: [], needsLiveRead: true };
   for (const { pod: p, why } of residue) {
-    writes.push(rules.releasePodWrite(p, poolRelease(pool), `pod ${p.metadata.name} ${why}`));
+    writes.push(rules.releasePodWrite(p, poolRelease(pool, source), `pod ${p.metadata.name} ${why}`));
     events.push(event(pool, 'Warning', 'ResidueReleased', `pod ${p.metadata.name} ${why}`));
   }
 
+  // While the source is not ready no pod is new: the pods are judged against the hash last reported.
+  const hash = current ?? pool.status?.templateHash ?? poolTemplateHash(pool);
   const scaling = decideScaling({
     pool,
     pods: allPods,
@@ -108,7 +134,9 @@ export function decidePodPool(s: PodPoolSnapshot, rules: SafetyRules = SAFETY_RU
     expectations: s.expectations ?? NO_PENDING,
     unservable: s.unservable ?? NO_UNSERVABLE_NODES,
     now: s.now,
-    newPod: (p) => newPod(p, s.now),
+    templateHash: hash,
+    newPod: (p) => newPod(p, s.now, seed),
+    ...(current === undefined ? { holdCreates: true } : {}),
   });
   writes.push(...scaling.writes);
   events.push(...scaling.events);
@@ -116,7 +144,6 @@ export function decidePodPool(s: PodPoolSnapshot, rules: SafetyRules = SAFETY_RU
   if (budget.write) writes.push(budget.write);
   if (budget.conflict) events.push(event(pool, 'Warning', 'DisruptionBudgetConflict', budget.conflict));
 
-  const hash = poolTemplateHash(pool);
   const status: PodPoolStatus = {
     total: pods.length,
     idle: idle.length,
@@ -135,13 +162,28 @@ export function decidePodPool(s: PodPoolSnapshot, rules: SafetyRules = SAFETY_RU
     {
       type: 'Ready',
       status: ok ? 'True' : 'False',
-      reason: ok ? 'MinIdleKept' : scaling.unschedulable > 0 ? 'PodsUnschedulable' : 'ScalingUp',
+      reason: ok
+        ? 'MinIdleKept'
+        : current === undefined
+          ? 'SourceNotReady'
+          : scaling.unschedulable > 0
+            ? 'PodsUnschedulable'
+            : 'ScalingUp',
       message: `${idle.length} Idle of ${pods.length} pods (minIdle ${pool.spec.minIdle}, maxPods ${pool.spec.maxPods})${scalingNote(scaling)}`,
       observedGeneration: pool.metadata.generation ?? 0,
     },
     s.now,
   );
   status.conditions = setCondition(status.conditions, templateCondition(pool, pods, hash), s.now);
+  const sourceReady = sourceCondition(pool, source);
+  if (sourceReady) {
+    const ev = sourceEvent(pool, source, sourceReady);
+    if (ev) events.push(ev);
+    status.conditions = setCondition(status.conditions, sourceReady, s.now);
+  } else {
+    // spec.source removed: its condition goes with it.
+    status.conditions = status.conditions.filter((c) => c.type !== CONDITION_SOURCE_READY);
+  }
   if (!deepEqual(status, pool.status ?? {})) {
     writes.push({
       op: 'patchStatus',
@@ -152,9 +194,11 @@ export function decidePodPool(s: PodPoolSnapshot, rules: SafetyRules = SAFETY_RU
       why: 'status',
     });
   }
-  return scaling.requeueAfterMs === undefined
-    ? { writes, events }
-    : { writes, events, requeueAfterMs: scaling.requeueAfterMs };
+  const requeueAfterMs = minRequeue(
+    scaling.requeueAfterMs,
+    current === undefined ? SOURCE_WAIT_MS : undefined,
+  );
+  return requeueAfterMs === undefined ? { writes, events } : { writes, events, requeueAfterMs };
 }
 
 /**
@@ -170,10 +214,14 @@ function scalingNote(x: ScalingDecision): string {
   return notes.length > 0 ? `; ${notes.join('; ')}` : '';
 }
 
-/** A new Idle pod of the pool; `now` gives its deletion cost (disruption-hints.ts). */
-export function newPod(pool: PodPool, now: number): Pod {
+/**
+ * A new Idle pod of the pool; `now` gives its deletion cost (disruption-hints.ts). A pool with
+ * spec.source passes the fenced `seed` its pods start from (pool/source.ts); the template's own
+ * `claimkit.dev/source-*` annotations are never copied.
+ */
+export function newPod(pool: PodPool, now: number, seed?: PoolSeed): Pod {
   const t = pool.spec.template;
-  return {
+  const pod: Pod = {
     apiVersion: 'v1',
     kind: 'Pod',
     metadata: {
@@ -184,13 +232,14 @@ export function newPod(pool: PodPool, now: number): Pod {
         ...(t.metadata?.labels ?? {}),
         [LABEL_POOL]: pool.metadata.name,
         [LABEL_STATE]: 'Idle',
-        [LABEL_TEMPLATE_HASH]: poolTemplateHash(pool),
+        [LABEL_TEMPLATE_HASH]: poolTemplateHash(pool, seed),
       },
-      annotations: { ...(t.metadata?.annotations ?? {}), ...newIdlePodHints(now) },
+      annotations: { ...withoutSourceAnnotations(t.metadata?.annotations ?? {}), ...newIdlePodHints(now) },
       ownerReferences: [poolOwnerReference(pool)],
     },
     spec: JSON.parse(JSON.stringify(t.spec)),
   };
+  return seed && pool.spec.source ? seedPod(pod, pool.spec.source, seed) : pod;
 }
 
 // ---------------- gather + act ----------------
@@ -247,7 +296,21 @@ async function gather(
   const pdb = await getOrUndefined(
     deps.cache.get('PodDisruptionBudget', { namespace: key.namespace, name: pdbNameFor(key.name) }),
   );
-  return { pool, pods, claims, missingClaims, live, now: deps.now(), unservable, ...(pdb ? { pdb } : {}) };
+  const source = pool.spec.source;
+  const sourceCapture = source
+    ? await getOrUndefined(reader.get('Capture', { namespace: key.namespace, name: source.captureName }))
+    : undefined;
+  return {
+    pool,
+    pods,
+    claims,
+    missingClaims,
+    live,
+    now: deps.now(),
+    unservable,
+    ...(pdb ? { pdb } : {}),
+    ...(sourceCapture ? { sourceCapture } : {}),
+  };
 }
 
 export async function reconcilePodPool(

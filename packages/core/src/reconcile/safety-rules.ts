@@ -9,6 +9,7 @@ import { classifyHolder } from '../capture/liveness.ts';
 import { isLostForGood } from '../pool/lost-policy.ts';
 import { bindPodWrite, releasePodWrite } from '../pool/pods.ts';
 import { chooseScaleIn } from '../pool/scale-in.ts';
+import { judgePoolSource } from '../pool/source.ts';
 import { finalize } from './podclaim/finalize.ts';
 import { dropPodReference, judgeReferencedPod } from './podclaim/hold.ts';
 
@@ -31,6 +32,8 @@ export interface SafetyRules {
   judgeReferencedPod: typeof judgeReferencedPod;
   /** L1: a claim Lost under lostPolicy Fail binds no fresh pod. */
   isLostForGood: typeof isLostForGood;
+  /** S1: only a fenced Capture result seeds a pool's pods (PodPool spec.source). */
+  judgePoolSource: typeof judgePoolSource;
 }
 
 export const SAFETY_RULES: SafetyRules = Object.freeze({
@@ -43,4 +46,5 @@ export const SAFETY_RULES: SafetyRules = Object.freeze({
   releasePodWrite,
   judgeReferencedPod,
   isLostForGood,
+  judgePoolSource,
 });

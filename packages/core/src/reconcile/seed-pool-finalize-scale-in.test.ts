@@ -211,6 +211,7 @@ describe('seed B: pod events reach claims through spec.podName and spec.sourcePo
   const routingView = (claims: PodClaim[]): RoutingView => ({
     captures: () => [],
     claims: () => claims,
+    pools: () => [],
     references: new ClaimIndex(claims),
   });
   /** The claims a pod event reaches through core's routing (the one the controller and simulator use). */

@@ -3,7 +3,13 @@ export * from './crd.ts';
 export * from './kinds.ts';
 export { podClaimSchema } from './pod-claim.ts';
 export { podClaimSetSchema } from './pod-claim-set.ts';
-export { podPoolSchema, podTemplateSpec } from './pod-pool.ts';
+export {
+  DNS_SUBDOMAIN_PATTERN,
+  isDnsSubdomain,
+  podPoolSchema,
+  podPoolSourceSchema,
+  podTemplateSpec,
+} from './pod-pool.ts';
 export type * from './types.ts';
 export * from './validate.ts';
 export { toYaml } from './yaml.ts';

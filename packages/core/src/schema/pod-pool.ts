@@ -6,6 +6,38 @@ import type { JSONSchemaProps, KindSchema } from './types.ts';
 
 export const RULE_MIN_IDLE_LE_MAX_PODS = 'self.minIdle <= self.maxPods';
 
+/** A lowercase RFC 1123 subdomain (an object name), as the API server's pattern. */
+export const DNS_SUBDOMAIN_PATTERN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$';
+const DNS_SUBDOMAIN = new RegExp(DNS_SUBDOMAIN_PATTERN);
+
+/** True for a valid object name: a lowercase RFC 1123 subdomain of at most 253 characters. */
+export function isDnsSubdomain(s: string): boolean {
+  return s.length >= 1 && s.length <= 253 && DNS_SUBDOMAIN.test(s);
+}
+
+/**
+ * spec.source. Whether `container` names a container of the template is checked by the webhook and
+ * the controller (SourceReady=False, ContainerNotFound), not by a CEL rule: a rule over the
+ * unbounded containers list would exceed the API server's CEL cost budget.
+ */
+export const podPoolSourceSchema: JSONSchemaProps = {
+  type: 'object',
+  description:
+    "Start the pool's pods from a Capture's result: only from a fenced one (no claim open, result token == epoch). Until the Capture has one, the pool creates no pods (condition SourceReady). Pods carry annotations claimkit.dev/source-capture, -ref and -token and env CLAIMKIT_SOURCE_REF and CLAIMKIT_SOURCE_TOKEN in every container; an 'image:' ref becomes the source container's image (a checkpoint image: CRI-O restores it, containerd does not). A new fenced result replaces Idle pods as a template change does.",
+  required: ['captureName'],
+  properties: {
+    captureName: str("The Capture in the pool's namespace whose fenced result seeds the pods.", {
+      minLength: 1,
+      maxLength: 253,
+      pattern: DNS_SUBDOMAIN_PATTERN,
+    }),
+    container: str(
+      "The container whose image an 'image:' result ref replaces (default: the first); must name a container of the template.",
+      { minLength: 1, maxLength: 63 },
+    ),
+  },
+};
+
 /** A PodTemplateSpec: what claimkit reads is typed, the rest of the pod spec is kept as given. */
 export const podTemplateSpec: JSONSchemaProps = {
   type: 'object',
@@ -71,6 +103,7 @@ export const podPoolSchema: KindSchema = {
             minimum: 0,
           },
         ),
+        source: podPoolSourceSchema,
         disruptionBudget: {
           type: 'object',
           description:
@@ -122,6 +155,7 @@ export const podPoolSchema: KindSchema = {
     { name: 'Updated', type: 'integer', jsonPath: '.status.updated', priority: 1 },
     { name: 'Outdated', type: 'integer', jsonPath: '.status.outdated', priority: 1 },
     { name: 'Policy', type: 'string', jsonPath: '.spec.releasePolicy', priority: 1 },
+    { name: 'Source', type: 'string', jsonPath: '.spec.source.captureName', priority: 1 },
     AGE,
   ],
   scale: KIND_INFO.PodPool.scale,

@@ -29,22 +29,43 @@ const ROUTING_CASES: [string, MapEvent, InvariantId[]][] = [
   ['P6-label-only-pod-events', labelOnlyPodEvents, ['P2', 'P6']],
 ];
 
-/** Runs seeds 1-12 until one violates; the trace must replay, and `clean` must not violate on it. */
+/**
+ * Rules that only a world with more in it can break: the options every run of the case (broken or
+ * clean) uses. S1: a pool seeded from a Capture, and a person (admission off) writing stale-token
+ * results, the unfenced results a broken pool would seed from.
+ */
+const WORLD_CASES: [BrokenRule, Omit<SimOptions, 'seed' | 'steps'>, InvariantId[]][] = [
+  [
+    'S1-seed-from-unfenced-result',
+    {
+      poolSource: { capture: 'cap-ext' },
+      adversary: false,
+      kubectl: { admission: 'off', ops: ['staleResult'], rate: 0.05 },
+    },
+    ['S1'],
+  ],
+];
+
+/**
+ * Runs seeds 1-12 until one violates; the trace must replay, and the same trace must not violate
+ * with core's own rules and routing (the `world` options kept).
+ */
 async function expectCaught(
   broken: Omit<SimOptions, 'seed' | 'steps'>,
   invariants: InvariantId[],
   what: string,
+  world: Omit<SimOptions, 'seed' | 'steps'> = {},
 ) {
   let caught: { seed: number; invariants: InvariantId[]; traceLength: number } | undefined;
   for (let seed = 1; seed <= 12 && !caught; seed++) {
-    const r = await simulate({ seed, steps: 3000, shrinkBudget: 20, ...broken });
+    const r = await simulate({ seed, steps: 3000, shrinkBudget: 20, ...world, ...broken });
     if (r.violations.length > 0) {
       caught = { seed, invariants: r.violations.map((v) => v.invariant), traceLength: r.trace.length };
       // The trace replays: the same seed and actions violate again...
-      const replay = await runTrace(seed, r.trace, broken);
+      const replay = await runTrace(seed, r.trace, { ...world, ...broken });
       expect(replay.violations.length).toBeGreaterThan(0);
       // ...and only because of what was broken: the same trace keeps every invariant otherwise.
-      const clean = await runTrace(seed, r.trace, {});
+      const clean = await runTrace(seed, r.trace, world);
       expect(clean.violations).toEqual([]);
     }
   }
@@ -55,6 +76,14 @@ async function expectCaught(
 describe('a deliberately broken rule is caught', () => {
   for (const [rule, invariants] of CASES) {
     test(rule, { timeout: 120_000 }, () => expectCaught({ rules: rulesBreaking(rule) }, invariants, rule));
+  }
+});
+
+describe('a deliberately broken rule is caught in a world that can break it', () => {
+  for (const [rule, world, invariants] of WORLD_CASES) {
+    test(rule, { timeout: 120_000 }, () =>
+      expectCaught({ rules: rulesBreaking(rule) }, invariants, rule, world),
+    );
   }
 });
 

@@ -17,9 +17,11 @@ export async function checkStep(w: World, a: Action): Promise<SimViolation[]> {
   w.violations.length = 0;
   // Transitions the actor's damage caused (its own writes, and what others then did) are the
   // repair point's to judge, not the tracker's; except P7 (a claim giving up a pod nobody else
-  // references), which judges only the controllers' decisions (the tracker skips external writers).
+  // references) and S1 (a pod seeded from a result that was never fenced), which judge only the
+  // controllers' decisions (the tracker skips external writers): an unfenced result the actor wrote
+  // must still never seed a pod.
   for (const v of w.tracker.violations) {
-    if (!w.damaged || v.invariant === 'P7') out.push(v);
+    if (!w.damaged || v.invariant === 'P7' || v.invariant === 'S1') out.push(v);
     else w.count('kubectl.transitionsSuspended');
   }
   w.tracker.violations.length = 0;
@@ -46,7 +48,7 @@ export async function checkStep(w: World, a: Action): Promise<SimViolation[]> {
       );
     }
     // Every rollout (a template change by a person) has restored the warm buffer by now.
-    out.push(...checkPoolRollout(pools, state.pods));
+    out.push(...checkPoolRollout(pools, state.pods, state.captures));
     w.corrupted = false;
   } else if (w.damaged) {
     // Admission off and damage landed: safety is suspended until the next repair point.

@@ -20,11 +20,18 @@ export const ADMIN: UserInfo = { username: 'admin', groups: ['system:masters', '
 export const LEASE_SECONDS = 60;
 export const WORKERS = 3;
 
-/** The pool `web`, the claim set `set` (2 replicas), the worker pods and the captures of a run. */
+/** The pool a run may add whose pods start from one of its captures (SimOptions.poolSource). */
+export const SOURCE_POOL = 'warm';
+
+/**
+ * The pool `web`, the claim set `set` (2 replicas), the worker pods and the captures of a run; with
+ * `source`, also the pool `warm` seeded from that capture and a solo claim `warm-0` on it.
+ */
 export async function createCluster(
   m: ApiModel,
   rng: Rng,
   size: { minIdle: number; maxPods: number } = { minIdle: 2, maxPods: 8 },
+  source?: { capture: string },
 ): Promise<void> {
   const pool: PodPool = {
     apiVersion: 'claimkit.dev/v1alpha1',
@@ -60,6 +67,28 @@ export async function createCluster(
   for (let i = 0; i < WORKERS; i++) await createWorker(m, i);
   await createCapture(m, true);
   await createCapture(m, false);
+  if (source) {
+    // No draw from `rng` here: a run without the pool keeps its random sequence.
+    const warm: PodPool = {
+      apiVersion: 'claimkit.dev/v1alpha1',
+      kind: 'PodPool',
+      metadata: { name: SOURCE_POOL, namespace: NS },
+      spec: {
+        template: {
+          metadata: { labels: { app: SOURCE_POOL } },
+          spec: { containers: [{ name: 'main', image: 'warm:1' }] },
+        },
+        minIdle: 2,
+        maxPods: 4,
+        releasePolicy: 'Recycle',
+        drainSeconds: 0,
+        source: { captureName: source.capture, container: 'main' },
+      },
+    };
+    await m.create(warm);
+    const claim = soloClaim(`${SOURCE_POOL}-0`);
+    await m.create({ ...claim, spec: { ...claim.spec, poolName: SOURCE_POOL } });
+  }
 }
 
 export async function createWorker(m: ApiModel, i: number): Promise<void> {

@@ -33,6 +33,14 @@ export interface SimOptions {
   shrinkBudget?: number;
   /** The pool's size (default minIdle 2, maxPods 8); a tight maxPods makes over-creation show as P8. */
   pool?: { minIdle: number; maxPods: number };
+  /**
+   * A second pool, `warm` (cluster.ts), whose pods start from the result of one of the run's
+   * captures (PodPool spec.source), which the capture actors work on (holders complete `cap-ext`,
+   * the agent `cap-http`, resets recreate both), with one solo claim on it. Every step checks S1:
+   * no pod carries a source that was never a fenced result. Default: no such pool (seeds keep
+   * their runs).
+   */
+  poolSource?: { capture: 'cap-http' | 'cap-ext' };
   /** Extra model options (e.g. CRD schema defaulting and validation). */
   modelOptions?: Omit<ApiModelOptions, 'clock' | 'seed'>;
   /**

@@ -5,7 +5,7 @@
 
 import { isApiError } from '../api/errors.ts';
 import type { Client, Reader } from '../api/ports.ts';
-import type { AnyObject, Capture, Pod, PodClaim } from '../api/types.ts';
+import type { AnyObject, Capture, Pod, PodClaim, PodPool } from '../api/types.ts';
 import type { ClusterState } from '../invariants/check.ts';
 import { InvariantTracker } from '../invariants/tracker.ts';
 import {
@@ -23,6 +23,7 @@ import { SimCaptureAgent } from '../model/capture-agent.ts';
 import { ManualClock, Rng } from '../model/clock.ts';
 import { ClaimIndex } from '../pool/claim-index.ts';
 import { PoolExpectations } from '../pool/expectations.ts';
+import { podSeed } from '../pool/source.ts';
 import { SAFETY_RULES, type SafetyRules } from '../reconcile/safety-rules.ts';
 import type { Action } from './actions.ts';
 import { type AdmissionMode, admissionLayer, type Refusal } from './admission-layer.ts';
@@ -80,6 +81,7 @@ export class World {
       this.model.peek('Capture').filter((c) => (c.metadata.namespace ?? '') === ns) as Capture[],
     claims: (ns) =>
       this.model.peek('PodClaim').filter((c) => (c.metadata.namespace ?? '') === ns) as PodClaim[],
+    pools: (ns) => this.model.peek('PodPool').filter((p) => (p.metadata.namespace ?? '') === ns) as PodPool[],
     references: this.references,
   };
 
@@ -104,6 +106,7 @@ export class World {
       this.model.watch(kind, {}, { onEvent: (e) => this.tracker.observe(kind, e.type, e.object) });
     }
     this.model.watch('Capture', {}, { onEvent: (e) => this.countAttempts(e.object as Capture) });
+    this.model.watch('Pod', {}, { onEvent: (e) => this.countSeeded(e.type, e.object as Pod) });
     watchReleases(
       this.model,
       () => this.current,
@@ -165,6 +168,17 @@ export class World {
     this.attempts.set(k, n);
   }
 
+  private readonly seeds = new Set<string>();
+  /** Pods created seeded from a Capture's result (spec.source), and the distinct results that seeded them. */
+  private countSeeded(type: string, p: Pod): void {
+    const seed = type === 'ADDED' ? podSeed(p) : undefined;
+    if (!seed) return;
+    this.count('source.podsSeeded');
+    const k = `${seed.captureName}|${seed.token}|${seed.ref}`;
+    if (!this.seeds.has(k)) this.count('source.results');
+    this.seeds.add(k);
+  }
+
   private newController(): Controller {
     const cache = new CacheView(this.model, 0);
     const expectations = new PoolExpectations();
@@ -222,8 +236,8 @@ export class World {
   }
 
   /** The cluster every run starts from, one solo claim, and every replica's queue full. */
-  async setup(rng: Rng, pool?: SimOptions['pool']): Promise<void> {
-    await createCluster(this.model, rng, pool);
+  async setup(rng: Rng, pool?: SimOptions['pool'], poolSource?: SimOptions['poolSource']): Promise<void> {
+    await createCluster(this.model, rng, pool, poolSource);
     await this.createClaim();
     for (const ctl of this.ctls) this.enqueueAll(ctl);
   }
@@ -321,9 +335,12 @@ export class World {
 /** A set-up world (pool, claim set, workers, captures, one solo claim), controllers not yet run. */
 export async function openWorld(
   seed: number,
-  opts: Pick<SimOptions, 'replicas' | 'modelOptions' | 'kubectl' | 'mapEvent' | 'rules' | 'pool'> = {},
+  opts: Pick<
+    SimOptions,
+    'replicas' | 'modelOptions' | 'kubectl' | 'mapEvent' | 'rules' | 'pool' | 'poolSource'
+  > = {},
 ): Promise<World> {
   const w = new World(seed, opts.replicas ?? 2, opts);
-  await w.setup(new Rng(seed ^ 0x5eed), opts.pool);
+  await w.setup(new Rng(seed ^ 0x5eed), opts.pool, opts.poolSource);
   return w;
 }

@@ -22,7 +22,8 @@ export type BrokenRule =
   | 'P7-foreign-label-takes-pod'
   | 'M1-release-keeps-pod-metadata'
   | 'M2-release-keeps-hints'
-  | 'L1-fail-claim-rebinds';
+  | 'L1-fail-claim-rebinds'
+  | 'S1-seed-from-unfenced-result';
 
 const real = SAFETY_RULES;
 
@@ -108,6 +109,19 @@ export const BROKEN_RULES: Record<BrokenRule, Partial<SafetyRules>> = {
   },
   // lostPolicy is ignored: every Lost claim binds again.
   'L1-fail-claim-rebinds': { isLostForGood: () => false },
+  // A pool seeds its pods from whatever result stands, fenced or not (the fence is not checked).
+  'S1-seed-from-unfenced-result': {
+    judgePoolSource: (pool, capture) => {
+      const judged = real.judgePoolSource(pool, capture);
+      const result = capture?.status?.result;
+      if (judged.kind !== 'notReady' || judged.reason !== 'ResultNotFenced' || !capture || !result)
+        return judged;
+      return {
+        kind: 'fenced',
+        seed: { captureName: capture.metadata.name, token: result.token, ref: result.ref },
+      };
+    },
+  },
 };
 
 /** `w` (a pod patch) without the given label and annotation keys: a release that forgets them. */

@@ -371,6 +371,13 @@ export const withDisruptionBudget =
     o.spec.disruptionBudget = { maxUnavailable };
   };
 
+/** Pods start from the fenced result of Capture `captureName` (spec.source), optionally naming the container. */
+export const withSource =
+  (captureName: string, container?: string): Mod<PodPool> =>
+  (o) => {
+    o.spec.source = container === undefined ? { captureName } : { captureName, container };
+  };
+
 export const poolStatus =
   (status: Partial<PodPoolStatus>): Mod<PodPool> =>
   (o) => {
@@ -765,6 +772,7 @@ export function fullPodPool(name = 'web'): PodPool {
     withReleasePolicy('Delete'),
     withDrainSeconds(5),
     withDisruptionBudget(1),
+    withSource('snapshot', 'main'),
     poolStatus({
       total: 3,
       idle: 1,

@@ -2,6 +2,8 @@
 // one claim to another in a single write, and its state label, claimed-by label and claimed-by-uid
 // annotation agree. Consistency is checked only when a write touches those keys (or creates the pod),
 // so that pods which were inconsistent before the webhook existed can still be repaired step by step.
+// Only the controller names a claim, sets the template hash or the source annotations (anyone may
+// remove them).
 import {
   ANNOTATION_CLAIMED_BY_UID,
   LABEL_CLAIMED_BY,
@@ -10,6 +12,7 @@ import {
   LABEL_TEMPLATE_HASH,
   POD_STATES,
   type PodState,
+  SOURCE_ANNOTATIONS,
 } from '@claimkit/core';
 import { annotationPath, annotationsOf, labelPath, labelsOf, obj } from './read.ts';
 import type { RuleContext, RuleInput, Verdict, Violation } from './types.ts';
@@ -68,6 +71,17 @@ export function validatePod(input: RuleInput, ctx: RuleContext): Verdict {
         field: labelPath(LABEL_TEMPLATE_HASH),
         message: `is set only by the claimkit controller, not by ${who}; anyone may remove it`,
       });
+    // The source annotations say which fenced Capture result seeded the pod: set only by the
+    // controller, so a pod cannot be made to look seeded from a result it was not started from.
+    for (const key of SOURCE_ANNOTATIONS) {
+      const before = oldAnn[key] || undefined;
+      const after = ann[key] || undefined;
+      if (after !== undefined && after !== before)
+        v.push({
+          field: annotationPath(key),
+          message: `is set only by the claimkit controller, not by ${who}; anyone may remove it`,
+        });
+    }
   }
 
   const pool = labels[LABEL_POOL];

@@ -1,13 +1,15 @@
 // /validate/podclaimsets and /validate/podpools — semantic checks the CRD schema cannot express.
 import {
   ANNOTATION_CLAIMED_BY_UID,
+  isDnsSubdomain,
   LABEL_CLAIMED_BY,
   LABEL_POOL,
   LABEL_STATE,
   matchesSelector,
+  SOURCE_ANNOTATIONS,
 } from '@claimkit/core';
 import { claimSpecViolations } from './claim-spec.ts';
-import { field, int, jsonEqual, nonEmpty, obj, stringMap } from './read.ts';
+import { field, int, jsonEqual, nonEmpty, obj, str, stringMap } from './read.ts';
 import { checkSelector } from './selector.ts';
 import type { RuleInput, Verdict, Violation } from './types.ts';
 import { verdict } from './types.ts';
@@ -85,11 +87,12 @@ export function validatePodPool(input: RuleInput): Verdict {
     v.push({ field: 'spec.releasePolicy', message: 'must be Recycle or Delete' });
   }
   const template = field(spec, 'template');
+  const containers = field(template, 'spec', 'containers');
+  v.push(...sourceViolations(field(spec, 'source'), Array.isArray(containers) ? containers : undefined));
   if (obj(template) === undefined) {
     v.push({ field: 'spec.template', message: 'is required' });
     return verdict(v, warnings);
   }
-  const containers = field(template, 'spec', 'containers');
   if (!Array.isArray(containers) || containers.length === 0) {
     v.push({ field: 'spec.template.spec.containers', message: 'a pool pod needs at least one container' });
   }
@@ -110,6 +113,14 @@ export function validatePodPool(input: RuleInput): Verdict {
       message: 'is managed by the claimkit controller: new pool pods would start out claimed',
     });
   }
+  for (const key of SOURCE_ANNOTATIONS) {
+    if (Object.hasOwn(annotations, key))
+      v.push({
+        field: `spec.template.metadata.annotations[${key}]`,
+        message:
+          'is managed by the claimkit controller: it names the fenced Capture result a pod was started from (spec.source)',
+      });
+  }
   const name = nonEmpty(field(input.object, 'metadata', 'name')) ?? input.name;
   const poolLabel = labels[LABEL_POOL];
   if (poolLabel !== undefined && name !== undefined && poolLabel !== name) {
@@ -118,4 +129,39 @@ export function validatePodPool(input: RuleInput): Verdict {
     );
   }
   return verdict(v, warnings);
+}
+
+/**
+ * spec.source: an object naming a Capture (a DNS-1123 subdomain, in the pool's namespace) and
+ * optionally the container an `image:` result replaces, which must be a container of the template.
+ */
+function sourceViolations(source: unknown, containers: unknown[] | undefined): Violation[] {
+  if (source === undefined || source === null) return [];
+  if (obj(source) === undefined) return [{ field: 'spec.source', message: 'must be an object' }];
+  const v: Violation[] = [];
+  const name = field(source, 'captureName');
+  if (name === undefined || name === null || name === '') {
+    v.push({
+      field: 'spec.source.captureName',
+      message: 'is required: the Capture whose fenced result seeds the pods',
+    });
+  } else if (typeof name !== 'string' || !isDnsSubdomain(name)) {
+    v.push({
+      field: 'spec.source.captureName',
+      message: `must be a Capture name (a lowercase RFC 1123 subdomain of at most 253 characters), got ${JSON.stringify(name)}`,
+    });
+  }
+  const container = field(source, 'container');
+  if (container !== undefined && container !== null) {
+    const names = (containers ?? []).map((c) => str(field(c, 'name'))).filter((n) => n !== undefined);
+    if (typeof container !== 'string' || container === '') {
+      v.push({ field: 'spec.source.container', message: 'must be a non-empty container name' });
+    } else if (containers !== undefined && !names.includes(container)) {
+      v.push({
+        field: 'spec.source.container',
+        message: `must name a container of spec.template.spec.containers (${names.map((n) => JSON.stringify(n)).join(', ') || 'none'}), got ${JSON.stringify(container)}`,
+      });
+    }
+  }
+  return v;
 }

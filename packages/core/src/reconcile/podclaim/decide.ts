@@ -67,7 +67,7 @@ export function podClaimContext(s: PodClaimSnapshot, rules: SafetyRules = SAFETY
     ns: c.metadata.namespace ?? '',
     index: new ClaimIndex(s.claims),
     byName: new Map(s.pods.map((p) => [p.metadata.name, p])),
-    policy: poolRelease(s.pool),
+    policy: poolRelease(s.pool, s.pool && rules.judgePoolSource(s.pool, s.poolSource)),
     labelledOurs,
     strays: labelledOurs.filter((p) => p.metadata.name !== c.spec.podName && !isDeleting(p)),
     migrationRequested: c.metadata.annotations?.[ANNOTATION_MIGRATE] !== undefined,

@@ -35,6 +35,10 @@ export async function gatherPodClaim(
   const pool =
     (await getOrUndefined(deps.cache.get('PodPool', poolKey))) ??
     (await getOrUndefined(deps.client.get('PodPool', poolKey)));
+  const source = pool?.spec.source;
+  const poolSource = source
+    ? await getOrUndefined(deps.cache.get('Capture', { namespace: ns, name: source.captureName }))
+    : undefined;
   // Only the pods this claim can touch: the ones it references, the ones labelled for it, and —
   // when it binds or migrates — the oldest Idle candidates. Reading the whole pool on every
   // reconcile would make a pool of N claims cost O(N^2).
@@ -93,6 +97,7 @@ export async function gatherPodClaim(
   const snap: PodClaimSnapshot = {
     claim,
     pool,
+    ...(poolSource ? { poolSource } : {}),
     pods: [...pods.values()],
     claims,
     now: deps.now(),

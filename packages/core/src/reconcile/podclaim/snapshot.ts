@@ -1,6 +1,6 @@
 // What the PodClaim reconciler decides from: a plain-data snapshot, and the ports it is gathered with.
 import type { Client, Reader } from '../../api/ports.ts';
-import type { Pod, PodClaim, PodPool } from '../../api/types.ts';
+import type { Capture, Pod, PodClaim, PodPool } from '../../api/types.ts';
 import type { UnservableNodes } from '../../pool/serving.ts';
 import type { EventRecorder } from '../apply.ts';
 import type { SafetyRules } from '../safety-rules.ts';
@@ -13,6 +13,11 @@ export type ClaimLookup = { found: true; claim: PodClaim } | { found: false };
 export interface PodClaimSnapshot {
   claim: PodClaim;
   pool: PodPool | undefined;
+  /**
+   * The Capture the pool's spec.source names, as the cache shows it: with a fenced result it is
+   * part of the pool's template hash, which decides whether a released pod is outdated.
+   */
+  poolSource?: Capture;
   /** Pods of the claim's pool in its namespace, plus any pod the claim references. */
   pods: Pod[];
   /** Claims in the namespace (for the reference index); a live list when the claim is deleting. */
