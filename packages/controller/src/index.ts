@@ -1,4 +1,6 @@
 export * from './agent/agent.ts';
+export * from './agent/kubelet.ts';
+export * from './agent/ref.ts';
 export * from './backends/index.ts';
 export * from './flags.ts';
 export * from './instrument.ts';

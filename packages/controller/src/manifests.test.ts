@@ -1,7 +1,15 @@
 import { readFileSync } from 'node:fs';
 import { CONTROLLER_NAME } from '@claimkit/core';
 import { describe, expect, it } from 'vitest';
-import { CONTROLLER_CONTAINER, controllerManifests, controllerRules, userRoles } from './manifests.ts';
+import { parseAgentFlags } from './agent/flags.ts';
+import {
+  CAPTURE_AGENT_NAME,
+  CONTROLLER_CONTAINER,
+  captureAgentManifests,
+  controllerManifests,
+  controllerRules,
+  userRoles,
+} from './manifests.ts';
 
 describe('deploy/controller', () => {
   it('grants what the reconcilers do, and the service account is the identity the webhook trusts', () => {
@@ -97,5 +105,93 @@ describe('deploy/controller', () => {
     expect(can('claimkit-capture-holder', 'captures/status', 'update')).toBe(true);
     expect(can('claimkit-capture-holder', 'pods', 'get')).toBe(true);
     expect(can('claimkit-capture-holder', 'captures', 'update')).toBe(false);
+  });
+});
+
+describe('the capture agent DaemonSet (the chart only: captureAgent.enabled)', () => {
+  type Container = {
+    command: string[];
+    args: string[];
+    env: Record<string, unknown>[];
+    ports: Record<string, unknown>[];
+    volumeMounts: { name: string; mountPath: string }[];
+    securityContext: Record<string, unknown>;
+  };
+  const files = captureAgentManifests();
+  const objects = files.flatMap((f) => f.objects) as {
+    kind: string;
+    metadata: { name: string };
+    rules?: unknown;
+    spec?: {
+      template: {
+        spec: {
+          serviceAccountName: string;
+          securityContext: Record<string, unknown>;
+          containers: Container[];
+          volumes: { name: string; hostPath: { path: string } }[];
+        };
+      };
+    };
+  }[];
+  const ds = objects.find((o) => o.kind === 'DaemonSet')!;
+  const pod = ds.spec!.template.spec;
+  const c = pod.containers[0]!;
+
+  it('is not in deploy/controller', () => {
+    const names = controllerManifests().flatMap((f) =>
+      f.objects.map((o) => (o as { metadata?: { name: string } }).metadata?.name),
+    );
+    expect(names).not.toContain(CAPTURE_AGENT_NAME);
+  });
+
+  it('runs the bin the controller image carries, with flags the agent accepts, and the node from the downward API', () => {
+    expect(c.command).toEqual(['node', '/app/dist/agent/main.js']);
+    const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+    expect(pkg.bin['claimkit-capture-agent']).toBe('./dist/agent/main.js');
+    const flags = parseAgentFlags(c.args, { NODE_IP: '10.0.0.1', NODE_NAME: 'n1' });
+    expect(flags).toMatchObject({
+      capture: 'kubelet',
+      listen: { host: '0.0.0.0', port: 8750 },
+      stateDir: '/var/lib/claimkit-agent/state',
+      kubelet: {
+        insecureTLS: true,
+        checkpointDir: '/var/lib/kubelet/checkpoints',
+        storeDir: '/var/lib/claimkit-agent/archives',
+        host: '10.0.0.1',
+        nodeName: 'n1',
+      },
+    });
+    expect(c.env).toEqual([
+      { name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } },
+      { name: 'NODE_IP', valueFrom: { fieldRef: { fieldPath: 'status.hostIP' } } },
+    ]);
+    expect(c.ports).toEqual([{ name: 'http', containerPort: 8750, hostPort: 8750 }]);
+  });
+
+  it('mounts both host directories at their node paths (so refs name node paths), and runs as root', () => {
+    const hostPath = (name: string) => pod.volumes.find((v) => v.name === name)!.hostPath.path;
+    for (const m of c.volumeMounts) expect(m.mountPath, m.name).toBe(hostPath(m.name));
+    expect(c.volumeMounts.map((m) => m.mountPath).sort()).toEqual([
+      '/var/lib/claimkit-agent',
+      '/var/lib/kubelet/checkpoints',
+    ]);
+    expect(pod.securityContext).toMatchObject({ runAsUser: 0, runAsNonRoot: false });
+    expect(c.securityContext).toMatchObject({
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+    });
+  });
+
+  it('may get and create nodes/proxy (GET /pods, POST /checkpoint on its kubelet), nothing else', () => {
+    expect(pod.serviceAccountName).toBe(CAPTURE_AGENT_NAME);
+    expect(objects.find((o) => o.kind === 'ClusterRole')!.rules).toEqual([
+      { apiGroups: [''], resources: ['nodes/proxy'], verbs: ['get', 'create'] },
+    ]);
+    expect(objects.map((o) => o.kind)).toEqual([
+      'ServiceAccount',
+      'ClusterRole',
+      'ClusterRoleBinding',
+      'DaemonSet',
+    ]);
   });
 });

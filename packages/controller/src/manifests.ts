@@ -276,3 +276,136 @@ export function controllerManifests(o: { version?: string } = {}): ManifestFile[
     },
   ];
 }
+
+/** The reference capture agent's DaemonSet (optional: the Helm chart's `captureAgent.enabled`). */
+export const CAPTURE_AGENT_NAME = 'claimkit-capture-agent';
+export const CAPTURE_AGENT_CONTAINER = 'capture-agent';
+/** The node port every agent serves the Http capture protocol on (hostPort = containerPort). */
+export const CAPTURE_AGENT_PORT = 8750;
+/** The kubelet's checkpoint directory on the node (`<kubelet root dir>/checkpoints`). */
+export const CAPTURE_AGENT_KUBELET_CHECKPOINT_DIR = '/var/lib/kubelet/checkpoints';
+/** The agent's directory on the node: `state/` (its state file) and `archives/` (the stored checkpoints). */
+export const CAPTURE_AGENT_DATA_DIR = '/var/lib/claimkit-agent';
+
+const AGENT_LABELS = { 'app.kubernetes.io/name': 'claimkit', 'app.kubernetes.io/component': 'capture-agent' };
+
+/**
+ * What the agent asks its kubelet: the pod list (GET /pods) and the checkpoint (POST /checkpoint/…);
+ * the kubelet authorizes both as nodes/proxy (get and create). nodes/proxy reaches all of a
+ * kubelet's API (exec included), which is why the agent is optional.
+ */
+export function captureAgentRules(): Obj[] {
+  return [{ apiGroups: [''], resources: ['nodes/proxy'], verbs: ['get', 'create'] }];
+}
+
+/**
+ * The capture agent as a DaemonSet (one per node, `hostPort` 8750, so a Capture's backend is
+ * `http://{nodeName}:8750/v1/captures`), with its ServiceAccount and RBAC. It runs the controller's
+ * image (which carries the agent: `node /app/dist/agent/main.js`) as root, because it reads and
+ * moves the kubelet's checkpoint archives; both host directories are mounted at their node paths,
+ * so the paths in its refs are the node's. Not part of deploy/controller: only the chart installs
+ * it (`captureAgent.enabled`).
+ */
+export function captureAgentManifests(o: { version?: string } = {}): ManifestFile[] {
+  const meta = (name: string) => ({ name, namespace: CONTROLLER_NAMESPACE, labels: AGENT_LABELS });
+  const args = [
+    `--listen=0.0.0.0:${CAPTURE_AGENT_PORT}`,
+    '--capture=kubelet',
+    `--checkpoint-dir=${CAPTURE_AGENT_KUBELET_CHECKPOINT_DIR}`,
+    `--store-dir=${CAPTURE_AGENT_DATA_DIR}/archives`,
+    `--state-dir=${CAPTURE_AGENT_DATA_DIR}/state`,
+    // Kubelets often serve a self-signed certificate (as metrics-server's --kubelet-insecure-tls).
+    '--kubelet-insecure-tls',
+  ];
+  return [
+    {
+      file: 'rbac.yaml',
+      comment:
+        "The capture agent's identity: its kubelet authorizes GET /pods and POST /checkpoint as nodes/proxy get and create.",
+      objects: [
+        { apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta(CAPTURE_AGENT_NAME) },
+        {
+          apiVersion: 'rbac.authorization.k8s.io/v1',
+          kind: 'ClusterRole',
+          metadata: { name: CAPTURE_AGENT_NAME, labels: AGENT_LABELS },
+          rules: captureAgentRules(),
+        },
+        {
+          apiVersion: 'rbac.authorization.k8s.io/v1',
+          kind: 'ClusterRoleBinding',
+          metadata: { name: CAPTURE_AGENT_NAME, labels: AGENT_LABELS },
+          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: CAPTURE_AGENT_NAME },
+          subjects: [{ kind: 'ServiceAccount', name: CAPTURE_AGENT_NAME, namespace: CONTROLLER_NAMESPACE }],
+        },
+      ],
+    },
+    {
+      file: 'daemonset.yaml',
+      comment:
+        "One capture agent per node on hostPort 8750: it checkpoints a Capture holder's container through its node's kubelet and keeps the archive under /var/lib/claimkit-agent/archives.",
+      objects: [
+        {
+          apiVersion: 'apps/v1',
+          kind: 'DaemonSet',
+          metadata: meta(CAPTURE_AGENT_NAME),
+          spec: {
+            selector: { matchLabels: AGENT_LABELS },
+            template: {
+              metadata: { labels: AGENT_LABELS },
+              spec: {
+                serviceAccountName: CAPTURE_AGENT_NAME,
+                terminationGracePeriodSeconds: 30,
+                // Root: the kubelet's archives are root's (no other capability is needed: the
+                // files it reads, moves and writes are all root's own).
+                securityContext: {
+                  runAsNonRoot: false,
+                  runAsUser: 0,
+                  runAsGroup: 0,
+                  seccompProfile: { type: 'RuntimeDefault' },
+                },
+                containers: [
+                  {
+                    name: CAPTURE_AGENT_CONTAINER,
+                    image: imageRef('controller', o.version),
+                    command: ['node', '/app/dist/agent/main.js'],
+                    args,
+                    // The kubelet to call ($NODE_IP) and the node named in refs ($NODE_NAME).
+                    env: [
+                      { name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } },
+                      { name: 'NODE_IP', valueFrom: { fieldRef: { fieldPath: 'status.hostIP' } } },
+                    ],
+                    ports: [
+                      { name: 'http', containerPort: CAPTURE_AGENT_PORT, hostPort: CAPTURE_AGENT_PORT },
+                    ],
+                    livenessProbe: { httpGet: { path: '/healthz', port: 'http' }, periodSeconds: 10 },
+                    readinessProbe: { httpGet: { path: '/healthz', port: 'http' }, periodSeconds: 5 },
+                    resources: {
+                      requests: { cpu: '10m', memory: '64Mi' },
+                      limits: { memory: '256Mi' },
+                    },
+                    securityContext: {
+                      allowPrivilegeEscalation: false,
+                      readOnlyRootFilesystem: true,
+                      capabilities: { drop: ['ALL'] },
+                    },
+                    volumeMounts: [
+                      { name: 'kubelet-checkpoints', mountPath: CAPTURE_AGENT_KUBELET_CHECKPOINT_DIR },
+                      { name: 'data', mountPath: CAPTURE_AGENT_DATA_DIR },
+                    ],
+                  },
+                ],
+                volumes: [
+                  {
+                    name: 'kubelet-checkpoints',
+                    hostPath: { path: CAPTURE_AGENT_KUBELET_CHECKPOINT_DIR, type: 'DirectoryOrCreate' },
+                  },
+                  { name: 'data', hostPath: { path: CAPTURE_AGENT_DATA_DIR, type: 'DirectoryOrCreate' } },
+                ],
+              },
+            },
+          },
+        },
+      ],
+    },
+  ];
+}

@@ -4,10 +4,12 @@
 // components, the controller's identity in the policies, the certificate either from cert-manager
 // or from a CA bundle they give, resources, scheduling, pod metadata and pull secrets. As the
 // dependency of a parent chart (packaged, with the parent's `global`), it lints and renders the same.
+// The capture agent DaemonSet is off by default; on, it renders the objects of the controller's
+// captureAgentManifests() with its values.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { controllerManifests } from '@claimkit/controller';
+import { CONTROLLER_NAMESPACE, captureAgentManifests, controllerManifests } from '@claimkit/controller';
 import { CLAIMKIT_VERSION, policiesManifests } from '@claimkit/core';
 import { webhookManifests } from '@claimkit/webhook';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -113,6 +115,91 @@ describe('the Helm chart (deploy/helm/claimkit)', () => {
     }
   });
 
+  it('the capture agent: off by default; on, the objects of captureAgentManifests() with its values', async () => {
+    const agentKeys = captureAgentManifests()
+      .flatMap((f) => f.objects as Obj[])
+      .map(key);
+    expect(agentKeys.sort()).toEqual([
+      'ClusterRole/claimkit-capture-agent',
+      'ClusterRoleBinding/claimkit-capture-agent',
+      'DaemonSet/claimkit-capture-agent',
+      'ServiceAccount/claimkit-capture-agent',
+    ]);
+    const off = (await template()).map(key);
+    for (const k of agentKeys) expect(off, k).not.toContain(k);
+    expect((await template('captureAgent.enabled=false')).map(key)).toEqual(off);
+
+    const on = byKey(await template('captureAgent.enabled=true'));
+    expect([...on.keys()].sort()).toEqual([...off, ...agentKeys].sort());
+    expect(CONTROLLER_NAMESPACE).toBe('claimkit-system'); // the namespace template() renders into
+    for (const o of captureAgentManifests().flatMap((f) => f.objects as Obj[])) {
+      const g = structuredClone(on.get(key(o))!) as Obj & {
+        spec?: { template?: { spec?: { containers?: Record<string, unknown>[] } } };
+      };
+      // The chart adds imagePullPolicy (the controller image's value); everything else is the same object.
+      for (const c of g.spec?.template?.spec?.containers ?? []) {
+        expect(c.imagePullPolicy).toBe('IfNotPresent');
+        delete c.imagePullPolicy;
+      }
+      expect(g, key(o)).toEqual(o);
+    }
+
+    type AgentPod = {
+      nodeSelector?: Record<string, string>;
+      tolerations?: unknown[];
+      containers: {
+        image: string;
+        args: string[];
+        resources: unknown;
+        volumeMounts: { name: string; mountPath: string }[];
+      }[];
+      volumes: { name: string; hostPath: { path: string } }[];
+    };
+    const agentPod = (objs: Obj[]) =>
+      (
+        objs.find((o) => key(o) === 'DaemonSet/claimkit-capture-agent') as unknown as {
+          spec: { template: { spec: AgentPod } };
+        }
+      ).spec.template.spec;
+    const set = agentPod(
+      await templateWith(
+        {
+          captureAgent: {
+            enabled: true,
+            kubeletCheckpointDir: '/var/data/kubelet/checkpoints',
+            dataDir: '/srv/claimkit-agent',
+            kubeletInsecureTLS: false,
+            nodeSelector: { 'claimkit.dev/capture': 'true' },
+            tolerations: [{ operator: 'Exists' }],
+            resources: { limits: { memory: '1Gi' } },
+          },
+        },
+        'controller.image.repository=registry.example/ck/controller',
+        'controller.image.tag=1.2.3',
+      ),
+    );
+    const c = set.containers[0]!;
+    expect(c.image).toBe('registry.example/ck/controller:1.2.3');
+    expect(c.args).toEqual([
+      '--listen=0.0.0.0:8750',
+      '--capture=kubelet',
+      '--checkpoint-dir=/var/data/kubelet/checkpoints',
+      '--store-dir=/srv/claimkit-agent/archives',
+      '--state-dir=/srv/claimkit-agent/state',
+    ]);
+    expect(c.volumeMounts).toEqual([
+      { name: 'kubelet-checkpoints', mountPath: '/var/data/kubelet/checkpoints' },
+      { name: 'data', mountPath: '/srv/claimkit-agent' },
+    ]);
+    expect(set.volumes.map((v) => [v.name, v.hostPath.path])).toEqual([
+      ['kubelet-checkpoints', '/var/data/kubelet/checkpoints'],
+      ['data', '/srv/claimkit-agent'],
+    ]);
+    expect(set.nodeSelector).toEqual({ 'claimkit.dev/capture': 'true' });
+    expect(set.tolerations).toEqual([{ operator: 'Exists' }]);
+    expect(c.resources).toEqual({ requests: { cpu: '10m', memory: '64Mi' }, limits: { memory: '1Gi' } });
+  });
+
   it('takes the release namespace, images, replicas and controller flags from values', async () => {
     const objs = byKey(
       await template(
@@ -197,9 +284,13 @@ describe('the Helm chart (deploy/helm/claimkit)', () => {
 
   it('renders objects the real API server accepts (server-side dry run of every object)', async () => {
     const ns = testNs.name;
-    const objs = (await template('webhook.certManager.enabled=false', 'webhook.caBundle=Q0E=')).map((o) =>
-      o.metadata.namespace ? { ...o, metadata: { ...o.metadata, namespace: ns } } : o,
-    );
+    const objs = (
+      await template(
+        'webhook.certManager.enabled=false',
+        'webhook.caBundle=Q0E=',
+        'captureAgent.enabled=true',
+      )
+    ).map((o) => (o.metadata.namespace ? { ...o, metadata: { ...o.metadata, namespace: ns } } : o));
     const refused: string[] = [];
     for (const o of objs) {
       try {
@@ -229,6 +320,9 @@ describe('the Helm chart (deploy/helm/claimkit)', () => {
       'webhook.image.pullPolicy=Sometimes',
       'policies.controllerServiceAccount.nmae=ctl',
       'policies.controllerServiceAccount.namespace=Not_A_Namespace',
+      'captureAgent.enabeld=true',
+      'captureAgent.dataDir=relative/path',
+      'captureAgent.kubeletCheckpointDir=/with space',
     ]) {
       const r = await run(helm, ['template', 'claimkit', chart, '--set', bad]);
       expect(r.code, bad).not.toBe(0);
@@ -247,6 +341,18 @@ describe('the Helm chart (deploy/helm/claimkit)', () => {
     expect(onlyWebhook.map(key)).not.toContain('Deployment/claimkit-controller');
     const onlyPolicies = await template('controller.enabled=false', 'webhook.enabled=false');
     expect(onlyPolicies.map(key).sort()).toEqual(deployObjects('policies').map(key).sort());
+    const onlyAgent = await template(
+      'controller.enabled=false',
+      'webhook.enabled=false',
+      'policies.enabled=false',
+      'captureAgent.enabled=true',
+    );
+    expect(onlyAgent.map(key).sort()).toEqual(
+      captureAgentManifests()
+        .flatMap((f) => f.objects as Obj[])
+        .map(key)
+        .sort(),
+    );
     const noPolicies = await template('policies.enabled=false');
     expect(noPolicies.map((o) => o.kind)).not.toContain('ValidatingAdmissionPolicy');
   });

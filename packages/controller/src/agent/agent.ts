@@ -3,66 +3,176 @@
 //   GET  {base}/{id}   -> {state: Running|Succeeded|Failed, ref?, error?}
 //   GET  /healthz, GET /debug/tokens (accepted tokens per capture, in order)
 // It fences too: a token lower than the highest it has seen for that capture gets 409, and it is
-// idempotent per (capture, token): a repeated start returns the same job. What a "capture" does is
-// pluggable (`capture`); the default waits `durationMs` and returns a snapshot ref.
+// idempotent per (capture, token): a repeated start returns the same job; a newer token supersedes
+// (aborts) the capture's older Running jobs.
+//
+// What a capture does is pluggable: `capture` (a function), else `durationMs` (the sleep capture:
+// waits, then returns a made-up snapshot:// ref; tests and demos), else the kubelet checkpoint
+// capture (kubelet.ts; options in `kubelet`), the default.
+//
+// With `stateDir`, everything the fencing and the jobs need survives a restart (state.ts): it is
+// saved atomically on every change, before a start is answered. On start the agent loads it, and
+// runs again each job that was Running when it stopped (a second checkpoint of the same token
+// replaces the stored archive of that token). Without `stateDir` the state is in memory only.
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { type KubeletCaptureOptions, kubeletCapture } from './kubelet.ts';
+import {
+  type AgentJob,
+  type AgentJobRequest,
+  type AgentJobState,
+  type AgentState,
+  AgentStateError,
+  StateStore,
+} from './state.ts';
 
-export interface AgentJobRequest {
-  namespace: string;
-  pod: string;
-  uid: string;
-  container: string;
-  node: string;
-  capture: string;
-  token: number;
-}
+export type { AgentJob, AgentJobRequest, AgentJobState } from './state.ts';
+export { AgentStateError } from './state.ts';
 
-type JobState =
-  | { state: 'Running' }
-  | { state: 'Succeeded'; ref: string }
-  | { state: 'Failed'; error: string };
+/** The capture itself: resolves to the job's ref, or throws (the job Fails with its message). */
+export type CaptureFn = (req: AgentJobRequest, signal: AbortSignal) => Promise<string>;
+
+export type AgentLogLevel = 'debug' | 'info' | 'warn' | 'error';
+/** One log line: level and msg, then fields. */
+export type AgentLogLine = { level: AgentLogLevel; msg: string; [field: string]: unknown };
 
 export interface CaptureAgentOptions {
   /** URL path the protocol is served under (default /v1/captures). */
   basePath?: string;
-  /** How long the default capture takes (default 2000 ms). */
+  /** The sleep capture: each job waits this long and returns a snapshot:// ref (no real capture). */
   durationMs?: number;
-  /** The capture itself; resolves to a ref or throws. */
-  capture?: (req: AgentJobRequest, signal: AbortSignal) => Promise<string>;
-  log?: (line: Record<string, unknown>) => void;
-}
-
-interface Job {
-  id: string;
-  req: AgentJobRequest;
-  state: JobState;
-  abort: AbortController;
+  /** The capture itself (wins over `durationMs` and `kubelet`). */
+  capture?: CaptureFn;
+  /** Options of the kubelet checkpoint capture, the default capture. */
+  kubelet?: KubeletCaptureOptions;
+  /** Where the state is saved (absent: memory only). */
+  stateDir?: string;
+  /** Finished jobs of a superseded token are forgotten this long after they finished (default 24 h). */
+  retainMs?: number;
+  /** Wall clock (ms), for timestamps and retention. */
+  now?: () => number;
+  log?: (line: AgentLogLine) => void;
 }
 
 const MAX_BODY = 64 * 1024;
+const DAY_MS = 24 * 3600 * 1000;
+const CLOSE_GRACE_MS = 10_000;
+
+/** The sleep capture: waits `durationMs`, then returns `snapshot://<ns>/<capture>/<pod>@<token>`. */
+export function sleepCapture(durationMs: number): CaptureFn {
+  return (req, signal) =>
+    new Promise<string>((resolve, reject) => {
+      const t = setTimeout(
+        () => resolve(`snapshot://${req.namespace}/${req.capture}/${req.pod}@${req.token}`),
+        durationMs,
+      );
+      signal.addEventListener('abort', () => {
+        clearTimeout(t);
+        reject(new Error('aborted'));
+      });
+    });
+}
 
 export class CaptureAgent {
   private readonly o: CaptureAgentOptions;
   private readonly basePath: string;
-  private readonly jobs = new Map<string, Job>();
+  private readonly capture: CaptureFn;
+  private readonly now: () => number;
+  private store: StateStore | undefined;
+  private readonly jobs = new Map<string, AgentJob>();
   private readonly byToken = new Map<string, string>(); // `${ns}/${capture}#${token}` -> id
   private readonly highest = new Map<string, number>();
+  private readonly running = new Map<string, { abort: AbortController; done: Promise<void> }>();
+  private closing = false;
   /** Tokens accepted per capture (`namespace/name`), in order: they must strictly increase. */
   readonly accepted = new Map<string, number[]>();
   /** Starts refused for a stale token. */
   rejected = 0;
   private server: Server | undefined;
 
+  /** Loads the saved state (with `stateDir`) and runs again the jobs that were Running. */
   constructor(opts: CaptureAgentOptions = {}) {
     this.o = opts;
     this.basePath = (opts.basePath ?? '/v1/captures').replace(/\/+$/, '');
+    this.now = opts.now ?? Date.now;
+    this.capture =
+      opts.capture ??
+      (opts.durationMs !== undefined
+        ? sleepCapture(opts.durationMs)
+        : kubeletCapture({ ...opts.kubelet, log: opts.kubelet?.log ?? ((l) => this.log(l)) }));
+    if (opts.stateDir !== undefined) {
+      this.store = new StateStore(opts.stateDir, (level, msg, fields) => this.log({ level, msg, ...fields }));
+      this.restore(this.store.load(new Date(this.now())));
+    }
   }
 
-  /** Starts (or finds) a job; throws StaleToken for a token below the highest seen. */
+  private log(line: AgentLogLine): void {
+    this.o.log?.(line);
+  }
+
+  private restore(s: AgentState): void {
+    for (const [cap, t] of Object.entries(s.highest)) this.highest.set(cap, t);
+    for (const [cap, ts] of Object.entries(s.accepted)) this.accepted.set(cap, [...ts]);
+    this.rejected = s.rejected;
+    for (const j of s.jobs) {
+      this.jobs.set(j.id, j);
+      this.byToken.set(`${capKey(j.req)}#${j.req.token}`, j.id);
+    }
+    this.prune();
+    const again = [...this.jobs.values()].filter((j) => j.state.state === 'Running');
+    for (const j of again) j.runs++;
+    if (again.length) {
+      try {
+        this.persist();
+      } catch (e) {
+        this.log({ level: 'error', msg: 'cannot save the state', error: (e as Error).message });
+      }
+    }
+    for (const j of again) {
+      this.log({
+        level: 'warn',
+        msg: 'job was Running when the agent stopped: running its capture again (a second checkpoint of the same token replaces the archive stored for it)',
+        id: j.id,
+        run: j.runs,
+        ...j.req,
+      });
+      this.run(j);
+    }
+  }
+
+  private snapshot(): AgentState {
+    return {
+      highest: Object.fromEntries(this.highest),
+      accepted: Object.fromEntries(this.accepted),
+      rejected: this.rejected,
+      jobs: [...this.jobs.values()],
+    };
+  }
+
+  /** Saves the state (no-op in memory); throws AgentStateError. */
+  private persist(): void {
+    this.store?.save(this.snapshot());
+  }
+
+  /** Forgets finished jobs of superseded tokens that finished more than `retainMs` ago. */
+  private prune(): void {
+    const cutoff = this.now() - (this.o.retainMs ?? DAY_MS);
+    for (const j of [...this.jobs.values()]) {
+      if (j.state.state === 'Running' || !j.finishedAt) continue;
+      if (j.req.token >= (this.highest.get(capKey(j.req)) ?? 0)) continue;
+      if (Date.parse(j.finishedAt) >= cutoff) continue;
+      this.jobs.delete(j.id);
+      this.byToken.delete(`${capKey(j.req)}#${j.req.token}`);
+    }
+  }
+
+  /**
+   * Starts (or finds) a job; throws StaleToken for a token below the highest seen, AgentStateError
+   * when the state cannot be saved (then nothing changed).
+   */
   start(req: AgentJobRequest): { id: string; created: boolean } {
-    const cap = `${req.namespace}/${req.capture}`;
+    const cap = capKey(req);
     const existing = this.byToken.get(`${cap}#${req.token}`);
     if (existing) return { id: existing, created: false };
     const top = this.highest.get(cap) ?? 0;
@@ -70,48 +180,103 @@ export class CaptureAgent {
       this.rejected++;
       throw new StaleToken(`token ${req.token} is lower than ${top}, the highest seen for ${cap}`);
     }
-    this.highest.set(cap, req.token);
-    this.accepted.set(cap, [...(this.accepted.get(cap) ?? []), req.token]);
+    const prevAccepted = this.accepted.get(cap);
     // A newer token supersedes older jobs of the same capture.
-    for (const j of this.jobs.values()) {
-      if (`${j.req.namespace}/${j.req.capture}` === cap && j.state.state === 'Running') {
-        j.abort.abort();
-        j.state = { state: 'Failed', error: `superseded by token ${req.token}` };
-      }
+    const superseded = [...this.jobs.values()].filter(
+      (j) => capKey(j.req) === cap && j.state.state === 'Running',
+    );
+    const at = new Date(this.now()).toISOString();
+    const job: AgentJob = { id: randomUUID(), req, state: { state: 'Running' }, startedAt: at, runs: 1 };
+    this.highest.set(cap, req.token);
+    this.accepted.set(cap, [...(prevAccepted ?? []), req.token]);
+    for (const j of superseded) {
+      j.state = { state: 'Failed', error: `superseded by token ${req.token}` };
+      j.finishedAt = at;
     }
-    const job: Job = { id: randomUUID(), req, state: { state: 'Running' }, abort: new AbortController() };
     this.jobs.set(job.id, job);
     this.byToken.set(`${cap}#${req.token}`, job.id);
-    this.o.log?.({ msg: 'job started', id: job.id, ...req });
-    void this.run(job);
+    try {
+      this.persist();
+    } catch (e) {
+      // Not accepted: undo, so memory and disk agree.
+      if (top) this.highest.set(cap, top);
+      else this.highest.delete(cap);
+      if (prevAccepted) this.accepted.set(cap, prevAccepted);
+      else this.accepted.delete(cap);
+      for (const j of superseded) {
+        j.state = { state: 'Running' };
+        delete j.finishedAt;
+      }
+      this.jobs.delete(job.id);
+      this.byToken.delete(`${cap}#${req.token}`);
+      this.log({
+        level: 'error',
+        msg: 'start refused: the state cannot be saved',
+        error: (e as Error).message,
+        ...req,
+      });
+      throw e;
+    }
+    for (const j of superseded) {
+      this.running.get(j.id)?.abort.abort();
+      this.log({ level: 'info', msg: 'job superseded', id: j.id, by: req.token, ...j.req });
+    }
+    this.log({ level: 'info', msg: 'job started', id: job.id, ...req });
+    this.run(job);
     return { id: job.id, created: true };
   }
 
-  job(id: string): JobState | undefined {
+  job(id: string): AgentJobState | undefined {
     return this.jobs.get(id)?.state;
   }
 
-  private async run(job: Job): Promise<void> {
-    const capture =
-      this.o.capture ??
-      ((req: AgentJobRequest, signal: AbortSignal) =>
-        new Promise<string>((resolve, reject) => {
-          const t = setTimeout(
-            () => resolve(`snapshot://${req.namespace}/${req.capture}/${req.pod}@${req.token}`),
-            this.o.durationMs ?? 2000,
-          );
-          signal.addEventListener('abort', () => {
-            clearTimeout(t);
-            reject(new Error('aborted'));
-          });
-        }));
-    try {
-      const ref = await capture(job.req, job.abort.signal);
-      if (job.state.state === 'Running') job.state = { state: 'Succeeded', ref };
-    } catch (e) {
-      if (job.state.state === 'Running') job.state = { state: 'Failed', error: (e as Error).message };
-    }
-    this.o.log?.({ msg: 'job finished', id: job.id, ...job.state });
+  private run(job: AgentJob): void {
+    const entry = { abort: new AbortController(), done: Promise.resolve() };
+    const { abort } = entry;
+    this.running.set(job.id, entry);
+    entry.done = (async () => {
+      let outcome: AgentJobState;
+      try {
+        const ref: unknown = await this.capture(job.req, abort.signal);
+        outcome =
+          typeof ref === 'string' && ref !== ''
+            ? { state: 'Succeeded', ref }
+            : { state: 'Failed', error: `the capture returned no ref (${JSON.stringify(ref)})` };
+      } catch (e) {
+        outcome = { state: 'Failed', error: e instanceof Error ? e.message : String(e) };
+      }
+      this.running.delete(job.id);
+      if (job.state.state !== 'Running') return; // superseded meanwhile
+      if (this.closing && outcome.state === 'Failed') {
+        // Stopped by close(): the job stays Running in the saved state and runs again on the next start.
+        this.log({
+          level: 'info',
+          msg: 'job interrupted by shutdown: it runs again on the next start',
+          id: job.id,
+        });
+        return;
+      }
+      job.state = outcome;
+      job.finishedAt = new Date(this.now()).toISOString();
+      this.prune();
+      try {
+        this.persist();
+      } catch (e) {
+        this.log({
+          level: 'error',
+          msg: 'cannot save a finished job (kept in memory)',
+          id: job.id,
+          error: (e as Error).message,
+        });
+      }
+      this.log({
+        level: outcome.state === 'Failed' ? 'warn' : 'info',
+        msg: 'job finished',
+        id: job.id,
+        ...job.req,
+        ...outcome,
+      });
+    })();
   }
 
   /** Violations of "accepted tokens strictly increase per capture" (must be empty). */
@@ -148,6 +313,7 @@ export class CaptureAgent {
         return send(res, created ? 201 : 200, { id });
       } catch (e) {
         if (e instanceof StaleToken) return send(res, 409, { error: e.message });
+        if (e instanceof AgentStateError) return send(res, 503, { error: e.message });
         throw e;
       }
     }
@@ -171,19 +337,42 @@ export class CaptureAgent {
     return { url: `http://${h}:${a.port}${this.basePath}`, port: a.port };
   }
 
+  /**
+   * Stops serving and aborts the running captures (waiting up to 10 s for them); a job they leave
+   * unfinished stays Running in the saved state and runs again on the next start. Nothing is saved
+   * after close() returns.
+   */
   async close(): Promise<void> {
-    for (const j of this.jobs.values()) j.abort.abort();
+    this.closing = true;
     const s = this.server;
     this.server = undefined;
-    if (!s) return;
-    s.closeAllConnections();
-    await new Promise<void>((r) => s.close(() => r()));
+    const stopped = s
+      ? new Promise<void>((r) => {
+          s.closeAllConnections();
+          s.close(() => r());
+        })
+      : Promise.resolve();
+    const runs = [...this.running.values()];
+    for (const r of runs) r.abort.abort();
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.all(runs.map((r) => r.done)),
+      new Promise<void>((r) => {
+        timer = setTimeout(r, CLOSE_GRACE_MS);
+        timer.unref();
+      }),
+    ]);
+    clearTimeout(timer);
+    this.store = undefined;
+    await stopped;
   }
 }
 
 export class StaleToken extends Error {
   override readonly name = 'StaleToken';
 }
+
+const capKey = (r: Pick<AgentJobRequest, 'namespace' | 'capture'>) => `${r.namespace}/${r.capture}`;
 
 function parseRequest(b: unknown): AgentJobRequest | string {
   if (!b || typeof b !== 'object') return 'body must be a JSON object';

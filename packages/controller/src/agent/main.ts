@@ -1,43 +1,79 @@
 #!/usr/bin/env node
-// claimkit-capture-agent: the reference capture agent (Http backend protocol).
-//   claimkit-capture-agent [--listen 0.0.0.0:8750] [--duration-ms 2000]
-import { parseArgs } from 'node:util';
+// claimkit-capture-agent: the reference capture agent (Http backend protocol); one per node (the
+// chart's DaemonSet), checkpointing holders' containers through its node's kubelet. Flags: --help.
+import { FlagError } from '../flags.ts';
 import { CaptureAgent } from './agent.ts';
+import { AGENT_USAGE, type AgentFlags, parseAgentFlags } from './flags.ts';
+import { AgentStateError } from './state.ts';
 
-function fail(msg: string): never {
-  process.stderr.write(`claimkit-capture-agent: ${msg}\n`);
-  process.exit(2);
+const NAME = 'claimkit-capture-agent';
+
+function fail(msg: string, code: number): never {
+  process.stderr.write(`${NAME}: ${msg}\n`);
+  process.exit(code);
 }
 
-let values: { listen?: string; 'duration-ms'?: string; help?: boolean };
+/** One JSON object per line on stderr: ts, level, msg, then the fields. */
+function logLine(line: Record<string, unknown>): void {
+  const { level, msg, ...fields } = line;
+  const head = { ts: new Date().toISOString(), level: level ?? 'info', msg: msg ?? '' };
+  let text: string;
+  try {
+    text = JSON.stringify({ ...head, ...fields, ...head }, (_k, v) => (v instanceof Error ? v.message : v));
+  } catch (e) {
+    text = JSON.stringify({ ...head, logError: `fields not serialisable: ${(e as Error).message}` });
+  }
+  process.stderr.write(`${text}\n`);
+}
+
+let flags: AgentFlags & { help: boolean };
 try {
-  ({ values } = parseArgs({
-    options: {
-      listen: { type: 'string', default: '0.0.0.0:8750' },
-      'duration-ms': { type: 'string', default: '2000' },
-      help: { type: 'boolean', short: 'h' },
-    },
-    strict: true,
-  }));
+  flags = parseAgentFlags(process.argv.slice(2));
 } catch (e) {
-  fail(`${(e as Error).message.split('\n')[0]} (see --help)`);
+  if (e instanceof FlagError) fail(`${e.message} (see --help)`, 2);
+  throw e;
 }
-if (values.help) {
-  process.stdout.write('usage: claimkit-capture-agent [--listen host:port] [--duration-ms N]\n');
+if (flags.help) {
+  process.stdout.write(AGENT_USAGE);
   process.exit(0);
 }
-const m = /^(.*):(\d+)$/.exec(values.listen ?? '');
-if (!m) fail(`--listen: want host:port, got ${JSON.stringify(values.listen)}`);
-const durationMs = Number(values['duration-ms']);
-if (!Number.isFinite(durationMs) || durationMs < 0) fail('--duration-ms: want a number >= 0');
-const agent = new CaptureAgent({
-  durationMs,
-  log: (l) => process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), ...l })}\n`),
+
+let agent: CaptureAgent;
+try {
+  agent = new CaptureAgent({
+    stateDir: flags.stateDir,
+    ...(flags.capture === 'sleep' ? { durationMs: flags.durationMs } : { kubelet: { ...flags.kubelet } }),
+    log: logLine,
+  });
+} catch (e) {
+  if (e instanceof AgentStateError) fail(`${e.message} (--state-dir)`, 1);
+  throw e;
+}
+let url: string;
+try {
+  ({ url } = await agent.listen(flags.listen.port, flags.listen.host));
+} catch (e) {
+  fail(`cannot listen on ${flags.listen.host}:${flags.listen.port} (--listen): ${(e as Error).message}`, 1);
+}
+logLine({
+  level: 'info',
+  msg: 'capture agent listening',
+  url,
+  capture: flags.capture,
+  stateDir: flags.stateDir,
+  ...(flags.capture === 'kubelet'
+    ? {
+        kubelet: `https://${flags.kubelet.host}:${flags.kubelet.port}`,
+        node: flags.kubelet.nodeName,
+        tlsVerify: flags.kubelet.insecureTLS ? 'off' : (flags.kubelet.caFile ?? 'system CAs'),
+        checkpointDir: flags.kubelet.checkpointDir,
+        storeDir: flags.kubelet.storeDir,
+      }
+    : { durationMs: flags.durationMs }),
 });
-const { url } = await agent.listen(Number(m[2]), m[1] || '0.0.0.0');
-process.stderr.write(`${JSON.stringify({ msg: 'capture agent listening', url })}\n`);
 for (const sig of ['SIGINT', 'SIGTERM'] as const) {
   process.once(sig, () => {
+    logLine({ level: 'info', msg: 'shutting down', signal: sig });
     void agent.close().then(() => process.exit(0));
   });
 }

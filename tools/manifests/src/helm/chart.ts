@@ -4,7 +4,13 @@
 // certificates, the controller's identity, which components, resources, scheduling, pod metadata,
 // pull secrets) are swapped for template expressions. Chart.yaml carries the release's version.
 // apps/e2e/src/helm/chart.test.ts renders the committed chart with the real `helm`.
-import { CONTROLLER_NAMESPACE, controllerManifests } from '@claimkit/controller';
+import {
+  CAPTURE_AGENT_DATA_DIR,
+  CAPTURE_AGENT_KUBELET_CHECKPOINT_DIR,
+  CONTROLLER_NAMESPACE,
+  captureAgentManifests,
+  controllerManifests,
+} from '@claimkit/controller';
 import { type ImageComponent, imageRef, type ManifestFile, policiesManifests, toYaml } from '@claimkit/core';
 import { WEBHOOK_NAMESPACE, WEBHOOK_TLS_SECRET, webhookManifests } from '@claimkit/webhook';
 import { type GeneratedFile, generatedHeader } from '../generated-file.ts';
@@ -64,7 +70,7 @@ function must(text: string, what: RegExp, by: string | ((...m: string[]) => stri
  * pull secrets (global's, then the chart's), scheduling, and the container's resources. Empty values
  * render nothing, so the default values render the manifest's own Deployment.
  */
-function podValues(text: string, component: 'controller' | 'webhook'): string {
+function podValues(text: string, component: 'controller' | 'webhook' | 'captureAgent'): string {
   const v = `.Values.${component}`;
   const pullSecrets = [
     '      {{- $pullSecrets := concat ((.Values.global | default dict).imagePullSecrets | default list) (.Values.imagePullSecrets | default list) }}',
@@ -102,13 +108,15 @@ function podValues(text: string, component: 'controller' | 'webhook'): string {
   );
 }
 
-/** The container resources of a component's Deployment (the chart's default values). */
+/** The container resources of a component's Deployment or DaemonSet (the chart's default values). */
 export function deploymentResources(files: ManifestFile[]): Record<string, unknown> {
-  const dep = files.flatMap((f) => f.objects).find((o) => o.kind === 'Deployment') as
+  const dep = files
+    .flatMap((f) => f.objects)
+    .find((o) => o.kind === 'Deployment' || o.kind === 'DaemonSet') as
     | { spec: { template: { spec: { containers: { resources?: Record<string, unknown> }[] } } } }
     | undefined;
   const resources = dep?.spec.template.spec.containers[0]?.resources;
-  if (!resources) throw new Error('chart: no Deployment with container resources');
+  if (!resources) throw new Error('chart: no Deployment or DaemonSet with container resources');
   return resources;
 }
 
@@ -127,6 +135,38 @@ function controllerTemplates(version: string): ChartFile[] {
       path: `templates/controller-${f.file}`,
       text: HEADER + when('.Values.controller.enabled', text),
     });
+  }
+  return out;
+}
+
+/**
+ * The capture agent (optional, off by default; not in deploy/): the controller's image, its pod
+ * values, the two host directories and the kubelet's TLS verification from values.
+ */
+function captureAgentTemplates(version: string): ChartFile[] {
+  const v = '.Values.captureAgent';
+  const out: ChartFile[] = [];
+  for (const f of captureAgentManifests({ version })) {
+    let text = templated(render(f.objects), 'controller', version);
+    if (f.file === 'daemonset.yaml') {
+      text = must(
+        podValues(text, 'captureAgent'),
+        /\n( +)- "--kubelet-insecure-tls"\n/,
+        (_m, ws: string) =>
+          `\n{{- if ${v}.kubeletInsecureTLS }}\n${ws}- "--kubelet-insecure-tls"\n{{- end }}\n`,
+        'capture agent --kubelet-insecure-tls',
+      );
+      // Each directory in its flag(s), its mount and its hostPath (mounted at the node's path).
+      for (const [dir, value, times] of [
+        [CAPTURE_AGENT_KUBELET_CHECKPOINT_DIR, 'kubeletCheckpointDir', 3],
+        [CAPTURE_AGENT_DATA_DIR, 'dataDir', 4],
+      ] as const) {
+        if (text.split(dir).length - 1 !== times)
+          throw new Error(`chart: want ${dir} ${times} times in the capture agent's DaemonSet`);
+        text = text.replaceAll(dir, `{{ ${v}.${value} }}`);
+      }
+    }
+    out.push({ path: `templates/capture-agent-${f.file}`, text: HEADER + when(`${v}.enabled`, text) });
   }
   return out;
 }
@@ -227,12 +267,14 @@ export function chartFiles(crds: readonly GeneratedFile[], version: string): Gen
         valuesYaml({
           controllerResources: deploymentResources(controllerManifests({ version })),
           webhookResources: deploymentResources(webhookManifests({ version })),
+          captureAgentResources: deploymentResources(captureAgentManifests({ version })),
         }),
     },
     { path: 'values.schema.json', text: `${JSON.stringify(VALUES_SCHEMA, null, 2)}\n` },
     ...chartCrds,
     ...controllerTemplates(version),
     ...webhookTemplates(version),
+    ...captureAgentTemplates(version),
     ...policiesTemplates(),
   ];
   return files.map((f) => ({ path: `${CHART_DIR}/${f.path}`, text: f.text }));

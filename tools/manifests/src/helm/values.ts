@@ -1,5 +1,6 @@
 // The Helm chart's own files: Chart.yaml (its version and appVersion are the release's), the values a
 // user sets (values.yaml) and the schema Helm checks them against (values.schema.json).
+import { CAPTURE_AGENT_DATA_DIR, CAPTURE_AGENT_KUBELET_CHECKPOINT_DIR } from '@claimkit/controller';
 import { DEFAULT_CONTROLLER_SERVICE_ACCOUNT, imageRepository, toYaml } from '@claimkit/core';
 import { WEBHOOK_TLS_SECRET } from '@claimkit/webhook';
 
@@ -20,6 +21,7 @@ keywords: [claims, pools, leases, fencing, operator]
 export interface ValuesDefaults {
   controllerResources: Record<string, unknown>;
   webhookResources: Record<string, unknown>;
+  captureAgentResources: Record<string, unknown>;
 }
 
 /** `value` as YAML under a key at `indent` spaces. */
@@ -73,7 +75,24 @@ webhook:
 ${nested(d.webhookResources, 4)}
 ${POD_VALUES}
 
-# Secrets for pulling the images (both components), after global.imagePullSecrets: [{name: regcred}].
+# The reference capture agent (claimkit-capture-agent), one per node: serves the Http capture backend
+# on each node's port 8750 (hostPort; a Capture's spec.backend.url http://{nodeName}:8750/v1/captures)
+# and checkpoints the holder's container through its node's kubelet (ContainerCheckpoint; the
+# kubelet's ContainerCheckpoint feature must be on). Runs the controller's image (controller.image),
+# as root: it reads and moves the kubelet's checkpoint archives. RBAC: get and create on nodes/proxy.
+captureAgent:
+  enabled: false
+  # The kubelet's checkpoint directory on the node (<kubelet root dir>/checkpoints).
+  kubeletCheckpointDir: ${CAPTURE_AGENT_KUBELET_CHECKPOINT_DIR}
+  # The agent's directory on the node: state/ (fencing tokens and jobs) and archives/ (the checkpoints).
+  dataDir: ${CAPTURE_AGENT_DATA_DIR}
+  # Kubelets often serve a self-signed certificate: do not verify it (as metrics-server's flag).
+  kubeletInsecureTLS: true
+  resources:
+${nested(d.captureAgentResources, 4)}
+${POD_VALUES}
+
+# Secrets for pulling the images (all components), after global.imagePullSecrets: [{name: regcred}].
 imagePullSecrets: []
 
 # ValidatingAdmissionPolicies (Kubernetes 1.30 or newer), enforced by the API server itself: only the
@@ -114,6 +133,8 @@ const resources = {
     claims: { type: 'array', items: { type: 'object' } },
   },
 };
+
+const hostDir = { type: 'string', pattern: '^/[^\\s"\'{}]*$' };
 
 const imagePullSecrets = {
   type: 'array',
@@ -161,6 +182,23 @@ export const VALUES_SCHEMA = {
       concurrency: { type: 'integer', minimum: 1 },
       logLevel: { type: 'string', enum: ['debug', 'info', 'warn', 'error'] },
     }),
+    captureAgent: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        enabled: { type: 'boolean' },
+        // Absolute paths without spaces or quotes (they are rendered into flags).
+        kubeletCheckpointDir: hostDir,
+        dataDir: hostDir,
+        kubeletInsecureTLS: { type: 'boolean' },
+        resources,
+        podAnnotations: stringMap,
+        podLabels: stringMap,
+        nodeSelector: stringMap,
+        tolerations: { type: 'array', items: { type: 'object' } },
+        affinity: { type: 'object' },
+      },
+    },
     webhook: component({
       tlsSecretName: { type: 'string', minLength: 1 },
       certManager: {
