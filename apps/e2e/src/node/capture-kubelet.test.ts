@@ -101,7 +101,7 @@ describeOnRealNode('captures that really checkpoint (Kubelet backend, real node)
 
   /** The archive path a Kubelet result names (`checkpoint://<node>:<path>`). */
   function archiveOf(ref: string): string {
-    const m = /^checkpoint:\/\/([^:]+):(\/.+\.tar)$/.exec(ref);
+    const m = /^checkpoint:\/\/([^/@]+)(\/.+\.tar)(@sha256:[0-9a-f]{64})?$/.exec(ref);
     if (!m) throw new Error(`not a Kubelet checkpoint ref: ${ref}`);
     expect(m[1]).toBe(node.name);
     return m[2]!;

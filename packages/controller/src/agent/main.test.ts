@@ -55,8 +55,8 @@ describe('claimkit-capture-agent (the bin)', () => {
     });
     const url = await listening;
     for (const l of lines) {
-      expect(Object.keys(l).slice(0, 3)).toEqual(['ts', 'level', 'msg']);
-      expect(Number.isNaN(Date.parse(l.ts as string))).toBe(false);
+      expect(Object.keys(l).slice(0, 3)).toEqual(['time', 'level', 'msg']);
+      expect(Number.isNaN(Date.parse(l.time as string))).toBe(false);
     }
     const body = { namespace: 'ns', pod: 'p', uid: 'u', container: 'c', node: 'n', capture: 'c1', token: 3 };
     const started = await fetch(url, { method: 'POST', body: JSON.stringify(body) });

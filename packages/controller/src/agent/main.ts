@@ -13,10 +13,10 @@ function fail(msg: string, code: number): never {
   process.exit(code);
 }
 
-/** One JSON object per line on stderr: ts, level, msg, then the fields. */
+/** One JSON object per line on stderr, in the controller's shape: time, level, msg, then the fields. */
 function logLine(line: Record<string, unknown>): void {
   const { level, msg, ...fields } = line;
-  const head = { ts: new Date().toISOString(), level: level ?? 'info', msg: msg ?? '' };
+  const head = { time: new Date().toISOString(), level: level ?? 'info', msg: msg ?? '' };
   let text: string;
   try {
     text = JSON.stringify({ ...head, ...fields, ...head }, (_k, v) => (v instanceof Error ? v.message : v));

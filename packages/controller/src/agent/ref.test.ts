@@ -25,12 +25,22 @@ describe('checkpoint refs: checkpoint://<node><absolute path>@sha256:<hex>', () 
     });
   });
 
+  it('reads the Kubelet backend’s refs, which carry no digest', () => {
+    const ref =
+      'checkpoint://claimkit-node-0/var/lib/kubelet/checkpoints/checkpoint-p_ns-main-2026-12-05T00:14:12Z.tar';
+    expect(parseCheckpointRef(ref)).toEqual({
+      node: 'claimkit-node-0',
+      path: '/var/lib/kubelet/checkpoints/checkpoint-p_ns-main-2026-12-05T00:14:12Z.tar',
+    });
+    expect(formatCheckpointRef(parseCheckpointRef(ref))).toBe(ref);
+  });
+
   it('refuses what is not one, saying why', () => {
     for (const [ref, why] of [
       [`snapshot://ns/c/p@3`, /want checkpoint:\/\//],
-      [`checkpoint://node-1:/var/lib/kubelet/checkpoints/c.tar`, /no @sha256/],
-      [`checkpoint://node-1/a.tar@sha256:${hex.toUpperCase()}`, /no @sha256/],
-      [`checkpoint://node-1/a.tar@sha256:abc`, /no @sha256/],
+      [`checkpoint://node-1:/var/lib/kubelet/checkpoints/c.tar`, /is not a node name/],
+      [`checkpoint://node-1/a.tar@sha256:${hex.toUpperCase()}`, /digest is not @sha256/],
+      [`checkpoint://node-1/a.tar@sha256:abc`, /digest is not @sha256/],
       [`checkpoint:///a.tar@sha256:${hex}`, /no node and absolute path/],
       [`checkpoint://node-1@sha256:${hex}`, /no node and absolute path/],
       [`checkpoint://Node_1/a.tar@sha256:${hex}`, /is not a node name/],

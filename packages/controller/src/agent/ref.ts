@@ -7,14 +7,15 @@
 // is where the agent stored it on that node (`--store-dir`/<namespace>/<capture>/<token>.tar; the
 // chart mounts the host directory at the same path, so it is the path on the node too), and the
 // digest is the SHA-256 of the archive's bytes, so whoever restores from it can check that it is
-// the archive that was captured.
+// the archive that was captured. The controller's Kubelet backend reports the same form without
+// the digest (`checkpoint://<node><kubelet's archive path>`: it never reads the archive).
 
 export interface CheckpointRef {
   node: string;
   /** Absolute path of the archive on the node. */
   path: string;
-  /** SHA-256 of the archive, 64 lowercase hex digits. */
-  sha256: string;
+  /** SHA-256 of the archive, 64 lowercase hex digits (absent in the Kubelet backend's refs). */
+  sha256?: string;
 }
 
 const SCHEME = 'checkpoint://';
@@ -24,6 +25,7 @@ const NODE = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
 export function formatCheckpointRef(r: CheckpointRef): string {
   if (!NODE.test(r.node)) throw new Error(`checkpoint ref: not a node name: ${JSON.stringify(r.node)}`);
   if (!r.path.startsWith('/')) throw new Error(`checkpoint ref: path must be absolute: ${r.path}`);
+  if (r.sha256 === undefined) return `${SCHEME}${r.node}${r.path}`;
   if (!/^[0-9a-f]{64}$/.test(r.sha256))
     throw new Error(`checkpoint ref: not a sha256 hex digest: ${r.sha256}`);
   return `${SCHEME}${r.node}${r.path}@sha256:${r.sha256}`;
@@ -32,10 +34,10 @@ export function formatCheckpointRef(r: CheckpointRef): string {
 /** Reads a ref back; throws an Error saying what is wrong with it. */
 export function parseCheckpointRef(ref: string): CheckpointRef {
   const bad = (why: string) => new Error(`not a checkpoint ref (${why}): ${JSON.stringify(ref)}`);
-  if (!ref.startsWith(SCHEME)) throw bad(`want ${SCHEME}<node>/<path>@sha256:<hex>`);
+  if (!ref.startsWith(SCHEME)) throw bad(`want ${SCHEME}<node>/<path>[@sha256:<hex>]`);
   const digest = DIGEST.exec(ref);
-  if (!digest) throw bad('no @sha256:<64 lowercase hex digits> at the end');
-  const rest = ref.slice(SCHEME.length, digest.index);
+  if (!digest && /@sha256:/.test(ref)) throw bad('the digest is not @sha256:<64 lowercase hex digits>');
+  const rest = ref.slice(SCHEME.length, digest ? digest.index : undefined);
   const slash = rest.indexOf('/');
   if (slash <= 0) throw bad('no node and absolute path');
   const node = rest.slice(0, slash);
@@ -48,5 +50,5 @@ export function parseCheckpointRef(ref: string): CheckpointRef {
       .some((p) => p === '' || p === '..' || p === '.')
   )
     throw bad('path has empty, . or .. segments');
-  return { node, path, sha256: digest[1]! };
+  return digest ? { node, path, sha256: digest[1]! } : { node, path };
 }

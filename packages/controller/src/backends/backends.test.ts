@@ -89,7 +89,7 @@ describe('Kubelet backend (ContainerCheckpoint)', () => {
     expect(paths).toEqual(['/api/v1/nodes/node-1/proxy/checkpoint/ns/db-0/main']);
     expect(await b.poll('', id)).toEqual({
       state: 'Succeeded',
-      ref: 'checkpoint://node-1:/var/lib/kubelet/checkpoints/c.tar',
+      ref: 'checkpoint://node-1/var/lib/kubelet/checkpoints/c.tar',
     });
   });
 

@@ -29,6 +29,8 @@ export class HttpCaptureBackend implements CaptureBackend {
 
   async start(url: string, req: CaptureJobRequest): Promise<{ id: string }> {
     const target = expandBackendUrl(url, req);
+    if (target.includes('{nodeIP}'))
+      throw new ApiError('Unavailable', `capture agent ${url}: pod ${req.pod} reports no host IP yet`);
     const body = await this.call('POST', target, {
       namespace: req.namespace,
       pod: req.pod,

@@ -104,6 +104,8 @@ export class KubeletCaptureBackend implements CaptureBackend {
 
   async poll(_url: string, id: string): Promise<JobState> {
     if (!id.startsWith(PREFIX)) return { state: 'Failed', error: `not a kubelet checkpoint id: ${id}` };
-    return { state: 'Succeeded', ref: `checkpoint://${id.slice(PREFIX.length)}` };
+    const [node, ...path] = id.slice(PREFIX.length).split(':');
+    // The same form as the capture agent's refs (agent/ref.ts), without a digest: the archive stays on the node.
+    return { state: 'Succeeded', ref: `checkpoint://${node}${path.join(':')}` };
   }
 }

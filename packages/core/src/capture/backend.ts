@@ -8,6 +8,8 @@ export interface CaptureJobRequest {
   uid: string;
   container: string;
   node: string;
+  /** The node's IP as the pod reports it (status.hostIP), for `{nodeIP}` in backend URLs. */
+  nodeIP?: string;
   token: number;
 }
 
@@ -22,10 +24,15 @@ export interface CaptureBackend {
   poll(url: string, id: string, req: CaptureJobRequest): Promise<JobState>;
 }
 
-/** `{nodeName}` and friends in backend URLs. */
+/**
+ * `{nodeName}` and friends in backend URLs. `{nodeIP}` (the pod's status.hostIP) reaches a
+ * node agent on its hostPort where node names do not resolve (no DNS for nodes, as on most
+ * clusters); it stays unexpanded while the pod reports no host IP.
+ */
 export function expandBackendUrl(template: string, req: CaptureJobRequest): string {
   return template
     .replaceAll('{nodeName}', req.node)
+    .replaceAll('{nodeIP}', req.nodeIP || '{nodeIP}')
     .replaceAll('{namespace}', req.namespace)
     .replaceAll('{pod}', req.pod)
     .replaceAll('{capture}', req.capture);

@@ -124,7 +124,10 @@ export const captureSchema: KindSchema = {
               'External: the holder completes with a fenced write. Http: an agent API. Kubelet: ContainerCheckpoint.',
               { enum: ['External', 'Http', 'Kubelet'], default: 'External' },
             ),
-            url: str('Http backend URL; {nodeName} is replaced by the pod node.', { maxLength: 2048 }),
+            url: str(
+              "Http backend URL; {nodeName} and {nodeIP} are replaced by the holder pod's node name and IP, {namespace}, {pod} and {capture} likewise.",
+              { maxLength: 2048 },
+            ),
           },
           'x-kubernetes-validations': [
             { rule: RULE_HTTP_NEEDS_URL, message: 'url is required when type is Http', fieldPath: '.url' },
