@@ -276,7 +276,7 @@ export function jobRequest(c: Capture, pod: Pod, token: number): CaptureJobReque
     uid: pod.metadata.uid ?? '',
     container: c.spec.container ?? pod.spec.containers[0]?.name ?? '',
     node: pod.spec.nodeName ?? '',
-    ...(pod.status?.hostIP ? { nodeIP: pod.status.hostIP } : {}),
+    ...(typeof pod.status?.hostIP === 'string' && pod.status.hostIP ? { nodeIP: pod.status.hostIP } : {}),
     token,
   };
 }
