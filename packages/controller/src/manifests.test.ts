@@ -182,10 +182,11 @@ describe('the capture agent DaemonSet (the chart only: captureAgent.enabled)', (
     });
   });
 
-  it('may get and create nodes/proxy (GET /pods, POST /checkpoint on its kubelet), nothing else', () => {
+  it('may get nodes/pods and create nodes/checkpoint (GET /pods, POST /checkpoint on its kubelet), nothing else: never nodes/proxy', () => {
     expect(pod.serviceAccountName).toBe(CAPTURE_AGENT_NAME);
     expect(objects.find((o) => o.kind === 'ClusterRole')!.rules).toEqual([
-      { apiGroups: [''], resources: ['nodes/proxy'], verbs: ['get', 'create'] },
+      { apiGroups: [''], resources: ['nodes/pods'], verbs: ['get'] },
+      { apiGroups: [''], resources: ['nodes/checkpoint'], verbs: ['create'] },
     ]);
     expect(objects.map((o) => o.kind)).toEqual([
       'ServiceAccount',

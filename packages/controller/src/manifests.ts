@@ -290,12 +290,17 @@ export const CAPTURE_AGENT_DATA_DIR = '/var/lib/claimkit-agent';
 const AGENT_LABELS = { 'app.kubernetes.io/name': 'claimkit', 'app.kubernetes.io/component': 'capture-agent' };
 
 /**
- * What the agent asks its kubelet: the pod list (GET /pods) and the checkpoint (POST /checkpoint/…);
- * the kubelet authorizes both as nodes/proxy (get and create). nodes/proxy reaches all of a
- * kubelet's API (exec included), which is why the agent is optional.
+ * What the agent asks its kubelet: the pod list (GET /pods) and the checkpoint (POST /checkpoint/…).
+ * A kubelet with fine-grained authorization (1.33+, as the e2e's 1.37 showed: `create nodes/checkpoint`
+ * is what it asks for /checkpoint, with no fallback) authorizes them as nodes/pods get and
+ * nodes/checkpoint create, so the agent never needs nodes/proxy (all of a kubelet's API, exec
+ * included). An older kubelet authorizes both as nodes/proxy: add it there by hand.
  */
 export function captureAgentRules(): Obj[] {
-  return [{ apiGroups: [''], resources: ['nodes/proxy'], verbs: ['get', 'create'] }];
+  return [
+    { apiGroups: [''], resources: ['nodes/pods'], verbs: ['get'] },
+    { apiGroups: [''], resources: ['nodes/checkpoint'], verbs: ['create'] },
+  ];
 }
 
 /**
@@ -321,7 +326,7 @@ export function captureAgentManifests(o: { version?: string } = {}): ManifestFil
     {
       file: 'rbac.yaml',
       comment:
-        "The capture agent's identity: its kubelet authorizes GET /pods and POST /checkpoint as nodes/proxy get and create.",
+        "The capture agent's identity: its kubelet authorizes GET /pods as nodes/pods get and POST /checkpoint as nodes/checkpoint create.",
       objects: [
         { apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta(CAPTURE_AGENT_NAME) },
         {

@@ -28,6 +28,8 @@ const CONTROLLERS = [
   'replicaset-controller',
   'deployment-controller',
   'statefulset-controller',
+  // DaemonSets: the capture agent runs as one (on the real node only: its node selector).
+  'daemonset-controller',
   'job-controller',
   'pod-garbage-collector-controller',
   'clusterrole-aggregation-controller',

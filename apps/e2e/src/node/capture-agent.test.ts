@@ -96,21 +96,44 @@ describeOnRealNode(
       return until(
         `${what}: the capture agent's pod Ready on ${node.name} (DaemonSet ${CAPTURE_AGENT_NAME})`,
         async () => {
-          const p = (await agentPods()).find(
+          const pods = await agentPods();
+          const seen = pods.map((x) => describePod(x)).join('; ') || 'none';
+          const p = pods.find(
             (x) =>
               x.metadata.uid !== notUid &&
               !x.metadata.deletionTimestamp &&
               x.status?.conditions?.some((k) => k.type === 'Ready' && k.status === 'True'),
           );
-          if (!p) return undefined;
-          return (await fetch(`http://${node.ip}:8750/healthz`)
-            .then((r) => r.ok)
-            .catch(() => false))
-            ? p
-            : undefined;
+          // Thrown (not returned) so that a timeout says what the pods looked like last.
+          if (!p) throw new Error(`pods: ${seen}`);
+          const healthy = await fetch(`http://${node.ip}:8750/healthz`).then(
+            (r) => r.ok,
+            (e: Error) => e.message,
+          );
+          if (healthy !== true) throw new Error(`GET http://${node.ip}:8750/healthz: ${healthy}`);
+          return p;
         },
         120_000,
       );
+    }
+
+    /** A pod's phase and its containers' states, for failure messages. */
+    function describePod(p: Pod): string {
+      const cs = (
+        p.status as {
+          containerStatuses?: {
+            name: string;
+            state?: Record<string, { reason?: string; message?: string }>;
+          }[];
+        }
+      )?.containerStatuses;
+      const states = (cs ?? [])
+        .map((x) => {
+          const [k, v] = Object.entries(x.state ?? {})[0] ?? ['?', {}];
+          return `${x.name} ${k}${v?.reason ? ` ${v.reason}` : ''}${v?.message ? `: ${v.message.slice(0, 300)}` : ''}`;
+        })
+        .join(', ');
+      return `${p.metadata.name} ${p.status?.phase ?? '?'} [${states}]`;
     }
 
     beforeAll(async () => {
@@ -176,17 +199,33 @@ describeOnRealNode(
       } as Capture;
     }
 
-    const captured = (name: string) =>
-      until(
-        `Capture ${name} Captured`,
-        async () => {
-          const cap = (await c().get('Capture', { namespace: ns.name, name })) as Capture;
-          if (cap.status?.phase === 'Failed')
-            throw new Error(`Capture ${name} Failed: ${JSON.stringify(cap.status)}`);
-          return cap.status?.phase === 'Captured' ? cap : undefined;
-        },
-        120_000,
-      );
+    /** Waits for Captured; a timeout says the Capture's status and what the agent logged. */
+    async function captured(name: string): Promise<Capture> {
+      try {
+        return await until(
+          `Capture ${name} Captured`,
+          async () => {
+            const cap = (await c().get('Capture', { namespace: ns.name, name })) as Capture;
+            if (cap.status?.phase === 'Failed')
+              return Promise.reject(new Error(`Failed: ${JSON.stringify(cap.status)}`));
+            if (cap.status?.phase !== 'Captured')
+              throw new Error(`status: ${JSON.stringify(cap.status ?? {})}`);
+            return cap;
+          },
+          90_000,
+        );
+      } catch (e) {
+        const logs = await Promise.all(
+          (await agentPods()).map(async (p) => {
+            const text = await e2eClients()
+              .core.readNamespacedPodLog({ namespace: ns.name, name: p.metadata.name, tailLines: 30 })
+              .catch((x: Error) => `(no log: ${x.message})`);
+            return `--- agent pod ${p.metadata.name}:\n${text}`;
+          }),
+        );
+        throw new Error(`${(e as Error).message}\n${logs.join('\n')}`);
+      }
+    }
 
     const sha256 = (path: string) => createHash('sha256').update(readFileSync(path)).digest('hex');
 

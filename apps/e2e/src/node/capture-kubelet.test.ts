@@ -116,6 +116,23 @@ describeOnRealNode('captures that really checkpoint (Kubelet backend, real node)
       .map((e) => e.reason ?? '');
   }
 
+  /** The object's Events, oldest first, as `reason: message` lines (failure messages). */
+  async function eventStory(ns: string, name: string): Promise<string> {
+    const evs = (await c().list('Event' as never, { namespace: ns })) as unknown as {
+      items: {
+        reason?: string;
+        message?: string;
+        note?: string;
+        involvedObject?: { name?: string };
+        regarding?: { name?: string };
+      }[];
+    };
+    return evs.items
+      .filter((e) => (e.involvedObject?.name ?? e.regarding?.name) === name)
+      .map((e) => `${e.reason}: ${e.message ?? e.note ?? ''}`)
+      .join('\n');
+  }
+
   /** Waits until CRIU has been called `n` times under the delay fault (a checkpoint in flight). */
   const inFlight = (what: string, n = 1) =>
     until(`${what}: CRIU called under the delay fault`, async () => criuFaults.delayedCalls() >= n, 60_000);
@@ -240,11 +257,12 @@ describeOnRealNode('captures that really checkpoint (Kubelet backend, real node)
       criuFaults.clear();
       const done = await phase(ns.name, 'kr', 'Captured');
       const st = done.status!;
-      expect(st.result?.capturedFrom).toEqual({ name: 'kr-0', uid: holder.metadata.uid });
+      const story = `${JSON.stringify(st)}\nevents: ${await eventStory(ns.name, 'kr')}`;
+      expect(st.result?.capturedFrom, story).toEqual({ name: 'kr-0', uid: holder.metadata.uid });
       // No takeover (the holder lived); a start lost to the restart spends no attempt.
-      expect(st.result?.token).toBe(1);
-      expect(st.epoch).toBe(1);
-      expect(st.attempts ?? 0).toBe(0);
+      expect(st.result?.token, story).toBe(1);
+      expect(st.epoch, story).toBe(1);
+      expect(st.attempts ?? 0, story).toBe(0);
       expect(existsSync(archiveOf(st.result!.ref))).toBe(true);
       await expectAllInvariants(ns.name);
     });
@@ -268,9 +286,10 @@ describeOnRealNode('captures that really checkpoint (Kubelet backend, real node)
       await spawnController(ns.name, { kubeconfig, identity: 'ckpt-kill-b' });
       const done = await phase(ns.name, 'sk', 'Captured');
       const st = done.status!;
-      expect(st.result?.capturedFrom).toEqual({ name: 'sk-0', uid: holder.metadata.uid });
-      expect(st.result?.token).toBe(1);
-      expect(st.epoch).toBe(1);
+      const story = `${JSON.stringify(st)}\nevents: ${await eventStory(ns.name, 'sk')}`;
+      expect(st.result?.capturedFrom, story).toEqual({ name: 'sk-0', uid: holder.metadata.uid });
+      expect(st.result?.token, story).toBe(1);
+      expect(st.epoch, story).toBe(1);
       // The killed start may have been cancelled with its request, or may have left an archive: if
       // it did, that archive is a spare (never the result) and the resumed start made a new one.
       const archives = checkpointArchives(node.checkpointDir, ns.name, 'sk-0');

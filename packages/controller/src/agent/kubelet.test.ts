@@ -169,7 +169,7 @@ describe.skipIf(!opensslAvailable())('kubelet checkpoint capture (HTTPS kubelet 
           status: 403,
           body: 'Forbidden (user=system:serviceaccount:claimkit-system:claimkit-capture-agent, verb=create, resource=nodes, subresource(s)=[proxy])',
         },
-        `${base}: HTTP 403: Forbidden (user=system:serviceaccount:claimkit-system:claimkit-capture-agent, verb=create, resource=nodes, subresource(s)=[proxy]): the agent's identity needs create on nodes/proxy (ClusterRole claimkit-capture-agent)`,
+        `${base}: HTTP 403: Forbidden (user=system:serviceaccount:claimkit-system:claimkit-capture-agent, verb=create, resource=nodes, subresource(s)=[proxy]): the agent's identity needs create on nodes/checkpoint (or, on a kubelet without fine-grained authorization, on nodes/proxy; ClusterRole claimkit-capture-agent)`,
       ],
       [
         {

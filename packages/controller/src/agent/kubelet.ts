@@ -15,7 +15,8 @@
 //      (atomically replacing an earlier attempt of the same token) and hashed.
 //   5. The ref: checkpoint://<node><stored path>@sha256:<hex> (ref.ts).
 //
-// The kubelet authorizes both calls as nodes/proxy (get for /pods, create for /checkpoint). The
+// The kubelet authorizes GET /pods as nodes/pods get and POST /checkpoint as nodes/checkpoint create
+// (fine-grained kubelet authorization; an older kubelet asks for nodes/proxy for both). The
 // bearer token is read from `tokenFile` on every call (a projected ServiceAccount token rotates).
 // TLS is verified against `caFile` (or the system's CAs); only `insecureTLS` turns verification off.
 import { createHash } from 'node:crypto';
@@ -295,7 +296,7 @@ export class KubeletClient {
         r.status === 401
           ? ': the kubelet did not accept the bearer token'
           : r.status === 403
-            ? `: the agent's identity needs ${method === 'GET' ? 'get' : 'create'} on nodes/proxy (ClusterRole claimkit-capture-agent)`
+            ? `: the agent's identity needs ${method === 'GET' ? 'get on nodes/pods' : 'create on nodes/checkpoint'} (or, on a kubelet without fine-grained authorization, on nodes/proxy; ClusterRole claimkit-capture-agent)`
             : r.status === 404 && path.startsWith('/checkpoint/')
               ? ': the container is not on this kubelet, or its ContainerCheckpoint feature is off'
               : '';

@@ -151,6 +151,13 @@ describe('Kubelet backend (ContainerCheckpoint)', () => {
         'checkpointing of ns/kr-0/main failed (rpc error: code = Unknown desc = checkpointing container "1469" failed: cannot pause a paused container)',
       ),
     ).toMatchObject({ reason: 'Unavailable', transient: true });
+    // Seen by a controller resuming a start while the killed one's checkpoint still held the task.
+    expect(
+      await answer(
+        500,
+        'checkpointing of ns/sk-0/main failed (rpc error: code = DeadlineExceeded desc = failed to get task for container "3930": context deadline exceeded)',
+      ),
+    ).toMatchObject({ reason: 'Unavailable', transient: true });
     expect(await answer(429, 'slow down')).toMatchObject({ reason: 'TooManyRequests', transient: true });
   });
 });

@@ -53,7 +53,9 @@ export function refusal(where: string, res: { status: number; text: string }): A
   }
   // An earlier checkpoint of the same container still running (its caller gone, e.g. the kubelet
   // restarted mid-checkpoint): runc finds the container paused for it. It will end: try again.
-  if (res.status === 500 && /cannot pause a paused container/.test(body))
+  // The same, seen by a start that waits on the container's task meanwhile (the runtime's own
+  // deadline; DeadlineExceeded is a timeout, not a refusal).
+  if (res.status === 500 && /cannot pause a paused container|code = DeadlineExceeded/.test(body))
     return new ApiError('Unavailable', `${at}: ${body} (a checkpoint of this container is still running)`, {
       code: 500,
     });
