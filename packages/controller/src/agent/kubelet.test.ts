@@ -160,6 +160,21 @@ describe.skipIf(!opensslAvailable())('kubelet checkpoint capture (HTTPS kubelet 
     expect(paths().filter((p) => p.startsWith('POST'))).toEqual([]);
   });
 
+  it('asks again while an earlier checkpoint of the container still runs (the agent restarted mid-job), then stores the archive', async () => {
+    const agent = newAgent({ busyRetryMs: 20 });
+    let busy = 2;
+    kubelet.respond = (m) =>
+      m === 'POST' && busy-- > 0
+        ? {
+            status: 500,
+            body: 'checkpointing of team-a/db-0/main failed (rpc error: code = Unknown desc = checkpointing container "1469" failed: cannot pause a paused container)',
+          }
+        : undefined;
+    const done = await run(agent, req(1));
+    expect(done.state).toBe('Succeeded');
+    expect(busy).toBeLessThan(0);
+  });
+
   it('fails the job with a readable error when the kubelet says 403, 500, garbage, or nothing', async () => {
     const base = `kubelet POST https://127.0.0.1:${kubelet.port}/checkpoint/team-a/db-0/main`;
     const agent = newAgent({ timeoutMs: 300 });

@@ -65,8 +65,17 @@ export interface KubeletCaptureOptions {
   storeDir?: string;
   /** This node's name, for the ref and to refuse requests meant for another node (default $NODE_NAME). */
   nodeName?: string;
+  /**
+   * How long to wait before asking again while an earlier checkpoint of the same container still
+   * runs (default 2 s; up to timeoutMs in all): after the agent's own restart mid-job, the kubelet
+   * is still checkpointing for the agent that died.
+   */
+  busyRetryMs?: number;
   log?: Log;
 }
+
+/** The runtime's words for "a checkpoint of this container is still running" (seen on containerd 2.4). */
+const CHECKPOINT_BUSY = /cannot pause a paused container|code = DeadlineExceeded/;
 
 export class KubeletError extends Error {
   override readonly name = 'KubeletError';
@@ -332,6 +341,39 @@ export class KubeletClient {
   }
 }
 
+/** client.checkpoint, asked again while the runtime says an earlier checkpoint still runs. */
+async function checkpointWhenFree(
+  client: KubeletClient,
+  namespace: string,
+  pod: string,
+  container: string,
+  signal: AbortSignal,
+  o: { retryMs: number; forMs: number; onBusy: (error: string) => void },
+): Promise<string> {
+  const deadline = Date.now() + o.forMs;
+  for (;;) {
+    try {
+      return await client.checkpoint(namespace, pod, container, signal);
+    } catch (e) {
+      const message = (e as Error).message;
+      if (!(e instanceof KubeletError) || !CHECKPOINT_BUSY.test(message) || Date.now() + o.retryMs > deadline)
+        throw e;
+      o.onBusy(message);
+      await new Promise<void>((resolve, reject) => {
+        const t = setTimeout(resolve, o.retryMs);
+        signal.addEventListener(
+          'abort',
+          () => {
+            clearTimeout(t);
+            reject(new KubeletError('aborted'));
+          },
+          { once: true },
+        );
+      });
+    }
+  }
+}
+
 function findPod(pods: KubeletPod[], namespace: string, name: string): KubeletPod | undefined {
   return pods.find((p) => p.metadata?.namespace === namespace && p.metadata?.name === name);
 }
@@ -391,7 +433,12 @@ export function kubeletCapture(
       capture: req.capture,
       token: req.token,
     });
-    const reported = await client.checkpoint(req.namespace, req.pod, container, signal);
+    const reported = await checkpointWhenFree(client, req.namespace, req.pod, container, signal, {
+      retryMs: o.busyRetryMs ?? 2000,
+      forMs: o.timeoutMs ?? 120_000,
+      onBusy: (error) =>
+        log?.({ level: 'info', msg: 'an earlier checkpoint still runs; asking again', pod, error }),
+    });
     const src = archiveOnHost(reported, checkpointDir);
     // The name is checked before the checkpoint and after it: a pod re-created under the same name
     // in between could be the one the kubelet checkpointed.
