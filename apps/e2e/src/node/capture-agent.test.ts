@@ -199,6 +199,19 @@ describeOnRealNode(
       } as Capture;
     }
 
+    /** The last lines every agent pod logged (failure messages). */
+    async function agentLogs(): Promise<string> {
+      const logs = await Promise.all(
+        (await agentPods()).map(async (p) => {
+          const text = await e2eClients()
+            .core.readNamespacedPodLog({ namespace: ns.name, name: p.metadata.name, tailLines: 30 })
+            .catch((x: Error) => `(no log: ${x.message})`);
+          return `--- agent pod ${p.metadata.name}:\n${text}`;
+        }),
+      );
+      return logs.join('\n');
+    }
+
     /** Waits for Captured; a timeout says the Capture's status and what the agent logged. */
     async function captured(name: string): Promise<Capture> {
       try {
@@ -215,15 +228,7 @@ describeOnRealNode(
           90_000,
         );
       } catch (e) {
-        const logs = await Promise.all(
-          (await agentPods()).map(async (p) => {
-            const text = await e2eClients()
-              .core.readNamespacedPodLog({ namespace: ns.name, name: p.metadata.name, tailLines: 30 })
-              .catch((x: Error) => `(no log: ${x.message})`);
-            return `--- agent pod ${p.metadata.name}:\n${text}`;
-          }),
-        );
-        throw new Error(`${(e as Error).message}\n${logs.join('\n')}`);
+        throw new Error(`${(e as Error).message}\n${await agentLogs()}`);
       }
     }
 
@@ -317,9 +322,13 @@ describeOnRealNode(
       criuFaults.clear();
       const done = await captured('rs');
       const st = done.status!;
-      expect(st.result).toMatchObject({ token: 1, capturedFrom: { name: 'rs-0', uid: holder.metadata.uid } });
-      expect(st.epoch).toBe(1);
-      expect(st.attempts ?? 0).toBe(0);
+      const story = `${JSON.stringify(st)}\n${await agentLogs()}`;
+      expect(st.result, story).toMatchObject({
+        token: 1,
+        capturedFrom: { name: 'rs-0', uid: holder.metadata.uid },
+      });
+      expect(st.epoch, story).toBe(1);
+      expect(st.attempts ?? 0, story).toBe(0);
       const ref = parseCheckpointRef(st.result!.ref);
       expect(ref.sha256).toBe(sha256(ref.path));
       await expectAllInvariants(ns.name);
