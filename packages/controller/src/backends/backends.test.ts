@@ -64,6 +64,27 @@ describe('Http backend against the reference agent', () => {
     expect(e.message).toContain('/node-1');
   });
 
+  it("expands {nodeIP} (the holder's host IP), and waits while the pod reports none", async () => {
+    const seen: string[] = [];
+    const srv = createServer((rq, rs) => {
+      seen.push(`${rq.method} ${rq.url}`);
+      rs.writeHead(201, { 'content-type': 'application/json' });
+      rs.end(JSON.stringify({ id: 'j-1' }));
+    });
+    await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
+    closers.push(() => new Promise<void>((r) => srv.close(() => r())));
+    const port = (srv.address() as AddressInfo).port;
+    const b = new HttpCaptureBackend({ timeoutMs: 1000 });
+    const url = `http://{nodeIP}:${port}/v1/captures`;
+    expect(await b.start(url, { ...req(1), nodeIP: '127.0.0.1' })).toEqual({ id: 'j-1' });
+    expect(seen).toEqual(['POST /v1/captures']);
+    const e = await b.start(url, req(2)).catch((x) => x);
+    expect(isApiError(e, 'Unavailable')).toBe(true);
+    expect(e.transient).toBe(true);
+    expect(e.message).toContain('reports no host IP yet');
+    expect(seen).toHaveLength(1);
+  });
+
   it('rejects garbage and unknown jobs', async () => {
     const agent = new CaptureAgent();
     const { url } = await agent.listen(0, '127.0.0.1');

@@ -306,6 +306,31 @@ describe('a job that cannot be started', () => {
 });
 
 describe('job starts that were never recorded, and jobs that finish after their claim moved on', () => {
+  test("the job request carries the holder's node IP for {nodeIP} URLs, once the pod reports one", async () => {
+    const { model, deps } = await setup();
+    const p = model.getNow('Pod', { namespace: 'default', name: 'w-0' });
+    await model.updateStatus({ ...p, status: { ...p.status, hostIP: '192.0.2.7' } });
+    await reconcileCapture(deps, key); // acquire
+    const seen: CaptureJobRequest[] = [];
+    const agent = deps.backend;
+    await reconcileCapture(
+      {
+        ...deps,
+        backend: {
+          start: async (url, req) => {
+            seen.push(req);
+            return agent.start(url, req);
+          },
+          poll: (url, id) => agent.poll(url, id),
+        },
+      },
+      key,
+    );
+    expect(seen).toEqual([
+      expect.objectContaining({ pod: 'w-0', node: 'n1', nodeIP: '192.0.2.7', token: 1 }),
+    ]);
+  });
+
   test('every start is counted on the claim before the backend is called; the recorded job keeps the count', async () => {
     const { model, deps } = await setup();
     await reconcileCapture(deps, key); // acquire
