@@ -28,9 +28,7 @@ import {
   WORKLOAD_IMAGE,
 } from '../harness/index.ts';
 import { describeOnRealNode, e2eClients, e2eCluster, useTestNamespace } from '../harness/vitest.ts';
-import { criuFaults, runningContainer, unlessNotFound } from './helpers.ts';
-
-const MEMORY_COUNTER = 'n=0; while :; do n=$((n+1)); echo $n; sleep 1; done';
+import { counterPod, criuFaults, lastLoggedNumber, unlessNotFound } from './helpers.ts';
 
 describeOnRealNode(
   'the capture agent DaemonSet checkpoints through its node (real node)',
@@ -152,37 +150,6 @@ describeOnRealNode(
       rmSync(work, { recursive: true, force: true });
     });
 
-    async function counterPod(name: string, app: string): Promise<Pod> {
-      await c().create({
-        apiVersion: 'v1',
-        kind: 'Pod',
-        metadata: { name, namespace: ns.name, labels: { app } },
-        spec: {
-          ...realNodePlacement(),
-          terminationGracePeriodSeconds: 2,
-          containers: [
-            {
-              name: 'main',
-              image: WORKLOAD_IMAGE,
-              imagePullPolicy: 'Never',
-              command: ['sh', '-c', MEMORY_COUNTER],
-            },
-          ],
-        },
-      } as Pod);
-      return until(
-        `pod ${name} Ready with its container running`,
-        async () => {
-          const p = (await getOrUndefined(c().get('Pod', { namespace: ns.name, name }))) as Pod | undefined;
-          return p?.status?.conditions?.some((x) => x.type === 'Ready' && x.status === 'True') &&
-            runningContainer(p)
-            ? p
-            : undefined;
-        },
-        90_000,
-      );
-    }
-
     function httpCapture(name: string, app: string): Capture {
       return {
         apiVersion: 'claimkit.dev/v1alpha1',
@@ -235,7 +202,7 @@ describeOnRealNode(
     const sha256 = (path: string) => createHash('sha256').update(readFileSync(path)).digest('hex');
 
     it('checkpoints the holder through the kubelet by default; the ref names the stored archive and its digest, which restores', async () => {
-      const holder = await counterPod('ag-0', 'ag');
+      const holder = await counterPod(ns.name, 'ag-0', 'ag');
       await c().create(httpCapture('ag', 'ag'));
       const done = await captured('ag');
       const st = done.status!;
@@ -249,12 +216,7 @@ describeOnRealNode(
 
       const restored = await restoreCheckpoint(node, ref.path, work, 'agent-ag');
       try {
-        const logged = restored.logBeforeCheckpoint
-          .split('\n')
-          .map((l) => /\sstdout [FP] (\d+)$/.exec(l)?.[1])
-          .filter((n): n is string => n !== undefined)
-          .map(Number);
-        const last = logged.at(-1)!;
+        const last = lastLoggedNumber(restored.logBeforeCheckpoint)!;
         const nums = await until(
           'the restored process printing two numbers',
           async () => {
@@ -308,7 +270,7 @@ describeOnRealNode(
     });
 
     it('survives its own restart mid-job: the next agent pod resumes the job and the Capture gets one result', async () => {
-      const holder = await counterPod('rs-0', 'rs');
+      const holder = await counterPod(ns.name, 'rs-0', 'rs');
       const before = await agentReady('before the restart');
       criuFaults.delay(4);
       await c().create(httpCapture('rs', 'rs'));

@@ -22,10 +22,15 @@ import {
 } from '../controller/helpers.ts';
 import { realNodePlacement, restartComponent, restoreCheckpoint, WORKLOAD_IMAGE } from '../harness/index.ts';
 import { describeOnRealNode, e2eClients, e2eCluster, useTestNamespace } from '../harness/vitest.ts';
-import { checkpointArchives, criuFaults, runningContainer } from './helpers.ts';
+import {
+  checkpointArchives,
+  counterPod,
+  criuFaults,
+  lastLoggedNumber,
+  MEMORY_COUNTER,
+  runningContainer,
+} from './helpers.ts';
 
-/** Counts in memory only (no file): a restore that continues the count restored the process. */
-const MEMORY_COUNTER = 'n=0; while :; do n=$((n+1)); echo $n; sleep 1; done';
 /** The same, ignoring SIGTERM: a deleted pod stays Terminating (and checkpointable) for its grace. */
 const STUBBORN_COUNTER = `trap '' TERM; ${MEMORY_COUNTER}`;
 
@@ -34,37 +39,6 @@ describeOnRealNode('captures that really checkpoint (Kubelet backend, real node)
   const work = mkdtempSync(join(tmpdir(), 'claimkit-restore-'));
   afterAll(() => rmSync(work, { recursive: true, force: true }));
   afterEach(() => criuFaults.clear());
-
-  async function counterPod(
-    ns: string,
-    name: string,
-    app: string,
-    script = MEMORY_COUNTER,
-    graceSeconds = 2,
-  ) {
-    const pod: Pod = {
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: { name, namespace: ns, labels: { app } },
-      spec: {
-        ...realNodePlacement(),
-        terminationGracePeriodSeconds: graceSeconds,
-        containers: [
-          { name: 'main', image: WORKLOAD_IMAGE, imagePullPolicy: 'Never', command: ['sh', '-c', script] },
-        ],
-      },
-    } as Pod;
-    await c().create(pod);
-    return until(
-      `pod ${ns}/${name} Ready with its container running on ${node.name}`,
-      async () => {
-        const p = (await getOrUndefined(c().get('Pod', { namespace: ns, name }))) as Pod | undefined;
-        const ready = p?.status?.conditions?.some((x) => x.type === 'Ready' && x.status === 'True');
-        return p && ready && runningContainer(p) ? p : undefined;
-      },
-      90_000,
-    );
-  }
 
   function capture(ns: string, name: string, app: string, o: { maxAttempts?: number } = {}): Capture {
     return {
@@ -169,12 +143,7 @@ describeOnRealNode('captures that really checkpoint (Kubelet backend, real node)
       const restored = await restoreCheckpoint(node, archive, work, 'ckpt-happy');
       try {
         // The last number the container logged before the checkpoint (CRI log: `<time> stdout F <n>`).
-        const logged = restored.logBeforeCheckpoint
-          .split('\n')
-          .map((l) => /\sstdout [FP] (\d+)$/.exec(l)?.[1])
-          .filter((n): n is string => n !== undefined)
-          .map(Number);
-        const last = logged.at(-1);
+        const last = lastLoggedNumber(restored.logBeforeCheckpoint);
         expect(
           last,
           `numbers in the checkpoint's container.log: ${restored.logBeforeCheckpoint}`,
@@ -213,7 +182,7 @@ describeOnRealNode('captures that really checkpoint (Kubelet backend, real node)
     });
 
     it('the holder deleted mid-checkpoint: takeover with token + 1, the late checkpoint refused and reported, the result is the new holder’s', async () => {
-      const a = await counterPod(ns.name, 'del-a', 'del', STUBBORN_COUNTER, 60);
+      const a = await counterPod(ns.name, 'del-a', 'del', { script: STUBBORN_COUNTER, graceSeconds: 60 });
       criuFaults.delay(3);
       await c().create(capture(ns.name, 'del', 'del'));
       await inFlight('the checkpoint of del-a');

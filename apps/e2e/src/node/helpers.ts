@@ -6,8 +6,14 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Pod, PodPool } from '@claimkit/core';
+import { getOrUndefined, kube, until } from '../controller/helpers.ts';
 import { isNotFound, testPool } from '../harness/index.ts';
-import { runPoolOnRealNode } from '../harness/local-node.ts';
+import {
+  REAL_NODE_NAME,
+  realNodePlacement,
+  runPoolOnRealNode,
+  WORKLOAD_IMAGE,
+} from '../harness/local-node.ts';
 import type { E2EClusterInfo } from '../harness/vitest.ts';
 
 const exec = promisify(execFile);
@@ -121,4 +127,54 @@ export function checkpointArchives(dir: string, ns: string, pod: string, contain
     .filter((f) => f.startsWith(`checkpoint-${pod}_${ns}-${container}-`) && f.endsWith('.tar'))
     .sort()
     .map((f) => join(dir, f));
+}
+
+/** Counts in memory only (no file): a restore that continues the count restored the process. */
+export const MEMORY_COUNTER = 'n=0; while :; do n=$((n+1)); echo $n; sleep 1; done';
+
+/**
+ * A pod on the real node running `script` (default MEMORY_COUNTER) in container `main` of the
+ * workload image, labelled app=`app`; resolves once it is Ready with its container running.
+ */
+export async function counterPod(
+  ns: string,
+  name: string,
+  app: string,
+  o: { script?: string; graceSeconds?: number } = {},
+): Promise<Pod> {
+  await kube().create({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: ns, labels: { app } },
+    spec: {
+      ...realNodePlacement(),
+      terminationGracePeriodSeconds: o.graceSeconds ?? 2,
+      containers: [
+        {
+          name: 'main',
+          image: WORKLOAD_IMAGE,
+          imagePullPolicy: 'Never',
+          command: ['sh', '-c', o.script ?? MEMORY_COUNTER],
+        },
+      ],
+    },
+  } as Pod);
+  return until(
+    `pod ${ns}/${name} Ready with its container running on ${REAL_NODE_NAME}`,
+    async () => {
+      const p = (await getOrUndefined(kube().get('Pod', { namespace: ns, name }))) as Pod | undefined;
+      const ready = p?.status?.conditions?.some((x) => x.type === 'Ready' && x.status === 'True');
+      return p && ready && runningContainer(p) ? p : undefined;
+    },
+    90_000,
+  );
+}
+
+/** The last number a counter wrote to stdout in a CRI container log (`<time> stdout F <n>`). */
+export function lastLoggedNumber(criLog: string): number | undefined {
+  const nums = criLog
+    .split('\n')
+    .map((l) => /\sstdout [FP] (\d+)$/.exec(l)?.[1])
+    .filter((n): n is string => n !== undefined);
+  return nums.length > 0 ? Number(nums.at(-1)) : undefined;
 }
