@@ -183,7 +183,9 @@ describeOnRealNode('captures that really checkpoint (Kubelet backend, real node)
 
     it('the holder deleted mid-checkpoint: takeover with token + 1, the late checkpoint refused and reported, the result is the new holder’s', async () => {
       const a = await counterPod(ns.name, 'del-a', 'del', { script: STUBBORN_COUNTER, graceSeconds: 60 });
-      criuFaults.delay(3);
+      // Long enough that the sweep (every 2 s) takes the claim over while del-a's checkpoint runs,
+      // del-b's start (about 1-3 s to Ready) included: CRIU is called twice, each call delayed.
+      criuFaults.delay(5);
       await c().create(capture(ns.name, 'del', 'del'));
       await inFlight('the checkpoint of del-a');
       const b = await counterPod(ns.name, 'del-b', 'del');
