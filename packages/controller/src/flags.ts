@@ -23,6 +23,8 @@ export interface ControllerFlags {
    */
   pod?: { namespace: string; name: string; uid: string; container?: string };
   logLevel: LogLevel;
+  /** Sent as a bearer token to Http capture agents (re-read per request). */
+  captureAgentTokenFile?: string;
 }
 
 export class FlagError extends Error {
@@ -44,6 +46,10 @@ export const USAGE = `usage: claimkit-controller [flags]
   --no-watch-nodes         do not watch Nodes (no cluster-wide read): a pod's own Ready condition
                            is then the only health signal for bind candidates
   --log-level LEVEL        debug|info|warn|error (default info)
+  --capture-agent-token-file PATH
+                           send this file's token (re-read per request) to Http capture agents as
+                           Authorization: Bearer, e.g. a projected ServiceAccount token for audience
+                           claimkit-capture-agent (deploy/controller mounts one); default: none
 environment (downward API, set by deploy/controller): POD_NAME, POD_NAMESPACE, POD_UID and
   CONTAINER_NAME name the pod and container this replica runs in; with --leader-elect the leader
   records them on the Lease, and a standby takes over at once when that pod or container is dead
@@ -89,6 +95,7 @@ export function parseFlags(
         'request-timeout': { type: 'string' },
         'watch-nodes': { type: 'boolean' },
         'log-level': { type: 'string' },
+        'capture-agent-token-file': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -125,7 +132,14 @@ export function parseFlags(
   const healthAddr = str('health-addr') ?? ':8081';
   parseAddr('metrics-addr', metricsAddr);
   parseAddr('health-addr', healthAddr);
-  for (const k of ['kubeconfig', 'context', 'namespace', 'lease-namespace', 'identity'])
+  for (const k of [
+    'kubeconfig',
+    'context',
+    'namespace',
+    'lease-namespace',
+    'identity',
+    'capture-agent-token-file',
+  ])
     if (str(k) === '') throw new FlagError(`--${k}: must not be empty`);
   return {
     ...(str('kubeconfig') ? { kubeconfig: str('kubeconfig')! } : {}),
@@ -151,6 +165,7 @@ export function parseFlags(
         }
       : {}),
     logLevel,
+    ...(str('capture-agent-token-file') ? { captureAgentTokenFile: str('capture-agent-token-file')! } : {}),
     help: values.help === true,
   };
 }

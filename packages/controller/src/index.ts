@@ -1,4 +1,5 @@
 export * from './agent/agent.ts';
+export * from './agent/auth.ts';
 export * from './agent/kubelet.ts';
 export * from './agent/ref.ts';
 export * from './backends/index.ts';

@@ -40,6 +40,7 @@ try {
     timeoutMs: flags.requestTimeoutMs,
     watchNodes: flags.watchNodes,
     ...(flags.pod ? { pod: flags.pod } : {}),
+    ...(flags.captureAgentTokenFile ? { captureAgentTokenFile: flags.captureAgentTokenFile } : {}),
   });
 } catch (e) {
   die(explainStartError(e), 1);

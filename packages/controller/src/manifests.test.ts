@@ -164,6 +164,7 @@ describe('the capture agent DaemonSet (the chart only: captureAgent.enabled)', (
     expect(c.env).toEqual([
       { name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } },
       { name: 'NODE_IP', valueFrom: { fieldRef: { fieldPath: 'status.hostIP' } } },
+      { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
     ]);
     expect(c.ports).toEqual([{ name: 'http', containerPort: 8750, hostPort: 8750 }]);
   });
@@ -187,6 +188,7 @@ describe('the capture agent DaemonSet (the chart only: captureAgent.enabled)', (
     expect(objects.find((o) => o.kind === 'ClusterRole')!.rules).toEqual([
       { apiGroups: [''], resources: ['nodes/pods'], verbs: ['get'] },
       { apiGroups: [''], resources: ['nodes/checkpoint'], verbs: ['create'] },
+      { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
     ]);
     expect(objects.map((o) => o.kind)).toEqual([
       'ServiceAccount',

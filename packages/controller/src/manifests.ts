@@ -1,6 +1,8 @@
 // The controller's Kubernetes manifests as data. deploy/controller/*.yaml is generated from this
 // (tools/manifests writes the files and checks they are current).
+
 import { CONTROLLER_NAME, GROUP, imageRef, KIND_INFO, type ManifestFile } from '@claimkit/core';
+import { CAPTURE_AGENT_AUDIENCE } from './agent/auth.ts';
 
 export const CONTROLLER_NAMESPACE = 'claimkit-system';
 /** The image the manifests run: the release's, tagged with its version. */
@@ -122,6 +124,7 @@ export function controllerManifests(o: { version?: string } = {}): ManifestFile[
     '--concurrency=4',
     '--sweep-interval=30s',
     '--log-level=info',
+    `--capture-agent-token-file=${CAPTURE_AGENT_TOKEN_DIR}/token`,
   ];
   return [
     {
@@ -234,6 +237,27 @@ export function controllerManifests(o: { version?: string } = {}): ManifestFile[
                       readOnlyRootFilesystem: true,
                       capabilities: { drop: ['ALL'] },
                     },
+                    volumeMounts: [
+                      { name: 'capture-agent-token', mountPath: CAPTURE_AGENT_TOKEN_DIR, readOnly: true },
+                    ],
+                  },
+                ],
+                // What the capture agents (started with --allowed-callers) accept: this pod's
+                // ServiceAccount, in a token only for their audience (never the API server's).
+                volumes: [
+                  {
+                    name: 'capture-agent-token',
+                    projected: {
+                      sources: [
+                        {
+                          serviceAccountToken: {
+                            audience: CAPTURE_AGENT_AUDIENCE,
+                            expirationSeconds: 3600,
+                            path: 'token',
+                          },
+                        },
+                      ],
+                    },
                   },
                 ],
               },
@@ -280,6 +304,9 @@ export function controllerManifests(o: { version?: string } = {}): ManifestFile[
 /** The reference capture agent's DaemonSet (optional: the Helm chart's `captureAgent.enabled`). */
 export const CAPTURE_AGENT_NAME = 'claimkit-capture-agent';
 export const CAPTURE_AGENT_CONTAINER = 'capture-agent';
+/** Where the controller's token for the capture agents' audience is mounted. */
+export const CAPTURE_AGENT_TOKEN_DIR = '/var/run/secrets/claimkit.dev/capture-agent';
+
 /** The node port every agent serves the Http capture protocol on (hostPort = containerPort). */
 export const CAPTURE_AGENT_PORT = 8750;
 /** The kubelet's checkpoint directory on the node (`<kubelet root dir>/checkpoints`). */
@@ -300,6 +327,8 @@ export function captureAgentRules(): Obj[] {
   return [
     { apiGroups: [''], resources: ['nodes/pods'], verbs: ['get'] },
     { apiGroups: [''], resources: ['nodes/checkpoint'], verbs: ['create'] },
+    // Who is asking (agent/auth.ts: --allowed-callers).
+    { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
   ];
 }
 
@@ -321,6 +350,8 @@ export function captureAgentManifests(o: { version?: string } = {}): ManifestFil
     `--state-dir=${CAPTURE_AGENT_DATA_DIR}/state`,
     // Kubelets often serve a self-signed certificate (as metrics-server's --kubelet-insecure-tls).
     '--kubelet-insecure-tls',
+    // Only the controller of this namespace (its projected token for the agent's audience).
+    `--allowed-callers=system:serviceaccount:$(POD_NAMESPACE):${CONTROLLER_NAME}`,
   ];
   return [
     {
@@ -378,6 +409,7 @@ export function captureAgentManifests(o: { version?: string } = {}): ManifestFil
                     env: [
                       { name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } },
                       { name: 'NODE_IP', valueFrom: { fieldRef: { fieldPath: 'status.hostIP' } } },
+                      { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
                     ],
                     ports: [
                       { name: 'http', containerPort: CAPTURE_AGENT_PORT, hostPort: CAPTURE_AGENT_PORT },

@@ -34,6 +34,8 @@ export interface KubeControllerOptions {
   timeoutMs?: number;
   /** Capture agent request timeout (default 5 s). */
   backendTimeoutMs?: number;
+  /** A token file sent to Http capture agents as Authorization: Bearer (re-read per request). */
+  captureAgentTokenFile?: string;
   queue?: ManagerOptions['queue'];
   /** Watch Nodes (default true; see ManagerOptions.watchNodes). */
   watchNodes?: boolean;
@@ -91,7 +93,10 @@ export function createKubeController(o: KubeControllerOptions = {}): KubeControl
     ...(o.watchNodes === false ? { watchNodes: false } : {}),
     backend: (cache) =>
       new DispatchingBackend(cache, {
-        Http: new HttpCaptureBackend({ timeoutMs: o.backendTimeoutMs ?? 5000 }),
+        Http: new HttpCaptureBackend({
+          timeoutMs: o.backendTimeoutMs ?? 5000,
+          ...(o.captureAgentTokenFile ? { tokenFile: o.captureAgentTokenFile } : {}),
+        }),
         Kubelet: new KubeletCaptureBackend({
           // A checkpoint is answered when it is written: allow it minutes.
           apiServer: (method, path) => client.raw(method, path, { timeoutMs: 120_000 }),

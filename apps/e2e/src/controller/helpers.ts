@@ -29,6 +29,8 @@ export async function startController(
     kubeconfig?: string;
     /** Watch Nodes (default true; false is `--no-watch-nodes`). */
     watchNodes?: boolean;
+    /** `--capture-agent-token-file`: sent to Http capture agents as a bearer token. */
+    captureAgentTokenFile?: string;
   } = {},
 ): Promise<RunningController> {
   const ctl = createKubeController({
@@ -39,6 +41,7 @@ export async function startController(
     identity: opts.identity ?? `e2e-${process.pid}`,
     shutdownGraceMs: 5000,
     ...(opts.watchNodes === false ? { watchNodes: false } : {}),
+    ...(opts.captureAgentTokenFile ? { captureAgentTokenFile: opts.captureAgentTokenFile } : {}),
     ...(process.env.CLAIMKIT_E2E_CONTROLLER_LOG
       ? { log: jsonLogger(process.env.CLAIMKIT_E2E_CONTROLLER_LOG as 'debug') }
       : {}),

@@ -6,15 +6,20 @@
 // its own (a lower token is refused, a repeated start is the same job) and survives its own
 // restart mid-job (the DaemonSet's pod deleted while CRIU runs: the next pod resumes the job).
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CAPTURE_AGENT_NAME, captureAgentManifests, parseCheckpointRef } from '@claimkit/controller';
+import {
+  CAPTURE_AGENT_AUDIENCE,
+  CAPTURE_AGENT_NAME,
+  captureAgentManifests,
+  parseCheckpointRef,
+} from '@claimkit/controller';
 import type { Capture, Pod } from '@claimkit/core';
+import { CONTROLLER_NAME } from '@claimkit/core';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import {
   expectAllInvariants,
-  getOrUndefined,
   kube,
   type RunningController,
   startController,
@@ -25,7 +30,6 @@ import {
   type KubernetesObject,
   realNodePlacement,
   restoreCheckpoint,
-  WORKLOAD_IMAGE,
 } from '../harness/index.ts';
 import { describeOnRealNode, e2eClients, e2eCluster, useTestNamespace } from '../harness/vitest.ts';
 import { counterPod, criuFaults, lastLoggedNumber, unlessNotFound } from './helpers.ts';
@@ -41,6 +45,8 @@ describeOnRealNode(
     let applied: KubernetesObject[] = [];
     /** The agent's data directory on the node (per run), mounted at the same path in its pod. */
     let dataDir = '';
+    /** The controller's token for the agents' audience. */
+    let tokenFile = '';
     const agentUrl = `http://${node.ip}:8750/v1/captures`;
 
     /** The chart's agent objects, placed on the real node, in this test's namespace. */
@@ -140,7 +146,22 @@ describeOnRealNode(
       applied = agentObjects(ns.name);
       await applyObjects(e2eClients(), applied);
       await agentReady('installed');
-      ctl = await startController(ns.name);
+      // The agent accepts only system:serviceaccount:<its namespace>:claimkit-controller, by a
+      // token for its audience (the chart's controller has one projected into its pod; this
+      // in-process controller gets one by TokenRequest).
+      const core = e2eClients().core;
+      await core.createNamespacedServiceAccount({
+        namespace: ns.name,
+        body: { metadata: { name: CONTROLLER_NAME } },
+      });
+      const tr = await core.createNamespacedServiceAccountToken({
+        namespace: ns.name,
+        name: CONTROLLER_NAME,
+        body: { spec: { audiences: [CAPTURE_AGENT_AUDIENCE], expirationSeconds: 3600 } },
+      });
+      tokenFile = join(work, 'controller-token');
+      writeFileSync(tokenFile, tr.status?.token ?? '');
+      ctl = await startController(ns.name, { captureAgentTokenFile: tokenFile });
     }, 300_000);
     afterEach(() => criuFaults.clear());
     afterAll(async () => {
@@ -232,7 +253,7 @@ describeOnRealNode(
       await expectAllInvariants(ns.name);
     });
 
-    it('fences on its own: a lower token is refused (409), a repeated start is the same job', async () => {
+    it('admits only the controller’s token, and fences on its own: a lower token is refused (409), a repeated start is the same job', async () => {
       const holder = (await c().get('Pod', { namespace: ns.name, name: 'ag-0' })) as Pod;
       const body = (token: number) =>
         JSON.stringify({
@@ -244,12 +265,17 @@ describeOnRealNode(
           capture: 'fence',
           token,
         });
-      const post = (token: number) =>
+      const auth = () => ({ authorization: `Bearer ${readFileSync(tokenFile, 'utf8')}` });
+      const post = (token: number, withToken = true) =>
         fetch(agentUrl, {
           method: 'POST',
-          headers: { 'content-type': 'application/json' },
+          headers: { 'content-type': 'application/json', ...(withToken ? auth() : {}) },
           body: body(token),
         });
+      // Without the controller's token the agent starts nothing.
+      const anonymous = await post(5, false);
+      expect(anonymous.status).toBe(401);
+      expect(await anonymous.text()).toMatch(/bearer token is required/);
       const first = await post(5);
       expect(first.status).toBe(201);
       const { id } = (await first.json()) as { id: string };
@@ -262,7 +288,9 @@ describeOnRealNode(
       await until(
         `agent job ${id} finished`,
         async () => {
-          const s = (await (await fetch(`${agentUrl}/${id}`)).json()) as { state: string };
+          const s = (await (await fetch(`${agentUrl}/${id}`, { headers: auth() })).json()) as {
+            state: string;
+          };
           return s.state !== 'Running' ? s : undefined;
         },
         60_000,

@@ -14,13 +14,12 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { killControllers, spawnController } from '../chaos/helpers.ts';
 import {
   expectAllInvariants,
-  getOrUndefined,
   kube,
   type RunningController,
   startController,
   until,
 } from '../controller/helpers.ts';
-import { realNodePlacement, restartComponent, restoreCheckpoint, WORKLOAD_IMAGE } from '../harness/index.ts';
+import { restartComponent, restoreCheckpoint } from '../harness/index.ts';
 import { describeOnRealNode, e2eClients, e2eCluster, useTestNamespace } from '../harness/vitest.ts';
 import {
   checkpointArchives,

@@ -14,9 +14,11 @@
 // saved atomically on every change, before a start is answered. On start the agent loads it, and
 // runs again each job that was Running when it stopped (a second checkpoint of the same token
 // replaces the stored archive of that token). Without `stateDir` the state is in memory only.
+
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Authenticate } from './auth.ts';
 import { type KubeletCaptureOptions, kubeletCapture } from './kubelet.ts';
 import {
   type AgentJob,
@@ -53,6 +55,11 @@ export interface CaptureAgentOptions {
   /** Wall clock (ms), for timestamps and retention. */
   now?: () => number;
   log?: (line: AgentLogLine) => void;
+  /**
+   * Who may use the protocol (auth.ts: a ServiceAccount token for the agent's audience, reviewed by
+   * the API server). Absent: anyone who reaches the port (tests, demos).
+   */
+  authenticate?: Authenticate;
 }
 
 const MAX_BODY = 64 * 1024;
@@ -296,6 +303,20 @@ export class CaptureAgent {
   private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = new URL(req.url ?? '/', 'http://agent').pathname.replace(/\/+$/, '') || '/';
     if (req.method === 'GET' && path === '/healthz') return send(res, 200, { ok: true });
+    if (this.o.authenticate) {
+      const who = await this.o.authenticate(req.headers.authorization);
+      if (!who.ok) {
+        this.o.log?.({
+          level: 'warn',
+          msg: 'request refused',
+          method: req.method,
+          path,
+          status: who.status,
+          error: who.error,
+        });
+        return send(res, who.status, { error: who.error });
+      }
+    }
     if (req.method === 'GET' && path === '/debug/tokens')
       return send(res, 200, { accepted: Object.fromEntries(this.accepted), rejected: this.rejected });
     if (path === this.basePath) {

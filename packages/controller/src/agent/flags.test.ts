@@ -8,6 +8,7 @@ describe('claimkit-capture-agent flags', () => {
     expect(parseAgentFlags([], env)).toEqual({
       help: false,
       listen: { host: '0.0.0.0', port: 8750 },
+      allowedCallers: [],
       capture: 'kubelet',
       durationMs: 2000,
       stateDir: '/var/lib/claimkit-agent/state',

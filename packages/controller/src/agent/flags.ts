@@ -18,6 +18,8 @@ export interface AgentFlags {
   /** --capture=sleep only. */
   durationMs: number;
   stateDir: string;
+  /** Usernames (TokenReview, audience claimkit-capture-agent) that may use the protocol; empty: anyone. */
+  allowedCallers: string[];
   kubelet: {
     host: string;
     port: number;
@@ -53,9 +55,14 @@ export const AGENT_USAGE = `usage: claimkit-capture-agent [flags]
                               (default ${KUBELET_CHECKPOINT_DIR})
   --store-dir DIR             archives are kept as DIR/<namespace>/<capture>/<token>.tar
                               (default ${AGENT_STORE_DIR})
+  --allowed-callers U1,U2     only these users may ask for checkpoints: each request carries a
+                              ServiceAccount token for audience claimkit-capture-agent, reviewed by
+                              the API server (TokenReview); e.g.
+                              system:serviceaccount:claimkit-system:claimkit-controller
+                              (default: none given = anyone who reaches the port; a warning)
   -h, --help                  this help
 A kubelet capture's ref: checkpoint://<node><stored path>@sha256:<hex of the archive>.
-Logs: one JSON object per line on stderr ({"ts","level","msg",...}).
+Logs: one JSON object per line on stderr ({"time","level","msg",...}).
 `;
 
 /** The flags (node:util parseArgs options). */
@@ -73,6 +80,7 @@ export const AGENT_OPTIONS = {
   'kubelet-timeout': { type: 'string' },
   'checkpoint-dir': { type: 'string' },
   'store-dir': { type: 'string' },
+  'allowed-callers': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -152,6 +160,10 @@ export function parseAgentFlags(
     capture,
     durationMs,
     stateDir: str('state-dir') ?? AGENT_STATE_DIR,
+    allowedCallers: (str('allowed-callers') ?? '')
+      .split(',')
+      .map((u) => u.trim())
+      .filter(Boolean),
     kubelet: {
       host,
       port,

@@ -3,6 +3,7 @@
 // chart's DaemonSet), checkpointing holders' containers through its node's kubelet. Flags: --help.
 import { FlagError } from '../flags.ts';
 import { CaptureAgent } from './agent.ts';
+import { bearerAuthenticator, inClusterTokenReview } from './auth.ts';
 import { AGENT_USAGE, type AgentFlags, parseAgentFlags } from './flags.ts';
 import { AgentStateError } from './state.ts';
 
@@ -44,6 +45,14 @@ try {
     stateDir: flags.stateDir,
     ...(flags.capture === 'sleep' ? { durationMs: flags.durationMs } : { kubelet: { ...flags.kubelet } }),
     log: logLine,
+    ...(flags.allowedCallers.length > 0
+      ? {
+          authenticate: bearerAuthenticator({
+            allowed: flags.allowedCallers,
+            review: inClusterTokenReview(),
+          }),
+        }
+      : {}),
   });
 } catch (e) {
   if (e instanceof AgentStateError) fail(`${e.message} (--state-dir)`, 1);
@@ -61,6 +70,7 @@ logLine({
   url,
   capture: flags.capture,
   stateDir: flags.stateDir,
+  allowedCallers: flags.allowedCallers.length > 0 ? flags.allowedCallers : 'anyone',
   ...(flags.capture === 'kubelet'
     ? {
         kubelet: `https://${flags.kubelet.host}:${flags.kubelet.port}`,
@@ -71,6 +81,11 @@ logLine({
       }
     : { durationMs: flags.durationMs }),
 });
+if (flags.allowedCallers.length === 0)
+  logLine({
+    level: 'warn',
+    msg: 'no --allowed-callers: anyone who reaches this port may ask for checkpoints of this node’s pods',
+  });
 for (const sig of ['SIGINT', 'SIGTERM'] as const) {
   process.once(sig, () => {
     logLine({ level: 'info', msg: 'shutting down', signal: sig });

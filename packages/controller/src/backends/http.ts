@@ -2,6 +2,7 @@
 // token} -> {id}; GET {url}/{id} -> {state: Running|Succeeded|Failed, ref?, error?}. `{nodeName}`
 // and friends in the URL are expanded per job. Every request has a timeout, so a hung agent never
 // holds a worker; polling itself is paced by the reconciler's requeueAfter.
+import { readFile } from 'node:fs/promises';
 import {
   ApiError,
   type CaptureBackend,
@@ -14,17 +15,25 @@ export interface HttpBackendOptions {
   timeoutMs?: number;
   fetch?: typeof fetch;
   headers?: Record<string, string>;
+  /**
+   * A token sent as `Authorization: Bearer` (re-read on every request: a projected ServiceAccount
+   * token for audience claimkit-capture-agent rotates), which agents started with
+   * --allowed-callers review.
+   */
+  tokenFile?: string;
 }
 
 export class HttpCaptureBackend implements CaptureBackend {
   private readonly timeoutMs: number;
   private readonly fetch: typeof fetch;
   private readonly headers: Record<string, string>;
+  private readonly tokenFile: string | undefined;
 
   constructor(opts: HttpBackendOptions = {}) {
     this.timeoutMs = opts.timeoutMs ?? 5000;
     this.fetch = opts.fetch ?? globalThis.fetch;
     this.headers = opts.headers ?? {};
+    this.tokenFile = opts.tokenFile;
   }
 
   async start(url: string, req: CaptureJobRequest): Promise<{ id: string }> {
@@ -63,6 +72,14 @@ export class HttpCaptureBackend implements CaptureBackend {
   }
 
   private async call(method: 'GET' | 'POST', url: string, body?: unknown): Promise<unknown> {
+    let auth: Record<string, string> = {};
+    if (this.tokenFile) {
+      try {
+        auth = { authorization: `Bearer ${(await readFile(this.tokenFile, 'utf8')).trim()}` };
+      } catch (e) {
+        throw new ApiError('Unavailable', `capture agent token ${this.tokenFile}: ${(e as Error).message}`);
+      }
+    }
     let res: Response;
     try {
       res = await this.fetch(url, {
@@ -71,6 +88,7 @@ export class HttpCaptureBackend implements CaptureBackend {
           accept: 'application/json',
           ...(body ? { 'content-type': 'application/json' } : {}),
           ...this.headers,
+          ...auth,
         },
         ...(body ? { body: JSON.stringify(body) } : {}),
         signal: AbortSignal.timeout(this.timeoutMs),
@@ -93,11 +111,13 @@ export class HttpCaptureBackend implements CaptureBackend {
       const reason =
         res.status === 409
           ? 'Conflict'
-          : res.status === 404
-            ? 'NotFound'
-            : res.status >= 500
-              ? 'Unavailable'
-              : 'BadRequest';
+          : res.status === 401 || res.status === 403
+            ? 'Forbidden'
+            : res.status === 404
+              ? 'NotFound'
+              : res.status >= 500
+                ? 'Unavailable'
+                : 'BadRequest';
       throw new ApiError(reason, `capture agent ${method} ${url}: HTTP ${res.status}: ${msg}`, {
         code: res.status,
       });
