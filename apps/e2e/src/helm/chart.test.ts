@@ -186,6 +186,8 @@ describe('the Helm chart (deploy/helm/claimkit)', () => {
       '--checkpoint-dir=/var/data/kubelet/checkpoints',
       '--store-dir=/srv/claimkit-agent/archives',
       '--state-dir=/srv/claimkit-agent/state',
+      // Only the controller of the release's namespace may ask (its projected token, agent/auth.ts).
+      '--allowed-callers=system:serviceaccount:$(POD_NAMESPACE):claimkit-controller',
     ]);
     expect(c.volumeMounts).toEqual([
       { name: 'kubelet-checkpoints', mountPath: '/var/data/kubelet/checkpoints' },
