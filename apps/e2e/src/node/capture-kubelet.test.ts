@@ -80,17 +80,8 @@ describeOnRealNode('captures that really checkpoint (Kubelet backend, real node)
     return m[2]!;
   }
 
-  async function eventReasons(ns: string, name: string): Promise<string[]> {
-    const evs = (await c().list('Event' as never, { namespace: ns })) as unknown as {
-      items: { reason?: string; involvedObject?: { name?: string }; regarding?: { name?: string } }[];
-    };
-    return evs.items
-      .filter((e) => (e.involvedObject?.name ?? e.regarding?.name) === name)
-      .map((e) => e.reason ?? '');
-  }
-
-  /** The object's Events, oldest first, as `reason: message` lines (failure messages). */
-  async function eventStory(ns: string, name: string): Promise<string> {
+  /** The object's Events, oldest first. */
+  async function eventsOf(ns: string, name: string) {
     const evs = (await c().list('Event' as never, { namespace: ns })) as unknown as {
       items: {
         reason?: string;
@@ -100,11 +91,13 @@ describeOnRealNode('captures that really checkpoint (Kubelet backend, real node)
         regarding?: { name?: string };
       }[];
     };
-    return evs.items
-      .filter((e) => (e.involvedObject?.name ?? e.regarding?.name) === name)
-      .map((e) => `${e.reason}: ${e.message ?? e.note ?? ''}`)
-      .join('\n');
+    return evs.items.filter((e) => (e.involvedObject?.name ?? e.regarding?.name) === name);
   }
+  const eventReasons = async (ns: string, name: string) =>
+    (await eventsOf(ns, name)).map((e) => e.reason ?? '');
+  /** The object's Events as `reason: message` lines (failure messages). */
+  const eventStory = async (ns: string, name: string) =>
+    (await eventsOf(ns, name)).map((e) => `${e.reason}: ${e.message ?? e.note ?? ''}`).join('\n');
 
   /** Waits until CRIU has been called `n` times under the delay fault (a checkpoint in flight). */
   const inFlight = (what: string, n = 1) =>

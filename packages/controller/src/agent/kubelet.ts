@@ -74,8 +74,12 @@ export interface KubeletCaptureOptions {
   log?: Log;
 }
 
-/** The runtime's words for "a checkpoint of this container is still running" (seen on containerd 2.4). */
-const CHECKPOINT_BUSY = /cannot pause a paused container|code = DeadlineExceeded/;
+/**
+ * The runtime's words for "a checkpoint of this container is still running" (seen on containerd
+ * 2.4 after a kubelet, controller or agent restart mid-checkpoint): worth asking again. The
+ * controller's Kubelet backend reads the same answers the same way.
+ */
+export const CHECKPOINT_BUSY = /cannot pause a paused container|code = DeadlineExceeded/;
 
 export class KubeletError extends Error {
   override readonly name = 'KubeletError';

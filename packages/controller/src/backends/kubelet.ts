@@ -5,6 +5,7 @@
 // so start() runs the checkpoint and the job id is the archive path; poll() reports it Succeeded.
 // A non-empty spec.backend.url is used instead of the node proxy as the kubelet's base URL
 // (`{nodeName}` expanded), e.g. https://{nodeName}:10250 or a test double.
+
 import {
   ApiError,
   type CaptureBackend,
@@ -12,6 +13,7 @@ import {
   expandBackendUrl,
   type JobState,
 } from '@claimkit/core';
+import { CHECKPOINT_BUSY } from '../agent/kubelet.ts';
 
 /** Sends a request to the API server (authenticated); path starts with /api/. */
 export type ApiServerRequest = (method: 'POST', path: string) => Promise<{ status: number; text: string }>;
@@ -55,7 +57,7 @@ export function refusal(where: string, res: { status: number; text: string }): A
   // restarted mid-checkpoint): runc finds the container paused for it. It will end: try again.
   // The same, seen by a start that waits on the container's task meanwhile (the runtime's own
   // deadline; DeadlineExceeded is a timeout, not a refusal).
-  if (res.status === 500 && /cannot pause a paused container|code = DeadlineExceeded/.test(body))
+  if (res.status === 500 && CHECKPOINT_BUSY.test(body))
     return new ApiError('Unavailable', `${at}: ${body} (a checkpoint of this container is still running)`, {
       code: 500,
     });
