@@ -3,18 +3,15 @@
 import { describe, expect, test } from 'vitest';
 import { ApiError } from '../api/errors.ts';
 import type { Pod } from '../api/types.ts';
-import { ApiModel } from '../model/api-model.ts';
-import { ManualClock } from '../model/clock.ts';
-import { schemaModelOptions } from '../schema/index.ts';
-import { capture, pod, ready, running, T0_MS } from '../testing/fixtures.ts';
+import { capture, pod, ready, running } from '../testing/fixtures.ts';
 import { put } from '../testing/model-helpers.ts';
+import { world as harness } from '../testing/world.ts';
 import { acquireCapture } from './holder-ops.ts';
 
 const key = { namespace: 'default', name: 'snap' };
 
 async function world() {
-  const clock = new ManualClock(T0_MS);
-  const model = new ApiModel({ ...schemaModelOptions(), clock });
+  const { model, clock } = harness();
   await put(model, capture('snap'));
   const label = (p: Pod) => {
     p.metadata.labels = { ...p.metadata.labels, app: 'snap' };

@@ -2,13 +2,11 @@
 import { describe, expect, test } from 'vitest';
 import { isApiError } from '../api/errors.ts';
 import type { Capture } from '../api/types.ts';
-import { ApiModel } from '../model/api-model.ts';
-import { ManualClock } from '../model/clock.ts';
 import { decideCapture } from '../reconcile/capture.ts';
 import { applySweep, observeForSweep, sweepCaptures } from '../reconcile/capture-sweep.ts';
-import { schemaModelOptions } from '../schema/index.ts';
 import { capture, heldBy, pod, ready, T0_MS, withLabels, withSelector } from '../testing/fixtures.ts';
 import { put } from '../testing/model-helpers.ts';
+import { world } from '../testing/world.ts';
 import { ClaimSuperseded, completeClaim, decideAcquire, failClaim, renewClaim } from './claim.ts';
 import { acquireCapture, completeCapture } from './holder-ops.ts';
 
@@ -16,13 +14,6 @@ const worker = (name: string, ...mods: Parameters<typeof pod>[1][]) =>
   pod(name, withLabels({ app: 'worker' }), ready(), ...mods);
 const cap = (...mods: Parameters<typeof capture>[1][]) =>
   capture('snap', withSelector({ matchLabels: { app: 'worker' } }), ...mods);
-
-function world() {
-  const clock = new ManualClock(T0_MS);
-  const model = new ApiModel({ ...schemaModelOptions(), clock });
-  const now = () => clock.now();
-  return { clock, model, now, deps: { client: model, cache: model, now } };
-}
 
 describe('liveness decides takeover (pure)', () => {
   const a = worker('pod-a');

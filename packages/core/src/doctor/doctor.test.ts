@@ -7,9 +7,8 @@ import type { Client } from '../api/ports.ts';
 import type { AnyObject } from '../api/types.ts';
 import { acquireCapture } from '../capture/holder-ops.ts';
 import { checkConvergence, checkSafety } from '../invariants/check.ts';
-import { ApiModel } from '../model/api-model.ts';
-import { ManualClock } from '../model/clock.ts';
-import { schemaModelOptions } from '../schema/index.ts';
+import type { ApiModel } from '../model/api-model.ts';
+import type { ManualClock } from '../model/clock.ts';
 import {
   boundTo,
   capture,
@@ -46,6 +45,7 @@ import {
   withState,
 } from '../testing/fixtures.ts';
 import { put } from '../testing/model-helpers.ts';
+import { world } from '../testing/world.ts';
 import { CHECKS, type DoctorCode, diagnose, type Finding, objectId } from './checks.ts';
 import { OVER_CREATED_GRACE_MS } from './pool-size.ts';
 import { planRepairs } from './repair.ts';
@@ -55,25 +55,11 @@ const NS = 'default';
 const key = (name: string) => ({ namespace: NS, name });
 const MIN = 60_000;
 
-function world() {
-  const clock = new ManualClock(T0_MS);
-  const model = new ApiModel({ ...schemaModelOptions(), clock });
-  return { clock, model };
-}
-
 /**
  * A model without the CRDs' rules for claims and captures: what a cluster without them (or a
  * writer from before them) lets in. Pathologies the rules refuse are forced here.
  */
-function worldWithoutRules() {
-  const clock = new ManualClock(T0_MS);
-  const options = schemaModelOptions();
-  const validators = { ...options.validators };
-  delete validators.PodClaim;
-  delete validators.Capture;
-  const model = new ApiModel({ ...options, validators, clock });
-  return { clock, model };
-}
+const worldWithoutRules = () => world({ withoutRules: ['PodClaim', 'Capture'] });
 
 // Pool pods are Running but not Ready, so a Lost claim with an Idle pod around is not a P2 issue
 // for the convergence check (no controller runs in these tests).

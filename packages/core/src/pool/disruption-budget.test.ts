@@ -2,30 +2,14 @@
 // deletes it when the field goes; a PDB of that name it does not own is left alone (and reported).
 import { describe, expect, test } from 'vitest';
 import { LABEL_POOL, LABEL_STATE } from '../api/constants.ts';
-import type { Client } from '../api/ports.ts';
-import { ApiModel } from '../model/api-model.ts';
-import { ManualClock } from '../model/clock.ts';
 import { reconcilePodPool } from '../reconcile/podpool.ts';
-import { schemaModelOptions } from '../schema/index.ts';
-import { podPool, T0_MS, withDisruptionBudget, withMinIdle } from '../testing/fixtures.ts';
+import { podPool, withDisruptionBudget, withMinIdle } from '../testing/fixtures.ts';
 import { put } from '../testing/model-helpers.ts';
+import { world } from '../testing/world.ts';
 import { pdbNameFor } from './disruption-budget.ts';
 
 const NS = 'default';
 const key = (name: string) => ({ namespace: NS, name });
-
-function world() {
-  const clock = new ManualClock(T0_MS);
-  const model = new ApiModel({ ...schemaModelOptions(), clock });
-  const events: string[] = [];
-  const deps = {
-    client: model as Client,
-    cache: model,
-    now: () => clock.now(),
-    recorder: { record: (e: { reason: string }) => void events.push(e.reason) },
-  };
-  return { model, deps, events };
-}
 
 describe('disruption budget', () => {
   test('created for Bound pods with maxUnavailable 0, updated, and deleted when the field goes', async () => {
@@ -49,7 +33,7 @@ describe('disruption budget', () => {
   });
 
   test('a PDB of that name the pool does not own is left alone and reported', async () => {
-    const { model, deps, events } = world();
+    const { model, deps, reasons } = world();
     await put(model, podPool('web', withMinIdle(0), withDisruptionBudget()));
     await model.create({
       apiVersion: 'policy/v1',
@@ -62,7 +46,7 @@ describe('disruption budget', () => {
       selector: { matchLabels: { app: 'other' } },
       minAvailable: 1,
     });
-    expect(events).toContain('DisruptionBudgetConflict');
+    expect(reasons()).toContain('DisruptionBudgetConflict');
   });
 
   test('a negative maxUnavailable is refused by the CRD schema', async () => {

@@ -6,14 +6,10 @@ import { describe, expect, test } from 'vitest';
 import { findCondition } from '../api/conditions.ts';
 import { LABEL_POOL, LABEL_STATE } from '../api/constants.ts';
 import { isApiError } from '../api/errors.ts';
-import type { Client } from '../api/ports.ts';
 import type { Pod, PodClaim, PodPool } from '../api/types.ts';
 import { isPodReady } from '../capture/liveness.ts';
-import { ApiModel } from '../model/api-model.ts';
-import { ManualClock } from '../model/clock.ts';
 import { reconcilePodClaim } from '../reconcile/podclaim.ts';
 import { reconcilePodPool } from '../reconcile/podpool.ts';
-import { schemaModelOptions } from '../schema/index.ts';
 import {
   boundTo,
   claimedBy,
@@ -27,26 +23,18 @@ import {
   podPool,
   podTemplate,
   ready,
-  T0_MS,
   withMaxPods,
   withMinIdle,
   withoutTemplateHash,
   withReleaseFinalizer,
 } from '../testing/fixtures.ts';
 import { put, putAll } from '../testing/model-helpers.ts';
+import { type World, world } from '../testing/world.ts';
 import { outdatedIdleToDelete, scaleDownOrder } from './rollout.ts';
 import { isUpdatedPod, LABEL_TEMPLATE_HASH, poolTemplateHash, templateHash } from './template-hash.ts';
 
 const NS = 'default';
 const key = (name: string) => ({ namespace: NS, name });
-
-function world() {
-  const clock = new ManualClock(T0_MS);
-  const model = new ApiModel({ ...schemaModelOptions(), clock });
-  const deps = { client: model as Client, cache: model, now: () => clock.now() };
-  return { clock, model, deps };
-}
-type World = ReturnType<typeof world>;
 
 const poolPods = (w: World): Pod[] =>
   w.model.listNow('Pod', { namespace: NS }).filter((p) => p.metadata.labels?.[LABEL_POOL] === 'web');

@@ -7,12 +7,10 @@ import { intercept } from '../api/interceptor.ts';
 import type { Client } from '../api/ports.ts';
 import type { Pod } from '../api/types.ts';
 import { isDeleting } from '../capture/liveness.ts';
-import { ApiModel } from '../model/api-model.ts';
+import type { ApiModel } from '../model/api-model.ts';
 import { CacheView } from '../model/cache-view.ts';
-import { ManualClock } from '../model/clock.ts';
 import { reconcilePodClaim } from '../reconcile/podclaim.ts';
 import { decidePodPool, reconcilePodPool } from '../reconcile/podpool.ts';
-import { schemaModelOptions } from '../schema/index.ts';
 import {
   cordoned,
   forPool,
@@ -32,6 +30,7 @@ import {
   withReleaseFinalizer,
 } from '../testing/fixtures.ts';
 import { put } from '../testing/model-helpers.ts';
+import { world as harness } from '../testing/world.ts';
 import { EXPECTATIONS_TTL_MS, PoolExpectations } from './expectations.ts';
 import { decideScaling } from './scaling.ts';
 import { applyPoolDecision } from './slow-start.ts';
@@ -41,18 +40,8 @@ const key = (name: string) => ({ namespace: NS, name });
 const poolPod = (name: string, ...mods: Parameters<typeof pod>[1][]) =>
   pod(name, inPool('web'), idle(), ...mods);
 
-function world(lag = 0) {
-  const clock = new ManualClock(T0_MS);
-  const model = new ApiModel({ ...schemaModelOptions(), clock });
-  const cache = new CacheView(model, lag);
-  const expectations = new PoolExpectations();
-  // The informer's delete handler, as the controller's Manager wires it.
-  cache.onDelete = (o) => {
-    if (o.kind === 'Pod') expectations.podDeleted(o as Pod);
-  };
-  const deps = { client: model as Client, cache, now: () => clock.now(), expectations };
-  return { clock, model, cache, deps, expectations };
-}
+/** Reconcilers read a CacheView (lag 0 until a test sets it) and keep pool expectations. */
+const world = () => harness({ lag: 0, expectations: true });
 
 const poolPods = (model: ApiModel): Pod[] =>
   model.listNow('Pod').filter((p) => p.metadata.labels?.[LABEL_POOL] === 'web');

@@ -8,8 +8,7 @@ import type { Client } from '../api/ports.ts';
 import type { Pod, PodClaim } from '../api/types.ts';
 import { checkConvergence } from '../invariants/check.ts';
 import { checkClaimSide } from '../invariants/claim-side.ts';
-import { ApiModel } from '../model/api-model.ts';
-import { ManualClock } from '../model/clock.ts';
+import type { ApiModel } from '../model/api-model.ts';
 import {
   ANNOTATION_DELETION_COST,
   ANNOTATION_DO_NOT_DISRUPT,
@@ -18,7 +17,6 @@ import {
 } from '../pool/disruption-hints.ts';
 import { ANNOTATION_POD_METADATA_KEYS, readPodMetadataRecord } from '../pool/pod-metadata.ts';
 import { bindPodWrite } from '../pool/pods.ts';
-import { schemaModelOptions } from '../schema/index.ts';
 import {
   boundTo,
   claimedBy,
@@ -46,7 +44,7 @@ import {
   withReplicas,
 } from '../testing/fixtures.ts';
 import { put } from '../testing/model-helpers.ts';
-import type { EventSpec } from './decision.ts';
+import { untilQuiet, type World, world } from '../testing/world.ts';
 import { decidePodClaim, gatherPodClaim, reconcilePodClaim } from './podclaim.ts';
 import { reconcilePodClaimSet } from './podclaimset.ts';
 import { newPod, reconcilePodPool } from './podpool.ts';
@@ -56,27 +54,8 @@ const key = (name: string) => ({ namespace: NS, name });
 const poolPod = (name: string, ...mods: Parameters<typeof pod>[1][]) =>
   pod(name, inPool('web'), onNode('n1'), ready(), ...mods);
 
-function world() {
-  const clock = new ManualClock(T0_MS);
-  const model = new ApiModel({ ...schemaModelOptions(), clock });
-  const events: EventSpec[] = [];
-  const deps = {
-    client: model as Client,
-    cache: model,
-    now: () => clock.now(),
-    recorder: { record: (e: EventSpec) => void events.push(e) },
-  };
-  return { clock, model, deps, events };
-}
-
 /** Reconciles the claim until it asks for no immediate requeue. */
-async function settle(deps: ReturnType<typeof world>['deps'], name: string): Promise<void> {
-  for (let i = 0; i < 30; i++) {
-    const r = await reconcilePodClaim(deps, key(name));
-    if (r.requeueAfterMs !== 0) return;
-  }
-  throw new Error(`claim ${name} did not settle`);
-}
+const settle = (deps: World['deps'], name: string) => untilQuiet(deps, reconcilePodClaim, name);
 
 const boundCond = (c: PodClaim) => findCondition(c.status?.conditions, 'Bound');
 const podWrites = (model: ApiModel) => model.writes.filter((w) => w.kind === 'Pod');

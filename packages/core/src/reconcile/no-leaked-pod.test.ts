@@ -8,10 +8,8 @@ import { describe, expect, test } from 'vitest';
 import { LABEL_CLAIMED_BY, LABEL_STATE } from '../api/constants.ts';
 import type { Pod, PodClaim } from '../api/types.ts';
 import { checkConvergence, checkNoLeakedPods } from '../invariants/check.ts';
-import { InvariantTracker } from '../invariants/tracker.ts';
-import { ApiModel } from '../model/api-model.ts';
-import { ManualClock } from '../model/clock.ts';
-import { schemaModelOptions } from '../schema/index.ts';
+import type { InvariantTracker } from '../invariants/tracker.ts';
+import type { ApiModel } from '../model/api-model.ts';
 import { rulesBreaking } from '../testing/broken-rules.ts';
 import {
   boundTo,
@@ -24,11 +22,11 @@ import {
   podClaim,
   podPool,
   ready,
-  T0_MS,
   withReleaseFinalizer,
   withState,
 } from '../testing/fixtures.ts';
 import { putAll } from '../testing/model-helpers.ts';
+import { world as harness, settleAll, type World } from '../testing/world.ts';
 import { applyDecision } from './apply.ts';
 import { decidePodClaim, gatherPodClaim, reconcilePodClaim } from './podclaim.ts';
 import { reconcilePodPool } from './podpool.ts';
@@ -36,15 +34,7 @@ import { reconcilePodPool } from './podpool.ts';
 const NS = 'default';
 const key = (name: string) => ({ namespace: NS, name });
 
-function world(opts: { validators?: boolean } = {}) {
-  const clock = new ManualClock(T0_MS);
-  const model = new ApiModel({ ...(opts.validators === false ? {} : schemaModelOptions()), clock });
-  const deps = { client: model, cache: model, now: () => clock.now() };
-  const tracker = new InvariantTracker(() => clock.now());
-  for (const kind of ['Capture', 'Pod', 'PodClaim'] as const)
-    model.watch(kind, {}, { onEvent: (e) => tracker.observe(kind, e.type, e.object) });
-  return { clock, model, deps, tracker };
-}
+const world = (opts: { validators?: boolean } = {}) => harness({ schema: opts.validators !== false });
 
 const poolPod = (name: string, ...mods: Parameters<typeof pod>[1][]) =>
   pod(name, inPool('web'), withState('Idle'), onNode('n1'), ready(), ...mods);
@@ -94,19 +84,10 @@ function expectBKeepsX(model: ApiModel, tracker: InvariantTracker) {
   expect(tracker.violations).toEqual([]);
 }
 
-async function settle(deps: ReturnType<typeof world>['deps'], model: ApiModel, names: string[]) {
-  for (let round = 0; round < 20; round++) {
-    let again = false;
-    for (const n of names) {
-      if (!model.tryGetNow('PodClaim', key(n))) continue;
-      const r = await reconcilePodClaim(deps, key(n));
-      if (r.requeueAfterMs === 0) again = true;
-    }
-    await reconcilePodPool(deps, key('web'));
-    if (!again) return;
-  }
-  throw new Error('claims did not settle');
-}
+const settle = (w: World, names: string[]) =>
+  settleAll(w, reconcilePodClaim, 'PodClaim', names, {
+    eachRound: () => reconcilePodPool(w.deps, key('web')),
+  });
 
 describe('P7: seed B literal state (B references X, X labelled for deleting A)', () => {
   test('B reconciles first: the foreign label goes, B keeps X', async () => {
@@ -118,7 +99,7 @@ describe('P7: seed B literal state (B references X, X labelled for deleting A)',
     expect(b.spec.podName).toBe('pod-x');
     expect(b.status?.phase).toBe('Bound');
     expect(w.model.getNow('Pod', key('pod-x')).metadata.labels?.[LABEL_CLAIMED_BY]).toBeUndefined();
-    await settle(w.deps, w.model, ['claim-a', 'claim-b']);
+    await settle(w, ['claim-a', 'claim-b']);
     expectBKeepsX(w.model, w.tracker);
   });
 
@@ -127,7 +108,7 @@ describe('P7: seed B literal state (B references X, X labelled for deleting A)',
     await seedBLiteral(w);
     await reconcilePodClaim(w.deps, key('claim-a'));
     expect(w.model.tryGetNow('PodClaim', key('claim-a'))).toBeUndefined();
-    await settle(w.deps, w.model, ['claim-b']);
+    await settle(w, ['claim-b']);
     expectBKeepsX(w.model, w.tracker);
   });
 
@@ -138,7 +119,7 @@ describe('P7: seed B literal state (B references X, X labelled for deleting A)',
     const bSnap = await gatherPodClaim(w.deps, key('claim-b'));
     await applyDecision(w.model, decidePodClaim(bSnap!));
     await applyDecision(w.model, decidePodClaim(aSnap!)); // its pod write conflicts; the finalizer goes
-    await settle(w.deps, w.model, ['claim-a', 'claim-b']);
+    await settle(w, ['claim-a', 'claim-b']);
     expectBKeepsX(w.model, w.tracker);
   });
 
@@ -150,7 +131,7 @@ describe('P7: seed B literal state (B references X, X labelled for deleting A)',
     expect(w.model.tryGetNow('PodClaim', key('claim-a'))).toBeUndefined();
     await reconcilePodPool(w.deps, key('web'));
     expect(w.model.getNow('Pod', key('pod-x')).metadata.labels?.[LABEL_STATE]).toBe('Bound');
-    await settle(w.deps, w.model, ['claim-b']);
+    await settle(w, ['claim-b']);
     expectBKeepsX(w.model, w.tracker);
   });
 
@@ -180,7 +161,7 @@ describe('P7: which label takes a pod away', () => {
       poolPod('pod-x', withState('Bound'), claimedBy(l)),
       poolPod('pod-y', withState('Bound'), claimedBy(l)),
     );
-    await settle(w.deps, w.model, ['claim-b', 'claim-l']);
+    await settle(w, ['claim-b', 'claim-l']);
     expect(w.model.getNow('PodClaim', key('claim-b')).spec.podName).toBe('pod-x');
     expect(w.model.getNow('Pod', key('pod-x')).metadata.labels?.[LABEL_CLAIMED_BY]).toBe('claim-b');
     expect(w.model.getNow('Pod', key('pod-y')).metadata.labels?.[LABEL_CLAIMED_BY]).toBe('claim-l');
@@ -226,7 +207,7 @@ describe('P7: sourcePod == podName', () => {
         },
       },
     );
-    await settle(w.deps, w.model, ['claim-c']);
+    await settle(w, ['claim-c']);
     const after = w.model.getNow('PodClaim', key('claim-c'));
     expect(after.spec).toMatchObject({ podName: 'pod-x', sourcePod: '' });
     expect(seen).not.toContain('Idle'); // never released, not even for a moment
@@ -263,7 +244,7 @@ describe('P7: a pod nobody holds', () => {
     );
     await reconcilePodPool(w.deps, key('web'));
     expect(w.model.getNow('Pod', key('pod-x')).metadata.labels?.[LABEL_STATE]).toBe('Bound');
-    await settle(w.deps, w.model, ['claim-b']);
+    await settle(w, ['claim-b']);
     expect(w.model.getNow('Pod', key('pod-x')).metadata.labels?.[LABEL_CLAIMED_BY]).toBe('claim-b');
   });
 
@@ -281,7 +262,7 @@ describe('P7: a pod nobody holds', () => {
       poolPod('pod-x', withState('Draining')),
       poolPod('pod-y', withState('Bound'), claimedBy(c)),
     );
-    await settle(w.deps, w.model, ['claim-c']);
+    await settle(w, ['claim-c']);
     expect(w.model.getNow('PodClaim', key('claim-c')).spec.sourcePod).toBe('');
     expect(w.model.getNow('Pod', key('pod-x')).metadata.labels?.[LABEL_STATE]).toBe('Idle');
     expect(w.tracker.violations).toEqual([]);

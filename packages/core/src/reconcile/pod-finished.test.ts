@@ -8,13 +8,9 @@ import { describe, expect, test } from 'vitest';
 import { LABEL_CLAIMED_BY, LABEL_POOL, LABEL_STATE } from '../api/constants.ts';
 import type { Pod, PodPhase, PodStatus } from '../api/types.ts';
 import { checkConvergence, checkSafety } from '../invariants/check.ts';
-import { InvariantTracker } from '../invariants/tracker.ts';
-import { ApiModel } from '../model/api-model.ts';
-import { ManualClock } from '../model/clock.ts';
-import { schemaModelOptions } from '../schema/index.ts';
-import { inPool, onNode, pod, podClaim, podPool, ready, T0_MS, withState } from '../testing/fixtures.ts';
+import { inPool, onNode, pod, podClaim, podPool, ready, withState } from '../testing/fixtures.ts';
 import { putAll } from '../testing/model-helpers.ts';
-import type { EventSpec } from './decision.ts';
+import { world as harness } from '../testing/world.ts';
 import { reconcilePodClaim } from './podclaim.ts';
 import { reconcilePodPool } from './podpool.ts';
 
@@ -41,18 +37,7 @@ function finishedStatus(phase: Exclude<PodPhase, 'Pending' | 'Running' | 'Unknow
 }
 
 async function world(opts: { lostPolicy?: 'Rebind' | 'Fail'; minIdle?: number; restartPolicy?: string }) {
-  const clock = new ManualClock(T0_MS);
-  const model = new ApiModel({ ...schemaModelOptions(), clock });
-  const events: EventSpec[] = [];
-  const deps = {
-    client: model,
-    cache: model,
-    now: () => clock.now(),
-    recorder: { record: (e: EventSpec) => void events.push(e) },
-  };
-  const tracker = new InvariantTracker(() => clock.now());
-  for (const kind of ['Capture', 'Pod', 'PodClaim'] as const)
-    model.watch(kind, {}, { onEvent: (e) => tracker.observe(kind, e.type, e.object) });
+  const { clock, model, events, deps, tracker } = harness();
   await putAll(
     model,
     podPool('web', (p) => {

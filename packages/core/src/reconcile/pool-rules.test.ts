@@ -6,12 +6,10 @@ import { isApiError } from '../api/errors.ts';
 import type { Client, ListOptions } from '../api/ports.ts';
 import type { Kind, PodClaim } from '../api/types.ts';
 import { checkConvergence } from '../invariants/check.ts';
-import { ApiModel } from '../model/api-model.ts';
+import type { ApiModel } from '../model/api-model.ts';
 import { CacheView } from '../model/cache-view.ts';
-import { ManualClock } from '../model/clock.ts';
 import { bindCandidates } from '../pool/candidates.ts';
 import { ClaimIndex } from '../pool/claim-index.ts';
-import { schemaModelOptions } from '../schema/index.ts';
 import {
   boundTo,
   claimedBy,
@@ -35,6 +33,7 @@ import {
   withReplicas,
 } from '../testing/fixtures.ts';
 import { put } from '../testing/model-helpers.ts';
+import { untilQuiet, type World, world } from '../testing/world.ts';
 import { applyDecision } from './apply.ts';
 import { decidePodClaim, gatherPodClaim, reconcilePodClaim } from './podclaim.ts';
 import { reconcilePodClaimSet } from './podclaimset.ts';
@@ -45,20 +44,7 @@ const key = (name: string) => ({ namespace: NS, name });
 const poolPod = (name: string, ...mods: Parameters<typeof pod>[1][]) =>
   pod(name, inPool('web'), onNode('n1'), ready(), ...mods);
 
-function world() {
-  const clock = new ManualClock(T0_MS);
-  const model = new ApiModel({ ...schemaModelOptions(), clock });
-  const deps = { client: model as Client, cache: model, now: () => clock.now() };
-  return { clock, model, deps };
-}
-
-async function run(deps: ReturnType<typeof world>['deps'], name: string, max = 30): Promise<void> {
-  for (let i = 0; i < max; i++) {
-    const r = await reconcilePodClaim(deps, key(name));
-    if (r.requeueAfterMs !== 0) return;
-  }
-  throw new Error(`claim ${name} did not settle`);
-}
+const run = (deps: World['deps'], name: string) => untilQuiet(deps, reconcilePodClaim, name);
 
 const converged = (model: ApiModel, now: number) =>
   checkConvergence({ captures: [], pods: model.listNow('Pod'), claims: model.listNow('PodClaim') }, now);

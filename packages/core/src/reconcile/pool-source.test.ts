@@ -15,17 +15,13 @@ import {
   LABEL_POOL,
   LABEL_STATE,
 } from '../api/constants.ts';
-import type { Client } from '../api/ports.ts';
 import type { AnyObject, Capture, Pod, PodClaim, PodPool } from '../api/types.ts';
 import { acquireCapture, completeCapture } from '../capture/holder-ops.ts';
 import { isPodReady } from '../capture/liveness.ts';
 import { mapEvent, type RoutingView } from '../loop/map-event.ts';
-import { ApiModel } from '../model/api-model.ts';
-import { ManualClock } from '../model/clock.ts';
 import { ClaimIndex } from '../pool/claim-index.ts';
 import { CONDITION_SOURCE_READY, SOURCE_WAIT_MS } from '../pool/source.ts';
 import { isUpdatedPod, LABEL_TEMPLATE_HASH, poolTemplateHash } from '../pool/template-hash.ts';
-import { schemaModelOptions } from '../schema/index.ts';
 import {
   boundTo,
   capture,
@@ -43,7 +39,6 @@ import {
   podTemplate,
   ready,
   refOf,
-  T0_MS,
   withAnnotations,
   withLabels,
   withMinIdle,
@@ -53,7 +48,7 @@ import {
   withTemplate,
 } from '../testing/fixtures.ts';
 import { put, putAll } from '../testing/model-helpers.ts';
-import type { EventSpec } from './decision.ts';
+import { world as harness, type World } from '../testing/world.ts';
 import { reconcilePodClaim } from './podclaim.ts';
 import { reconcilePodPool } from './podpool.ts';
 
@@ -65,22 +60,7 @@ const key = (name: string) => ({ namespace: NS, name });
  * against a cluster without them would), so a test can put any result in place, an unfenced one
  * too; with it, results come only from the holder operations' fenced writes.
  */
-function world(opts: { fence?: boolean } = {}) {
-  const clock = new ManualClock(T0_MS);
-  const options = schemaModelOptions();
-  const validators = { ...options.validators };
-  if (!opts.fence) delete validators.Capture;
-  const model = new ApiModel({ ...options, validators, clock });
-  const events: EventSpec[] = [];
-  const deps = {
-    client: model as Client,
-    cache: model,
-    now: () => clock.now(),
-    recorder: { record: (e: EventSpec) => void events.push(e) },
-  };
-  return { clock, model, deps, events };
-}
-type World = ReturnType<typeof world>;
+const world = (opts: { fence?: boolean } = {}) => harness(opts.fence ? {} : { withoutRules: ['Capture'] });
 
 const warmPool = (...mods: Parameters<typeof podPool>[1][]) =>
   podPool('warm', withSource('snap'), withMinIdle(2), ...mods);

@@ -7,11 +7,9 @@ import type { Pod, PodClaim } from '../api/types.ts';
 import { checkConvergence, checkSafety } from '../invariants/check.ts';
 import { mapEvent, type RoutingView } from '../loop/map-event.ts';
 import { parseReconcileKey } from '../loop/reconcile-key.ts';
-import { ApiModel } from '../model/api-model.ts';
-import { ManualClock } from '../model/clock.ts';
+import type { ApiModel } from '../model/api-model.ts';
 import { ClaimIndex } from '../pool/claim-index.ts';
 import { chooseScaleIn } from '../pool/scale-in.ts';
-import { schemaModelOptions } from '../schema/index.ts';
 import {
   boundTo,
   claimedBy,
@@ -32,39 +30,19 @@ import {
   withReplicas,
 } from '../testing/fixtures.ts';
 import { put } from '../testing/model-helpers.ts';
+import { settleAll, type World, world } from '../testing/world.ts';
 import { reconcilePodClaim } from './podclaim.ts';
 import { reconcilePodClaimSet } from './podclaimset.ts';
 
 const NS = 'default';
 const key = (name: string) => ({ namespace: NS, name });
 
-function world() {
-  const clock = new ManualClock(T0_MS);
-  const model = new ApiModel({ ...schemaModelOptions(), clock });
-  const deps = { client: model, cache: model, now: () => clock.now() };
-  return { clock, model, deps };
-}
-
 const poolPod = (name: string, ...mods: Parameters<typeof pod>[1][]) =>
   pod(name, inPool('cn'), onNode('n1'), ready(), ...mods);
 
 /** Reconcile until nothing asks to run again soon (a bounded loop, as a work queue would). */
-async function settle(
-  deps: ReturnType<typeof world>['deps'],
-  model: ApiModel,
-  names: string[],
-): Promise<void> {
-  for (let round = 0; round < 20; round++) {
-    let again = false;
-    for (const n of names) {
-      if (!model.tryGetNow('PodClaim', key(n))) continue;
-      const r = await reconcilePodClaim(deps, key(n));
-      if (r.requeueAfterMs === 0) again = true;
-    }
-    if (!again) return;
-  }
-  throw new Error('claims did not settle');
-}
+const settle = (deps: World['deps'], model: ApiModel, names: string[]) =>
+  settleAll({ model, deps }, reconcilePodClaim, 'PodClaim', names);
 
 describe('seed B: scale-in during a migration', () => {
   /**

@@ -9,3 +9,4 @@ export * from './broken-rules.ts';
 export * from './fake-timers.ts';
 export * from './fixtures.ts';
 export * from './model-helpers.ts';
+export * from './world.ts';
