@@ -8,9 +8,8 @@ import {
   keyOf,
   LABEL_CLAIMED_BY,
   reconcilePodPool,
-  schemaModelOptions,
 } from '@claimkit/core';
-import { ApiModel, ManualClock } from '@claimkit/core/model';
+import type { ApiModel, ManualClock } from '@claimkit/core/model';
 import {
   boundTo,
   capture,
@@ -30,25 +29,19 @@ import {
   put,
   ready,
   running,
-  T0_MS,
   withLostPolicy,
   withPodMetadata,
   withReleaseFinalizer,
   withReplicas,
   withSelector,
   withState,
+  world,
 } from '@claimkit/core/testing';
 import { describe, expect, test } from 'vitest';
 import { parseDuration, parseFlags, UsageError } from './args.ts';
 import { run } from './cli.ts';
 import type { Ctx } from './context.ts';
 import { humanDuration, makeStyle, table, wantColor } from './output.ts';
-
-function world() {
-  const clock = new ManualClock(T0_MS);
-  const model = new ApiModel({ ...schemaModelOptions(), clock });
-  return { clock, model };
-}
 
 async function claimctl(model: ApiModel, clock: ManualClock, ...argv: string[]) {
   const out: string[] = [];

@@ -5,11 +5,8 @@ import { describe, expect, test } from 'vitest';
 import { LABEL_CLAIMED_BY } from '../api/constants.ts';
 import type { Pod, PodClaim } from '../api/types.ts';
 import { classifyHolder, isPodFinished } from '../capture/liveness.ts';
-import { ApiModel } from '../model/api-model.ts';
-import { ManualClock } from '../model/clock.ts';
 import { judgeReferencedPod } from '../reconcile/podclaim/hold.ts';
 import { gatherPodClaim, reconcilePodClaim } from '../reconcile/podclaim.ts';
-import { schemaModelOptions } from '../schema/index.ts';
 import {
   boundTo,
   claimedBy,
@@ -36,6 +33,7 @@ import {
   withState,
 } from '../testing/fixtures.ts';
 import { putAll } from '../testing/model-helpers.ts';
+import { world } from '../testing/world.ts';
 import { bindCandidates } from './candidates.ts';
 import { ClaimIndex } from './claim-index.ts';
 import { releasePodWrite } from './pods.ts';
@@ -164,15 +162,9 @@ describe('bind candidates', () => {
   });
 });
 
-function modelWorld() {
-  const clock = new ManualClock(T0_MS);
-  const model = new ApiModel({ ...schemaModelOptions(), clock });
-  return { clock, model, deps: { client: model, cache: model, now: () => clock.now() } };
-}
-
 describe('the claim side on the API model', () => {
   test('gather confirms live a finished pod that is labelled ours', async () => {
-    const w = modelWorld();
+    const w = world();
     const [, c] = (await putAll(
       w.model,
       podPool('web', withMinIdle(0)),
@@ -184,7 +176,7 @@ describe('the claim side on the API model', () => {
   });
 
   test('a finished migration source is not drained: it is deleted and the migration ends', async () => {
-    const w = modelWorld();
+    const w = world();
     const [, c] = (await putAll(
       w.model,
       podPool('web', withMinIdle(0), withDrainSeconds(600)),
@@ -207,7 +199,7 @@ describe('the claim side on the API model', () => {
   });
 
   test('a finished migration target is lost: podName cleared, the target deleted, not recycled', async () => {
-    const w = modelWorld();
+    const w = world();
     const [, c] = (await putAll(
       w.model,
       podPool('web', withMinIdle(0)),

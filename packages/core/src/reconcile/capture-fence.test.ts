@@ -4,10 +4,6 @@
 // Capture rules, as kubectl against a cluster without them would.
 import { describe, expect, test } from 'vitest';
 import type { Capture } from '../api/types.ts';
-import { ApiModel } from '../model/api-model.ts';
-import { SimCaptureAgent } from '../model/capture-agent.ts';
-import { ManualClock } from '../model/clock.ts';
-import { schemaModelOptions } from '../schema/index.ts';
 import {
   capture,
   captured,
@@ -15,12 +11,12 @@ import {
   onNode,
   pod,
   ready,
-  T0_MS,
   withBackend,
   withLabels,
   withSelector,
 } from '../testing/fixtures.ts';
 import { put } from '../testing/model-helpers.ts';
+import { world } from '../testing/world.ts';
 import {
   CONDITION_RESULT_FENCED,
   decideCapture,
@@ -28,25 +24,11 @@ import {
   REASON_UNFENCED_RESULT,
   reconcileCapture,
 } from './capture.ts';
-import type { EventSpec } from './decision.ts';
 
 const key = { namespace: 'default', name: 'fn-v1' };
 
 async function setup(...mods: Parameters<typeof capture>[1][]) {
-  const clock = new ManualClock(T0_MS);
-  const options = schemaModelOptions();
-  const validators = { ...options.validators };
-  delete validators.Capture;
-  const model = new ApiModel({ ...options, validators, clock });
-  const events: EventSpec[] = [];
-  const agent = new SimCaptureAgent(() => clock.now());
-  const deps = {
-    client: model,
-    cache: model,
-    now: () => clock.now(),
-    backend: agent,
-    recorder: { record: (e: EventSpec) => void events.push(e) },
-  };
+  const { clock, model, events, deps, agent } = world({ withoutRules: ['Capture'], backend: true });
   await put(model, pod('w-0', withLabels({ app: 'w' }), onNode('n1'), ready()));
   await put(model, capture('fn-v1', withSelector({ app: 'w' }), ...mods));
   return { clock, model, events, deps, agent };

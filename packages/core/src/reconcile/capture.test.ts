@@ -4,16 +4,12 @@ import { describe, expect, test } from 'vitest';
 import { ApiError } from '../api/errors.ts';
 import type { Reader } from '../api/ports.ts';
 import type { CaptureBackend, CaptureJobRequest } from '../capture/backend.ts';
-import { ApiModel } from '../model/api-model.ts';
-import { SimCaptureAgent } from '../model/capture-agent.ts';
-import { ManualClock } from '../model/clock.ts';
-import { schemaModelOptions } from '../schema/index.ts';
+import type { SimCaptureAgent } from '../model/capture-agent.ts';
 import {
   capture,
   onNode,
   pod,
   ready,
-  T0_MS,
   withBackend,
   withLabels,
   withMaxAttempts,
@@ -21,16 +17,15 @@ import {
   withTimeout,
 } from '../testing/fixtures.ts';
 import { put } from '../testing/model-helpers.ts';
+import { world } from '../testing/world.ts';
 import { CAPTURE_POLL_MS, reconcileCapture } from './capture.ts';
 import type { EventSpec } from './decision.ts';
 
 const key = { namespace: 'default', name: 'snap' };
 
 async function setup(...mods: Parameters<typeof capture>[1][]) {
-  const clock = new ManualClock(T0_MS);
-  const model = new ApiModel({ ...schemaModelOptions(), clock });
-  const agent = new SimCaptureAgent(() => clock.now());
-  const deps = { client: model, cache: model, now: () => clock.now(), backend: agent };
+  const { clock, model, agent, deps: base } = world();
+  const deps = { ...base, backend: agent };
   await put(model, pod('w-0', withLabels({ app: 'w' }), onNode('n1'), ready()));
   await put(
     model,

@@ -5,8 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { ANNOTATION_CLAIMED_BY_UID, LABEL_CLAIMED_BY } from '../api/constants.ts';
 import { ApiError } from '../api/errors.ts';
 import { acquireCapture, completeCapture, failCapture } from '../capture/holder-ops.ts';
-import { ApiModel } from '../model/api-model.ts';
-import { ManualClock } from '../model/clock.ts';
+import type { ApiModel } from '../model/api-model.ts';
 import {
   capture,
   claimedBy,
@@ -20,14 +19,16 @@ import {
   withLabels,
   withSelector,
 } from '../testing/fixtures.ts';
+import { world as harness } from '../testing/world.ts';
 import { type AdmissionMode, admissionLayer, type Refusal } from './admission-layer.ts';
 import { KUBECTL_USER } from './kubectl-actor.ts';
 
 const k = (name: string) => ({ namespace: 'default', name });
 
+/** The shared test world with this layer in place of the CRD rules, and kubectl's client on it. */
 function world(mode: AdmissionMode = 'on') {
   const refusals: Refusal[] = [];
-  const m = new ApiModel({ ...admissionLayer(mode, (r) => refusals.push(r)), clock: new ManualClock() });
+  const { model: m } = harness({ layer: admissionLayer(mode, (r) => refusals.push(r)) });
   return { m, kubectl: m.as(KUBECTL_USER), refusals };
 }
 

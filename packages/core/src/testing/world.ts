@@ -1,13 +1,16 @@
 // The one test world of the in-memory API model: a model with the CRDs' schema and rules (or some or
 // none of them, or another admission layer), a ManualClock at T0, the deps object the reconcilers
-// take (cache, client, now, a recorder that keeps the Events, optionally pool expectations), an
+// take (cache, client, now, a recorder that keeps the Events, optionally pool expectations and the
+// in-memory capture agent as backend), an
 // invariant tracker watching every write, and the loops tests run a reconciler in.
 import type { ObjectKey } from '../api/meta.ts';
 import type { Client } from '../api/ports.ts';
 import type { Kind, KindMap, Pod } from '../api/types.ts';
+import type { CaptureBackend } from '../capture/backend.ts';
 import { InvariantTracker } from '../invariants/tracker.ts';
 import { ApiModel, type ApiModelOptions } from '../model/api-model.ts';
 import { CacheView } from '../model/cache-view.ts';
+import { SimCaptureAgent } from '../model/capture-agent.ts';
 import { ManualClock } from '../model/clock.ts';
 import { PoolExpectations } from '../pool/expectations.ts';
 import type { EventSpec } from '../reconcile/decision.ts';
@@ -25,6 +28,8 @@ export interface WorldOptions {
   lag?: number;
   /** Pool expectations in deps, observed by the cache's delete handler as the Manager wires it. */
   expectations?: boolean;
+  /** The in-memory capture agent as deps.backend. */
+  backend?: boolean;
 }
 
 export interface WorldDeps<C> {
@@ -33,6 +38,7 @@ export interface WorldDeps<C> {
   now: () => number;
   recorder: { record(e: EventSpec): void };
   expectations?: PoolExpectations;
+  backend?: CaptureBackend;
 }
 
 export interface World<C = ApiModel> {
@@ -46,6 +52,8 @@ export interface World<C = ApiModel> {
   events: EventSpec[];
   /** The process's pool expectations (in deps only with `expectations`). */
   expectations: PoolExpectations;
+  /** The in-memory capture agent (deps.backend only with `backend`). */
+  agent: SimCaptureAgent;
   /** Watches Captures, Pods and PodClaims from the start; `tracker.violations` lists what broke. */
   tracker: InvariantTracker;
   /** The reasons of `events`, in order. */
@@ -81,6 +89,7 @@ export function world(opts: WorldOptions = {}): World<ApiModel | CacheView> {
       };
     cache = view;
   }
+  const agent = new SimCaptureAgent(now);
   const events: EventSpec[] = [];
   const deps: WorldDeps<ApiModel | CacheView> = {
     client: model,
@@ -88,6 +97,7 @@ export function world(opts: WorldOptions = {}): World<ApiModel | CacheView> {
     now,
     recorder: { record: (e) => void events.push(e) },
     ...(opts.expectations ? { expectations } : {}),
+    ...(opts.backend ? { backend: agent } : {}),
   };
   const tracker = new InvariantTracker(now);
   for (const kind of ['Capture', 'Pod', 'PodClaim'] as const)
@@ -101,6 +111,7 @@ export function world(opts: WorldOptions = {}): World<ApiModel | CacheView> {
     deps,
     events,
     expectations,
+    agent,
     tracker,
     reasons: () => events.map((e) => e.reason),
     key,
