@@ -14,7 +14,19 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:https';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
-import { capture, claimStatus, poolPod, reviewFor } from '../src/testing/review.ts';
+import type { PodState } from '@claimkit/core';
+import {
+  capture,
+  captureClaim,
+  captureStatus,
+  claimedBy,
+  ownedBy,
+  podClaim,
+  podPool,
+  withState,
+  withUid,
+} from '@claimkit/core/testing';
+import { poolPod, reviewFor } from '../src/testing/review.ts';
 import { denoBinary, makeCert, type Started, startProcess, WEBHOOK_DIR } from '../src/testing/serve-tls.ts';
 import { benchApp } from './bench-app.ts';
 
@@ -44,14 +56,13 @@ const ENDPOINTS: Record<string, string> = {
 };
 
 // Realistic allowed requests: a pool pod being bound (UPDATE, old and new object), a Capture claim renewal.
-const bigPod = (state: string, claim?: { name: string; uid: string }) => {
-  const p = poolPod('web-7f9c2', state, claim) as {
-    metadata: Record<string, unknown>;
-    spec: Record<string, unknown>;
-  };
-  p.metadata.ownerReferences = [
-    { apiVersion: 'claimkit.dev/v1alpha1', kind: 'PodPool', name: 'web', uid: 'u' },
-  ];
+const bigPod = (state: PodState, claim?: { name: string; uid: string }) => {
+  const p = poolPod(
+    'web-7f9c2',
+    ...(claim ? [claimedBy(podClaim(claim.name, withUid(claim.uid)))] : []),
+    withState(state),
+    ownedBy(podPool('web', withUid('u'))),
+  );
   p.spec = {
     containers: [
       {
@@ -80,12 +91,18 @@ const BODIES: Record<string, string> = {
       kind: 'Capture',
       uid: 'bench-captures',
       subResource: 'status',
-      oldObject: capture({ phase: 'Capturing', epoch: 7, claim: claimStatus('pod-a', 7) }),
-      object: capture({
-        phase: 'Capturing',
-        epoch: 7,
-        claim: { ...claimStatus('pod-a', 7), renewTime: '2026-01-01T00:01:00Z' },
-      }),
+      oldObject: capture(
+        'cap',
+        captureStatus({ phase: 'Capturing', epoch: 7, claim: captureClaim('pod-a', 7) }),
+      ),
+      object: capture(
+        'cap',
+        captureStatus({
+          phase: 'Capturing',
+          epoch: 7,
+          claim: { ...captureClaim('pod-a', 7), renewTime: '2026-01-01T00:01:00Z' },
+        }),
+      ),
     }),
   ),
 };

@@ -1,3 +1,4 @@
+import type { CaptureStatus, LostPolicy, PodPoolSource, PodState } from '@claimkit/core';
 import {
   ANNOTATION_CLAIMED_BY_UID,
   ANNOTATION_SOURCE_REF,
@@ -6,23 +7,27 @@ import {
   LABEL_POOL,
   LABEL_STATE,
 } from '@claimkit/core';
-import { describe, expect, it } from 'vitest';
-import { MemoryPodClaimIndex } from './claim-index.ts';
 import {
-  ALICE,
-  CONTROLLER,
   capture,
-  claimStatus,
+  captureClaim,
+  captureResult,
+  captureStatus,
+  claimedBy,
+  deleting,
+  inNamespace,
   pod,
   podClaim,
-  podClaimSet,
   podPool,
-  poolPod,
-  post,
-  result,
-  reviewFor,
-  testApp,
-} from './testing/review.ts';
+  withAnnotations,
+  withFinalizers,
+  withLabels,
+  withSpec,
+  withState,
+  withUid,
+} from '@claimkit/core/testing';
+import { describe, expect, it } from 'vitest';
+import { MemoryPodClaimIndex } from './claim-index.ts';
+import { ALICE, CONTROLLER, malformed, poolPod, post, reviewFor, testApp, webSet } from './testing/review.ts';
 
 type Opts = Parameters<typeof reviewFor>[0];
 
@@ -59,7 +64,7 @@ const POOLS = '/validate/podpools';
 describe('AdmissionReview protocol', () => {
   it('echoes the request uid in allowed and denied responses', async () => {
     const { app } = testApp();
-    const ok = await post(app, CAP, reviewFor({ kind: 'Capture', object: capture(), uid: 'abc-123' }));
+    const ok = await post(app, CAP, reviewFor({ kind: 'Capture', object: capture('cap'), uid: 'abc-123' }));
     expect(ok.review).toMatchObject({
       apiVersion: 'admission.k8s.io/v1',
       kind: 'AdmissionReview',
@@ -71,8 +76,8 @@ describe('AdmissionReview protocol', () => {
       reviewFor({
         kind: 'Capture',
         uid: 'def-456',
-        oldObject: capture({ epoch: 3 }),
-        object: capture({ epoch: 2 }),
+        oldObject: capture('cap', captureStatus({ epoch: 3 })),
+        object: capture('cap', captureStatus({ epoch: 2 })),
       }),
     );
     expect(no.review?.response).toMatchObject({ uid: 'def-456', allowed: false, status: { code: 403 } });
@@ -128,7 +133,7 @@ describe('AdmissionReview protocol', () => {
 
   it('answers 400 to a body over the size limit', async () => {
     const { app } = testApp({ maxBodyBytes: 1000 });
-    const big = reviewFor({ kind: 'Pod', object: pod('p', { x: 'y'.repeat(2000) }) });
+    const big = reviewFor({ kind: 'Pod', object: pod('p', withLabels({ x: 'y'.repeat(2000) })) });
     expect((await post(app, PODS, big)).status).toBe(400);
   });
 
@@ -136,9 +141,9 @@ describe('AdmissionReview protocol', () => {
     await allowed(CLAIMS, {
       kind: 'PodClaim',
       operation: 'DELETE',
-      oldObject: podClaim('c', { podName: 'p' }),
+      oldObject: podClaim('c', withSpec({ podName: 'p' })),
     });
-    await allowed(PODS, { kind: 'Pod', operation: 'DELETE', oldObject: poolPod('p', 'Bound') });
+    await allowed(PODS, { kind: 'Pod', operation: 'DELETE', oldObject: poolPod('p', withState('Bound')) });
     await allowed(PODS, { kind: 'Pod', operation: 'CONNECT', object: { kind: 'PodExecOptions' } });
   });
 
@@ -149,8 +154,8 @@ describe('AdmissionReview protocol', () => {
     expect((await app.request('/readyz')).status).toBe(503);
     index.markSynced();
     expect((await app.request('/readyz')).status).toBe(200);
-    await post(app, PODS, reviewFor({ kind: 'Pod', object: poolPod('p', 'Idle') }));
-    await post(app, PODS, reviewFor({ kind: 'Pod', object: poolPod('p', 'Nope') }));
+    await post(app, PODS, reviewFor({ kind: 'Pod', object: poolPod('p', withState('Idle')) }));
+    await post(app, PODS, reviewFor({ kind: 'Pod', object: poolPod('p', withState('Nope' as PodState)) }));
     await post(app, PODS, 'garbage');
     const res = await app.request('/metrics');
     expect(res.headers.get('content-type')).toContain('text/plain');
@@ -169,36 +174,38 @@ describe('AdmissionReview protocol', () => {
 });
 
 describe('/validate/captures', () => {
+  // Statuses written by hand, malformed on purpose in places (a string token, a claim without holder).
+  const status = (s: Record<string, unknown>) => captureStatus(s as Partial<CaptureStatus>);
   const upd = (o: Record<string, unknown>, n: Record<string, unknown>, user = CONTROLLER): Opts => ({
     kind: 'Capture',
-    oldObject: capture(o),
-    object: capture(n),
+    oldObject: capture('cap', status(o)),
+    object: capture('cap', status(n)),
     user,
     subResource: 'status',
   });
 
   it('allows creation, a first claim, renewals, a takeover with a higher token and a fenced result', async () => {
-    await allowed(CAP, { kind: 'Capture', object: capture() });
-    await allowed(CAP, upd({}, { phase: 'Capturing', epoch: 1, claim: claimStatus('pod-a', 1) }));
-    const held = { phase: 'Capturing', epoch: 3, claim: claimStatus('pod-a', 3) };
+    await allowed(CAP, { kind: 'Capture', object: capture('cap') });
+    await allowed(CAP, upd({}, { phase: 'Capturing', epoch: 1, claim: captureClaim('pod-a', 1) }));
+    const held = { phase: 'Capturing', epoch: 3, claim: captureClaim('pod-a', 3) };
     await allowed(
       CAP,
-      upd(held, { ...held, claim: { ...claimStatus('pod-a', 3), renewTime: '2026-01-01T00:05:00Z' } }),
+      upd(held, { ...held, claim: { ...captureClaim('pod-a', 3), renewTime: '2026-01-01T00:05:00Z' } }),
     );
-    await allowed(CAP, upd(held, { ...held, claim: { ...claimStatus('pod-a', 3), job: { id: 'j1' } } }));
-    await allowed(CAP, upd(held, { ...held, epoch: 4, claim: claimStatus('pod-b', 4) }));
-    await allowed(CAP, upd(held, { ...held, epoch: 4, claim: claimStatus('pod-a', 4) })); // re-acquire
+    await allowed(CAP, upd(held, { ...held, claim: { ...captureClaim('pod-a', 3), job: { id: 'j1' } } }));
+    await allowed(CAP, upd(held, { ...held, epoch: 4, claim: captureClaim('pod-b', 4) }));
+    await allowed(CAP, upd(held, { ...held, epoch: 4, claim: captureClaim('pod-a', 4) })); // re-acquire
     // The holder closes its claim and writes the result with its token, in one write (any user).
-    await allowed(CAP, upd(held, { phase: 'Captured', epoch: 3, result: result(3) }, ALICE));
-    const done = { phase: 'Captured', epoch: 3, result: result(3) };
+    await allowed(CAP, upd(held, { phase: 'Captured', epoch: 3, result: captureResult(3) }, ALICE));
+    const done = { phase: 'Captured', epoch: 3, result: captureResult(3) };
     await allowed(CAP, upd(done, { ...done, attempts: 1 })); // unchanged result
-    await allowed(CAP, upd(done, { ...done, epoch: 4, claim: claimStatus('pod-c', 4) }));
+    await allowed(CAP, upd(done, { ...done, epoch: 4, claim: captureClaim('pod-c', 4) }));
     await allowed(CAP, upd(held, { phase: 'Failed', epoch: 3, lastError: 'boom' }));
   });
 
   it('denies a spec whose selector would make every pod in the namespace a candidate', async () => {
     const withSelector = (selector: unknown, status: Record<string, unknown> = {}) => {
-      const c = capture(status) as { spec: Record<string, unknown> };
+      const c = capture('cap', captureStatus(status)) as unknown as { spec: Record<string, unknown> };
       c.spec.selector = selector;
       return c;
     };
@@ -208,7 +215,7 @@ describe('/validate/captures', () => {
     }
     await denied(
       CAP,
-      { kind: 'Capture', oldObject: capture(), object: withSelector({}), operation: 'UPDATE' },
+      { kind: 'Capture', oldObject: capture('cap'), object: withSelector({}), operation: 'UPDATE' },
       ['spec.selector'],
     );
     await allowed(CAP, {
@@ -235,63 +242,67 @@ describe('/validate/captures', () => {
   });
 
   it('denies a new holder without a higher token', async () => {
-    const held = { epoch: 5, claim: claimStatus('pod-a', 5) };
-    const r = await denied(CAP, upd(held, { epoch: 5, claim: claimStatus('pod-b', 5) }), [
+    const held = { epoch: 5, claim: captureClaim('pod-a', 5) };
+    const r = await denied(CAP, upd(held, { epoch: 5, claim: captureClaim('pod-b', 5) }), [
       'status.claim.holder',
     ]);
     expect(r.status?.message).toContain('a new holder needs a higher token');
     await denied(
       CAP,
-      upd({ epoch: 5, claim: claimStatus('pod-a', 3) }, { epoch: 5, claim: claimStatus('pod-b', 4) }),
+      upd({ epoch: 5, claim: captureClaim('pod-a', 3) }, { epoch: 5, claim: captureClaim('pod-b', 4) }),
       ['status.claim.token'],
     );
-    await denied(CAP, upd(held, { epoch: 7, claim: claimStatus('pod-b', 6) }), ['status.claim.token']);
-    await denied(CAP, upd(held, { epoch: 5, claim: claimStatus('pod-b', 6) }), ['status.claim.token']);
+    await denied(CAP, upd(held, { epoch: 7, claim: captureClaim('pod-b', 6) }), ['status.claim.token']);
+    await denied(CAP, upd(held, { epoch: 5, claim: captureClaim('pod-b', 6) }), ['status.claim.token']);
     await denied(CAP, upd({}, { epoch: 1, claim: { token: 1 } }), [
       'status.claim.holder.name',
       'status.claim.holder.uid',
     ]);
-    await denied(CAP, upd({}, { epoch: 1, claim: { ...claimStatus('pod-a', 1), token: 'one' } }), [
+    await denied(CAP, upd({}, { epoch: 1, claim: { ...captureClaim('pod-a', 1), token: 'one' } }), [
       'status.claim.token',
     ]);
   });
 
   it('denies a result without the current claim token', async () => {
-    const held = { phase: 'Capturing', epoch: 5, claim: claimStatus('pod-b', 5) };
-    const stale = await denied(CAP, upd(held, { phase: 'Captured', epoch: 5, result: result(4) }, ALICE), [
-      'status.result.token',
-    ]);
+    const held = { phase: 'Capturing', epoch: 5, claim: captureClaim('pod-b', 5) };
+    const stale = await denied(
+      CAP,
+      upd(held, { phase: 'Captured', epoch: 5, result: captureResult(4) }, ALICE),
+      ['status.result.token'],
+    );
     expect(stale.status?.message).toContain('no result without the current claim token');
-    await denied(CAP, upd({ epoch: 5 }, { epoch: 5, result: result(5) }), ['status.result.token']);
-    await denied(CAP, upd(held, { epoch: 5, result: { ...result(5), token: undefined } }), [
+    await denied(CAP, upd({ epoch: 5 }, { epoch: 5, result: captureResult(5) }), ['status.result.token']);
+    await denied(CAP, upd(held, { epoch: 5, result: { ...captureResult(5), token: undefined } }), [
       'status.result.token',
     ]);
-    await denied(CAP, upd(held, { epoch: 6, claim: claimStatus('pod-c', 6), result: result(5) }), [
+    await denied(CAP, upd(held, { epoch: 6, claim: captureClaim('pod-c', 6), result: captureResult(5) }), [
       'status.result.token',
     ]);
-    await denied(CAP, upd(held, { phase: 'Captured', epoch: 5, result: { ...result(5), ref: '' } }), [
+    await denied(CAP, upd(held, { phase: 'Captured', epoch: 5, result: { ...captureResult(5), ref: '' } }), [
       'status.result.ref',
     ]);
     // The right token, but the claim stays open: what detection would call an unfenced result.
-    const open = await denied(CAP, upd(held, { ...held, result: result(5) }), ['status.claim']);
+    const open = await denied(CAP, upd(held, { ...held, result: captureResult(5) }), ['status.claim']);
     expect(open.status?.message).toContain('written only by the write that closes its claim');
-    await denied(CAP, { kind: 'Capture', object: capture({ epoch: 1, result: result(1) }) }, [
-      'status.result.token',
-    ]);
+    await denied(
+      CAP,
+      { kind: 'Capture', object: capture('cap', captureStatus({ epoch: 1, result: captureResult(1) })) },
+      ['status.result.token'],
+    );
   });
 
   it('lists every violation of one write', async () => {
-    const held = { epoch: 5, claim: claimStatus('pod-b', 5) };
-    const r = await denied(CAP, upd(held, { epoch: 4, claim: claimStatus('pod-c', 5), result: result(3) }), [
-      'status.epoch',
-      'status.claim.token',
-      'status.result.token',
-    ]);
+    const held = { epoch: 5, claim: captureClaim('pod-b', 5) };
+    const r = await denied(
+      CAP,
+      upd(held, { epoch: 4, claim: captureClaim('pod-c', 5), result: captureResult(3) }),
+      ['status.epoch', 'status.claim.token', 'status.result.token'],
+    );
     expect(r.status?.details).toMatchObject({ kind: 'Capture', group: 'claimkit.dev', name: 'cap' });
   });
 
   it('warns when a durable result is removed', async () => {
-    const done = { phase: 'Captured', epoch: 3, result: result(3) };
+    const done = { phase: 'Captured', epoch: 3, result: captureResult(3) };
     const r = await allowed(CAP, upd(done, { phase: 'Pending', epoch: 3 }));
     expect(r.warnings?.join()).toContain('status.result is removed');
   });
@@ -299,27 +310,31 @@ describe('/validate/captures', () => {
 
 describe('/validate/podclaims', () => {
   it('allows users to create and annotate claims, and the controller to bind and migrate', async () => {
-    await allowed(CLAIMS, { kind: 'PodClaim', object: podClaim('c1', {}) });
+    await allowed(CLAIMS, { kind: 'PodClaim', object: podClaim('c1') });
     await allowed(CLAIMS, {
       kind: 'PodClaim',
-      oldObject: podClaim('c1', { podName: 'p1' }),
-      object: podClaim('c1', { podName: 'p1' }, { annotations: { 'claimkit.dev/migrate': 'drain' } }),
+      oldObject: podClaim('c1', withSpec({ podName: 'p1' })),
+      object: podClaim(
+        'c1',
+        withSpec({ podName: 'p1' }),
+        withAnnotations({ 'claimkit.dev/migrate': 'drain' }),
+      ),
     });
     await allowed(CLAIMS, {
       kind: 'PodClaim',
       user: CONTROLLER,
-      oldObject: podClaim('c1', {}),
-      object: podClaim('c1', { podName: 'p1', nodeName: 'n1' }),
+      oldObject: podClaim('c1'),
+      object: podClaim('c1', withSpec({ podName: 'p1', nodeName: 'n1' })),
     });
     const { app, index } = testApp();
-    index.upsert(podClaim('c1', { podName: 'p1' }));
+    index.upsert(podClaim('c1', withSpec({ podName: 'p1' })));
     await allowed(
       CLAIMS,
       {
         kind: 'PodClaim',
         user: CONTROLLER,
-        oldObject: podClaim('c1', { podName: 'p1', nodeName: 'n1' }),
-        object: podClaim('c1', { podName: 'p2', sourcePod: 'p1', nodeName: 'n2' }),
+        oldObject: podClaim('c1', withSpec({ podName: 'p1', nodeName: 'n1' })),
+        object: podClaim('c1', withSpec({ podName: 'p2', sourcePod: 'p1', nodeName: 'n2' })),
       },
       app,
     );
@@ -332,8 +347,8 @@ describe('/validate/podclaims', () => {
       {
         kind: 'PodClaim',
         user: { username: 'bot', groups: ['claimkit:controllers'] },
-        oldObject: podClaim('c1', {}),
-        object: podClaim('c1', { podName: 'p1' }),
+        oldObject: podClaim('c1'),
+        object: podClaim('c1', withSpec({ podName: 'p1' })),
       },
       app,
     );
@@ -342,8 +357,8 @@ describe('/validate/podclaims', () => {
       {
         kind: 'PodClaim',
         user: CONTROLLER,
-        oldObject: podClaim('c1', {}),
-        object: podClaim('c1', { podName: 'p1' }),
+        oldObject: podClaim('c1'),
+        object: podClaim('c1', withSpec({ podName: 'p1' })),
       },
       ['spec.podName'],
       app,
@@ -356,12 +371,14 @@ describe('/validate/podclaims', () => {
       {
         kind: 'PodClaim',
         user: CONTROLLER,
-        oldObject: podClaim('c1', {}),
-        object: podClaim('c1', { poolName: 'db' }),
+        oldObject: podClaim('c1'),
+        object: podClaim('c1', withSpec({ poolName: 'db' })),
       },
       ['spec.poolName'],
     );
-    await denied(CLAIMS, { kind: 'PodClaim', object: podClaim('c1', { poolName: '' }) }, ['spec.poolName']);
+    await denied(CLAIMS, { kind: 'PodClaim', object: podClaim('c1', withSpec({ poolName: '' })) }, [
+      'spec.poolName',
+    ]);
   });
 
   it('denies sourcePod == podName', async () => {
@@ -370,8 +387,8 @@ describe('/validate/podclaims', () => {
       {
         kind: 'PodClaim',
         user: CONTROLLER,
-        oldObject: podClaim('c1', { podName: 'p1' }),
-        object: podClaim('c1', { podName: 'p1', sourcePod: 'p1' }),
+        oldObject: podClaim('c1', withSpec({ podName: 'p1' })),
+        object: podClaim('c1', withSpec({ podName: 'p1', sourcePod: 'p1' })),
       },
       ['spec.sourcePod'],
     );
@@ -383,22 +400,24 @@ describe('/validate/podclaims', () => {
       {
         kind: 'PodClaim',
         user: ALICE,
-        oldObject: podClaim('c1', { podName: 'p1', nodeName: 'n1' }),
-        object: podClaim('c1', { podName: 'p2', nodeName: 'n2', sourcePod: 'p1' }),
+        oldObject: podClaim('c1', withSpec({ podName: 'p1', nodeName: 'n1' })),
+        object: podClaim('c1', withSpec({ podName: 'p2', nodeName: 'n2', sourcePod: 'p1' })),
       },
       ['spec.podName', 'spec.nodeName', 'spec.sourcePod'],
     );
     expect(r.status?.message).toContain('"alice"');
-    await denied(CLAIMS, { kind: 'PodClaim', user: ALICE, object: podClaim('c1', { podName: 'p1' }) }, [
-      'spec.podName',
-    ]);
+    await denied(
+      CLAIMS,
+      { kind: 'PodClaim', user: ALICE, object: podClaim('c1', withSpec({ podName: 'p1' })) },
+      ['spec.podName'],
+    );
     await denied(
       CLAIMS,
       {
         kind: 'PodClaim',
         user: ALICE,
-        oldObject: podClaim('c1', { podName: 'p1' }),
-        object: podClaim('c1', {}),
+        oldObject: podClaim('c1', withSpec({ podName: 'p1' })),
+        object: podClaim('c1'),
       },
       ['spec.podName'],
     );
@@ -406,15 +425,15 @@ describe('/validate/podclaims', () => {
 
   it('denies a pod already referenced by another claim (podName or sourcePod)', async () => {
     const { app, index } = testApp();
-    index.upsert(podClaim('other', { podName: 'p1' }));
-    index.upsert(podClaim('mover', { podName: 'p3', sourcePod: 'p2' }));
+    index.upsert(podClaim('other', withSpec({ podName: 'p1' })));
+    index.upsert(podClaim('mover', withSpec({ podName: 'p3', sourcePod: 'p2' })));
     const r = await denied(
       CLAIMS,
       {
         kind: 'PodClaim',
         user: CONTROLLER,
-        oldObject: podClaim('c1', {}),
-        object: podClaim('c1', { podName: 'p1' }),
+        oldObject: podClaim('c1'),
+        object: podClaim('c1', withSpec({ podName: 'p1' })),
       },
       ['spec.podName'],
       app,
@@ -425,48 +444,48 @@ describe('/validate/podclaims', () => {
       {
         kind: 'PodClaim',
         user: CONTROLLER,
-        oldObject: podClaim('c1', {}),
-        object: podClaim('c1', { podName: 'p2' }),
+        oldObject: podClaim('c1'),
+        object: podClaim('c1', withSpec({ podName: 'p2' })),
       },
       ['spec.podName'],
       app,
     );
     // A claim in another namespace does not count; nor does a deleting claim (its finalizer is releasing).
-    index.upsert(podClaim('elsewhere', { podName: 'p9' }, { namespace: 'other-ns' }));
-    index.upsert(podClaim('going', { podName: 'p8' }, { deletionTimestamp: '2026-01-01T00:00:00Z' }));
+    index.upsert(podClaim('elsewhere', withSpec({ podName: 'p9' }), inNamespace('other-ns')));
+    index.upsert(podClaim('going', withSpec({ podName: 'p8' }), deleting()));
     for (const p of ['p9', 'p8']) {
       await allowed(
         CLAIMS,
         {
           kind: 'PodClaim',
           user: CONTROLLER,
-          oldObject: podClaim('c1', {}),
-          object: podClaim('c1', { podName: p }),
+          oldObject: podClaim('c1'),
+          object: podClaim('c1', withSpec({ podName: p })),
         },
         app,
       );
     }
     // Once the other claim lets go, the pod can be taken.
-    index.upsert(podClaim('other', {}));
+    index.upsert(podClaim('other'));
     await allowed(
       CLAIMS,
       {
         kind: 'PodClaim',
         user: CONTROLLER,
-        oldObject: podClaim('c1', {}),
-        object: podClaim('c1', { podName: 'p1' }),
+        oldObject: podClaim('c1'),
+        object: podClaim('c1', withSpec({ podName: 'p1' })),
       },
       app,
     );
     // An unchanged podName is not re-checked (a finalizer's write must always go through).
-    index.upsert(podClaim('dup', { podName: 'p5' }));
+    index.upsert(podClaim('dup', withSpec({ podName: 'p5' })));
     await allowed(
       CLAIMS,
       {
         kind: 'PodClaim',
         user: ALICE,
-        oldObject: podClaim('c1', { podName: 'p5' }),
-        object: podClaim('c1', { podName: 'p5' }, { finalizers: [] }),
+        oldObject: podClaim('c1', withSpec({ podName: 'p5' })),
+        object: podClaim('c1', withSpec({ podName: 'p5' }), withFinalizers()),
       },
       app,
     );
@@ -476,8 +495,8 @@ describe('/validate/podclaims', () => {
     const upd: Opts = {
       kind: 'PodClaim',
       user: CONTROLLER,
-      oldObject: podClaim('c1', {}),
-      object: podClaim('c1', { podName: 'p1' }),
+      oldObject: podClaim('c1'),
+      object: podClaim('c1', withSpec({ podName: 'p1' })),
     };
     const r = await denied(CLAIMS, upd, ['spec.podName'], testApp({ index: new MemoryPodClaimIndex() }).app);
     expect(r.status?.message).toContain('not synced');
@@ -488,80 +507,96 @@ describe('/validate/podclaims', () => {
 });
 
 describe('/validate/pods', () => {
-  const A = { name: 'claim-a', uid: 'uid-a' };
-  const B = { name: 'claim-b', uid: 'uid-b' };
+  const A = podClaim('claim-a', withUid('uid-a'));
+  const B = podClaim('claim-b', withUid('uid-b'));
 
   it("lets a person remove a claim's label but never name a claim (no theft in two writes)", async () => {
     await allowed(PODS, {
       kind: 'Pod',
       user: ALICE,
-      oldObject: poolPod('p', 'Bound', A),
-      object: poolPod('p', 'Bound'),
+      oldObject: poolPod('p', claimedBy(A)),
+      object: poolPod('p', withState('Bound')),
     });
     const r = await denied(
       PODS,
-      { kind: 'Pod', user: ALICE, oldObject: poolPod('p', 'Bound'), object: poolPod('p', 'Bound', B) },
+      {
+        kind: 'Pod',
+        user: ALICE,
+        oldObject: poolPod('p', withState('Bound')),
+        object: poolPod('p', claimedBy(B)),
+      },
       [`metadata.labels[${LABEL_CLAIMED_BY}]`, `metadata.annotations[${ANNOTATION_CLAIMED_BY_UID}]`],
     );
     expect(r.status?.message).toContain('is set only by the claimkit controller, not by "alice"');
     await allowed(PODS, {
       kind: 'Pod',
       user: CONTROLLER,
-      oldObject: poolPod('p', 'Bound'),
-      object: poolPod('p', 'Bound', B),
+      oldObject: poolPod('p', withState('Bound')),
+      object: poolPod('p', claimedBy(B)),
     });
     // Not a pool pod: not ours to judge.
-    await allowed(PODS, { kind: 'Pod', user: ALICE, object: pod('plain', { [LABEL_CLAIMED_BY]: 'b' }) });
+    await allowed(PODS, {
+      kind: 'Pod',
+      user: ALICE,
+      object: pod('plain', withLabels({ [LABEL_CLAIMED_BY]: 'b' })),
+    });
   });
 
   it('allows the pool lifecycle: create Idle, bind, drain, release, and a two-step handover', async () => {
-    await allowed(PODS, { kind: 'Pod', user: CONTROLLER, object: poolPod('p', 'Idle') });
+    await allowed(PODS, { kind: 'Pod', user: CONTROLLER, object: poolPod('p', withState('Idle')) });
     await allowed(PODS, {
       kind: 'Pod',
       user: CONTROLLER,
-      oldObject: poolPod('p', 'Idle'),
-      object: poolPod('p', 'Bound', A),
+      oldObject: poolPod('p', withState('Idle')),
+      object: poolPod('p', claimedBy(A)),
     });
     await allowed(PODS, {
       kind: 'Pod',
       user: CONTROLLER,
-      oldObject: poolPod('p', 'Bound', A),
-      object: poolPod('p', 'Draining', A),
+      oldObject: poolPod('p', claimedBy(A)),
+      object: poolPod('p', claimedBy(A), withState('Draining')),
     });
     await allowed(PODS, {
       kind: 'Pod',
       user: CONTROLLER,
-      oldObject: poolPod('p', 'Draining', A),
-      object: poolPod('p', 'Idle'),
+      oldObject: poolPod('p', claimedBy(A), withState('Draining')),
+      object: poolPod('p', withState('Idle')),
     });
     await allowed(PODS, {
       kind: 'Pod',
       user: CONTROLLER,
-      oldObject: poolPod('p', 'Draining', A),
-      object: poolPod('p', 'Draining'),
+      oldObject: poolPod('p', claimedBy(A), withState('Draining')),
+      object: poolPod('p', withState('Draining')),
     });
     const unlabelled = await allowed(PODS, {
       kind: 'Pod',
       user: CONTROLLER,
-      oldObject: poolPod('p', 'Bound', A),
-      object: poolPod('p', 'Bound'),
+      oldObject: poolPod('p', claimedBy(A)),
+      object: poolPod('p', withState('Bound')),
     });
     expect(unlabelled.warnings?.join()).toContain('Bound without');
     await allowed(PODS, {
       kind: 'Pod',
       user: CONTROLLER,
-      oldObject: poolPod('p', 'Bound'),
-      object: poolPod('p', 'Bound', B),
+      oldObject: poolPod('p', withState('Bound')),
+      object: poolPod('p', claimedBy(B)),
     });
   });
 
   it('ignores pods outside pools and writes that do not touch the claim keys', async () => {
-    await allowed(PODS, { kind: 'Pod', user: CONTROLLER, object: pod('plain', { [LABEL_STATE]: 'weird' }) });
-    const broken = pod('p', { [LABEL_POOL]: 'web', [LABEL_STATE]: 'Idle', [LABEL_CLAIMED_BY]: 'x' });
+    await allowed(PODS, {
+      kind: 'Pod',
+      user: CONTROLLER,
+      object: pod('plain', withLabels({ [LABEL_STATE]: 'weird' })),
+    });
+    const broken = pod(
+      'p',
+      withLabels({ [LABEL_POOL]: 'web', [LABEL_STATE]: 'Idle', [LABEL_CLAIMED_BY]: 'x' }),
+    );
     const touched = pod(
       'p',
-      { [LABEL_POOL]: 'web', [LABEL_STATE]: 'Idle', [LABEL_CLAIMED_BY]: 'x', team: 'a' },
-      { note: 'y' },
+      withLabels({ [LABEL_POOL]: 'web', [LABEL_STATE]: 'Idle', [LABEL_CLAIMED_BY]: 'x', team: 'a' }),
+      withAnnotations({ note: 'y' }),
     );
     await allowed(PODS, { kind: 'Pod', user: CONTROLLER, oldObject: broken, object: touched });
   });
@@ -572,8 +607,8 @@ describe('/validate/pods', () => {
       {
         kind: 'Pod',
         user: CONTROLLER,
-        oldObject: poolPod('p', 'Bound', A),
-        object: poolPod('p', 'Bound', B),
+        oldObject: poolPod('p', claimedBy(A)),
+        object: poolPod('p', claimedBy(B)),
       },
       [`metadata.labels[${LABEL_CLAIMED_BY}]`, `metadata.annotations[${ANNOTATION_CLAIMED_BY_UID}]`],
     );
@@ -584,8 +619,8 @@ describe('/validate/pods', () => {
       {
         kind: 'Pod',
         user: CONTROLLER,
-        oldObject: pod('p', { [LABEL_CLAIMED_BY]: 'a' }),
-        object: pod('p', { [LABEL_CLAIMED_BY]: 'b' }),
+        oldObject: pod('p', withLabels({ [LABEL_CLAIMED_BY]: 'a' })),
+        object: pod('p', withLabels({ [LABEL_CLAIMED_BY]: 'b' })),
       },
       [`metadata.labels[${LABEL_CLAIMED_BY}]`],
     );
@@ -595,47 +630,62 @@ describe('/validate/pods', () => {
       {
         kind: 'Pod',
         user: CONTROLLER,
-        oldObject: poolPod('p', 'Bound', A),
-        object: poolPod('p', 'Bound', { ...A, uid: 'uid-a2' }),
+        oldObject: poolPod('p', claimedBy(A)),
+        object: poolPod('p', claimedBy(podClaim('claim-a', withUid('uid-a2')))),
       },
       [`metadata.annotations[${ANNOTATION_CLAIMED_BY_UID}]`],
     );
   });
 
   it('denies inconsistent state labels', async () => {
-    await denied(PODS, { kind: 'Pod', user: CONTROLLER, object: poolPod('p', undefined) }, [
+    await denied(PODS, { kind: 'Pod', user: CONTROLLER, object: poolPod('p') }, [
       `metadata.labels[${LABEL_STATE}]`,
     ]);
     await denied(
       PODS,
-      { kind: 'Pod', user: CONTROLLER, oldObject: poolPod('p', 'Idle'), object: poolPod('p', 'Busy') },
+      {
+        kind: 'Pod',
+        user: CONTROLLER,
+        oldObject: poolPod('p', withState('Idle')),
+        object: poolPod('p', withState('Busy' as PodState)),
+      },
       [`metadata.labels[${LABEL_STATE}]`],
     );
     await denied(
       PODS,
-      { kind: 'Pod', user: CONTROLLER, oldObject: poolPod('p', 'Bound', A), object: poolPod('p', 'Idle', A) },
+      {
+        kind: 'Pod',
+        user: CONTROLLER,
+        oldObject: poolPod('p', claimedBy(A)),
+        object: poolPod('p', claimedBy(A), withState('Idle')),
+      },
       [`metadata.labels[${LABEL_CLAIMED_BY}]`],
     );
-    await denied(PODS, { kind: 'Pod', user: CONTROLLER, object: poolPod('p', 'Idle', A) }, [
-      `metadata.labels[${LABEL_CLAIMED_BY}]`,
-    ]);
+    await denied(
+      PODS,
+      { kind: 'Pod', user: CONTROLLER, object: poolPod('p', claimedBy(A), withState('Idle')) },
+      [`metadata.labels[${LABEL_CLAIMED_BY}]`],
+    );
   });
 
   it('denies a claimed-by label and uid annotation that disagree', async () => {
-    const labelOnly = pod('p', { [LABEL_POOL]: 'web', [LABEL_STATE]: 'Bound', [LABEL_CLAIMED_BY]: 'a' });
+    const labelOnly = pod(
+      'p',
+      withLabels({ [LABEL_POOL]: 'web', [LABEL_STATE]: 'Bound', [LABEL_CLAIMED_BY]: 'a' }),
+    );
     await denied(
       PODS,
-      { kind: 'Pod', user: CONTROLLER, oldObject: poolPod('p', 'Idle'), object: labelOnly },
+      { kind: 'Pod', user: CONTROLLER, oldObject: poolPod('p', withState('Idle')), object: labelOnly },
       [`metadata.annotations[${ANNOTATION_CLAIMED_BY_UID}]`],
     );
     const uidOnly = pod(
       'p',
-      { [LABEL_POOL]: 'web', [LABEL_STATE]: 'Idle' },
-      { [ANNOTATION_CLAIMED_BY_UID]: 'uid-a' },
+      withLabels({ [LABEL_POOL]: 'web', [LABEL_STATE]: 'Idle' }),
+      withAnnotations({ [ANNOTATION_CLAIMED_BY_UID]: 'uid-a' }),
     );
     await denied(
       PODS,
-      { kind: 'Pod', user: CONTROLLER, oldObject: poolPod('p', 'Bound', A), object: uidOnly },
+      { kind: 'Pod', user: CONTROLLER, oldObject: poolPod('p', claimedBy(A)), object: uidOnly },
       [`metadata.annotations[${ANNOTATION_CLAIMED_BY_UID}]`],
     );
   });
@@ -645,15 +695,17 @@ describe('podMetadata and lostPolicy (/validate/podclaims and /validate/podclaim
   it("allows podMetadata of the user's own keys and both lost policies", async () => {
     const spec = {
       podMetadata: { labels: { team: 'a' }, annotations: { 'example.com/owner': 'alice' } },
-      lostPolicy: 'Fail',
+      lostPolicy: 'Fail' as const,
     };
-    await allowed(CLAIMS, { kind: 'PodClaim', object: podClaim('c1', spec) });
-    await allowed(CLAIMS, { kind: 'PodClaim', object: podClaim('c1', { lostPolicy: 'Rebind' }) });
+    await allowed(CLAIMS, { kind: 'PodClaim', object: podClaim('c1', withSpec(spec)) });
+    await allowed(CLAIMS, { kind: 'PodClaim', object: podClaim('c1', withSpec({ lostPolicy: 'Rebind' })) });
     await allowed(SETS, {
       kind: 'PodClaimSet',
-      object: podClaimSet({
-        template: { metadata: { labels: { app: 'web' } }, spec: { poolName: 'web', ...spec } },
-      }),
+      object: webSet(
+        withSpec({
+          template: { metadata: { labels: { app: 'web' } }, spec: { poolName: 'web', ...spec } },
+        }),
+      ),
     });
   });
 
@@ -663,9 +715,9 @@ describe('podMetadata and lostPolicy (/validate/podclaims and /validate/podclaim
         labels: { [LABEL_STATE]: 'Idle', ok: 'x' },
         annotations: { [ANNOTATION_CLAIMED_BY_UID]: 'u', 'karpenter.sh/do-not-disrupt': 'false' },
       },
-      lostPolicy: 'Sometimes',
+      lostPolicy: malformed<LostPolicy>('Sometimes'),
     };
-    await denied(CLAIMS, { kind: 'PodClaim', object: podClaim('c1', bad) }, [
+    await denied(CLAIMS, { kind: 'PodClaim', object: podClaim('c1', withSpec(bad)) }, [
       `spec.podMetadata.labels[${LABEL_STATE}]`,
       `spec.podMetadata.annotations[${ANNOTATION_CLAIMED_BY_UID}]`,
       'spec.podMetadata.annotations[karpenter.sh/do-not-disrupt]',
@@ -675,12 +727,14 @@ describe('podMetadata and lostPolicy (/validate/podclaims and /validate/podclaim
       SETS,
       {
         kind: 'PodClaimSet',
-        object: podClaimSet({
-          template: {
-            metadata: { labels: { app: 'web' } },
-            spec: { poolName: 'web', podMetadata: { labels: 'x' } },
-          },
-        }),
+        object: webSet(
+          withSpec({
+            template: {
+              metadata: { labels: { app: 'web' } },
+              spec: { poolName: 'web', podMetadata: { labels: malformed<Record<string, string>>('x') } },
+            },
+          }),
+        ),
       },
       ['spec.template.spec.podMetadata.labels'],
     );
@@ -689,34 +743,42 @@ describe('podMetadata and lostPolicy (/validate/podclaims and /validate/podclaim
 
 describe('/validate/podclaimsets', () => {
   it('allows a set whose selector matches its template', async () => {
-    await allowed(SETS, { kind: 'PodClaimSet', object: podClaimSet({}) });
+    await allowed(SETS, { kind: 'PodClaimSet', object: webSet() });
     await allowed(SETS, {
       kind: 'PodClaimSet',
-      object: podClaimSet({
-        selector: { matchExpressions: [{ key: 'app', operator: 'In', values: ['web', 'x'] }] },
-      }),
+      object: webSet(
+        withSpec({
+          selector: { matchExpressions: [{ key: 'app', operator: 'In', values: ['web', 'x'] }] },
+        }),
+      ),
     });
     await allowed(SETS, {
       kind: 'PodClaimSet',
-      oldObject: podClaimSet({}),
-      object: podClaimSet({ replicas: 0 }),
+      oldObject: webSet(),
+      object: webSet(withSpec({ replicas: 0 })),
     });
   });
 
   it('denies a selector that does not match the template labels, or selects everything', async () => {
     await denied(
       SETS,
-      { kind: 'PodClaimSet', object: podClaimSet({ selector: { matchLabels: { app: 'db' } } }) },
+      { kind: 'PodClaimSet', object: webSet(withSpec({ selector: { matchLabels: { app: 'db' } } })) },
       ['spec.template.metadata.labels'],
     );
-    await denied(SETS, { kind: 'PodClaimSet', object: podClaimSet({ selector: {} }) }, ['spec.selector']);
+    await denied(SETS, { kind: 'PodClaimSet', object: webSet(withSpec({ selector: {} })) }, [
+      'spec.selector',
+    ]);
     await denied(
       SETS,
       {
         kind: 'PodClaimSet',
-        object: podClaimSet({
-          selector: { matchExpressions: [{ key: 'app', operator: 'Near', values: ['web'] }] },
-        }),
+        object: webSet(
+          withSpec({
+            selector: {
+              matchExpressions: [{ key: 'app', operator: malformed<'In'>('Near'), values: ['web'] }],
+            },
+          }),
+        ),
       },
       ['spec.selector.matchExpressions[0].operator'],
     );
@@ -724,27 +786,35 @@ describe('/validate/podclaimsets', () => {
       SETS,
       {
         kind: 'PodClaimSet',
-        object: podClaimSet({ selector: { matchExpressions: [{ key: 'app', operator: 'In', values: [] }] } }),
+        object: webSet(
+          withSpec({ selector: { matchExpressions: [{ key: 'app', operator: 'In', values: [] }] } }),
+        ),
       },
       ['spec.selector.matchExpressions[0].values'],
     );
   });
 
   it('denies a template poolName change and a negative replica count; warns on a selector change', async () => {
-    const changed = podClaimSet({
-      template: { metadata: { labels: { app: 'web' } }, spec: { poolName: 'db' } },
-    });
-    await denied(SETS, { kind: 'PodClaimSet', oldObject: podClaimSet({}), object: changed }, [
+    const changed = webSet(
+      withSpec({
+        template: { metadata: { labels: { app: 'web' } }, spec: { poolName: 'db' } },
+      }),
+    );
+    await denied(SETS, { kind: 'PodClaimSet', oldObject: webSet(), object: changed }, [
       'spec.template.spec.poolName',
     ]);
-    await denied(SETS, { kind: 'PodClaimSet', object: podClaimSet({ replicas: -1 }) }, ['spec.replicas']);
+    await denied(SETS, { kind: 'PodClaimSet', object: webSet(withSpec({ replicas: -1 })) }, [
+      'spec.replicas',
+    ]);
     const r = await allowed(SETS, {
       kind: 'PodClaimSet',
-      oldObject: podClaimSet({}),
-      object: podClaimSet({
-        selector: { matchLabels: { tier: 'a' } },
-        template: { metadata: { labels: { tier: 'a' } }, spec: { poolName: 'web' } },
-      }),
+      oldObject: webSet(),
+      object: webSet(
+        withSpec({
+          selector: { matchLabels: { tier: 'a' } },
+          template: { metadata: { labels: { tier: 'a' } }, spec: { poolName: 'web' } },
+        }),
+      ),
     });
     expect(r.warnings?.join()).toContain('spec.selector changed');
   });
@@ -752,29 +822,36 @@ describe('/validate/podclaimsets', () => {
 
 describe('/validate/podpools', () => {
   it('allows a sound pool', async () => {
-    await allowed(POOLS, { kind: 'PodPool', object: podPool({}) });
-    await allowed(POOLS, { kind: 'PodPool', object: podPool({ minIdle: 10, maxPods: 10 }) });
+    await allowed(POOLS, { kind: 'PodPool', object: podPool('web') });
+    await allowed(POOLS, { kind: 'PodPool', object: podPool('web', withSpec({ minIdle: 10, maxPods: 10 })) });
   });
 
   it('denies minIdle > maxPods and other things the schema cannot say', async () => {
-    const r = await denied(POOLS, { kind: 'PodPool', object: podPool({ minIdle: 11, maxPods: 10 }) }, [
-      'spec.minIdle',
-    ]);
+    const r = await denied(
+      POOLS,
+      { kind: 'PodPool', object: podPool('web', withSpec({ minIdle: 11, maxPods: 10 })) },
+      ['spec.minIdle'],
+    );
     expect(r.status?.message).toContain('11 > 10');
-    await denied(POOLS, { kind: 'PodPool', object: podPool({ drainSeconds: -5 }) }, ['spec.drainSeconds']);
+    await denied(POOLS, { kind: 'PodPool', object: podPool('web', withSpec({ drainSeconds: -5 })) }, [
+      'spec.drainSeconds',
+    ]);
     await denied(
       POOLS,
       {
         kind: 'PodPool',
-        object: podPool({
-          template: {
-            metadata: {
-              labels: { [LABEL_CLAIMED_BY]: 'x' },
-              annotations: { [ANNOTATION_CLAIMED_BY_UID]: 'u' },
+        object: podPool(
+          'web',
+          withSpec({
+            template: {
+              metadata: {
+                labels: { [LABEL_CLAIMED_BY]: 'x' },
+                annotations: { [ANNOTATION_CLAIMED_BY_UID]: 'u' },
+              },
+              spec: { containers: [] },
             },
-            spec: { containers: [] },
-          },
-        }),
+          }),
+        ),
       },
       [
         `spec.template.metadata.labels[${LABEL_CLAIMED_BY}]`,
@@ -785,10 +862,13 @@ describe('/validate/podpools', () => {
   });
 
   it('allows a spec.source naming a Capture, and a container of the template', async () => {
-    await allowed(POOLS, { kind: 'PodPool', object: podPool({ source: { captureName: 'snap' } }) });
     await allowed(POOLS, {
       kind: 'PodPool',
-      object: podPool({ source: { captureName: 'snap.v1-a', container: 'main' } }),
+      object: podPool('web', withSpec({ source: { captureName: 'snap' } })),
+    });
+    await allowed(POOLS, {
+      kind: 'PodPool',
+      object: podPool('web', withSpec({ source: { captureName: 'snap.v1-a', container: 'main' } })),
     });
   });
 
@@ -797,13 +877,16 @@ describe('/validate/podpools', () => {
       POOLS,
       {
         kind: 'PodPool',
-        object: podPool({
-          source: { captureName: 'Not_A-Name', container: 'sidecar' },
-          template: {
-            metadata: { annotations: { [ANNOTATION_SOURCE_TOKEN]: '7', [ANNOTATION_SOURCE_REF]: 'x' } },
-            spec: { containers: [{ name: 'main', image: 'nginx' }] },
-          },
-        }),
+        object: podPool(
+          'web',
+          withSpec({
+            source: { captureName: 'Not_A-Name', container: 'sidecar' },
+            template: {
+              metadata: { annotations: { [ANNOTATION_SOURCE_TOKEN]: '7', [ANNOTATION_SOURCE_REF]: 'x' } },
+              spec: { containers: [{ name: 'main', image: 'nginx' }] },
+            },
+          }),
+        ),
       },
       [
         'spec.source.captureName',
@@ -814,22 +897,35 @@ describe('/validate/podpools', () => {
     );
     expect(r.status?.message).toContain('lowercase RFC 1123 subdomain');
     expect(r.status?.message).toContain('must name a container of spec.template.spec.containers ("main")');
-    await denied(POOLS, { kind: 'PodPool', object: podPool({ source: {} }) }, ['spec.source.captureName']);
-    await denied(POOLS, { kind: 'PodPool', object: podPool({ source: 'snap' }) }, ['spec.source']);
-    await denied(POOLS, { kind: 'PodPool', object: podPool({ source: { captureName: 'a'.repeat(254) } }) }, [
-      'spec.source.captureName',
-    ]);
+    await denied(
+      POOLS,
+      { kind: 'PodPool', object: podPool('web', withSpec({ source: malformed<PodPoolSource>({}) })) },
+      ['spec.source.captureName'],
+    );
+    await denied(
+      POOLS,
+      { kind: 'PodPool', object: podPool('web', withSpec({ source: malformed<PodPoolSource>('snap') })) },
+      ['spec.source'],
+    );
+    await denied(
+      POOLS,
+      { kind: 'PodPool', object: podPool('web', withSpec({ source: { captureName: 'a'.repeat(254) } })) },
+      ['spec.source.captureName'],
+    );
   });
 
   it('warns about template labels the controller overrides', async () => {
     const r = await allowed(POOLS, {
       kind: 'PodPool',
-      object: podPool({
-        template: {
-          metadata: { labels: { [LABEL_STATE]: 'Bound', [LABEL_POOL]: 'other' } },
-          spec: { containers: [{ name: 'main', image: 'nginx' }] },
-        },
-      }),
+      object: podPool(
+        'web',
+        withSpec({
+          template: {
+            metadata: { labels: { [LABEL_STATE]: 'Bound', [LABEL_POOL]: 'other' } },
+            spec: { containers: [{ name: 'main', image: 'nginx' }] },
+          },
+        }),
+      ),
     });
     expect(r.warnings).toHaveLength(2);
   });

@@ -1,18 +1,17 @@
+import type { PodClaim } from '@claimkit/core';
+import { deleting, inNamespace, type Mod, podClaim, withSpec, withUid } from '@claimkit/core/testing';
 import { describe, expect, it } from 'vitest';
 import { MemoryPodClaimIndex } from './claim-index.ts';
 
-const claim = (name: string, spec: Record<string, unknown>, metadata: Record<string, unknown> = {}) => ({
-  apiVersion: 'claimkit.dev/v1alpha1',
-  kind: 'PodClaim',
-  metadata: { name, namespace: 'ns', uid: `uid-${name}`, ...metadata },
-  spec: { poolName: 'web', ...spec },
-});
+/** A claim in namespace ns with a readable uid, as the index's answers name it. */
+const claim = (name: string, spec: Partial<PodClaim['spec']>, ...mods: Mod<PodClaim>[]) =>
+  podClaim(name, inNamespace('ns'), withUid(`uid-${name}`), withSpec(spec), ...mods);
 
 describe('MemoryPodClaimIndex (core’s ClaimIndex over watched JSON)', () => {
   it('answers the holding view: a deleting claim is kept but holds nothing', () => {
     const index = new MemoryPodClaimIndex();
     index.upsert(claim('a', { podName: 'p1', sourcePod: 'p0' }));
-    index.upsert(claim('going', { podName: 'p2' }, { deletionTimestamp: '2026-01-01T00:00:00Z' }));
+    index.upsert(claim('going', { podName: 'p2' }, deleting()));
     expect(index.size).toBe(2);
     expect(index.claimsReferencing('ns', 'p1')).toEqual([
       { namespace: 'ns', name: 'a', uid: 'uid-a', podName: 'p1', sourcePod: 'p0' },

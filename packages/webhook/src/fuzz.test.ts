@@ -1,22 +1,25 @@
 // Garbage in: random and malformed bodies, wrong kinds, huge and deep objects, missing fields.
 // Every answer is a 400 or an AdmissionReview (a denial carries a message); never a throw, a 500 or a hang.
+
+import type { CaptureStatus } from '@claimkit/core';
+import {
+  capture,
+  captureClaim,
+  captureResult,
+  captureStatus,
+  claimedBy,
+  podClaim,
+  podPool,
+  withSpec,
+  withState,
+  withUid,
+} from '@claimkit/core/testing';
 import fc from 'fast-check';
 import type { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
 import { ROUTES } from './app.ts';
 import { type Logger, silentLogger } from './logger.ts';
-import {
-  CONTROLLER,
-  capture,
-  claimStatus,
-  podClaim,
-  podClaimSet,
-  podPool,
-  poolPod,
-  result,
-  reviewFor,
-  testApp,
-} from './testing/review.ts';
+import { CONTROLLER, malformed, poolPod, reviewFor, testApp, webSet } from './testing/review.ts';
 
 const PATHS = ROUTES.map((r) => r.path);
 
@@ -27,7 +30,7 @@ function harness(): { app: Hono; errors: string[] } {
     error: (m, f) => errors.push(`${m} ${JSON.stringify(f)}`),
   };
   const { app, index } = testApp({ logger });
-  index.upsert(podClaim('other', { podName: 'p1' }));
+  index.upsert(podClaim('other', withSpec({ podName: 'p1' })));
   return { app, errors };
 }
 
@@ -61,26 +64,26 @@ async function check(app: Hono, path: string, body: string): Promise<void> {
 }
 
 const VALID: unknown[] = [
-  reviewFor({ kind: 'Pod', object: poolPod('p', 'Idle') }),
+  reviewFor({ kind: 'Pod', object: poolPod('p', withState('Idle')) }),
   reviewFor({
     kind: 'Pod',
-    oldObject: poolPod('p', 'Bound', { name: 'a', uid: 'ua' }),
-    object: poolPod('p', 'Bound', { name: 'b', uid: 'ub' }),
+    oldObject: poolPod('p', claimedBy(podClaim('a', withUid('ua')))),
+    object: poolPod('p', claimedBy(podClaim('b', withUid('ub')))),
   }),
   reviewFor({
     kind: 'Capture',
-    oldObject: capture({ epoch: 3, claim: claimStatus('pod-a', 3) }),
-    object: capture({ epoch: 3, result: result(3) }),
+    oldObject: capture('cap', captureStatus({ epoch: 3, claim: captureClaim('pod-a', 3) })),
+    object: capture('cap', captureStatus({ epoch: 3, result: captureResult(3) })),
     subResource: 'status',
   }),
   reviewFor({
     kind: 'PodClaim',
     user: CONTROLLER,
-    oldObject: podClaim('c', { podName: 'p0' }),
-    object: podClaim('c', { podName: 'p1', sourcePod: 'p0', nodeName: 'n' }),
+    oldObject: podClaim('c', withSpec({ podName: 'p0' })),
+    object: podClaim('c', withSpec({ podName: 'p1', sourcePod: 'p0', nodeName: 'n' })),
   }),
-  reviewFor({ kind: 'PodClaimSet', oldObject: podClaimSet({}), object: podClaimSet({ replicas: 5 }) }),
-  reviewFor({ kind: 'PodPool', object: podPool({}) }),
+  reviewFor({ kind: 'PodClaimSet', oldObject: webSet(), object: webSet(withSpec({ replicas: 5 })) }),
+  reviewFor({ kind: 'PodPool', object: podPool('web') }),
 ];
 
 /** Every path into a JSON value (object keys and array indexes). */
@@ -213,7 +216,7 @@ describe('fuzzing the admission endpoints', () => {
     const { app, errors } = harness();
     const labels: Record<string, string> = {};
     for (let i = 0; i < 50_000; i++) labels[`k${i}`] = 'v'.repeat(40);
-    const bigPod = poolPod('p', 'Idle') as { metadata: { labels: Record<string, string> } };
+    const bigPod = poolPod('p', withState('Idle'));
     bigPod.metadata.labels = { ...bigPod.metadata.labels, ...labels };
     await check(app, '/validate/pods', JSON.stringify(reviewFor({ kind: 'Pod', object: bigPod })));
 
@@ -221,8 +224,22 @@ describe('fuzzing the admission endpoints', () => {
     const deepObj = (n: number) => `${'{"a":'.repeat(n)}1${'}'.repeat(n)}`;
     const base = reviewFor({
       kind: 'Capture',
-      oldObject: capture({ epoch: 3, claim: claimStatus('pod-a', 3), result: { x: 0 } }),
-      object: capture({ epoch: 3, claim: claimStatus('pod-a', 3), result: { x: 1 } }),
+      oldObject: capture(
+        'cap',
+        captureStatus({
+          epoch: 3,
+          claim: captureClaim('pod-a', 3),
+          result: malformed<CaptureStatus['result']>({ x: 0 }),
+        }),
+      ),
+      object: capture(
+        'cap',
+        captureStatus({
+          epoch: 3,
+          claim: captureClaim('pod-a', 3),
+          result: malformed<CaptureStatus['result']>({ x: 1 }),
+        }),
+      ),
     });
     for (const n of [1000, 100_000]) {
       for (const path of PATHS) {
@@ -235,9 +252,11 @@ describe('fuzzing the admission endpoints', () => {
     const many = JSON.stringify(
       reviewFor({
         kind: 'PodClaimSet',
-        object: podClaimSet({
-          selector: { matchExpressions: Array(20_000).fill({ key: 'k', operator: 'Exists' }) },
-        }),
+        object: webSet(
+          withSpec({
+            selector: { matchExpressions: Array(20_000).fill({ key: 'k', operator: 'Exists' }) },
+          }),
+        ),
       }),
     );
     await check(app, '/validate/podclaimsets', many);

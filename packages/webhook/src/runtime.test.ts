@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { connect, type TLSSocket } from 'node:tls';
 import { LABEL_CLAIMED_BY } from '@claimkit/core';
+import { claimedBy, podClaim, withState, withUid } from '@claimkit/core/testing';
 import { afterAll, describe, expect, it } from 'vitest';
 import { poolPod, reviewFor } from './testing/review.ts';
 import {
@@ -122,8 +123,8 @@ function suite(runtime: Runtime) {
       reviewFor({
         kind: 'Pod',
         uid: `rt-${runtime}`,
-        oldObject: poolPod('p', 'Bound', { name: 'claim-a', uid: 'ua' }),
-        object: poolPod('p', 'Bound', { name: 'claim-b', uid: 'ub' }),
+        oldObject: poolPod('p', claimedBy(podClaim('claim-a', withUid('ua')))),
+        object: poolPod('p', claimedBy(podClaim('claim-b', withUid('ub')))),
       }),
     );
     const res = await httpsRequest(server.port, '/validate/pods', { ca: cert.cert, method: 'POST', body });
@@ -135,7 +136,7 @@ function suite(runtime: Runtime) {
     const ok = await httpsRequest(server.port, '/validate/pods', {
       ca: cert.cert,
       method: 'POST',
-      body: JSON.stringify(reviewFor({ kind: 'Pod', uid: 'ok', object: poolPod('p', 'Idle') })),
+      body: JSON.stringify(reviewFor({ kind: 'Pod', uid: 'ok', object: poolPod('p', withState('Idle')) })),
     });
     expect(JSON.parse(ok.body).response).toEqual({ uid: 'ok', allowed: true });
     const bad = await httpsRequest(server.port, '/validate/pods', {

@@ -1,11 +1,7 @@
-// Test helpers: AdmissionReview requests and small objects for the five kinds.
-import {
-  ANNOTATION_CLAIMED_BY_UID,
-  API_VERSION,
-  LABEL_CLAIMED_BY,
-  LABEL_POOL,
-  LABEL_STATE,
-} from '@claimkit/core';
+// Test helpers: AdmissionReview requests, the app under test, and the objects these tests share
+// (built with core's fixtures).
+import { LABEL_POOL, type Pod, type PodClaimSet } from '@claimkit/core';
+import { type Mod, pod, podClaimSet, withLabels, withSpec } from '@claimkit/core/testing';
 import type { Hono } from 'hono';
 import type { AdmissionReviewOut } from '../admission.ts';
 import { createWebhookApp, DEFAULT_CONTROLLER_USERNAME, type WebhookDeps } from '../app.ts';
@@ -88,106 +84,21 @@ export async function post(
   return review ? { status: res.status, review, text } : { status: res.status, text };
 }
 
-// ---------- objects ----------
-export function pod(
-  name: string,
-  labels: Record<string, string> = {},
-  annotations: Record<string, string> = {},
-): unknown {
-  return {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { name, namespace: 'default', uid: `pod-uid-${name}`, labels, annotations },
-    spec: { containers: [{ name: 'main', image: 'busybox' }] },
-  };
-}
+// ---------- objects: core's fixture builders, composed the way these tests need ----------
 
-export function poolPod(
-  name: string,
-  state: string | undefined,
-  claim?: { name: string; uid: string },
-): unknown {
-  const labels: Record<string, string> = { [LABEL_POOL]: 'web' };
-  if (state !== undefined) labels[LABEL_STATE] = state;
-  const annotations: Record<string, string> = {};
-  if (claim) {
-    labels[LABEL_CLAIMED_BY] = claim.name;
-    annotations[ANNOTATION_CLAIMED_BY_UID] = claim.uid;
-  }
-  return pod(name, labels, annotations);
-}
-
-export function capture(status: Record<string, unknown> = {}): unknown {
-  return {
-    apiVersion: API_VERSION,
-    kind: 'Capture',
-    metadata: { name: 'cap', namespace: 'default', uid: 'cap-uid' },
-    spec: { selector: { matchLabels: { app: 'x' } }, backend: { type: 'External' } },
-    status,
-  };
-}
-
-export function claimStatus(holder: string, token: number): Record<string, unknown> {
-  return {
-    holder: { name: holder, uid: `${holder}-uid` },
-    token,
-    acquireTime: '2026-01-01T00:00:00Z',
-    renewTime: '2026-01-01T00:00:00Z',
-    leaseSeconds: 3000,
-  };
-}
-
-export function result(token: number, from = 'pod-a'): Record<string, unknown> {
-  return {
-    ref: `snap-${token}`,
-    token,
-    capturedFrom: { name: from, uid: `${from}-uid` },
-    completionTime: '2026-01-01T00:10:00Z',
-  };
-}
-
-export function podClaim(
-  name: string,
-  spec: Record<string, unknown>,
-  meta: Record<string, unknown> = {},
-): unknown {
-  return {
-    apiVersion: API_VERSION,
-    kind: 'PodClaim',
-    metadata: { name, namespace: 'default', uid: `${name}-uid`, ...meta },
-    spec: { poolName: 'web', ...spec },
-  };
-}
-
-export function podClaimSet(spec: Record<string, unknown>): unknown {
-  return {
-    apiVersion: API_VERSION,
-    kind: 'PodClaimSet',
-    metadata: { name: 'set', namespace: 'default', uid: 'set-uid' },
-    spec: {
+/** A value of the wrong type, sent on purpose. */
+export const malformed = <T>(v: unknown): T => v as T;
+/** A pod labelled for pool web, without the template hash (only the controller may set that). */
+export const poolPod = (name: string, ...mods: Mod<Pod>[]) =>
+  pod(name, withLabels({ [LABEL_POOL]: 'web' }), ...mods);
+/** A claim set whose selector and template labels are app=web, which the set tests vary. */
+export const webSet = (...mods: Mod<PodClaimSet>[]) =>
+  podClaimSet(
+    'set',
+    withSpec({
       replicas: 3,
       selector: { matchLabels: { app: 'web' } },
       template: { metadata: { labels: { app: 'web' } }, spec: { poolName: 'web' } },
-      ...spec,
-    },
-  };
-}
-
-export function podPool(spec: Record<string, unknown>, name = 'web'): unknown {
-  return {
-    apiVersion: API_VERSION,
-    kind: 'PodPool',
-    metadata: { name, namespace: 'default', uid: `${name}-uid` },
-    spec: {
-      template: {
-        metadata: { labels: { app: 'web' } },
-        spec: { containers: [{ name: 'main', image: 'nginx' }] },
-      },
-      minIdle: 2,
-      maxPods: 10,
-      releasePolicy: 'Recycle',
-      drainSeconds: 0,
-      ...spec,
-    },
-  };
-}
+    }),
+    ...mods,
+  );
