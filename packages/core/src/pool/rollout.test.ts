@@ -42,14 +42,7 @@ const idlePods = (w: World): Pod[] =>
   poolPods(w).filter((p) => p.metadata.labels?.[LABEL_STATE] === 'Idle' && !p.metadata.deletionTimestamp);
 
 /** The kubelet: every pool pod that is not Ready yet becomes Ready. */
-function warmAll(w: World): void {
-  for (const p of poolPods(w))
-    if (!isPodReady(p))
-      w.model.setPodStatusNow(key(p.metadata.name), {
-        phase: 'Running',
-        conditions: [{ type: 'Ready', status: 'True' }],
-      });
-}
+const warmAll = (w: World) => w.warm(poolPods(w));
 
 async function changeTemplate(w: World, image: string): Promise<PodPool> {
   const cur = w.model.getNow('PodPool', key('web'));

@@ -77,14 +77,7 @@ const sourceReady = (w: World) =>
 const envOf = (c: { [field: string]: unknown }) =>
   Object.fromEntries(((c.env ?? []) as { name: string; value?: string }[]).map((e) => [e.name, e.value]));
 
-function warmAll(w: World): void {
-  for (const p of poolPods(w))
-    if (!isPodReady(p))
-      w.model.setPodStatusNow(key(p.metadata.name), {
-        phase: 'Running',
-        conditions: [{ type: 'Ready', status: 'True' }],
-      });
-}
+const warmAll = (w: World) => w.warm(poolPods(w));
 
 /** Reconciles the pool `rounds` times, completing deletions and warming pods in between. */
 async function settle(w: World, rounds = 8): Promise<void> {

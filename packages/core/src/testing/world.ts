@@ -7,6 +7,7 @@ import type { ObjectKey } from '../api/meta.ts';
 import type { Client } from '../api/ports.ts';
 import type { Kind, KindMap, Pod } from '../api/types.ts';
 import type { CaptureBackend } from '../capture/backend.ts';
+import { isPodReady } from '../capture/liveness.ts';
 import { InvariantTracker } from '../invariants/tracker.ts';
 import { ApiModel, type ApiModelOptions } from '../model/api-model.ts';
 import { CacheView } from '../model/cache-view.ts';
@@ -61,6 +62,8 @@ export interface World<C = ApiModel> {
   key(name: string): ObjectKey;
   get<K extends Kind>(kind: K, name: string): KindMap[K];
   tryGet<K extends Kind>(kind: K, name: string): KindMap[K] | undefined;
+  /** The kubelet's part: each of `pods` that is not Ready yet becomes Running and Ready. */
+  warm(pods: Pod[]): void;
 }
 
 function modelOptions(opts: WorldOptions): Omit<ApiModelOptions, 'clock' | 'seed'> {
@@ -117,6 +120,14 @@ export function world(opts: WorldOptions = {}): World<ApiModel | CacheView> {
     key,
     get: (kind, name) => model.getNow(kind, key(name)),
     tryGet: (kind, name) => model.tryGetNow(kind, key(name)),
+    warm: (pods) => {
+      for (const p of pods)
+        if (!isPodReady(p))
+          model.setPodStatusNow(
+            { namespace: p.metadata.namespace ?? DEFAULT_NAMESPACE, name: p.metadata.name },
+            { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] },
+          );
+    },
   };
 }
 
