@@ -12,6 +12,7 @@ export * from './api/labels.ts';
 export * from './api/list-match.ts';
 export * from './api/log.ts';
 export * from './api/meta.ts';
+export * from './api/pod-predicates.ts';
 export type * from './api/ports.ts';
 export * from './api/types.ts';
 export * from './api/verbs.ts';

@@ -4,6 +4,7 @@
 import { ApiError, getOrUndefined, isApiError } from '../api/errors.ts';
 import { matchesSelector } from '../api/labels.ts';
 import type { ObjectKey } from '../api/meta.ts';
+import { isDeleting, isPodReady } from '../api/pod-predicates.ts';
 import type { Client } from '../api/ports.ts';
 import type { Capture, CaptureStatus, Pod, PodRef } from '../api/types.ts';
 import { lookupHolder } from '../reconcile/capture.ts';
@@ -16,7 +17,6 @@ import {
   renewClaim,
   retryCapture,
 } from './claim.ts';
-import { isDeleting, isPodReady } from './liveness.ts';
 
 const MAX_CONFLICT_RETRIES = 8;
 

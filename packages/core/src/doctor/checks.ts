@@ -3,9 +3,10 @@
 // those of seeds/capture-claim-dead-owner.md and seeds/pool-claim-finalize-scale-in.md.
 import { ANNOTATION_MIGRATE, FINALIZER_RELEASE, LABEL_POOL } from '../api/constants.ts';
 import { keyString, parseTimestamp } from '../api/meta.ts';
+import { isDeleting, isPodFinished } from '../api/pod-predicates.ts';
 import type { Capture, Pod, PodClaim, PodClaimSet, PodPool } from '../api/types.ts';
 import { isClaimLive } from '../capture/claim.ts';
-import { classifyHolder, isDeleting, isPodFinished } from '../capture/liveness.ts';
+import { classifyHolder } from '../capture/liveness.ts';
 import { unfencedResult } from '../capture/result-fence.ts';
 import { claimedBy, claimedByUid, stateOf } from '../pool/pods.ts';
 import { chooseScaleIn, isMigrating } from '../pool/scale-in.ts';

@@ -12,8 +12,8 @@
 import { ANNOTATION_MIGRATE, ANNOTATION_MIGRATE_TO } from '../api/constants.ts';
 import { deepEqual } from '../api/json.ts';
 import { keyOf, keyString, type ObjectKey, parseTimestamp, toTimestamp } from '../api/meta.ts';
+import { isPodFinished } from '../api/pod-predicates.ts';
 import type { Capture, Pod, PodClaim, PodClaimPhase, PodClaimStatus, PodPool } from '../api/types.ts';
-import { isPodFinished } from '../capture/liveness.ts';
 import {
   claimedBy,
   isClaimedBy,

@@ -3,8 +3,9 @@
 // claim's live confirmation and a migration whose source or target finished.
 import { describe, expect, test } from 'vitest';
 import { LABEL_CLAIMED_BY } from '../api/constants.ts';
+import { isPodFinished } from '../api/pod-predicates.ts';
 import type { Pod, PodClaim } from '../api/types.ts';
-import { classifyHolder, isPodFinished } from '../capture/liveness.ts';
+import { classifyHolder } from '../capture/liveness.ts';
 import { ApiModel } from '../model/api-model.ts';
 import { ManualClock } from '../model/clock.ts';
 import { judgeReferencedPod } from '../reconcile/podclaim/hold.ts';

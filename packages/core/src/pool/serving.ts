@@ -5,9 +5,9 @@
 // cache is either cache lag or a deleted node whose pods pod-GC removes; refusing to bind there
 // would stop every pool whenever Node reads are unavailable.
 import { getOrUndefined } from '../api/errors.ts';
+import { isDeleting, isPodFinished, isPodReady } from '../api/pod-predicates.ts';
 import type { Reader } from '../api/ports.ts';
 import type { Node, Pod } from '../api/types.ts';
-import { isDeleting, isPodFinished, isPodReady } from '../capture/liveness.ts';
 
 /** Node names known (from the cache) to be NotReady or cordoned. */
 export type UnservableNodes = ReadonlySet<string>;

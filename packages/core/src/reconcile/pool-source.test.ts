@@ -15,10 +15,10 @@ import {
   LABEL_POOL,
   LABEL_STATE,
 } from '../api/constants.ts';
+import { isPodReady } from '../api/pod-predicates.ts';
 import type { Client } from '../api/ports.ts';
 import type { AnyObject, Capture, Pod, PodClaim, PodPool } from '../api/types.ts';
 import { acquireCapture, completeCapture } from '../capture/holder-ops.ts';
-import { isPodReady } from '../capture/liveness.ts';
 import { mapEvent, type RoutingView } from '../loop/map-event.ts';
 import { ApiModel } from '../model/api-model.ts';
 import { ManualClock } from '../model/clock.ts';

@@ -2,8 +2,8 @@
 // objects every run starts from (a pool, a claim set, worker pods, two captures) and the kubelets.
 import { LABEL_CLAIM_SET } from '../api/constants.ts';
 import { keyOf } from '../api/meta.ts';
+import { isPodFinished } from '../api/pod-predicates.ts';
 import type { Capture, Pod, PodClaim, PodClaimSet, PodPool } from '../api/types.ts';
-import { isPodFinished } from '../capture/liveness.ts';
 import type { Violation } from '../invariants/check.ts';
 import type { UserInfo } from '../model/admission.ts';
 import type { ApiModel } from '../model/api-model.ts';
