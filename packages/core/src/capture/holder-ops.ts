@@ -8,15 +8,16 @@ import { isDeleting, isPodReady } from '../api/pod-predicates.ts';
 import type { Client } from '../api/ports.ts';
 import type { Capture, CaptureStatus, Pod, PodRef } from '../api/types.ts';
 import { lookupHolder } from '../reconcile/capture.ts';
-import { SAFETY_RULES, type SafetyRules } from '../reconcile/safety-rules.ts';
 import {
   type AcquireOutcome,
+  completeClaim,
   decideAcquire,
   failClaim,
   releaseClaim,
   renewClaim,
   retryCapture,
 } from './claim.ts';
+import { classifyHolder } from './liveness.ts';
 
 const MAX_CONFLICT_RETRIES = 8;
 
@@ -56,14 +57,15 @@ export function notACandidate(c: Capture, ref: PodRef, live: Pod | undefined): s
 /**
  * Acquires the capture for `pod`, which must be one of its candidates (see notACandidate; an
  * ApiError BadRequest says why not). Returns what decideAcquire decided: acquired, re-acquired,
- * taken over, or held by someone else / closed (nothing written). `rules`: see SafetyRules.
+ * taken over, or held by someone else / closed (nothing written). `rules`: see SafetyRules
+ * (reconcile/safety-rules.ts); by default the production rule.
  */
 export async function acquireCapture(
   client: Client,
   key: ObjectKey,
   pod: PodRef,
   now: () => number,
-  rules: Pick<SafetyRules, 'classifyHolder'> = SAFETY_RULES,
+  rules: { classifyHolder: typeof classifyHolder } = { classifyHolder },
 ): Promise<{ outcome: AcquireOutcome; capture: Capture }> {
   for (let i = 0; ; i++) {
     const c = await client.get('Capture', key);
@@ -95,7 +97,7 @@ export const completeCapture = (
   token: number,
   ref: string,
   now: () => number,
-  rules: Pick<SafetyRules, 'completeClaim'> = SAFETY_RULES,
+  rules: { completeClaim: typeof completeClaim } = { completeClaim },
 ) => fencedStatusWrite(client, key, (c) => rules.completeClaim(c.status ?? {}, token, ref, now()));
 
 export const failCapture = (client: Client, key: ObjectKey, token: number, error: string) =>

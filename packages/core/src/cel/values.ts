@@ -6,7 +6,7 @@
 import { type CelValue, celList, celMap, isCelList, isCelMap, isCelType, isCelUint } from '@bufbuild/cel';
 import { create, isMessage } from '@bufbuild/protobuf';
 import { type Duration, DurationSchema, type Timestamp, TimestampSchema } from '@bufbuild/protobuf/wkt';
-import type { JSONSchemaProps } from '../schema/types.ts';
+import type { JSONSchemaProps } from '../api/crd-schema.ts';
 
 /** A value already converted for CEL (e.g. a schema-typed binding): passed to the evaluator as is. */
 export class CelTyped {

@@ -1,8 +1,22 @@
-// Assertions of the API-model conformance cases (conformance.ts, conformance-crd-rules.ts). They
+// The contract and assertions of the API-model conformance cases (conformance.ts,
+// conformance-crd-rules.ts; both import it, neither imports the other's types). The assertions
 // throw ConformanceError on a mismatch and import no test framework, so any runner can use them.
 import { ApiError, type ApiErrorReason } from '../api/errors.ts';
 import { deepEqual } from '../api/json.ts';
 import type { KubeObject, ObjectKey } from '../api/meta.ts';
+import type { Client, Watcher } from '../api/ports.ts';
+
+export type ConformanceClient = Client & Partial<Watcher>;
+
+export interface ConformanceEnv {
+  /** Retries `fn` until it stops throwing or the runner's deadline passes (then rethrows). */
+  eventually(fn: () => Promise<void> | void): Promise<void>;
+}
+
+export interface ConformanceCase {
+  name: string;
+  run(client: ConformanceClient, ns: string, env: ConformanceEnv): Promise<void>;
+}
 
 export class ConformanceError extends Error {
   override readonly name = 'ConformanceError';

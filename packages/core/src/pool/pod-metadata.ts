@@ -3,8 +3,9 @@
 // claim set, the value the pod had before (null: the key was absent) — so a release restores the
 // template's own labels, removes only what the claim added, and needs neither the claim (it may be
 // gone) nor its current podMetadata (it may have changed since the bind).
+
+import { HINT_ANNOTATIONS } from '../api/constants.ts';
 import type { Pod, PodClaim, PodMetadata } from '../api/types.ts';
-import { HINT_ANNOTATIONS } from './disruption-hints.ts';
 
 export const ANNOTATION_POD_METADATA_KEYS = 'claimkit.dev/pod-metadata-keys';
 

@@ -1,4 +1,6 @@
 // Capture: one pod at a time performs a one-time capture for a key (DESIGN.md "Capture").
+
+import type { KindSchema, ValidationRule } from '../api/crd-schema.ts';
 import {
   AGE,
   conditions,
@@ -11,7 +13,6 @@ import {
   str,
   time,
 } from './common.ts';
-import type { KindSchema, ValidationRule } from './types.ts';
 
 // `has(self.type)` guards the API server's validation of the default itself.
 export const RULE_HTTP_NEEDS_URL =

@@ -1,3 +1,4 @@
+export type * from '../api/crd-schema.ts';
 export { captureSchema } from './capture.ts';
 export * from './crd.ts';
 export * from './kinds.ts';
@@ -10,6 +11,5 @@ export {
   podPoolSourceSchema,
   podTemplateSpec,
 } from './pod-pool.ts';
-export type * from './types.ts';
 export * from './validate.ts';
 export { toYaml } from './yaml.ts';

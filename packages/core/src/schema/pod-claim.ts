@@ -1,7 +1,7 @@
 // PodClaim: one claim binds one pool pod (DESIGN.md "PodClaim").
-import { HINT_ANNOTATIONS } from '../pool/disruption-hints.ts';
+import { HINT_ANNOTATIONS } from '../api/constants.ts';
+import type { JSONSchemaProps, KindSchema } from '../api/crd-schema.ts';
 import { AGE, conditions, count, objectSchema, observedGeneration, str, time } from './common.ts';
-import type { JSONSchemaProps, KindSchema } from './types.ts';
 
 export const RULE_IMMUTABLE = 'self == oldSelf';
 export const RULE_SOURCE_NOT_POD =

@@ -1,8 +1,8 @@
 // PodPool: a warm pool of identical pods (DESIGN.md "PodPool").
 
+import type { JSONSchemaProps, KindSchema } from '../api/crd-schema.ts';
 import { KIND_INFO } from '../api/types.ts';
 import { AGE, conditions, count, int, objectSchema, observedGeneration, str, stringMap } from './common.ts';
-import type { JSONSchemaProps, KindSchema } from './types.ts';
 
 export const RULE_MIN_IDLE_LE_MAX_PODS = 'self.minIdle <= self.maxPods';
 

@@ -2,11 +2,12 @@
 // for custom resources: unknown fields pruned, nulls of non-nullable fields dropped, defaults applied
 // top-down (a defaulted object gets its nested defaults too), then every violation reported with its
 // field path, then the CEL rules of the schemas (rules.ts) unless a violation blocks them.
+
+import type { JSONSchemaProps } from '../api/crd-schema.ts';
 import type { FieldCause } from '../api/errors.ts';
 import type { Kind } from '../api/types.ts';
 import { type CustomKind, KIND_SCHEMAS, schemaFor } from './kinds.ts';
 import { rulesOf, validateRules } from './rules.ts';
-import type { JSONSchemaProps } from './types.ts';
 
 type Json = Record<string, unknown>;
 
