@@ -43,7 +43,7 @@ async function fencedStatusWrite(
  * is a candidate: it exists with that UID, is not being deleted, matches spec.selector and is Ready
  * — what the controller requires of the holders it picks itself.
  */
-export function notACandidate(c: Capture, ref: PodRef, live: Pod | undefined): string | undefined {
+function notACandidate(c: Capture, ref: PodRef, live: Pod | undefined): string | undefined {
   if (!live) return 'it does not exist';
   if (ref.uid && live.metadata.uid !== ref.uid) {
     return `its UID is ${live.metadata.uid}, not ${ref.uid} (a pod recreated under the same name is another pod)`;

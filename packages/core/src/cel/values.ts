@@ -22,7 +22,7 @@ const isPlainObject = (v: unknown): v is Record<string, unknown> =>
 const RFC3339 = /^(\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?([Zz]|[+-]\d{2}:\d{2})$/;
 
 /** An RFC 3339 date-time as a protobuf Timestamp (CEL `timestamp`), or undefined if it is not one. */
-export function parseTimestamp(s: string): Timestamp | undefined {
+function parseTimestamp(s: string): Timestamp | undefined {
   const m = RFC3339.exec(s);
   if (!m) return undefined;
   const ms = Date.parse(`${m[1]}${m[3]}`);

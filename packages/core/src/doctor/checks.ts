@@ -53,7 +53,7 @@ export const CHECKS = {
 /** Error findings fail `claimctl doctor`; Info findings are reported only. */
 export type Severity = 'Error' | 'Info';
 
-export const severityOf = (code: DoctorCode): Severity => {
+const severityOf = (code: DoctorCode): Severity => {
   const c = CHECKS[code] as { severity?: Severity };
   return c.severity ?? 'Error';
 };
@@ -116,7 +116,7 @@ export function referencesByPod(
 }
 
 /** When a migration started: the Ready condition's transition to Migrating, else the claim's creation. */
-export function migrationSince(c: PodClaim): number | undefined {
+function migrationSince(c: PodClaim): number | undefined {
   const ready = (c.status?.conditions ?? []).find((x) => x.type === 'Ready' && x.reason === 'Migrating');
   return parseTimestamp(ready?.lastTransitionTime) ?? parseTimestamp(c.metadata.creationTimestamp);
 }

@@ -50,7 +50,7 @@ export interface RepairPlan {
 
 const nsOf = (o: { metadata: { namespace?: string } }) => o.metadata.namespace ?? '';
 
-export function writeTarget(w: Write): string {
+function writeTarget(w: Write): string {
   if (w.op === 'create' || w.op === 'update' || w.op === 'updateStatus') {
     return `${w.object.kind}/${keyString({ namespace: nsOf(w.object), name: w.object.metadata.name })}`;
   }

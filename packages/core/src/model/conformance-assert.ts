@@ -18,7 +18,7 @@ export interface ConformanceCase {
   run(client: ConformanceClient, ns: string, env: ConformanceEnv): Promise<void>;
 }
 
-export class ConformanceError extends Error {
+class ConformanceError extends Error {
   override readonly name = 'ConformanceError';
 }
 
@@ -55,7 +55,7 @@ export async function rejects(
   return fail(`${what}: succeeded (${JSON.stringify(result)?.slice(0, 200)}), want ${reasons.join(' or ')}`);
 }
 
-export function hasCause(e: ApiError, field: string, fragment?: string): boolean {
+function hasCause(e: ApiError, field: string, fragment?: string): boolean {
   return e.causes.some(
     (c) =>
       (c.field === field || c.field.endsWith(`.${field}`) || c.field === `.${field}`) &&

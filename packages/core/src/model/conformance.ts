@@ -35,11 +35,10 @@ import {
 } from './conformance-assert.ts';
 import { crdRuleConformanceCases } from './conformance-crd-rules.ts';
 
-export {
-  type ConformanceCase,
-  type ConformanceClient,
-  type ConformanceEnv,
-  ConformanceError,
+export type {
+  ConformanceCase,
+  ConformanceClient,
+  ConformanceEnv,
 } from './conformance-assert.ts';
 
 /** An env for runners: `sleep` and `now` come from the runtime (core has no timers). */

@@ -4,12 +4,6 @@ export * from './crd.ts';
 export * from './kinds.ts';
 export { podClaimSchema } from './pod-claim.ts';
 export { podClaimSetSchema } from './pod-claim-set.ts';
-export {
-  DNS_SUBDOMAIN_PATTERN,
-  isDnsSubdomain,
-  podPoolSchema,
-  podPoolSourceSchema,
-  podTemplateSpec,
-} from './pod-pool.ts';
+export { isDnsSubdomain, podPoolSchema } from './pod-pool.ts';
 export * from './validate.ts';
 export { toYaml } from './yaml.ts';

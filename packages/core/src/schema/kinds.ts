@@ -15,7 +15,7 @@ export const KIND_SCHEMAS: Record<CustomKind, KindSchema> = {
   PodClaimSet: podClaimSetSchema,
 };
 
-export function isCustomKind(kind: string): kind is CustomKind {
+function isCustomKind(kind: string): kind is CustomKind {
   return Object.hasOwn(KIND_SCHEMAS, kind);
 }
 
