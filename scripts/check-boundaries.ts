@@ -168,7 +168,7 @@ const LAYER_EXCEPTIONS: { from: RegExp; to: string; why: string }[] = [
   {
     from: /^capture\/holder-ops\.ts$/,
     to: 'reconcile/capture.ts',
-    why: 'lookupHolder (reconcile/capture/gather.ts) belongs with the holder liveness in capture/liveness.ts',
+    why: 'lookupHolder (reconcile/capture/gather.ts) belongs with the holder liveness in capture/holder-liveness.ts',
   },
 ];
 // Imports the cycle check skips, each with why. TEMPORARY as above.

@@ -3,7 +3,7 @@
 // carry the current token or they are superseded (C1).
 import { parseTimestamp, toTimestamp } from '../api/meta.ts';
 import type { Capture, CaptureClaim, CaptureStatus, PodRef } from '../api/types.ts';
-import { classifyHolder, type HolderLookup, type Liveness } from './liveness.ts';
+import { classifyHolder, type HolderLookup, type Liveness } from './holder-liveness.ts';
 
 /** A terminal or renewing write whose claim has moved on (or was closed) is rejected with this. */
 export class ClaimSuperseded extends Error {

@@ -17,7 +17,7 @@ import {
   renewClaim,
   retryCapture,
 } from './claim.ts';
-import { classifyHolder } from './liveness.ts';
+import { classifyHolder } from './holder-liveness.ts';
 
 const MAX_CONFLICT_RETRIES = 8;
 

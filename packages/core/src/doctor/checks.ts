@@ -6,7 +6,7 @@ import { keyString, parseTimestamp } from '../api/meta.ts';
 import { isDeleting, isPodFinished } from '../api/pod-predicates.ts';
 import type { Capture, Pod, PodClaim, PodClaimSet, PodPool } from '../api/types.ts';
 import { isClaimLive } from '../capture/claim.ts';
-import { classifyHolder } from '../capture/liveness.ts';
+import { classifyHolder } from '../capture/holder-liveness.ts';
 import { unfencedResult } from '../capture/result-fence.ts';
 import { claimedBy, claimedByUid, stateOf } from '../pool/pods.ts';
 import { chooseScaleIn, isMigrating } from '../pool/scale-in.ts';

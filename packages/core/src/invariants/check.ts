@@ -7,7 +7,7 @@ import { isPodFinished } from '../api/pod-predicates.ts';
 import type { Capture, Pod, PodClaim } from '../api/types.ts';
 import { captureCandidates } from '../capture/candidates.ts';
 import { isClaimLive } from '../capture/claim.ts';
-import { classifyHolder } from '../capture/liveness.ts';
+import { classifyHolder } from '../capture/holder-liveness.ts';
 import { isLostForGood } from '../pool/lost-policy.ts';
 import { claimedBy, isIdleAndReady } from '../pool/pods.ts';
 

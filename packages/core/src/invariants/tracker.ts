@@ -9,7 +9,7 @@ import { isPodFinished } from '../api/pod-predicates.ts';
 import type { WatchEventType } from '../api/ports.ts';
 import type { Capture, Kind, Pod, PodClaim } from '../api/types.ts';
 import { isClaimLive } from '../capture/claim.ts';
-import { classifyHolder } from '../capture/liveness.ts';
+import { classifyHolder } from '../capture/holder-liveness.ts';
 import { unfencedResult } from '../capture/result-fence.ts';
 import { isReplacement } from '../pool/bound-pod.ts';
 import { isLostForGood, lostPolicyOf } from '../pool/lost-policy.ts';

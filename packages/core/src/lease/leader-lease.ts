@@ -21,7 +21,7 @@ import {
   classifyHolderContainer,
   type HolderLookup,
   type Liveness,
-} from '../capture/liveness.ts';
+} from '../capture/holder-liveness.ts';
 
 /** Lease annotations naming the holder's pod; trusted only while `holder-identity` is `spec.holderIdentity`. */
 const LEASE_HOLDER_IDENTITY = 'claimkit.dev/holder-identity';

@@ -5,7 +5,7 @@ import { describe, expect, test } from 'vitest';
 import { LABEL_CLAIMED_BY } from '../api/constants.ts';
 import { isPodFinished } from '../api/pod-predicates.ts';
 import type { Pod, PodClaim } from '../api/types.ts';
-import { classifyHolder } from '../capture/liveness.ts';
+import { classifyHolder } from '../capture/holder-liveness.ts';
 import { ApiModel } from '../model/api-model.ts';
 import { ManualClock } from '../model/clock.ts';
 import { judgeReferencedPod } from '../reconcile/podclaim/hold.ts';
@@ -37,7 +37,7 @@ import {
   withState,
 } from '../testing/fixtures.ts';
 import { putAll } from '../testing/model-helpers.ts';
-import { bindCandidates } from './candidates.ts';
+import { bindCandidates } from './bind-candidates.ts';
 import { ClaimIndex } from './claim-index.ts';
 import { releasePodWrite } from './pods.ts';
 import { decideScaling } from './scaling.ts';

@@ -9,7 +9,7 @@ import { checkConvergence } from '../invariants/check.ts';
 import { ApiModel } from '../model/api-model.ts';
 import { CacheView } from '../model/cache-view.ts';
 import { ManualClock } from '../model/clock.ts';
-import { bindCandidates } from '../pool/candidates.ts';
+import { bindCandidates } from '../pool/bind-candidates.ts';
 import { ClaimIndex } from '../pool/claim-index.ts';
 import { schemaModelOptions } from '../schema/index.ts';
 import {

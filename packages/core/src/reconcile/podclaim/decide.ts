@@ -7,7 +7,7 @@ import { ANNOTATION_MIGRATE, ANNOTATION_MIGRATE_TO, FINALIZER_RELEASE } from '..
 import { keyOf, toTimestamp } from '../../api/meta.ts';
 import { isDeleting, isPodFinished } from '../../api/pod-predicates.ts';
 import type { Pod, PodClaim, PodClaimPhase, PodClaimStatus } from '../../api/types.ts';
-import { bindCandidates, pickCandidate } from '../../pool/candidates.ts';
+import { bindCandidates, pickCandidate } from '../../pool/bind-candidates.ts';
 import { ClaimIndex } from '../../pool/claim-index.ts';
 import { hasHeldPodHints, heldPodHints } from '../../pool/disruption-hints.ts';
 import { lostPolicyOf, markedLost } from '../../pool/lost-policy.ts';
