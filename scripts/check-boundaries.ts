@@ -212,7 +212,7 @@ for (const file of files(coreSrc)) {
   }
 }
 // No import cycles inside core, type-only imports included (a cycle of types still ties files that
-// should change apart). Depth-first search; each cycle is printed once, as a path.
+// should change apart). Depth-first search; every back edge it meets is printed as its cycle.
 {
   const skip = (from: string, to: string) => CYCLE_EXCEPTIONS.some((x) => x.from === from && x.to === to);
   const state = new Map<string, 'open' | 'done'>();
