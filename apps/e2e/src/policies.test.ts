@@ -14,18 +14,20 @@ import {
   API_VERSION,
   admissionPolicies,
   admissionPolicyObjects,
-  expectedPolicyMessage,
   GROUP,
   LABEL_CLAIMED_BY,
   LABEL_POOL,
   LABEL_STATE,
-  POLICY_CASES,
   POLICY_NAMES,
   type PodClaim,
-  type PolicyCase,
-  policyCaseObject,
   VERSION,
 } from '@claimkit/core';
+import {
+  expectedPolicyMessage,
+  POLICY_CASES,
+  type PolicyCase,
+  policyCaseObject,
+} from '@claimkit/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   expectAllInvariants,

@@ -1,58 +1,242 @@
-// @claimkit/core: the library an operator embeds. The API types and ports, capture claims and the
-// holder's operations, warm-pod pools, the reconcilers (their safety rules and their one step),
-// event routing, CEL, CRD schemas, admission policies, the leader lease and manifest rendering.
-// Elsewhere: the in-memory API model `./model`, the simulator `./sim`, doctor `./doctor`, test
-// support and the invariant checks `./testing`, Prometheus metrics `./metrics`.
-export * from './api/conditions.ts';
-export * from './api/constants.ts';
-export * from './api/errors.ts';
-export * from './api/interceptor.ts';
-export * from './api/json.ts';
-export * from './api/labels.ts';
-export * from './api/list-match.ts';
-export * from './api/log.ts';
-export * from './api/meta.ts';
-export type * from './api/ports.ts';
-export * from './api/types.ts';
-export * from './api/verbs.ts';
-export * from './capture/backend.ts';
-export * from './capture/candidates.ts';
-export * from './capture/claim.ts';
-export * from './capture/holder-ops.ts';
-export * from './capture/liveness.ts';
-export * from './capture/result-fence.ts';
-export * from './cel/index.ts';
-export * from './lease/leader-lease.ts';
-export * from './loop/map-event.ts';
-export * from './loop/reconcile-key.ts';
-export * from './loop/reconcilers.ts';
-export * from './manifests/images.ts';
-export * from './manifests/manifest-file.ts';
-export * from './manifests/release.generated.ts';
-export * from './policies/index.ts';
-export * from './pool/candidates.ts';
-export * from './pool/claim-index.ts';
-export * from './pool/claim-names.ts';
-export * from './pool/disruption-budget.ts';
-export * from './pool/disruption-hints.ts';
-export * from './pool/expectations.ts';
-export * from './pool/lost-policy.ts';
-export * from './pool/pod-metadata.ts';
-export * from './pool/pods.ts';
-export * from './pool/rollout.ts';
-export * from './pool/rollout-status.ts';
-export * from './pool/scale-in.ts';
-export * from './pool/scaling.ts';
-export * from './pool/serving.ts';
-export * from './pool/slow-start.ts';
-export * from './pool/template-hash.ts';
-export * from './reconcile/apply.ts';
-export * from './reconcile/capture.ts';
-export * from './reconcile/capture-sweep.ts';
-export * from './reconcile/decision.ts';
-export * from './reconcile/podclaim.ts';
-export * from './reconcile/podclaimset.ts';
-export * from './reconcile/podpool.ts';
-export * from './reconcile/safety-rules.ts';
-export * from './reconcile/step.ts';
-export * from './schema/index.ts';
+// @claimkit/core: the library an operator embeds, and its public surface (every name listed, none
+// re-exported wholesale). The api/ layer whole: the API types and constants, the ports, errors,
+// labels, metadata, logging and pod predicates. Above it, what the runtimes, tools and READMEs use:
+// capture claims and the holder's operations, the leader lease, pool rules the runtimes share, the
+// reconcilers with their deps and safety rules, event routing, CRD schemas, admission policies and
+// manifest rendering. Elsewhere: the in-memory API model `./model`, the simulator `./sim`, doctor
+// `./doctor`, test support (fixtures, invariant checks, the policy cases) `./testing`, Prometheus
+// metrics `./metrics`. scripts/check-boundaries.ts fails on an export nothing uses.
+export { type ConditionSpec, findCondition, hasCondition, setCondition } from './api/conditions.ts';
+export {
+  ANNOTATION_CLAIMED_BY_UID,
+  ANNOTATION_DELETION_COST,
+  ANNOTATION_DO_NOT_DISRUPT,
+  ANNOTATION_MIGRATE,
+  ANNOTATION_MIGRATE_TO,
+  ANNOTATION_POD_UID,
+  ANNOTATION_SAFE_TO_EVICT,
+  ANNOTATION_SOURCE_CAPTURE,
+  ANNOTATION_SOURCE_REF,
+  ANNOTATION_SOURCE_TOKEN,
+  API_VERSION,
+  CONTROLLER_NAME,
+  ENV_SOURCE_REF,
+  ENV_SOURCE_TOKEN,
+  FINALIZER_RELEASE,
+  GROUP,
+  HINT_ANNOTATIONS,
+  LABEL_CLAIM_SET,
+  LABEL_CLAIMED_BY,
+  LABEL_POOL,
+  LABEL_STATE,
+  POD_STATES,
+  type PodState,
+  SOURCE_ANNOTATIONS,
+  SOURCE_IMAGE_PREFIX,
+  VERSION,
+} from './api/constants.ts';
+export type {
+  JSONSchemaProps,
+  KindSchema,
+  PrinterColumn,
+  ScaleSubresource,
+  SchemaType,
+  ValidationRule,
+} from './api/crd-schema.ts';
+export {
+  ApiError,
+  type ApiErrorReason,
+  type FieldCause,
+  getOrUndefined,
+  isApiError,
+  isConflict,
+  isNotFound,
+} from './api/errors.ts';
+export {
+  type ApiCall,
+  type CallHook,
+  type CallResult,
+  type CallResults,
+  type Intercepted,
+  type Interceptors,
+  intercept,
+  type WatchCall,
+} from './api/interceptor.ts';
+export { applyMergePatch, clone, deepEqual, getPath } from './api/json.ts';
+export { formatSelector, matchesSelector, parseSelector } from './api/labels.ts';
+export { matchesList } from './api/list-match.ts';
+export {
+  createLogger,
+  formatLogLine,
+  isLogLevel,
+  LOG_LEVELS,
+  type LogFields,
+  type Logger,
+  type LoggerOptions,
+  type LogLevel,
+  parseLogLevel,
+  silentLogger,
+} from './api/log.ts';
+export {
+  type Condition,
+  type ConditionStatus,
+  type KubeObject,
+  keyOf,
+  keyString,
+  type LabelSelector,
+  type LabelSelectorRequirement,
+  type ObjectKey,
+  type ObjectMeta,
+  type OwnerReference,
+  parseKey,
+  parseTimestamp,
+  toSecondsTimestamp,
+  toTimestamp,
+} from './api/meta.ts';
+export { isDeleting, isPodFinished, isPodReady } from './api/pod-predicates.ts';
+export type {
+  Client,
+  DeleteOptions,
+  DeletePreconditions,
+  ListOptions,
+  ListWatcher,
+  MergePatch,
+  ObjectList,
+  PatchOptions,
+  Reader,
+  StatusWriter,
+  Timers,
+  WatchEvent,
+  WatchEventType,
+  Watcher,
+  WatchHandlers,
+  WatchOptions,
+  Writer,
+} from './api/ports.ts';
+export {
+  type AnyObject,
+  type Capture,
+  type CaptureBackendType,
+  type CaptureClaim,
+  type CapturePhase,
+  type CaptureResult,
+  type CaptureSpec,
+  type CaptureStatus,
+  type ConfigMap,
+  type Container,
+  type ContainerState,
+  type ContainerStatus,
+  type DisruptionBudgetSpec,
+  KIND_INFO,
+  type Kind,
+  type KindMap,
+  type KubeEvent,
+  type Lease,
+  type LeaseSpec,
+  type LostPolicy,
+  type Node,
+  type Pod,
+  type PodClaim,
+  type PodClaimPhase,
+  type PodClaimSet,
+  type PodClaimSetSpec,
+  type PodClaimSetStatus,
+  type PodClaimSpec,
+  type PodClaimStatus,
+  type PodDisruptionBudget,
+  type PodMetadata,
+  type PodPhase,
+  type PodPool,
+  type PodPoolSource,
+  type PodPoolSpec,
+  type PodPoolStatus,
+  type PodRef,
+  type PodSpec,
+  type PodStatus,
+  type PodTemplateSpec,
+  type ReleasePolicy,
+  type Scale,
+  type ScalePaths,
+} from './api/types.ts';
+export {
+  type ClientVerb,
+  isWriteVerb,
+  REQUEST_VERBS,
+  type RequestVerb,
+  subresourceOf,
+  WRITE_VERBS,
+  type WriteVerb,
+} from './api/verbs.ts';
+export {
+  type CaptureBackend,
+  type CaptureJobRequest,
+  expandBackendUrl,
+  type JobState,
+} from './capture/backend.ts';
+export { ClaimSuperseded, claimExpiry } from './capture/claim.ts';
+export {
+  acquireCapture,
+  completeCapture,
+  failCapture,
+  releaseCapture,
+  renewCapture,
+  retryFailedCapture,
+} from './capture/holder-ops.ts';
+export {
+  LEASE_HOLDER_UID,
+  type LeaderLeaseParams,
+  type LeaseHolderPod,
+  type LeaseStepResult,
+  leaseHolderPod,
+  leaseStep,
+  ownContainer,
+  releaseLeaderLease,
+  type TakeoverReason,
+  toMicroTime,
+} from './lease/leader-lease.ts';
+export { mapEvent, type RoutingView, type WatchedKind } from './loop/map-event.ts';
+export {
+  parseReconcileKey,
+  RECONCILE_KINDS,
+  type ReconcileKind,
+  reconcileKey,
+} from './loop/reconcile-key.ts';
+export { reconcile } from './loop/reconcilers.ts';
+export {
+  IMAGE_COMPONENTS,
+  IMAGE_REGISTRY,
+  type ImageComponent,
+  imageRef,
+  imageRepository,
+} from './manifests/images.ts';
+export type { ManifestFile } from './manifests/manifest-file.ts';
+export { CLAIMKIT_VERSION } from './manifests/release.generated.ts';
+export {
+  admissionPolicies,
+  admissionPolicyObjects,
+  POLICY_NAMES,
+  policiesManifests,
+} from './policies/manifests.ts';
+export { DEFAULT_CONTROLLER_SERVICE_ACCOUNT, DEFAULT_CONTROLLER_USERNAME } from './policies/options.ts';
+export { PODCLAIM_WRITERS } from './policies/podclaim-writers.ts';
+export { POOL_POD_LABELS } from './policies/pool-pod-labels.ts';
+export { ClaimIndex, type ReferencingClaim } from './pool/claim-index.ts';
+export { PoolExpectations } from './pool/expectations.ts';
+export { ANNOTATION_POD_METADATA_KEYS, isReservedPodMetadataKey } from './pool/pod-metadata.ts';
+export { nodeCanServe } from './pool/serving.ts';
+export { LABEL_TEMPLATE_HASH } from './pool/template-hash.ts';
+export type { EventRecorder } from './reconcile/apply.ts';
+export type { CaptureDeps } from './reconcile/capture/snapshot.ts';
+export { reconcileCapture } from './reconcile/capture.ts';
+export { sweepCaptures } from './reconcile/capture-sweep.ts';
+export type { Decision, EventSpec, Write } from './reconcile/decision.ts';
+export type { PodClaimDeps } from './reconcile/podclaim/snapshot.ts';
+export { reconcilePodClaim } from './reconcile/podclaim.ts';
+export { type PodClaimSetDeps, reconcilePodClaimSet } from './reconcile/podclaimset.ts';
+export { type PodPoolDeps, reconcilePodPool } from './reconcile/podpool.ts';
+export { SAFETY_RULES, type SafetyRules } from './reconcile/safety-rules.ts';
+export { crdFileName, crdFor } from './schema/crd.ts';
+export { KIND_SCHEMAS } from './schema/kinds.ts';
+export { isDnsSubdomain } from './schema/pod-pool.ts';
+export { schemaModelOptions } from './schema/validate.ts';
+export { toYaml } from './schema/yaml.ts';

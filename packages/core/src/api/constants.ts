@@ -49,3 +49,15 @@ export type PodState = (typeof POD_STATES)[number];
 
 /** The field manager / identity the controller writes as; the webhook lets only it set claim spec fields. */
 export const CONTROLLER_NAME = 'claimkit-controller';
+
+/** Disruption hints on pool pods (pool/disruption-hints.ts says when each is set). */
+export const ANNOTATION_DO_NOT_DISRUPT = 'karpenter.sh/do-not-disrupt';
+export const ANNOTATION_SAFE_TO_EVICT = 'cluster-autoscaler.kubernetes.io/safe-to-evict';
+export const ANNOTATION_DELETION_COST = 'controller.kubernetes.io/pod-deletion-cost';
+
+/** The annotations the controller owns on pool pods (a claim's podMetadata may not set them). */
+export const HINT_ANNOTATIONS = [
+  ANNOTATION_DO_NOT_DISRUPT,
+  ANNOTATION_SAFE_TO_EVICT,
+  ANNOTATION_DELETION_COST,
+] as const;

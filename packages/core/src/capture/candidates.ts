@@ -2,8 +2,8 @@
 // (oldest first, then name) so replicas deciding from the same snapshot agree.
 import { matchesSelector } from '../api/labels.ts';
 import { parseTimestamp } from '../api/meta.ts';
+import { isDeleting, isPodReady } from '../api/pod-predicates.ts';
 import type { Capture, Pod } from '../api/types.ts';
-import { isDeleting, isPodReady } from './liveness.ts';
 
 export function captureCandidates(
   capture: Capture,

@@ -3,8 +3,7 @@
 // carry the current token or they are superseded (C1).
 import { parseTimestamp, toTimestamp } from '../api/meta.ts';
 import type { Capture, CaptureClaim, CaptureStatus, PodRef } from '../api/types.ts';
-import type { SafetyRules } from '../reconcile/safety-rules.ts';
-import { classifyHolder, type HolderLookup, type Liveness } from './liveness.ts';
+import { classifyHolder, type HolderLookup, type Liveness } from './holder-liveness.ts';
 
 /** A terminal or renewing write whose claim has moved on (or was closed) is rejected with this. */
 export class ClaimSuperseded extends Error {
@@ -51,7 +50,7 @@ export function decideAcquire(
   candidate: PodRef,
   holderLookup: HolderLookup | undefined,
   now: number,
-  rules: Pick<SafetyRules, 'classifyHolder'> = { classifyHolder },
+  rules: { classifyHolder: typeof classifyHolder } = { classifyHolder },
 ): AcquireOutcome {
   const status = capture.status ?? {};
   if (isTerminalPhase(status.phase)) return { kind: 'closed', phase: status.phase };

@@ -4,19 +4,20 @@
 import { ApiError, getOrUndefined, isApiError } from '../api/errors.ts';
 import { matchesSelector } from '../api/labels.ts';
 import type { ObjectKey } from '../api/meta.ts';
+import { isDeleting, isPodReady } from '../api/pod-predicates.ts';
 import type { Client } from '../api/ports.ts';
 import type { Capture, CaptureStatus, Pod, PodRef } from '../api/types.ts';
 import { lookupHolder } from '../reconcile/capture.ts';
-import { SAFETY_RULES, type SafetyRules } from '../reconcile/safety-rules.ts';
 import {
   type AcquireOutcome,
+  completeClaim,
   decideAcquire,
   failClaim,
   releaseClaim,
   renewClaim,
   retryCapture,
 } from './claim.ts';
-import { isDeleting, isPodReady } from './liveness.ts';
+import { classifyHolder } from './holder-liveness.ts';
 
 const MAX_CONFLICT_RETRIES = 8;
 
@@ -42,7 +43,7 @@ async function fencedStatusWrite(
  * is a candidate: it exists with that UID, is not being deleted, matches spec.selector and is Ready
  * — what the controller requires of the holders it picks itself.
  */
-export function notACandidate(c: Capture, ref: PodRef, live: Pod | undefined): string | undefined {
+function notACandidate(c: Capture, ref: PodRef, live: Pod | undefined): string | undefined {
   if (!live) return 'it does not exist';
   if (ref.uid && live.metadata.uid !== ref.uid) {
     return `its UID is ${live.metadata.uid}, not ${ref.uid} (a pod recreated under the same name is another pod)`;
@@ -56,14 +57,15 @@ export function notACandidate(c: Capture, ref: PodRef, live: Pod | undefined): s
 /**
  * Acquires the capture for `pod`, which must be one of its candidates (see notACandidate; an
  * ApiError BadRequest says why not). Returns what decideAcquire decided: acquired, re-acquired,
- * taken over, or held by someone else / closed (nothing written). `rules`: see SafetyRules.
+ * taken over, or held by someone else / closed (nothing written). `rules`: see SafetyRules
+ * (reconcile/safety-rules.ts); by default the production rule.
  */
 export async function acquireCapture(
   client: Client,
   key: ObjectKey,
   pod: PodRef,
   now: () => number,
-  rules: Pick<SafetyRules, 'classifyHolder'> = SAFETY_RULES,
+  rules: { classifyHolder: typeof classifyHolder } = { classifyHolder },
 ): Promise<{ outcome: AcquireOutcome; capture: Capture }> {
   for (let i = 0; ; i++) {
     const c = await client.get('Capture', key);
@@ -95,7 +97,7 @@ export const completeCapture = (
   token: number,
   ref: string,
   now: () => number,
-  rules: Pick<SafetyRules, 'completeClaim'> = SAFETY_RULES,
+  rules: { completeClaim: typeof completeClaim } = { completeClaim },
 ) => fencedStatusWrite(client, key, (c) => rules.completeClaim(c.status ?? {}, token, ref, now()));
 
 export const failCapture = (client: Client, key: ObjectKey, token: number, error: string) =>

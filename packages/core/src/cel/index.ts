@@ -1,2 +1,2 @@
 export * from './program.ts';
-export { CelTyped, fromCelValue, parseTimestamp as parseCelTimestamp, toCelValue } from './values.ts';
+export { CelTyped, fromCelValue, toCelValue } from './values.ts';

@@ -6,7 +6,7 @@
 import { type CelValue, celList, celMap, isCelList, isCelMap, isCelType, isCelUint } from '@bufbuild/cel';
 import { create, isMessage } from '@bufbuild/protobuf';
 import { type Duration, DurationSchema, type Timestamp, TimestampSchema } from '@bufbuild/protobuf/wkt';
-import type { JSONSchemaProps } from '../schema/types.ts';
+import type { JSONSchemaProps } from '../api/crd-schema.ts';
 
 /** A value already converted for CEL (e.g. a schema-typed binding): passed to the evaluator as is. */
 export class CelTyped {
@@ -22,7 +22,7 @@ const isPlainObject = (v: unknown): v is Record<string, unknown> =>
 const RFC3339 = /^(\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?([Zz]|[+-]\d{2}:\d{2})$/;
 
 /** An RFC 3339 date-time as a protobuf Timestamp (CEL `timestamp`), or undefined if it is not one. */
-export function parseTimestamp(s: string): Timestamp | undefined {
+function parseTimestamp(s: string): Timestamp | undefined {
   const m = RFC3339.exec(s);
   if (!m) return undefined;
   const ms = Date.parse(`${m[1]}${m[3]}`);

@@ -3,9 +3,10 @@
 // those of seeds/capture-claim-dead-owner.md and seeds/pool-claim-finalize-scale-in.md.
 import { ANNOTATION_MIGRATE, FINALIZER_RELEASE, LABEL_POOL } from '../api/constants.ts';
 import { keyString, parseTimestamp } from '../api/meta.ts';
+import { isDeleting, isPodFinished } from '../api/pod-predicates.ts';
 import type { Capture, Pod, PodClaim, PodClaimSet, PodPool } from '../api/types.ts';
 import { isClaimLive } from '../capture/claim.ts';
-import { classifyHolder, isDeleting, isPodFinished } from '../capture/liveness.ts';
+import { classifyHolder } from '../capture/holder-liveness.ts';
 import { unfencedResult } from '../capture/result-fence.ts';
 import { claimedBy, claimedByUid, stateOf } from '../pool/pods.ts';
 import { chooseScaleIn, isMigrating } from '../pool/scale-in.ts';
@@ -52,7 +53,7 @@ export const CHECKS = {
 /** Error findings fail `claimctl doctor`; Info findings are reported only. */
 export type Severity = 'Error' | 'Info';
 
-export const severityOf = (code: DoctorCode): Severity => {
+const severityOf = (code: DoctorCode): Severity => {
   const c = CHECKS[code] as { severity?: Severity };
   return c.severity ?? 'Error';
 };
@@ -115,7 +116,7 @@ export function referencesByPod(
 }
 
 /** When a migration started: the Ready condition's transition to Migrating, else the claim's creation. */
-export function migrationSince(c: PodClaim): number | undefined {
+function migrationSince(c: PodClaim): number | undefined {
   const ready = (c.status?.conditions ?? []).find((x) => x.type === 'Ready' && x.reason === 'Migrating');
   return parseTimestamp(ready?.lastTransitionTime) ?? parseTimestamp(c.metadata.creationTimestamp);
 }

@@ -6,8 +6,8 @@
 // act), so a release being scaled down right now is not a finding. Not fixable by doctor: the
 // controller deletes excess Idle pods; a finding that stays means it is not doing so.
 import { parseTimestamp } from '../api/meta.ts';
+import { isDeleting } from '../api/pod-predicates.ts';
 import type { Pod, PodClaim, PodPool } from '../api/types.ts';
-import { isDeleting } from '../capture/liveness.ts';
 import { EXPECTATIONS_TTL_MS } from '../pool/expectations.ts';
 import { claimedBy, poolOf, stateOf } from '../pool/pods.ts';
 

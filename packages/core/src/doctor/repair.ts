@@ -12,8 +12,8 @@
 import { ANNOTATION_MIGRATE, ANNOTATION_MIGRATE_TO } from '../api/constants.ts';
 import { deepEqual } from '../api/json.ts';
 import { keyOf, keyString, type ObjectKey, parseTimestamp, toTimestamp } from '../api/meta.ts';
+import { isPodFinished } from '../api/pod-predicates.ts';
 import type { Capture, Pod, PodClaim, PodClaimPhase, PodClaimStatus, PodPool } from '../api/types.ts';
-import { isPodFinished } from '../capture/liveness.ts';
 import {
   claimedBy,
   isClaimedBy,
@@ -50,7 +50,7 @@ export interface RepairPlan {
 
 const nsOf = (o: { metadata: { namespace?: string } }) => o.metadata.namespace ?? '';
 
-export function writeTarget(w: Write): string {
+function writeTarget(w: Write): string {
   if (w.op === 'create' || w.op === 'update' || w.op === 'updateStatus') {
     return `${w.object.kind}/${keyString({ namespace: nsOf(w.object), name: w.object.metadata.name })}`;
   }

@@ -3,10 +3,11 @@
 // once the controllers are quiet (every queue drained, no faults) — they describe where the
 // system must end up, e.g. a Bound claim whose pod was just deleted is fine until reconciled.
 import { keyString } from '../api/meta.ts';
+import { isPodFinished } from '../api/pod-predicates.ts';
 import type { Capture, Pod, PodClaim } from '../api/types.ts';
 import { captureCandidates } from '../capture/candidates.ts';
 import { isClaimLive } from '../capture/claim.ts';
-import { classifyHolder, isPodFinished } from '../capture/liveness.ts';
+import { classifyHolder } from '../capture/holder-liveness.ts';
 import { isLostForGood } from '../pool/lost-policy.ts';
 import { claimedBy, isIdleAndReady } from '../pool/pods.ts';
 

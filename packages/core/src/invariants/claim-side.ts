@@ -5,9 +5,10 @@
 // (L1, lostPolicy Fail — a claim Lost under Fail never gets a pod again — is a transition: the
 // tracker checks it on every controller write, tracker.ts.)
 // M1 and M2's Idle half hold after every write; M2's Bound half once the controllers are quiet.
+
+import { ANNOTATION_DO_NOT_DISRUPT, ANNOTATION_SAFE_TO_EVICT } from '../api/constants.ts';
 import { keyString } from '../api/meta.ts';
 import type { Pod } from '../api/types.ts';
-import { ANNOTATION_DO_NOT_DISRUPT, ANNOTATION_SAFE_TO_EVICT } from '../pool/disruption-hints.ts';
 import { recordedPodMetadataKeys } from '../pool/pod-metadata.ts';
 import { claimedBy, poolOf, stateOf } from '../pool/pods.ts';
 import type { ClusterState, Violation } from './check.ts';

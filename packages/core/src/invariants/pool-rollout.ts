@@ -3,8 +3,8 @@
 // template are back at min(minIdle, maxPods - claimed pods).
 import { LABEL_POOL } from '../api/constants.ts';
 import { keyString } from '../api/meta.ts';
+import { isDeleting } from '../api/pod-predicates.ts';
 import type { Capture, Pod, PodPool } from '../api/types.ts';
-import { isDeleting } from '../capture/liveness.ts';
 import { claimedBy, stateOf } from '../pool/pods.ts';
 import { sourceStateOf } from '../pool/source.ts';
 import { currentTemplateHash, isUpdatedPod } from '../pool/template-hash.ts';

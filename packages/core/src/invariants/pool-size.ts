@@ -6,8 +6,9 @@
 // may bind the excess before it is scaled down. What converges then: once the replicas are quiet no
 // Idle pod is left while the pool is above maxPods (excess Idle pods are deleted; excess held by
 // claims goes as they release). checkPoolSizes is the strict form, checkPoolExcessIdle the other.
+
+import { isDeleting } from '../api/pod-predicates.ts';
 import type { Pod, PodPool } from '../api/types.ts';
-import { isDeleting } from '../capture/liveness.ts';
 import { claimedBy, poolOf, stateOf } from '../pool/pods.ts';
 import type { Violation } from './check.ts';
 

@@ -5,10 +5,11 @@
 // result as its source (claimkit.dev/source-*) was seeded from a result that was fenced (S1).
 import { LABEL_CLAIMED_BY } from '../api/constants.ts';
 import { keyString } from '../api/meta.ts';
+import { isPodFinished } from '../api/pod-predicates.ts';
 import type { WatchEventType } from '../api/ports.ts';
 import type { Capture, Kind, Pod, PodClaim } from '../api/types.ts';
 import { isClaimLive } from '../capture/claim.ts';
-import { classifyHolder, isPodFinished } from '../capture/liveness.ts';
+import { classifyHolder } from '../capture/holder-liveness.ts';
 import { unfencedResult } from '../capture/result-fence.ts';
 import { isReplacement } from '../pool/bound-pod.ts';
 import { isLostForGood, lostPolicyOf } from '../pool/lost-policy.ts';

@@ -21,17 +21,17 @@ import {
   classifyHolderContainer,
   type HolderLookup,
   type Liveness,
-} from '../capture/liveness.ts';
+} from '../capture/holder-liveness.ts';
 
 /** Lease annotations naming the holder's pod; trusted only while `holder-identity` is `spec.holderIdentity`. */
-export const LEASE_HOLDER_IDENTITY = 'claimkit.dev/holder-identity';
+const LEASE_HOLDER_IDENTITY = 'claimkit.dev/holder-identity';
 /** `<namespace>/<name>` of the holder's pod. */
-export const LEASE_HOLDER_POD = 'claimkit.dev/holder-pod';
+const LEASE_HOLDER_POD = 'claimkit.dev/holder-pod';
 export const LEASE_HOLDER_UID = 'claimkit.dev/holder-uid';
 /** The container that runs the holder, and (when the holder saw them in its pod's status) its incarnation. */
-export const LEASE_HOLDER_CONTAINER = 'claimkit.dev/holder-container';
-export const LEASE_HOLDER_CONTAINER_ID = 'claimkit.dev/holder-container-id';
-export const LEASE_HOLDER_RESTART_COUNT = 'claimkit.dev/holder-restart-count';
+const LEASE_HOLDER_CONTAINER = 'claimkit.dev/holder-container';
+const LEASE_HOLDER_CONTAINER_ID = 'claimkit.dev/holder-container-id';
+const LEASE_HOLDER_RESTART_COUNT = 'claimkit.dev/holder-restart-count';
 const HOLDER_ANNOTATIONS = [
   LEASE_HOLDER_IDENTITY,
   LEASE_HOLDER_POD,
@@ -86,7 +86,7 @@ export function toMicroTime(ms: number): string {
 }
 
 /** When the lease expires (ms), or undefined when it is not held (no holder, no renewTime). */
-export function leaseExpiry(lease: Lease): number | undefined {
+function leaseExpiry(lease: Lease): number | undefined {
   if (!lease.spec.holderIdentity) return undefined;
   const renew = lease.spec.renewTime ? Date.parse(lease.spec.renewTime) : Number.NaN;
   if (Number.isNaN(renew)) return undefined;
@@ -167,7 +167,7 @@ export function leaseHolderPod(lease: Lease | undefined): LeaseHolderPod | undef
  * The holder's liveness from a live lookup of its pod: the pod as a Capture judges its holder (name
  * and UID, deleting, finished), then whether the recorded container incarnation still runs.
  */
-export function classifyLeaseHolder(holder: LeaseHolderPod, lookup: HolderLookup): LeaseHolderLiveness {
+function classifyLeaseHolder(holder: LeaseHolderPod, lookup: HolderLookup): LeaseHolderLiveness {
   const pod = classifyHolder({ name: holder.name, uid: holder.uid }, lookup);
   if (pod.state !== 'alive' || !holder.container || !('found' in lookup) || !lookup.found) return pod;
   return classifyHolderContainer(lookup.pod, {
@@ -262,7 +262,7 @@ export function decideLease(
 }
 
 /** The lease released by `identity` (empty holder, so others acquire at once), or undefined when not ours. */
-export function releasedLease(current: Lease, identity: string, now: number): Lease | undefined {
+function releasedLease(current: Lease, identity: string, now: number): Lease | undefined {
   if (current.spec.holderIdentity !== identity) return undefined;
   return {
     ...current,

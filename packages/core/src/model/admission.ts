@@ -17,7 +17,7 @@ export interface UserInfo {
 }
 
 /** The namespace the controller's service account lives in (deploy/controller). */
-export const CONTROLLER_SERVICE_ACCOUNT_NAMESPACE = 'claimkit-system';
+const CONTROLLER_SERVICE_ACCOUNT_NAMESPACE = 'claimkit-system';
 
 /** The controller's identity: what the model's own Client methods write as. */
 export const CONTROLLER_USER: UserInfo = {

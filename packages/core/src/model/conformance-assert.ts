@@ -1,10 +1,24 @@
-// Assertions of the API-model conformance cases (conformance.ts, conformance-crd-rules.ts). They
+// The contract and assertions of the API-model conformance cases (conformance.ts,
+// conformance-crd-rules.ts; both import it, neither imports the other's types). The assertions
 // throw ConformanceError on a mismatch and import no test framework, so any runner can use them.
 import { ApiError, type ApiErrorReason } from '../api/errors.ts';
 import { deepEqual } from '../api/json.ts';
 import type { KubeObject, ObjectKey } from '../api/meta.ts';
+import type { Client, Watcher } from '../api/ports.ts';
 
-export class ConformanceError extends Error {
+export type ConformanceClient = Client & Partial<Watcher>;
+
+export interface ConformanceEnv {
+  /** Retries `fn` until it stops throwing or the runner's deadline passes (then rethrows). */
+  eventually(fn: () => Promise<void> | void): Promise<void>;
+}
+
+export interface ConformanceCase {
+  name: string;
+  run(client: ConformanceClient, ns: string, env: ConformanceEnv): Promise<void>;
+}
+
+class ConformanceError extends Error {
   override readonly name = 'ConformanceError';
 }
 
@@ -41,7 +55,7 @@ export async function rejects(
   return fail(`${what}: succeeded (${JSON.stringify(result)?.slice(0, 200)}), want ${reasons.join(' or ')}`);
 }
 
-export function hasCause(e: ApiError, field: string, fragment?: string): boolean {
+function hasCause(e: ApiError, field: string, fragment?: string): boolean {
   return e.causes.some(
     (c) =>
       (c.field === field || c.field.endsWith(`.${field}`) || c.field === `.${field}`) &&

@@ -26,8 +26,16 @@ import {
   podClaimSet,
   withMaxAttempts,
 } from '../testing/fixtures.ts';
-import type { ConformanceCase, ConformanceClient } from './conformance.ts';
-import { equal, expectCause, expectExactCause, fail, key, rejects } from './conformance-assert.ts';
+import {
+  type ConformanceCase,
+  type ConformanceClient,
+  equal,
+  expectCause,
+  expectExactCause,
+  fail,
+  key,
+  rejects,
+} from './conformance-assert.ts';
 
 const invalid = (message: string) => `Invalid value: ${message}`;
 

@@ -8,7 +8,7 @@
 import { ApiError } from '../api/errors.ts';
 import { formatSelector } from '../api/labels.ts';
 import type { ObjectKey } from '../api/meta.ts';
-import type { Client, WatchEvent, Watcher } from '../api/ports.ts';
+import type { Client, WatchEvent } from '../api/ports.ts';
 import type { ConfigMap, PodClaim } from '../api/types.ts';
 import {
   capture,
@@ -23,22 +23,23 @@ import {
   withFinalizers,
   withLabels,
 } from '../testing/fixtures.ts';
-import { check, equal, expectCause, key, rejects, rvOf } from './conformance-assert.ts';
+import {
+  type ConformanceCase,
+  type ConformanceEnv,
+  check,
+  equal,
+  expectCause,
+  key,
+  rejects,
+  rvOf,
+} from './conformance-assert.ts';
 import { crdRuleConformanceCases } from './conformance-crd-rules.ts';
 
-export { ConformanceError } from './conformance-assert.ts';
-
-export type ConformanceClient = Client & Partial<Watcher>;
-
-export interface ConformanceEnv {
-  /** Retries `fn` until it stops throwing or the runner's deadline passes (then rethrows). */
-  eventually(fn: () => Promise<void> | void): Promise<void>;
-}
-
-export interface ConformanceCase {
-  name: string;
-  run(client: ConformanceClient, ns: string, env: ConformanceEnv): Promise<void>;
-}
+export type {
+  ConformanceCase,
+  ConformanceClient,
+  ConformanceEnv,
+} from './conformance-assert.ts';
 
 /** An env for runners: `sleep` and `now` come from the runtime (core has no timers). */
 export function conformanceEnv(opts: {

@@ -77,7 +77,7 @@ const refused = (reason: ValidationReason, message: string): PolicyCaseExpectati
 });
 
 /** The username the `other` writer's refusals name; runners substitute the real one. */
-export const OTHER_USER_PLACEHOLDER = '<other>';
+const OTHER_USER_PLACEHOLDER = '<other>';
 
 const pod = (c: Omit<PodPolicyCase, 'policy' | 'writer'> & { writer?: PolicyCaseWriter }): PodPolicyCase => ({
   policy: 'pool-pod-labels',

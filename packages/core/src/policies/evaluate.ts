@@ -92,7 +92,7 @@ export function evaluatePolicy(
 }
 
 /** The model's view of a request, for the policies. */
-export function policyRequest(req: AdmissionRequest): PolicyRequest {
+function policyRequest(req: AdmissionRequest): PolicyRequest {
   const info = KIND_INFO[req.kind];
   const group = info.apiVersion.includes('/') ? info.apiVersion.split('/')[0]! : '';
   return {

@@ -17,7 +17,7 @@ import {
 export const PODCLAIM_WRITERS = 'podclaim-writers';
 
 /** The spec fields only the controller writes, in the order they are reported. */
-export const CONTROLLER_WRITTEN_FIELDS = ['podName', 'nodeName', 'sourcePod'] as const;
+const CONTROLLER_WRITTEN_FIELDS = ['podName', 'nodeName', 'sourcePod'] as const;
 
 export const POLICY_LABELS = {
   'app.kubernetes.io/name': 'claimkit',

@@ -20,7 +20,7 @@ export interface PodReference<C extends ReferencingClaim = PodClaim> {
 }
 
 /** The rule above: only a claim that is not being deleted holds the pods it references. */
-export function holdsReferencedPods(claim: ReferencingClaim): boolean {
+function holdsReferencedPods(claim: ReferencingClaim): boolean {
   return !claim.metadata.deletionTimestamp;
 }
 

@@ -11,7 +11,7 @@ import { poolOwnerReference } from './pods.ts';
 
 export const pdbNameFor = (pool: string): string => `${pool}-bound`;
 
-export function desiredPdb(pool: PodPool): PodDisruptionBudget | undefined {
+function desiredPdb(pool: PodPool): PodDisruptionBudget | undefined {
   const budget = pool.spec.disruptionBudget;
   if (!budget) return undefined;
   return {

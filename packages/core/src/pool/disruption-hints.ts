@@ -2,19 +2,13 @@
 // Autoscaler) not to evict it; an Idle pod carries a pod-deletion-cost instead, so anything that
 // scales pods down by cost takes Idle pods first and, among them, the newest first — the order the
 // pool's own scale-down uses (podpool.ts: newest Idle pods go first, warm old ones stay).
-import { parseTimestamp } from '../api/meta.ts';
-import type { Pod } from '../api/types.ts';
-
-export const ANNOTATION_DO_NOT_DISRUPT = 'karpenter.sh/do-not-disrupt';
-export const ANNOTATION_SAFE_TO_EVICT = 'cluster-autoscaler.kubernetes.io/safe-to-evict';
-export const ANNOTATION_DELETION_COST = 'controller.kubernetes.io/pod-deletion-cost';
-
-/** The annotations the controller owns on pool pods (a claim's podMetadata may not set them). */
-export const HINT_ANNOTATIONS = [
+import {
+  ANNOTATION_DELETION_COST,
   ANNOTATION_DO_NOT_DISRUPT,
   ANNOTATION_SAFE_TO_EVICT,
-  ANNOTATION_DELETION_COST,
-] as const;
+} from '../api/constants.ts';
+import { parseTimestamp } from '../api/meta.ts';
+import type { Pod } from '../api/types.ts';
 
 /** Costs count seconds from here, so they fit the annotation's int32 for the next ~68 years. */
 const COST_EPOCH_MS = Date.UTC(2024, 0, 1);

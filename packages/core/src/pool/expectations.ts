@@ -4,8 +4,9 @@
 // Observation is by the cache's contents at reconcile time (a created name shows up, a deleted UID
 // is gone or deleting), plus informer delete events where a process has them (podDeleted): both
 // are what the informer saw, and neither needs an API request.
+
+import { isDeleting } from '../api/pod-predicates.ts';
 import type { Pod } from '../api/types.ts';
-import { isDeleting } from '../capture/liveness.ts';
 
 /**
  * How long an unobserved expectation holds a pool. client-go uses 5 minutes; a create whose outcome

@@ -3,8 +3,9 @@
 // claim's live confirmation and a migration whose source or target finished.
 import { describe, expect, test } from 'vitest';
 import { LABEL_CLAIMED_BY } from '../api/constants.ts';
+import { isPodFinished } from '../api/pod-predicates.ts';
 import type { Pod, PodClaim } from '../api/types.ts';
-import { classifyHolder, isPodFinished } from '../capture/liveness.ts';
+import { classifyHolder } from '../capture/holder-liveness.ts';
 import { judgeReferencedPod } from '../reconcile/podclaim/hold.ts';
 import { gatherPodClaim, reconcilePodClaim } from '../reconcile/podclaim.ts';
 import {
@@ -34,7 +35,7 @@ import {
 } from '../testing/fixtures.ts';
 import { putAll } from '../testing/model-helpers.ts';
 import { world } from '../testing/world.ts';
-import { bindCandidates } from './candidates.ts';
+import { bindCandidates } from './bind-candidates.ts';
 import { ClaimIndex } from './claim-index.ts';
 import { releasePodWrite } from './pods.ts';
 import { decideScaling } from './scaling.ts';

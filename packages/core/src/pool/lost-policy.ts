@@ -10,7 +10,7 @@ export const lostPolicyOf = (c: PodClaim): 'Rebind' | 'Fail' => c.spec.lostPolic
  * "this claim lost its pod" is as durable as the cleared reference itself: a status write that did
  * not land, or a stale replica's status patch, cannot make the claim look never bound.
  */
-export const ANNOTATION_LOST_AT = 'claimkit.dev/lost-at';
+const ANNOTATION_LOST_AT = 'claimkit.dev/lost-at';
 
 /**
  * A claim with lostPolicy Fail that has lost its pod: it has no pod and was bound before. Phase is

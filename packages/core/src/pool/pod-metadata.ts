@@ -3,8 +3,9 @@
 // claim set, the value the pod had before (null: the key was absent) — so a release restores the
 // template's own labels, removes only what the claim added, and needs neither the claim (it may be
 // gone) nor its current podMetadata (it may have changed since the bind).
-import type { Pod, PodClaim, PodMetadata } from '../api/types.ts';
-import { HINT_ANNOTATIONS } from './disruption-hints.ts';
+
+import { HINT_ANNOTATIONS } from '../api/constants.ts';
+import type { Pod, PodClaim } from '../api/types.ts';
 
 export const ANNOTATION_POD_METADATA_KEYS = 'claimkit.dev/pod-metadata-keys';
 
@@ -28,17 +29,6 @@ export interface MetadataPatch {
 export function isReservedPodMetadataKey(key: string, kind: 'labels' | 'annotations'): boolean {
   if (key.startsWith('claimkit.dev/')) return true;
   return kind === 'annotations' && (HINT_ANNOTATIONS as readonly string[]).includes(key);
-}
-
-/** Every reserved key in a podMetadata, with its field path (for the webhook and messages). */
-export function reservedPodMetadataKeys(m: PodMetadata | undefined, base = 'spec.podMetadata'): string[] {
-  const out: string[] = [];
-  for (const kind of ['labels', 'annotations'] as const) {
-    for (const k of Object.keys(m?.[kind] ?? {})) {
-      if (isReservedPodMetadataKey(k, kind)) out.push(`${base}.${kind}[${JSON.stringify(k)}]`);
-    }
-  }
-  return out;
 }
 
 /** The record on a pod; an absent or unreadable record restores nothing. */

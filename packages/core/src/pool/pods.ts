@@ -8,8 +8,8 @@ import {
   type PodState,
 } from '../api/constants.ts';
 import { keyOf, type OwnerReference } from '../api/meta.ts';
+import { isDeleting, isPodFinished, isPodReady } from '../api/pod-predicates.ts';
 import type { Pod, PodClaim, PodPool, ReleasePolicy } from '../api/types.ts';
-import { isDeleting, isPodFinished, isPodReady } from '../capture/liveness.ts';
 import type { Write } from '../reconcile/decision.ts';
 import { heldPodHints, idlePodHints } from './disruption-hints.ts';
 import { podMetadataBindPatch, podMetadataReleasePatch } from './pod-metadata.ts';

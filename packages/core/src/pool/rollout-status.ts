@@ -7,10 +7,10 @@ import type { Pod, PodPool, PodPoolStatus } from '../api/types.ts';
 import { stateOf } from './pods.ts';
 import { isUpdatedPod } from './template-hash.ts';
 
-export const CONDITION_TEMPLATE_UP_TO_DATE = 'TemplateUpToDate';
+const CONDITION_TEMPLATE_UP_TO_DATE = 'TemplateUpToDate';
 
 /** The label selector of a pool's pods in string form (the scale subresource's selector). */
-export const poolSelector = (pool: PodPool): string => `${LABEL_POOL}=${pool.metadata.name}`;
+const poolSelector = (pool: PodPool): string => `${LABEL_POOL}=${pool.metadata.name}`;
 
 /** Status fields of the rollout and the scale subresource; `pods` are the pool's non-deleting pods. */
 export function rolloutStatus(

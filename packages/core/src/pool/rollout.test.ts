@@ -6,8 +6,8 @@ import { describe, expect, test } from 'vitest';
 import { findCondition } from '../api/conditions.ts';
 import { LABEL_POOL, LABEL_STATE } from '../api/constants.ts';
 import { isApiError } from '../api/errors.ts';
+import { isPodReady } from '../api/pod-predicates.ts';
 import type { Pod, PodClaim, PodPool } from '../api/types.ts';
-import { isPodReady } from '../capture/liveness.ts';
 import { reconcilePodClaim } from '../reconcile/podclaim.ts';
 import { reconcilePodPool } from '../reconcile/podpool.ts';
 import {

@@ -4,8 +4,8 @@
 // without it. When maxPods leaves no room to surge, one outdated pod at a time makes room.
 // Outdated Bound pods are not touched: their release deletes them (template-hash.ts).
 import { parseTimestamp } from '../api/meta.ts';
+import { isPodReady } from '../api/pod-predicates.ts';
 import type { Pod } from '../api/types.ts';
-import { isPodReady } from '../capture/liveness.ts';
 import { isUpdatedPod } from './template-hash.ts';
 
 const created = (p: Pod): number => parseTimestamp(p.metadata.creationTimestamp) ?? 0;

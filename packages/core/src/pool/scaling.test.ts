@@ -4,9 +4,9 @@
 import { describe, expect, test } from 'vitest';
 import { LABEL_POOL } from '../api/constants.ts';
 import { intercept } from '../api/interceptor.ts';
+import { isDeleting } from '../api/pod-predicates.ts';
 import type { Client } from '../api/ports.ts';
 import type { Pod } from '../api/types.ts';
-import { isDeleting } from '../capture/liveness.ts';
 import type { ApiModel } from '../model/api-model.ts';
 import { CacheView } from '../model/cache-view.ts';
 import { reconcilePodClaim } from '../reconcile/podclaim.ts';

@@ -17,8 +17,8 @@
 //   created, replaced or rolled out; excess Idle pods are still scaled down.
 // Deletes carry the pod's UID and resourceVersion, so a concurrent bind wins.
 import { parseTimestamp } from '../api/meta.ts';
+import { isDeleting, isPodFinished } from '../api/pod-predicates.ts';
 import type { Pod, PodPool } from '../api/types.ts';
-import { isDeleting, isPodFinished } from '../capture/liveness.ts';
 import { type EventSpec, event, type Write } from '../reconcile/decision.ts';
 import type { PendingExpectations } from './expectations.ts';
 import { claimedBy, deletePodAsReadWrite, stateOf } from './pods.ts';

@@ -5,9 +5,9 @@
 // cache is either cache lag or a deleted node whose pods pod-GC removes; refusing to bind there
 // would stop every pool whenever Node reads are unavailable.
 import { getOrUndefined } from '../api/errors.ts';
+import { isPodFinished } from '../api/pod-predicates.ts';
 import type { Reader } from '../api/ports.ts';
 import type { Node, Pod } from '../api/types.ts';
-import { isDeleting, isPodFinished, isPodReady } from '../capture/liveness.ts';
 
 /** Node names known (from the cache) to be NotReady or cordoned. */
 export type UnservableNodes = ReadonlySet<string>;
@@ -18,13 +18,6 @@ export const NO_UNSERVABLE_NODES: UnservableNodes = new Set();
 export function nodeCanServe(n: Node): boolean {
   if (n.spec?.unschedulable) return false;
   return (n.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
-}
-
-/** Why a node cannot serve, for Events and messages. */
-export function whyNodeCannotServe(n: Node): string {
-  return n.spec?.unschedulable
-    ? `node ${n.metadata.name} is cordoned`
-    : `node ${n.metadata.name} is not Ready`;
 }
 
 /** The pod sits on a node known to be unable to serve. */
@@ -39,11 +32,6 @@ export function isStranded(p: Pod, unservable: UnservableNodes): boolean {
  */
 export function cannotServe(p: Pod, unservable: UnservableNodes): boolean {
   return isPodFinished(p) || isStranded(p, unservable);
-}
-
-/** Bindable as far as serving goes: Ready, not deleting, and not on a node known unable to serve. */
-export function canServe(p: Pod, unservable: UnservableNodes): boolean {
-  return isPodReady(p) && !isDeleting(p) && !isStranded(p, unservable);
 }
 
 /** Pending because the scheduler found no node (PodScheduled=False, reason Unschedulable). */

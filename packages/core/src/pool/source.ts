@@ -48,7 +48,7 @@ export type PoolSourceState =
 export const NO_SOURCE: PoolSourceState = Object.freeze({ kind: 'none' });
 
 /** Index of the container an `image:` ref replaces: the named one, or the first; -1 when none matches. */
-export function sourceContainerIndex(template: PodTemplateSpec, source: PodPoolSource): number {
+function sourceContainerIndex(template: PodTemplateSpec, source: PodPoolSource): number {
   const containers = template.spec.containers ?? [];
   if (source.container === undefined) return containers.length > 0 ? 0 : -1;
   return containers.findIndex((c) => c.name === source.container);

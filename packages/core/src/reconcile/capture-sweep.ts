@@ -6,7 +6,7 @@ import { isApiError } from '../api/errors.ts';
 import { deepEqual } from '../api/json.ts';
 import { keyString } from '../api/meta.ts';
 import type { Capture, Pod } from '../api/types.ts';
-import type { HolderLookup } from '../capture/liveness.ts';
+import type { HolderLookup } from '../capture/holder-liveness.ts';
 import { applyDecision } from './apply.ts';
 import { type CaptureDeps, decideCapture, lookupHolder } from './capture.ts';
 

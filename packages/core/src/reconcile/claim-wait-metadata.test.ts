@@ -3,18 +3,20 @@
 // lostPolicy Fail keeps a Lost claim Lost, and pods carry the disruption hints of their state.
 import { describe, expect, test } from 'vitest';
 import { findCondition } from '../api/conditions.ts';
-import { ANNOTATION_CLAIMED_BY_UID, LABEL_CLAIMED_BY, LABEL_STATE } from '../api/constants.ts';
+import {
+  ANNOTATION_CLAIMED_BY_UID,
+  ANNOTATION_DELETION_COST,
+  ANNOTATION_DO_NOT_DISRUPT,
+  ANNOTATION_SAFE_TO_EVICT,
+  LABEL_CLAIMED_BY,
+  LABEL_STATE,
+} from '../api/constants.ts';
 import type { Client } from '../api/ports.ts';
 import type { Pod, PodClaim } from '../api/types.ts';
 import { checkConvergence } from '../invariants/check.ts';
 import { checkClaimSide } from '../invariants/claim-side.ts';
 import type { ApiModel } from '../model/api-model.ts';
-import {
-  ANNOTATION_DELETION_COST,
-  ANNOTATION_DO_NOT_DISRUPT,
-  ANNOTATION_SAFE_TO_EVICT,
-  idleDeletionCost,
-} from '../pool/disruption-hints.ts';
+import { idleDeletionCost } from '../pool/disruption-hints.ts';
 import { ANNOTATION_POD_METADATA_KEYS, readPodMetadataRecord } from '../pool/pod-metadata.ts';
 import { bindPodWrite } from '../pool/pods.ts';
 import {

@@ -8,7 +8,7 @@ import type { Kind, PodClaim } from '../api/types.ts';
 import { checkConvergence } from '../invariants/check.ts';
 import type { ApiModel } from '../model/api-model.ts';
 import { CacheView } from '../model/cache-view.ts';
-import { bindCandidates } from '../pool/candidates.ts';
+import { bindCandidates } from '../pool/bind-candidates.ts';
 import { ClaimIndex } from '../pool/claim-index.ts';
 import {
   boundTo,

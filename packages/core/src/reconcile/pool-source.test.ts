@@ -15,9 +15,9 @@ import {
   LABEL_POOL,
   LABEL_STATE,
 } from '../api/constants.ts';
+import { isPodReady } from '../api/pod-predicates.ts';
 import type { AnyObject, Capture, Pod, PodClaim, PodPool } from '../api/types.ts';
 import { acquireCapture, completeCapture } from '../capture/holder-ops.ts';
-import { isPodReady } from '../capture/liveness.ts';
 import { mapEvent, type RoutingView } from '../loop/map-event.ts';
 import { ClaimIndex } from '../pool/claim-index.ts';
 import { CONDITION_SOURCE_READY, SOURCE_WAIT_MS } from '../pool/source.ts';

@@ -5,7 +5,7 @@
 // only the calls it is handed to.
 import type { PodClaimSpec } from '../api/types.ts';
 import { completeClaim } from '../capture/claim.ts';
-import { classifyHolder } from '../capture/liveness.ts';
+import { classifyHolder } from '../capture/holder-liveness.ts';
 import { isLostForGood } from '../pool/lost-policy.ts';
 import { bindPodWrite, releasePodWrite } from '../pool/pods.ts';
 import { chooseScaleIn } from '../pool/scale-in.ts';

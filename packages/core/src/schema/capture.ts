@@ -1,4 +1,6 @@
 // Capture: one pod at a time performs a one-time capture for a key (DESIGN.md "Capture").
+
+import type { KindSchema, ValidationRule } from '../api/crd-schema.ts';
 import {
   AGE,
   conditions,
@@ -11,11 +13,9 @@ import {
   str,
   time,
 } from './common.ts';
-import type { KindSchema, ValidationRule } from './types.ts';
 
 // `has(self.type)` guards the API server's validation of the default itself.
-export const RULE_HTTP_NEEDS_URL =
-  "!has(self.type) || self.type != 'Http' || (has(self.url) && self.url != '')";
+const RULE_HTTP_NEEDS_URL = "!has(self.type) || self.type != 'Http' || (has(self.url) && self.url != '')";
 
 // Invariant C1 in the API server itself, for every writer (kubectl included): the transition rules
 // below sit at the root of the schema, not on `status`, because a transition rule runs only where
@@ -42,7 +42,7 @@ export const RULE_EPOCH_NEVER_DECREASES: ValidationRule = {
  * The epoch moves only together with the claim it issues (token == the new epoch): a bare epoch
  * edit would leave an open claim's token below the epoch, or make a standing result look unfenced.
  */
-export const RULE_EPOCH_MOVES_WITH_NEW_CLAIM: ValidationRule = {
+const RULE_EPOCH_MOVES_WITH_NEW_CLAIM: ValidationRule = {
   rule:
     `!has(self.status) || !has(self.status.epoch) || self.status.epoch == ${OLD_EPOCH} || ` +
     '(has(self.status.claim) && self.status.claim.token == self.status.epoch)',
@@ -81,12 +81,12 @@ export const RULE_RESULT_NEEDS_CLAIM_TOKEN: ValidationRule = {
 };
 
 /** Every token in status was issued: none above epoch (also on the first status write). */
-export const RULE_CLAIM_TOKEN_ISSUED: ValidationRule = {
+const RULE_CLAIM_TOKEN_ISSUED: ValidationRule = {
   rule: '!has(self.claim) || (has(self.epoch) && self.claim.token <= self.epoch)',
   message: 'every token must have been issued: the claim token is above the epoch',
   fieldPath: '.claim.token',
 };
-export const RULE_RESULT_TOKEN_ISSUED: ValidationRule = {
+const RULE_RESULT_TOKEN_ISSUED: ValidationRule = {
   rule: '!has(self.result) || (has(self.epoch) && self.result.token <= self.epoch)',
   message: 'every token must have been issued: the result token is above the epoch',
   fieldPath: '.result.token',

@@ -1,5 +1,5 @@
 // Schema pieces shared by the four kinds: metadata, conditions, label selectors, pod references.
-import type { JSONSchemaProps, ValidationRule } from './types.ts';
+import type { JSONSchemaProps, ValidationRule } from '../api/crd-schema.ts';
 
 export const int = (description: string, extra: JSONSchemaProps = {}): JSONSchemaProps => ({
   type: 'integer',

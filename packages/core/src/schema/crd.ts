@@ -1,6 +1,6 @@
 // Turns a KindSchema into the apiextensions.k8s.io/v1 CustomResourceDefinition that deploy/crds holds.
 import { GROUP, VERSION } from '../api/constants.ts';
-import type { JSONSchemaProps, KindSchema } from './types.ts';
+import type { JSONSchemaProps, KindSchema } from '../api/crd-schema.ts';
 
 export interface CustomResourceDefinition {
   apiVersion: 'apiextensions.k8s.io/v1';

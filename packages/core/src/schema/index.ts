@@ -1,15 +1,9 @@
+export type * from '../api/crd-schema.ts';
 export { captureSchema } from './capture.ts';
 export * from './crd.ts';
 export * from './kinds.ts';
 export { podClaimSchema } from './pod-claim.ts';
 export { podClaimSetSchema } from './pod-claim-set.ts';
-export {
-  DNS_SUBDOMAIN_PATTERN,
-  isDnsSubdomain,
-  podPoolSchema,
-  podPoolSourceSchema,
-  podTemplateSpec,
-} from './pod-pool.ts';
-export type * from './types.ts';
+export { isDnsSubdomain, podPoolSchema } from './pod-pool.ts';
 export * from './validate.ts';
 export { toYaml } from './yaml.ts';

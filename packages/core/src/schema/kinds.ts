@@ -1,9 +1,9 @@
+import type { KindSchema } from '../api/crd-schema.ts';
 import type { Kind } from '../api/types.ts';
 import { captureSchema } from './capture.ts';
 import { podClaimSchema } from './pod-claim.ts';
 import { podClaimSetSchema } from './pod-claim-set.ts';
 import { podPoolSchema } from './pod-pool.ts';
-import type { KindSchema } from './types.ts';
 
 export type CustomKind = 'Capture' | 'PodPool' | 'PodClaim' | 'PodClaimSet';
 
@@ -15,7 +15,7 @@ export const KIND_SCHEMAS: Record<CustomKind, KindSchema> = {
   PodClaimSet: podClaimSetSchema,
 };
 
-export function isCustomKind(kind: string): kind is CustomKind {
+function isCustomKind(kind: string): kind is CustomKind {
   return Object.hasOwn(KIND_SCHEMAS, kind);
 }
 

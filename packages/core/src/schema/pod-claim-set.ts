@@ -1,5 +1,6 @@
 // PodClaimSet: N claims from a template, with the scale subresource (DESIGN.md "PodClaimSet").
 
+import type { KindSchema } from '../api/crd-schema.ts';
 import { KIND_INFO } from '../api/types.ts';
 import {
   AGE,
@@ -13,7 +14,6 @@ import {
   stringMap,
 } from './common.ts';
 import { lostPolicySchema, podMetadataSchema, RULE_IMMUTABLE } from './pod-claim.ts';
-import type { KindSchema } from './types.ts';
 
 export const podClaimSetSchema: KindSchema = {
   kind: 'PodClaimSet',

@@ -1,16 +1,16 @@
 // PodClaim: one claim binds one pool pod (DESIGN.md "PodClaim").
-import { HINT_ANNOTATIONS } from '../pool/disruption-hints.ts';
+import { HINT_ANNOTATIONS } from '../api/constants.ts';
+import type { JSONSchemaProps, KindSchema } from '../api/crd-schema.ts';
 import { AGE, conditions, count, objectSchema, observedGeneration, str, time } from './common.ts';
-import type { JSONSchemaProps, KindSchema } from './types.ts';
 
 export const RULE_IMMUTABLE = 'self == oldSelf';
-export const RULE_SOURCE_NOT_POD =
+const RULE_SOURCE_NOT_POD =
   "!has(self.sourcePod) || !has(self.podName) || self.sourcePod == '' || self.sourcePod != self.podName";
 
 /** CEL: no key of the map `self` is claimkit's (the pool pod labels, the undo record...). */
-export const RULE_NO_CLAIMKIT_KEYS = "self.all(k, !k.startsWith('claimkit.dev/'))";
+const RULE_NO_CLAIMKIT_KEYS = "self.all(k, !k.startsWith('claimkit.dev/'))";
 /** CEL: no key of the map `self` is a disruption hint the controller owns. */
-export const RULE_NO_HINT_KEYS = `self.all(k, !(k in [${HINT_ANNOTATIONS.map((h) => `'${h}'`).join(', ')}]))`;
+const RULE_NO_HINT_KEYS = `self.all(k, !(k in [${HINT_ANNOTATIONS.map((h) => `'${h}'`).join(', ')}]))`;
 
 /** Bounded maps keep the CEL rules' cost estimate within the API server's budget. */
 const MAX_POD_METADATA_KEYS = 64;

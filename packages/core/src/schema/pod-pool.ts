@@ -1,13 +1,13 @@
 // PodPool: a warm pool of identical pods (DESIGN.md "PodPool").
 
+import type { JSONSchemaProps, KindSchema } from '../api/crd-schema.ts';
 import { KIND_INFO } from '../api/types.ts';
 import { AGE, conditions, count, int, objectSchema, observedGeneration, str, stringMap } from './common.ts';
-import type { JSONSchemaProps, KindSchema } from './types.ts';
 
-export const RULE_MIN_IDLE_LE_MAX_PODS = 'self.minIdle <= self.maxPods';
+const RULE_MIN_IDLE_LE_MAX_PODS = 'self.minIdle <= self.maxPods';
 
 /** A lowercase RFC 1123 subdomain (an object name), as the API server's pattern. */
-export const DNS_SUBDOMAIN_PATTERN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$';
+const DNS_SUBDOMAIN_PATTERN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$';
 const DNS_SUBDOMAIN = new RegExp(DNS_SUBDOMAIN_PATTERN);
 
 /** True for a valid object name: a lowercase RFC 1123 subdomain of at most 253 characters. */
@@ -20,7 +20,7 @@ export function isDnsSubdomain(s: string): boolean {
  * the controller (SourceReady=False, ContainerNotFound), not by a CEL rule: a rule over the
  * unbounded containers list would exceed the API server's CEL cost budget.
  */
-export const podPoolSourceSchema: JSONSchemaProps = {
+const podPoolSourceSchema: JSONSchemaProps = {
   type: 'object',
   description:
     "Start the pool's pods from a Capture's result: only from a fenced one (no claim open, result token == epoch). Until the Capture has one, the pool creates no pods (condition SourceReady). Pods carry annotations claimkit.dev/source-capture, -ref and -token and env CLAIMKIT_SOURCE_REF and CLAIMKIT_SOURCE_TOKEN in every container; an 'image:' ref becomes the source container's image (a checkpoint image: CRI-O restores it, containerd does not). A new fenced result replaces Idle pods as a template change does.",
@@ -39,7 +39,7 @@ export const podPoolSourceSchema: JSONSchemaProps = {
 };
 
 /** A PodTemplateSpec: what claimkit reads is typed, the rest of the pod spec is kept as given. */
-export const podTemplateSpec: JSONSchemaProps = {
+const podTemplateSpec: JSONSchemaProps = {
   type: 'object',
   description: 'The pods of the pool (a PodTemplateSpec).',
   required: ['spec'],

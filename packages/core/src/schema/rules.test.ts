@@ -1,8 +1,8 @@
 // rules.ts evaluates x-kubernetes-validations as kube-apiserver does; these schemas are synthetic so
 // that each semantic (transition rules, correlation, ratcheting, reasons, messages) is pinned alone.
 import { describe, expect, it } from 'vitest';
+import type { JSONSchemaProps, ValidationRule } from '../api/crd-schema.ts';
 import { validateRules } from './rules.ts';
-import type { JSONSchemaProps, ValidationRule } from './types.ts';
 
 const immutable: ValidationRule = { rule: 'self == oldSelf', message: 'is immutable' };
 const positive: ValidationRule = { rule: 'self.n > 0', message: 'n must be positive', fieldPath: '.n' };

@@ -12,11 +12,11 @@
 //   "failed rule: <rule>" as its detail and `reason` as its type.
 
 import { isCelMap } from '@bufbuild/cel';
+import type { JSONSchemaProps, ValidationRule } from '../api/crd-schema.ts';
 import type { FieldCause } from '../api/errors.ts';
 import { deepEqual } from '../api/json.ts';
 import { type CelProgram, compileCel } from '../cel/program.ts';
 import { CelTyped, toCelValue } from '../cel/values.ts';
-import type { JSONSchemaProps, ValidationRule } from './types.ts';
 
 type Json = Record<string, unknown>;
 

@@ -2,11 +2,12 @@
 // for custom resources: unknown fields pruned, nulls of non-nullable fields dropped, defaults applied
 // top-down (a defaulted object gets its nested defaults too), then every violation reported with its
 // field path, then the CEL rules of the schemas (rules.ts) unless a violation blocks them.
+
+import type { JSONSchemaProps } from '../api/crd-schema.ts';
 import type { FieldCause } from '../api/errors.ts';
 import type { Kind } from '../api/types.ts';
 import { type CustomKind, KIND_SCHEMAS, schemaFor } from './kinds.ts';
 import { rulesOf, validateRules } from './rules.ts';
-import type { JSONSchemaProps } from './types.ts';
 
 type Json = Record<string, unknown>;
 
@@ -57,7 +58,7 @@ function preservesUnknown(s: JSONSchemaProps): boolean {
 }
 
 /** Drops fields the schema does not know (pruning), in place. The root `metadata` is left alone. */
-export function prune(value: unknown, s: JSONSchemaProps, isRoot = false): void {
+function prune(value: unknown, s: JSONSchemaProps, isRoot = false): void {
   if (Array.isArray(value)) {
     if (s.items) for (const v of value) prune(v, s.items);
     return;
@@ -73,7 +74,7 @@ export function prune(value: unknown, s: JSONSchemaProps, isRoot = false): void 
 }
 
 /** Applies schema defaults in place; nulls of non-nullable fields are dropped first. */
-export function applyDefaults(value: unknown, s: JSONSchemaProps): void {
+function applyDefaults(value: unknown, s: JSONSchemaProps): void {
   if (Array.isArray(value)) {
     if (s.items) for (const v of value) applyDefaults(v, s.items);
     return;
@@ -135,7 +136,7 @@ function join(path: string, k: string): string {
 }
 
 /** Every violation of `s` by `value` at `path` (the OpenAPI part; CEL rules are rules.ts'). */
-export function validateValue(
+function validateValue(
   value: unknown,
   s: JSONSchemaProps,
   path: string,

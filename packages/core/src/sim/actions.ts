@@ -7,7 +7,6 @@ import type { RequestVerb } from '../api/verbs.ts';
 import type { Rng } from '../model/clock.ts';
 import { LEASE_SECONDS, WORKERS } from './cluster.ts';
 import { genKubectlWrite, type KubectlOp, type KubectlWrite } from './kubectl-actor.ts';
-import type { SimOptions } from './options.ts';
 
 export type Action =
   | { t: 'reconcile'; ctl: number }
@@ -61,7 +60,12 @@ const FAULT_KINDS: Kind[] = ['Pod', 'PodClaim', 'Capture', 'PodClaimSet', 'PodPo
 
 export function genAction(
   rng: Rng,
-  opts: Required<Pick<SimOptions, 'replicas' | 'faultRate' | 'adversary' | 'agentDownRate'>> & {
+  // SimOptions' knobs, resolved (options.ts documents them; it imports Action from here).
+  opts: {
+    replicas: number;
+    faultRate: number;
+    adversary: boolean;
+    agentDownRate: number;
     kubectlRate: number;
     kubectlOps?: readonly KubectlOp[];
     /** Drawn only when above 0, so seeds without it keep their random streams. */

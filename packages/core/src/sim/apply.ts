@@ -4,9 +4,9 @@
 import { LABEL_POOL } from '../api/constants.ts';
 import { isApiError } from '../api/errors.ts';
 import { keyOf, type ObjectKey } from '../api/meta.ts';
+import { isPodFinished } from '../api/pod-predicates.ts';
 import { ClaimSuperseded } from '../capture/claim.ts';
 import { acquireCapture, completeCapture, failCapture, renewCapture } from '../capture/holder-ops.ts';
-import { isPodFinished } from '../capture/liveness.ts';
 import { claimedBy } from '../pool/pods.ts';
 import type { Action } from './actions.ts';
 import { createCapture, createWorker, NS, PERSON, runKubelets, WORKER_SA } from './cluster.ts';

@@ -2,8 +2,8 @@
 // objects every run starts from (a pool, a claim set, worker pods, two captures) and the kubelets.
 import { LABEL_CLAIM_SET } from '../api/constants.ts';
 import { keyOf } from '../api/meta.ts';
+import { isPodFinished } from '../api/pod-predicates.ts';
 import type { Capture, Pod, PodClaim, PodClaimSet, PodPool } from '../api/types.ts';
-import { isPodFinished } from '../capture/liveness.ts';
 import type { Violation } from '../invariants/check.ts';
 import type { UserInfo } from '../model/admission.ts';
 import type { ApiModel } from '../model/api-model.ts';
@@ -21,7 +21,7 @@ export const LEASE_SECONDS = 60;
 export const WORKERS = 3;
 
 /** The pool a run may add whose pods start from one of its captures (SimOptions.poolSource). */
-export const SOURCE_POOL = 'warm';
+const SOURCE_POOL = 'warm';
 
 /**
  * The pool `web`, the claim set `set` (2 replicas), the worker pods and the captures of a run; with
@@ -118,7 +118,7 @@ export async function createCapture(m: ApiModel, http: boolean): Promise<void> {
 }
 
 /** The key every simulated claim's podMetadata sets: no Idle pod may still carry it. */
-export const SIM_CLAIM_KEY = 'sim.example/claim';
+const SIM_CLAIM_KEY = 'sim.example/claim';
 
 /**
  * A claim on the pool that no set owns, with podMetadata (a label and an annotation); every third

@@ -91,7 +91,7 @@ export async function simulate(opts: SimOptions): Promise<SimResult> {
 }
 
 /** Delta debugging: drop chunks of actions while the trace still violates an invariant. */
-export async function shrink(
+async function shrink(
   seed: number,
   trace: Action[],
   opts: Omit<SimOptions, 'seed' | 'steps'>,

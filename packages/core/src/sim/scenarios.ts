@@ -6,8 +6,8 @@ import type { Action } from './actions.ts';
 import { apply } from './apply.ts';
 import { checkStep } from './check-step.ts';
 import { NS } from './cluster.ts';
-import { quiesce, repairWorld } from './quiesce.ts';
-import { quietStateViolations, type RepairRecord, repairPoint, type SimViolation } from './repair-point.ts';
+import { quiesce } from './quiesce.ts';
+import { quietStateViolations, type SimViolation } from './repair-point.ts';
 import type { World } from './world.ts';
 
 /** Applies one action as a run does, and returns the violations the run would report for it. */
@@ -24,11 +24,6 @@ export function reconcileNow(w: World, ctl: number, kind: ReconcileKind, name: s
 /** Runs the controllers (and kubelets) until quiet. */
 export function settle(w: World): Promise<void> {
   return as(w, 'quiesce', () => quiesce(w));
-}
-
-/** The repair point of the admission-off mode: controllers, doctor, doctor --fix, controllers. */
-export function runRepairPoint(w: World): Promise<RepairRecord> {
-  return as(w, 'quiesce', () => repairPoint(repairWorld(w)));
 }
 
 /** Runs `fn` as if in an action of kind `t` (checks attribute writes to who makes them). */

@@ -11,6 +11,6 @@
 // (runTrace, simulate, shrink, formatting) and scenarios.ts (a world driven by hand).
 export type { Action } from './actions.ts';
 export type { SimOptions, SimResult, SimViolation } from './options.ts';
-export { formatTrace, formatViolations, runTrace, shrink, simulate } from './run.ts';
-export { quietViolations, reconcileNow, runRepairPoint, settle, step } from './scenarios.ts';
+export { formatTrace, formatViolations, runTrace, simulate } from './run.ts';
+export { quietViolations, reconcileNow, settle, step } from './scenarios.ts';
 export { openWorld, World } from './world.ts';

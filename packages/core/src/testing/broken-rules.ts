@@ -3,9 +3,8 @@
 // or to the simulator (SimOptions.rules); production code never sees these. Each variant wraps
 // core's own rule and changes only what the rule forbids. Routing bugs (P6) are broken the same way,
 // as data: sim/broken-routing.ts.
-import { LABEL_CLAIMED_BY } from '../api/constants.ts';
+import { ANNOTATION_DO_NOT_DISRUPT, ANNOTATION_SAFE_TO_EVICT, LABEL_CLAIMED_BY } from '../api/constants.ts';
 import type { CaptureClaim } from '../api/types.ts';
-import { ANNOTATION_DO_NOT_DISRUPT, ANNOTATION_SAFE_TO_EVICT } from '../pool/disruption-hints.ts';
 import { ANNOTATION_POD_METADATA_KEYS, readPodMetadataRecord } from '../pool/pod-metadata.ts';
 import { takeForScaleIn } from '../pool/scale-in.ts';
 import type { Write } from '../reconcile/decision.ts';

@@ -4,10 +4,10 @@
 // in-memory capture agent as backend), an
 // invariant tracker watching every write, and the loops tests run a reconciler in.
 import type { ObjectKey } from '../api/meta.ts';
+import { isPodReady } from '../api/pod-predicates.ts';
 import type { Client } from '../api/ports.ts';
 import type { Kind, KindMap, Pod } from '../api/types.ts';
 import type { CaptureBackend } from '../capture/backend.ts';
-import { isPodReady } from '../capture/liveness.ts';
 import { InvariantTracker } from '../invariants/tracker.ts';
 import { ApiModel, type ApiModelOptions } from '../model/api-model.ts';
 import { CacheView } from '../model/cache-view.ts';

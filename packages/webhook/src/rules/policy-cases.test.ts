@@ -1,7 +1,12 @@
 // The webhook and the `policies` component (core's ValidatingAdmissionPolicies) enforce the same
 // writer and pod-label rules: every case of core's POLICY_CASES, which the e2e suite replays on the
 // real API server with the policies installed, gets the same answer and wording from the webhook.
-import { expectedPolicyMessage, POLICY_CASES, type PolicyCase, policyCaseRequest } from '@claimkit/core';
+import {
+  expectedPolicyMessage,
+  POLICY_CASES,
+  type PolicyCase,
+  policyCaseRequest,
+} from '@claimkit/core/testing';
 import { describe, expect, it } from 'vitest';
 import { MemoryPodClaimIndex } from '../claim-index.ts';
 import { validatePodClaim } from './podclaims.ts';

@@ -2,7 +2,7 @@ import { isApiError } from '../../api/errors.ts';
 import type { ObjectKey } from '../../api/meta.ts';
 import type { Reader } from '../../api/ports.ts';
 import type { Capture, Pod } from '../../api/types.ts';
-import type { HolderLookup } from '../../capture/liveness.ts';
+import type { HolderLookup } from '../../capture/holder-liveness.ts';
 import { jobRequest } from './decide.ts';
 import type { CaptureDeps, CaptureSnapshot } from './snapshot.ts';
 

@@ -1,7 +1,7 @@
 import type { Client, Reader } from '../../api/ports.ts';
 import type { Capture, Pod } from '../../api/types.ts';
 import type { CaptureBackend, CaptureJobRequest, JobState } from '../../capture/backend.ts';
-import type { HolderLookup } from '../../capture/liveness.ts';
+import type { HolderLookup } from '../../capture/holder-liveness.ts';
 import type { EventRecorder } from '../apply.ts';
 import type { Decision } from '../decision.ts';
 import type { SafetyRules } from '../safety-rules.ts';

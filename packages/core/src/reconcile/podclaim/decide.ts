@@ -5,9 +5,9 @@
 import { setCondition } from '../../api/conditions.ts';
 import { ANNOTATION_MIGRATE, ANNOTATION_MIGRATE_TO, FINALIZER_RELEASE } from '../../api/constants.ts';
 import { keyOf, toTimestamp } from '../../api/meta.ts';
+import { isDeleting, isPodFinished } from '../../api/pod-predicates.ts';
 import type { Pod, PodClaim, PodClaimPhase, PodClaimStatus } from '../../api/types.ts';
-import { isDeleting, isPodFinished } from '../../capture/liveness.ts';
-import { bindCandidates, pickCandidate } from '../../pool/candidates.ts';
+import { bindCandidates, pickCandidate } from '../../pool/bind-candidates.ts';
 import { ClaimIndex } from '../../pool/claim-index.ts';
 import { hasHeldPodHints, heldPodHints } from '../../pool/disruption-hints.ts';
 import { lostPolicyOf, markedLost } from '../../pool/lost-policy.ts';

@@ -9,10 +9,10 @@ import {
 } from '../../api/constants.ts';
 import { getOrUndefined, isApiError } from '../../api/errors.ts';
 import type { ObjectKey } from '../../api/meta.ts';
+import { isDeleting, isPodFinished } from '../../api/pod-predicates.ts';
 import type { Pod, PodClaim } from '../../api/types.ts';
-import { isDeleting, isPodFinished } from '../../capture/liveness.ts';
+import { CANDIDATE_WINDOW, oldestBindCandidates } from '../../pool/bind-candidates.ts';
 import { isReplacement } from '../../pool/bound-pod.ts';
-import { CANDIDATE_WINDOW, oldestBindCandidates } from '../../pool/candidates.ts';
 import { ClaimIndex } from '../../pool/claim-index.ts';
 import { claimedBy, isClaimedBy } from '../../pool/pods.ts';
 import { readUnservableNodes } from '../../pool/serving.ts';

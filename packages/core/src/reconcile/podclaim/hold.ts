@@ -1,7 +1,7 @@
 // P2 and P7: whether a claim still holds the pod its spec.podName references.
 import { parseTimestamp } from '../../api/meta.ts';
+import { isDeleting, isPodFinished } from '../../api/pod-predicates.ts';
 import type { Pod, PodClaim, PodClaimSpec } from '../../api/types.ts';
-import { isDeleting, isPodFinished } from '../../capture/liveness.ts';
 import { boundPodUid, isReplacement } from '../../pool/bound-pod.ts';
 import type { ClaimIndex } from '../../pool/claim-index.ts';
 import { claimedBy, claimedByUid, isClaimedBy } from '../../pool/pods.ts';

@@ -2,8 +2,8 @@
 // referencing it, release it. Every step resumable; sourcePod == podName is repaired, not run.
 import { ANNOTATION_MIGRATE, ANNOTATION_MIGRATE_TO } from '../../api/constants.ts';
 import { parseTimestamp } from '../../api/meta.ts';
+import { isDeleting, isPodFinished } from '../../api/pod-predicates.ts';
 import type { Pod, PodClaim, PodClaimPhase, PodClaimStatus, ReleasePolicy } from '../../api/types.ts';
-import { isDeleting, isPodFinished } from '../../capture/liveness.ts';
 import type { ClaimIndex } from '../../pool/claim-index.ts';
 import {
   ANNOTATION_DRAINING_SINCE,

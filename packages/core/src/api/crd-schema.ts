@@ -1,5 +1,5 @@
 // The OpenAPI v3 subset Kubernetes accepts in a structural CRD schema, as plain data. The schemas in
-// this folder are the one source of truth: deploy/crds is generated from them, and the in-memory API
+// schema/ are the one source of truth: deploy/crds is generated from them, and the in-memory API
 // model validates and defaults with them (validate.ts), so tests see what the real server enforces.
 
 export type SchemaType = 'object' | 'array' | 'string' | 'integer' | 'number' | 'boolean';

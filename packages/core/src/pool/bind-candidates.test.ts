@@ -13,7 +13,7 @@ import {
   ready,
   withState,
 } from '../testing/fixtures.ts';
-import { bindCandidates, CANDIDATE_WINDOW, oldestBindCandidates } from './candidates.ts';
+import { bindCandidates, CANDIDATE_WINDOW, oldestBindCandidates } from './bind-candidates.ts';
 import { ClaimIndex } from './claim-index.ts';
 
 const names = (ps: Pod[]) => ps.map((p) => `${p.metadata.namespace}/${p.metadata.name}`);

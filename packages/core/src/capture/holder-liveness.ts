@@ -1,5 +1,6 @@
 // Holder liveness, by pod name AND UID (seed: capture-claim-dead-owner). Only a definite answer
 // makes a holder dead; anything we could not find out keeps the claim.
+import { isPodFinished } from '../api/pod-predicates.ts';
 import type { ContainerStatus, Pod, PodRef } from '../api/types.ts';
 
 /** What a live lookup of the holder pod returned, as plain data. */
@@ -72,26 +73,4 @@ export function classifyHolderContainer(pod: Pod, c: HolderContainer): Container
     if (s.state?.running) return { state: 'alive' };
   }
   return { state: 'unknown', reason: `container ${c.name} is neither running nor terminated` };
-}
-
-export function isPodReady(pod: Pod): boolean {
-  return (
-    pod.status?.phase === 'Running' &&
-    (pod.status.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True')
-  );
-}
-
-/**
- * The pod's containers have all finished for good (phase Succeeded or Failed: restartPolicy Never,
- * OnFailure after an exit 0, an OOM kill under Never). It never runs again: as good as gone to a
- * claim, and never worth recycling. A container restarted in place (restartPolicy Always) keeps its
- * pod Running: not finished.
- */
-export function isPodFinished(pod: Pod): boolean {
-  const phase = pod.status?.phase;
-  return phase === 'Succeeded' || phase === 'Failed';
-}
-
-export function isDeleting(o: { metadata: { deletionTimestamp?: string } }): boolean {
-  return Boolean(o.metadata.deletionTimestamp);
 }
