@@ -119,7 +119,7 @@ for (const top of ['packages', 'apps']) {
 // (model/ builds its conformance cases from the fixtures, and is not a production rule folder).
 const coreSrc = join(root, 'packages/core/src');
 const ruleFolders =
-  /^(api|capture|cel|doctor|invariants|lease|loop|manifests|metrics|policies|pool|reconcile|schema)\//;
+  /^(api|capture|cel|claimset|doctor|invariants|lease|loop|manifests|metrics|policies|pool|reconcile|schema)\//;
 for (const file of files(coreSrc)) {
   const rel = relative(coreSrc, file);
   if (rel.startsWith('sim/')) continue;

@@ -6,7 +6,7 @@ import { matchesSelector } from '../api/labels.ts';
 import type { ObjectKey } from '../api/meta.ts';
 import type { Client } from '../api/ports.ts';
 import type { Capture, CaptureStatus, Pod, PodRef } from '../api/types.ts';
-import { lookupHolder } from '../reconcile/capture.ts';
+import { lookupHolder } from '../reconcile/capture/index.ts';
 import { SAFETY_RULES, type SafetyRules } from '../reconcile/safety-rules.ts';
 import {
   type AcquireOutcome,

@@ -8,7 +8,7 @@ import { isClaimLive } from '../capture/claim.ts';
 import { classifyHolder, isDeleting, isPodFinished } from '../capture/liveness.ts';
 import { unfencedResult } from '../capture/result-fence.ts';
 import { claimedBy, claimedByUid, stateOf } from '../pool/pods.ts';
-import { chooseScaleIn, isMigrating } from '../pool/scale-in.ts';
+import { chooseScaleIn, isMigrating } from '../claimset/scale-in.ts';
 import { sourceStateOf } from '../pool/source.ts';
 import { currentTemplateHash, isUpdatedPod, podTemplateHash } from '../pool/template-hash.ts';
 import { overCreatedPools } from './pool-size.ts';

@@ -24,11 +24,11 @@ import {
 } from '../pool/pods.ts';
 import { sourceStateOf } from '../pool/source.ts';
 import { type PodRelease, poolRelease } from '../pool/template-hash.ts';
-import { decideCapture, decideDiscardUnfencedResult } from '../reconcile/capture.ts';
+import { decideCapture, decideDiscardUnfencedResult } from '../reconcile/capture/index.ts';
 import type { Decision, Write } from '../reconcile/decision.ts';
 import { event } from '../reconcile/decision.ts';
 import { statusPatch } from '../reconcile/podclaim/claim-writes.ts';
-import { decidePodClaim } from '../reconcile/podclaim.ts';
+import { decidePodClaim } from '../reconcile/podclaim/index.ts';
 import { type DoctorSnapshot, type Finding, referencesByPod } from './checks.ts';
 
 export interface Repair {

@@ -12,7 +12,7 @@ import { classifyHolder, isPodFinished } from '../capture/liveness.ts';
 import { unfencedResult } from '../capture/result-fence.ts';
 import { isReplacement } from '../pool/bound-pod.ts';
 import { isLostForGood, lostPolicyOf } from '../pool/lost-policy.ts';
-import { isMigrating } from '../pool/scale-in.ts';
+import { isMigrating } from '../claimset/scale-in.ts';
 import { podSeed } from '../pool/source.ts';
 import type { Violation } from './check.ts';
 

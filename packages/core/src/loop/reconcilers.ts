@@ -3,10 +3,10 @@
 // has its own idea of which code reconciles what.
 import type { ObjectKey } from '../api/meta.ts';
 import type { PoolExpectations } from '../pool/expectations.ts';
-import { type CaptureDeps, reconcileCapture } from '../reconcile/capture.ts';
-import { reconcilePodClaim } from '../reconcile/podclaim.ts';
-import { reconcilePodClaimSet } from '../reconcile/podclaimset.ts';
-import { reconcilePodPool } from '../reconcile/podpool.ts';
+import { type CaptureDeps, reconcileCapture } from '../reconcile/capture/index.ts';
+import { reconcilePodClaim } from '../reconcile/podclaim/index.ts';
+import { reconcilePodClaimSet } from '../reconcile/podclaimset/index.ts';
+import { reconcilePodPool } from '../reconcile/podpool/index.ts';
 import type { ReconcileResult } from '../reconcile/step.ts';
 import type { ReconcileKind } from './reconcile-key.ts';
 

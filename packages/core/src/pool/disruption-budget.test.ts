@@ -5,7 +5,7 @@ import { LABEL_POOL, LABEL_STATE } from '../api/constants.ts';
 import type { Client } from '../api/ports.ts';
 import { ApiModel } from '../model/api-model.ts';
 import { ManualClock } from '../model/clock.ts';
-import { reconcilePodPool } from '../reconcile/podpool.ts';
+import { reconcilePodPool } from '../reconcile/podpool/index.ts';
 import { schemaModelOptions } from '../schema/index.ts';
 import { podPool, T0_MS, withDisruptionBudget, withMinIdle } from '../testing/fixtures.ts';
 import { put } from '../testing/model-helpers.ts';

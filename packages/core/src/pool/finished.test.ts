@@ -8,7 +8,7 @@ import { classifyHolder, isPodFinished } from '../capture/liveness.ts';
 import { ApiModel } from '../model/api-model.ts';
 import { ManualClock } from '../model/clock.ts';
 import { judgeReferencedPod } from '../reconcile/podclaim/hold.ts';
-import { gatherPodClaim, reconcilePodClaim } from '../reconcile/podclaim.ts';
+import { gatherPodClaim, reconcilePodClaim } from '../reconcile/podclaim/index.ts';
 import { schemaModelOptions } from '../schema/index.ts';
 import {
   boundTo,

@@ -11,8 +11,8 @@ import type { Pod, PodClaim, PodPool } from '../api/types.ts';
 import { isPodReady } from '../capture/liveness.ts';
 import { ApiModel } from '../model/api-model.ts';
 import { ManualClock } from '../model/clock.ts';
-import { reconcilePodClaim } from '../reconcile/podclaim.ts';
-import { reconcilePodPool } from '../reconcile/podpool.ts';
+import { reconcilePodClaim } from '../reconcile/podclaim/index.ts';
+import { reconcilePodPool } from '../reconcile/podpool/index.ts';
 import { schemaModelOptions } from '../schema/index.ts';
 import {
   boundTo,

@@ -10,8 +10,8 @@ import { isDeleting } from '../capture/liveness.ts';
 import { ApiModel } from '../model/api-model.ts';
 import { CacheView } from '../model/cache-view.ts';
 import { ManualClock } from '../model/clock.ts';
-import { reconcilePodClaim } from '../reconcile/podclaim.ts';
-import { decidePodPool, reconcilePodPool } from '../reconcile/podpool.ts';
+import { reconcilePodClaim } from '../reconcile/podclaim/index.ts';
+import { decidePodPool, reconcilePodPool } from '../reconcile/podpool/index.ts';
 import { schemaModelOptions } from '../schema/index.ts';
 import {
   cordoned,
@@ -34,7 +34,7 @@ import {
 import { put } from '../testing/model-helpers.ts';
 import { EXPECTATIONS_TTL_MS, PoolExpectations } from './expectations.ts';
 import { decideScaling } from './scaling.ts';
-import { applyPoolDecision } from './slow-start.ts';
+import { applyPoolDecision } from '../reconcile/podpool/apply.ts';
 
 const NS = 'default';
 const key = (name: string) => ({ namespace: NS, name });

@@ -27,7 +27,7 @@ import {
   decideDiscardUnfencedResult,
   REASON_UNFENCED_RESULT,
   reconcileCapture,
-} from './capture.ts';
+} from './capture/index.ts';
 import type { EventSpec } from './decision.ts';
 
 const key = { namespace: 'default', name: 'fn-v1' };

@@ -21,7 +21,7 @@ import {
   withTimeout,
 } from '../testing/fixtures.ts';
 import { put } from '../testing/model-helpers.ts';
-import { CAPTURE_POLL_MS, reconcileCapture } from './capture.ts';
+import { CAPTURE_POLL_MS, reconcileCapture } from './capture/index.ts';
 import type { EventSpec } from './decision.ts';
 
 const key = { namespace: 'default', name: 'snap' };

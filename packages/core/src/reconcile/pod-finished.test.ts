@@ -15,8 +15,8 @@ import { schemaModelOptions } from '../schema/index.ts';
 import { inPool, onNode, pod, podClaim, podPool, ready, T0_MS, withState } from '../testing/fixtures.ts';
 import { putAll } from '../testing/model-helpers.ts';
 import type { EventSpec } from './decision.ts';
-import { reconcilePodClaim } from './podclaim.ts';
-import { reconcilePodPool } from './podpool.ts';
+import { reconcilePodClaim } from './podclaim/index.ts';
+import { reconcilePodPool } from './podpool/index.ts';
 
 const NS = 'default';
 const key = (name: string) => ({ namespace: NS, name });

@@ -54,8 +54,8 @@ import {
 } from '../testing/fixtures.ts';
 import { put, putAll } from '../testing/model-helpers.ts';
 import type { EventSpec } from './decision.ts';
-import { reconcilePodClaim } from './podclaim.ts';
-import { reconcilePodPool } from './podpool.ts';
+import { reconcilePodClaim } from './podclaim/index.ts';
+import { reconcilePodPool } from './podpool/index.ts';
 
 const NS = 'default';
 const key = (name: string) => ({ namespace: NS, name });

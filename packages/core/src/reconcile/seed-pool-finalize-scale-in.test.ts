@@ -10,7 +10,7 @@ import { parseReconcileKey } from '../loop/reconcile-key.ts';
 import { ApiModel } from '../model/api-model.ts';
 import { ManualClock } from '../model/clock.ts';
 import { ClaimIndex } from '../pool/claim-index.ts';
-import { chooseScaleIn } from '../pool/scale-in.ts';
+import { chooseScaleIn } from '../claimset/scale-in.ts';
 import { schemaModelOptions } from '../schema/index.ts';
 import {
   boundTo,
@@ -32,8 +32,8 @@ import {
   withReplicas,
 } from '../testing/fixtures.ts';
 import { put } from '../testing/model-helpers.ts';
-import { reconcilePodClaim } from './podclaim.ts';
-import { reconcilePodClaimSet } from './podclaimset.ts';
+import { reconcilePodClaim } from './podclaim/index.ts';
+import { reconcilePodClaimSet } from './podclaimset/index.ts';
 
 const NS = 'default';
 const key = (name: string) => ({ namespace: NS, name });

@@ -18,7 +18,7 @@ import type { UserInfo } from '../model/admission.ts';
 import type { ApiModel } from '../model/api-model.ts';
 import type { Rng } from '../model/clock.ts';
 import { claimedBy, poolOf, stateOf } from '../pool/pods.ts';
-import { isMigrating } from '../pool/scale-in.ts';
+import { isMigrating } from '../claimset/scale-in.ts';
 
 export const KUBECTL_USER: UserInfo = { username: 'kubectl', groups: ['system:authenticated'] };
 

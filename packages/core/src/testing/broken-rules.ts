@@ -7,7 +7,7 @@ import { LABEL_CLAIMED_BY } from '../api/constants.ts';
 import type { CaptureClaim } from '../api/types.ts';
 import { ANNOTATION_DO_NOT_DISRUPT, ANNOTATION_SAFE_TO_EVICT } from '../pool/disruption-hints.ts';
 import { ANNOTATION_POD_METADATA_KEYS, readPodMetadataRecord } from '../pool/pod-metadata.ts';
-import { takeForScaleIn } from '../pool/scale-in.ts';
+import { takeForScaleIn } from '../claimset/scale-in.ts';
 import type { Write } from '../reconcile/decision.ts';
 import { SAFETY_RULES, type SafetyRules } from '../reconcile/safety-rules.ts';
 

@@ -5,23 +5,23 @@
 // A pool with spec.source starts its pods from the named Capture's fenced result (pool/source.ts):
 // until there is one it creates and replaces no pods (excess Idle pods still go) and says why
 // (SourceReady).
-import { setCondition } from '../api/conditions.ts';
-import { LABEL_POOL, LABEL_STATE } from '../api/constants.ts';
-import { getOrUndefined, isApiError } from '../api/errors.ts';
-import { deepEqual } from '../api/json.ts';
-import { keyOf, type ObjectKey } from '../api/meta.ts';
-import type { Client, Reader } from '../api/ports.ts';
-import type { Capture, Pod, PodClaim, PodDisruptionBudget, PodPool, PodPoolStatus } from '../api/types.ts';
-import { isDeleting, isPodFinished } from '../capture/liveness.ts';
-import { ClaimIndex } from '../pool/claim-index.ts';
-import { decideDisruptionBudget, pdbNameFor } from '../pool/disruption-budget.ts';
-import { newIdlePodHints } from '../pool/disruption-hints.ts';
-import { NO_PENDING, type PendingExpectations, PoolExpectations } from '../pool/expectations.ts';
-import { claimedBy, claimedByUid, poolOwnerReference, stateOf } from '../pool/pods.ts';
-import { rolloutStatus, templateCondition } from '../pool/rollout-status.ts';
-import { decideScaling, type ScalingDecision } from '../pool/scaling.ts';
-import { NO_UNSERVABLE_NODES, readUnservableNodes, type UnservableNodes } from '../pool/serving.ts';
-import { applyPoolDecision } from '../pool/slow-start.ts';
+import { setCondition } from '../../api/conditions.ts';
+import { LABEL_POOL, LABEL_STATE } from '../../api/constants.ts';
+import { getOrUndefined, isApiError } from '../../api/errors.ts';
+import { deepEqual } from '../../api/json.ts';
+import { keyOf, type ObjectKey } from '../../api/meta.ts';
+import type { Client, Reader } from '../../api/ports.ts';
+import type { Capture, Pod, PodClaim, PodDisruptionBudget, PodPool, PodPoolStatus } from '../../api/types.ts';
+import { isDeleting, isPodFinished } from '../../capture/liveness.ts';
+import { ClaimIndex } from '../../pool/claim-index.ts';
+import { decideDisruptionBudget, pdbNameFor } from '../../pool/disruption-budget.ts';
+import { newIdlePodHints } from '../../pool/disruption-hints.ts';
+import { NO_PENDING, type PendingExpectations, PoolExpectations } from '../../pool/expectations.ts';
+import { claimedBy, claimedByUid, poolOwnerReference, stateOf } from '../../pool/pods.ts';
+import { rolloutStatus, templateCondition } from '../../pool/rollout-status.ts';
+import { decideScaling, type ScalingDecision } from '../../pool/scaling.ts';
+import { NO_UNSERVABLE_NODES, readUnservableNodes, type UnservableNodes } from '../../pool/serving.ts';
+import { applyPoolDecision } from './apply.ts';
 import {
   CONDITION_SOURCE_READY,
   type PoolSeed,
@@ -30,17 +30,17 @@ import {
   sourceCondition,
   sourceEvent,
   withoutSourceAnnotations,
-} from '../pool/source.ts';
+} from '../../pool/source.ts';
 import {
   currentTemplateHash,
   LABEL_TEMPLATE_HASH,
   poolRelease,
   poolTemplateHash,
-} from '../pool/template-hash.ts';
-import type { EventRecorder } from './apply.ts';
-import { type Decision, type EventSpec, event, minRequeue, type Write } from './decision.ts';
-import { SAFETY_RULES, type SafetyRules } from './safety-rules.ts';
-import { failedResult } from './step.ts';
+} from '../../pool/template-hash.ts';
+import type { EventRecorder } from '../apply.ts';
+import { type Decision, type EventSpec, event, minRequeue, type Write } from '../decision.ts';
+import { SAFETY_RULES, type SafetyRules } from '../safety-rules.ts';
+import { failedResult } from '../step.ts';
 
 export interface PodPoolSnapshot {
   pool: PodPool;

@@ -1,18 +1,18 @@
-import { getOrUndefined, isApiError } from '../api/errors.ts';
-import type { ObjectKey } from '../api/meta.ts';
-import { keyOf } from '../api/meta.ts';
-import type { Capture } from '../api/types.ts';
-import { beginJobStart, ClaimSuperseded, recordJob } from '../capture/claim.ts';
-import { applyDecision } from './apply.ts';
-import { decideCapture, decideStartFailed } from './capture/decide.ts';
-import { gatherCapture } from './capture/gather.ts';
-import type { CaptureDecision, CaptureDeps, CaptureSnapshot } from './capture/snapshot.ts';
-import { event } from './decision.ts';
-import { failedResult } from './step.ts';
+import { getOrUndefined, isApiError } from '../../api/errors.ts';
+import type { ObjectKey } from '../../api/meta.ts';
+import { keyOf } from '../../api/meta.ts';
+import type { Capture } from '../../api/types.ts';
+import { beginJobStart, ClaimSuperseded, recordJob } from '../../capture/claim.ts';
+import { applyDecision } from '../apply.ts';
+import { decideCapture, decideStartFailed } from './decide.ts';
+import { gatherCapture } from './gather.ts';
+import type { CaptureDecision, CaptureDeps, CaptureSnapshot } from './snapshot.ts';
+import { event } from '../decision.ts';
+import { failedResult } from '../step.ts';
 
-export * from './capture/decide.ts';
-export { gatherCapture, lookupHolder } from './capture/gather.ts';
-export * from './capture/snapshot.ts';
+export * from './decide.ts';
+export { gatherCapture, lookupHolder } from './gather.ts';
+export * from './snapshot.ts';
 
 export async function reconcileCapture(
   deps: CaptureDeps,

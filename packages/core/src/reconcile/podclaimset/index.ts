@@ -1,19 +1,19 @@
 // PodClaimSet reconciler: scale out (with a guard against duplicates from a stale cache), scale in
 // (P4), status counts for the scale subresource.
-import { setCondition } from '../api/conditions.ts';
-import { FINALIZER_RELEASE, LABEL_CLAIM_SET } from '../api/constants.ts';
-import { isApiError } from '../api/errors.ts';
-import { deepEqual } from '../api/json.ts';
-import { formatSelector } from '../api/labels.ts';
-import { keyOf, type ObjectKey } from '../api/meta.ts';
-import type { Client, Reader } from '../api/ports.ts';
-import type { PodClaim, PodClaimSet, PodClaimSetStatus } from '../api/types.ts';
-import { nextClaimNames } from '../pool/claim-names.ts';
-import { isMigrating } from '../pool/scale-in.ts';
-import { applyDecision, type EventRecorder } from './apply.ts';
-import { type Decision, type EventSpec, event, type Write } from './decision.ts';
-import { SAFETY_RULES, type SafetyRules } from './safety-rules.ts';
-import { failedResult } from './step.ts';
+import { setCondition } from '../../api/conditions.ts';
+import { FINALIZER_RELEASE, LABEL_CLAIM_SET } from '../../api/constants.ts';
+import { isApiError } from '../../api/errors.ts';
+import { deepEqual } from '../../api/json.ts';
+import { formatSelector } from '../../api/labels.ts';
+import { keyOf, type ObjectKey } from '../../api/meta.ts';
+import type { Client, Reader } from '../../api/ports.ts';
+import type { PodClaim, PodClaimSet, PodClaimSetStatus } from '../../api/types.ts';
+import { nextClaimNames } from '../../claimset/claim-names.ts';
+import { isMigrating } from '../../claimset/scale-in.ts';
+import { applyDecision, type EventRecorder } from '../apply.ts';
+import { type Decision, type EventSpec, event, type Write } from '../decision.ts';
+import { SAFETY_RULES, type SafetyRules } from '../safety-rules.ts';
+import { failedResult } from '../step.ts';
 
 export interface PodClaimSetSnapshot {
   set: PodClaimSet;

@@ -2,12 +2,12 @@
 // as the ReplicaSet controller's slowStartBatch) that stop after the first batch with an error, so a
 // quota or admission refusal costs one request, not a burst. Every create and delete is recorded
 // in the pool's expectations before the decision is left (see expectations.ts).
-import { type ApiError, isApiError } from '../api/errors.ts';
-import type { Client } from '../api/ports.ts';
-import type { Pod } from '../api/types.ts';
-import { type ApplyResult, applyWrite, type EventRecorder } from '../reconcile/apply.ts';
-import type { Decision, Write } from '../reconcile/decision.ts';
-import type { PoolExpectations } from './expectations.ts';
+import { type ApiError, isApiError } from '../../api/errors.ts';
+import type { Client } from '../../api/ports.ts';
+import type { Pod } from '../../api/types.ts';
+import { type ApplyResult, applyWrite, type EventRecorder } from '../apply.ts';
+import type { Decision, Write } from '../decision.ts';
+import type { PoolExpectations } from '../../pool/expectations.ts';
 
 /** The first batch's size; each successful batch doubles the next. */
 export const SLOW_START_INITIAL_BATCH = 1;

@@ -1,0 +1,21 @@
+// PodClaim reconciler: bind, migrate, release, Lost, finalize — gathered in podclaim/gather.ts,
+// decided by the ordered checks of podclaim/decide.ts, applied by the one reconcile step.
+import type { ObjectKey } from '../../api/meta.ts';
+import { decidePodClaim } from './decide.ts';
+import { gatherPodClaim } from './gather.ts';
+import type { PodClaimDeps, PodClaimSnapshot } from './snapshot.ts';
+import { type ReconcileResult, type Reconciler, reconcileStep } from '../step.ts';
+
+export { decidePodClaim, POD_CLAIM_CHECKS } from './decide.ts';
+export { gatherPodClaim } from './gather.ts';
+export { judgeReferencedPod, type PodHold } from './hold.ts';
+export * from './snapshot.ts';
+
+export const podClaimReconciler: Reconciler<PodClaimDeps, PodClaimSnapshot> = {
+  gather: gatherPodClaim,
+  decide: decidePodClaim,
+};
+
+export function reconcilePodClaim(deps: PodClaimDeps, key: ObjectKey): Promise<ReconcileResult> {
+  return reconcileStep(podClaimReconciler, deps, key);
+}
