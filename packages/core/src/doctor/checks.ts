@@ -7,8 +7,8 @@ import type { Capture, Pod, PodClaim, PodClaimSet, PodPool } from '../api/types.
 import { isClaimLive } from '../capture/claim.ts';
 import { classifyHolder, isDeleting, isPodFinished } from '../capture/liveness.ts';
 import { unfencedResult } from '../capture/result-fence.ts';
-import { claimedBy, claimedByUid, stateOf } from '../pool/pods.ts';
 import { chooseScaleIn, isMigrating } from '../claimset/scale-in.ts';
+import { claimedBy, claimedByUid, stateOf } from '../pool/pods.ts';
 import { sourceStateOf } from '../pool/source.ts';
 import { currentTemplateHash, isUpdatedPod, podTemplateHash } from '../pool/template-hash.ts';
 import { overCreatedPools } from './pool-size.ts';

@@ -11,6 +11,7 @@ import { ApiModel } from '../model/api-model.ts';
 import { CacheView } from '../model/cache-view.ts';
 import { ManualClock } from '../model/clock.ts';
 import { reconcilePodClaim } from '../reconcile/podclaim/index.ts';
+import { applyPoolDecision } from '../reconcile/podpool/apply.ts';
 import { decidePodPool, reconcilePodPool } from '../reconcile/podpool/index.ts';
 import { schemaModelOptions } from '../schema/index.ts';
 import {
@@ -34,7 +35,6 @@ import {
 import { put } from '../testing/model-helpers.ts';
 import { EXPECTATIONS_TTL_MS, PoolExpectations } from './expectations.ts';
 import { decideScaling } from './scaling.ts';
-import { applyPoolDecision } from '../reconcile/podpool/apply.ts';
 
 const NS = 'default';
 const key = (name: string) => ({ namespace: NS, name });

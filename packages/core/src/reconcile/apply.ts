@@ -13,6 +13,8 @@ export interface ApplyResult {
   /** The write that failed and why; Conflict/NotFound mean "re-read and decide again". */
   failed?: { write: Write; error: ApiError };
   requeueAfterMs?: number;
+  /** The server's answer to each write applied, in order (a follow-up may fence on it). */
+  written?: unknown[];
 }
 
 export async function applyWrite(client: Client, w: Write): Promise<unknown> {
@@ -38,18 +40,20 @@ export async function applyDecision(
   recorder?: EventRecorder,
 ): Promise<ApplyResult> {
   let applied = 0;
+  const written: unknown[] = [];
   for (const w of d.writes) {
     try {
-      await applyWrite(client, w);
+      written.push(await applyWrite(client, w));
       applied++;
     } catch (e) {
       // Deleting what is already gone is done.
       if (w.op === 'delete' && isApiError(e, 'NotFound')) {
+        written.push(undefined);
         applied++;
         continue;
       }
       const error = isApiError(e) ? e : new ApiError('Unavailable', String((e as Error)?.message ?? e));
-      return { applied, failed: { write: w, error } };
+      return { applied, written, failed: { write: w, error } };
     }
   }
   if (recorder) {
@@ -61,5 +65,7 @@ export async function applyDecision(
       }
     }
   }
-  return d.requeueAfterMs === undefined ? { applied } : { applied, requeueAfterMs: d.requeueAfterMs };
+  return d.requeueAfterMs === undefined
+    ? { applied, written }
+    : { applied, written, requeueAfterMs: d.requeueAfterMs };
 }

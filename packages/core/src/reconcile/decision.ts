@@ -31,6 +31,8 @@ export interface Decision {
   events: EventSpec[];
   /** Run this key again after this many milliseconds (level-triggered: a hint, not a promise). */
   requeueAfterMs?: number;
+  /** Decided from a cache and must not act on it: re-read live and decide again (nothing applied). */
+  needsLiveRead?: boolean;
 }
 
 export const noop = (requeueAfterMs?: number): Decision =>

@@ -4,13 +4,13 @@
 import { describe, expect, test } from 'vitest';
 import { FINALIZER_RELEASE, LABEL_CLAIMED_BY } from '../api/constants.ts';
 import type { Pod, PodClaim } from '../api/types.ts';
+import { chooseScaleIn } from '../claimset/scale-in.ts';
 import { checkConvergence, checkSafety } from '../invariants/check.ts';
 import { mapEvent, type RoutingView } from '../loop/map-event.ts';
 import { parseReconcileKey } from '../loop/reconcile-key.ts';
 import { ApiModel } from '../model/api-model.ts';
 import { ManualClock } from '../model/clock.ts';
 import { ClaimIndex } from '../pool/claim-index.ts';
-import { chooseScaleIn } from '../claimset/scale-in.ts';
 import { schemaModelOptions } from '../schema/index.ts';
 import {
   boundTo,

@@ -5,9 +5,9 @@
 // as data: sim/broken-routing.ts.
 import { LABEL_CLAIMED_BY } from '../api/constants.ts';
 import type { CaptureClaim } from '../api/types.ts';
+import { takeForScaleIn } from '../claimset/scale-in.ts';
 import { ANNOTATION_DO_NOT_DISRUPT, ANNOTATION_SAFE_TO_EVICT } from '../pool/disruption-hints.ts';
 import { ANNOTATION_POD_METADATA_KEYS, readPodMetadataRecord } from '../pool/pod-metadata.ts';
-import { takeForScaleIn } from '../claimset/scale-in.ts';
 import type { Write } from '../reconcile/decision.ts';
 import { SAFETY_RULES, type SafetyRules } from '../reconcile/safety-rules.ts';
 

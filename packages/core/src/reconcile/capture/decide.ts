@@ -2,26 +2,29 @@
 // writes, and the flag on a result that lacks the producing claim's token.
 import { findCondition } from '../../api/conditions.ts';
 import { parseTimestamp } from '../../api/meta.ts';
-import type { Capture, CaptureStatus, Pod } from '../../api/types.ts';
+import type { Capture, CaptureClaim, CaptureStatus, Pod } from '../../api/types.ts';
 import type { CaptureJobRequest } from '../../capture/backend.ts';
 import { captureCandidates } from '../../capture/candidates.ts';
 import {
+  beginJobStart,
   claimExpiry,
   decideAcquire,
   failClaim,
   isClaimLive,
   isTerminalPhase,
+  recordJob,
   renewClaim,
 } from '../../capture/claim.ts';
 import { unfencedResult } from '../../capture/result-fence.ts';
 import { type EventSpec, event, noop, type Write } from '../decision.ts';
 import { SAFETY_RULES, type SafetyRules } from '../safety-rules.ts';
-import type { CaptureDecision, CaptureSnapshot } from './snapshot.ts';
+import type { CaptureDecision, CaptureSnapshot, JobStart } from './snapshot.ts';
 import { CAPTURE_POLL_MS, CONDITION_RESULT_FENCED, REASON_UNFENCED_RESULT } from './snapshot.ts';
 import { noopWrites, resultFencedCondition, withObserved, writeStatus } from './status.ts';
 
 /** Decides with core's rules unless a test hands in `rules` with one broken on purpose. */
 export function decideCapture(s: CaptureSnapshot, rules: SafetyRules = SAFETY_RULES): CaptureDecision {
+  if (s.jobStart) return decideJobStart(s, s.jobStart);
   if (s.capture.metadata.deletionTimestamp) return noop();
   return withResultFence(s.capture, decideClaim(s, rules), s.now);
 }
@@ -181,12 +184,8 @@ function decideBackendProgress(s: CaptureSnapshot, events: EventSpec[], rules: S
     if (sinceStart < CAPTURE_POLL_MS) {
       return { writes: [], events, requeueAfterMs: CAPTURE_POLL_MS - Math.max(0, sinceStart) };
     }
-    return {
-      writes: [],
-      events,
-      requeueAfterMs: CAPTURE_POLL_MS,
-      startJob: { ...jobRequest(c, holderPod, claim.token), url: c.spec.backend.url ?? '' },
-    };
+    if (!s.startsJobs) return { writes: [], events, requeueAfterMs: CAPTURE_POLL_MS };
+    return decideStartJob(c, status, claim, holderPod, events, now);
   }
   const timedOut = attemptTimedOut(
     c,
@@ -209,6 +208,93 @@ function decideBackendProgress(s: CaptureSnapshot, events: EventSpec[], rules: S
     now - (parseTimestamp(claim.renewTime) ?? 0) > Math.min(claim.leaseSeconds * 1000, 60_000) / 3;
   if (renewDue) return writeStatus(c, renewClaim(status, claim.token, now), events, CAPTURE_POLL_MS, now);
   return { writes: [], events, requeueAfterMs: CAPTURE_POLL_MS };
+}
+
+/**
+ * Asks for the job start. It is counted on the claim first (fenced like every claim write), so a
+ * controller that resumes a claim whose start was never recorded (one stopped mid-start, or a lost
+ * answer) knows it and says so: JobRestarted, whatever the earlier starts made is a spare.
+ */
+function decideStartJob(
+  c: Capture,
+  status: CaptureStatus,
+  claim: CaptureClaim,
+  pod: Pod,
+  events: EventSpec[],
+  now: number,
+): CaptureDecision {
+  const req = jobRequest(c, pod, claim.token);
+  const earlier = claim.jobStarts ?? 0;
+  if (earlier > 0) {
+    events.push(
+      event(
+        c,
+        'Warning',
+        'JobRestarted',
+        `starting the job for token ${req.token} on ${req.pod} again (start ${earlier + 1}): ${earlier} earlier start(s) were never recorded; what they produced, if anything, is a spare and never a result`,
+      ),
+    );
+  }
+  const count: Write = {
+    op: 'updateStatus',
+    object: { ...c, status: beginJobStart(status, claim.token, now) },
+    why: 'count the job start',
+  };
+  return {
+    writes: [count],
+    events,
+    requeueAfterMs: CAPTURE_POLL_MS,
+    startJob: { ...req, url: c.spec.backend.url ?? '' },
+  };
+}
+
+/**
+ * What follows a job start (`JobStart`), decided on the capture its count wrote:
+ * - started: record the job id, fenced on that resourceVersion (JobStarted);
+ * - not started: `decideStartFailed`, with a JobStartFailed warning when it is retried;
+ * - recording conflicted: a job that finished after its claim moved on is reported (JobSuperseded)
+ *   and never recorded, so its result is never written; either way the reconcile re-reads.
+ */
+function decideJobStart(s: CaptureSnapshot, js: JobStart): CaptureDecision {
+  const c = s.capture;
+  if ('error' in js) {
+    const failed = decideStartFailed(s, js.token, js.error, js.transient);
+    const retrying = js.transient
+      ? [
+          event(
+            c,
+            'Warning',
+            'JobStartFailed',
+            `job start on ${js.pod} (token ${js.token}) failed, retrying: ${js.error}`,
+          ),
+        ]
+      : [];
+    return { ...failed, events: [...retrying, ...failed.events], requeueAfterMs: failed.requeueAfterMs ?? 0 };
+  }
+  if (js.recordConflicted) {
+    const token = js.liveToken;
+    if (token === js.token) return noop(0);
+    const message = `job ${js.id} on ${js.pod} (token ${js.token}) finished after the claim moved on (${
+      token ? `now token ${token}` : 'no claim open'
+    }); it is not recorded and its result is never written`;
+    return { writes: [], events: [event(c, 'Warning', 'JobSuperseded', message)], requeueAfterMs: 0 };
+  }
+  const status = c.status ?? {};
+  // The count just wrote this token; anything else is not ours to record: re-read.
+  if (status.claim?.token !== js.token) return noop(0);
+  return {
+    writes: [
+      {
+        op: 'updateStatus',
+        object: { ...c, status: recordJob(status, js.token, js.id, s.now) },
+        why: 'record the job',
+      },
+    ],
+    events: [
+      event(c, 'Normal', 'JobStarted', `capture job ${js.id} started on ${js.pod} with token ${js.token}`),
+    ],
+    requeueAfterMs: CAPTURE_POLL_MS,
+  };
 }
 
 /**

@@ -1,10 +1,11 @@
 // PodClaim reconciler: bind, migrate, release, Lost, finalize — gathered in podclaim/gather.ts,
-// decided by the ordered checks of podclaim/decide.ts, applied by the one reconcile step.
+// decided by the ordered checks of podclaim/decide.ts, applied by the one reconcile step. Its gather
+// reads live itself wherever a decision depends on it (P2, P7), so it never asks for a live re-gather.
 import type { ObjectKey } from '../../api/meta.ts';
+import { type ReconcileResult, type Reconciler, reconcileStep } from '../step.ts';
 import { decidePodClaim } from './decide.ts';
 import { gatherPodClaim } from './gather.ts';
 import type { PodClaimDeps, PodClaimSnapshot } from './snapshot.ts';
-import { type ReconcileResult, type Reconciler, reconcileStep } from '../step.ts';
 
 export { decidePodClaim, POD_CLAIM_CHECKS } from './decide.ts';
 export { gatherPodClaim } from './gather.ts';

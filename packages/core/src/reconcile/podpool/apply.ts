@@ -5,9 +5,9 @@
 import { type ApiError, isApiError } from '../../api/errors.ts';
 import type { Client } from '../../api/ports.ts';
 import type { Pod } from '../../api/types.ts';
+import type { PoolExpectations } from '../../pool/expectations.ts';
 import { type ApplyResult, applyWrite, type EventRecorder } from '../apply.ts';
 import type { Decision, Write } from '../decision.ts';
-import type { PoolExpectations } from '../../pool/expectations.ts';
 
 /** The first batch's size; each successful batch doubles the next. */
 export const SLOW_START_INITIAL_BATCH = 1;

@@ -1,0 +1,237 @@
+// PodPool decisions (pure): keep minIdle Idle pods (plus one per Pending claim) within maxPods, delete
+// only Idle pods with a resourceVersion precondition (a concurrent bind wins), release pods whose
+// claim is gone (confirmed live), keep the owned PDB, and report counts. Scaling decides from the
+// cache, gated by expectations (pool/scaling.ts, pool/expectations.ts): no live list per reconcile.
+// A pool with spec.source starts its pods from the named Capture's fenced result (pool/source.ts):
+// until there is one it creates and replaces no pods (excess Idle pods still go) and says why
+// (SourceReady).
+import { setCondition } from '../../api/conditions.ts';
+import { LABEL_POOL, LABEL_STATE } from '../../api/constants.ts';
+import { deepEqual } from '../../api/json.ts';
+import { keyOf } from '../../api/meta.ts';
+import type { Capture, Pod, PodClaim, PodDisruptionBudget, PodPool, PodPoolStatus } from '../../api/types.ts';
+import { isDeleting, isPodFinished } from '../../capture/liveness.ts';
+import { ClaimIndex } from '../../pool/claim-index.ts';
+import { decideDisruptionBudget } from '../../pool/disruption-budget.ts';
+import { newIdlePodHints } from '../../pool/disruption-hints.ts';
+import { NO_PENDING, type PendingExpectations } from '../../pool/expectations.ts';
+import { claimedBy, claimedByUid, poolOwnerReference, stateOf } from '../../pool/pods.ts';
+import { rolloutStatus, templateCondition } from '../../pool/rollout-status.ts';
+import { decideScaling, type ScalingDecision } from '../../pool/scaling.ts';
+import { NO_UNSERVABLE_NODES, type UnservableNodes } from '../../pool/serving.ts';
+import {
+  CONDITION_SOURCE_READY,
+  type PoolSeed,
+  SOURCE_WAIT_MS,
+  seedPod,
+  sourceCondition,
+  sourceEvent,
+  withoutSourceAnnotations,
+} from '../../pool/source.ts';
+import {
+  currentTemplateHash,
+  LABEL_TEMPLATE_HASH,
+  poolRelease,
+  poolTemplateHash,
+} from '../../pool/template-hash.ts';
+import { type Decision, type EventSpec, event, minRequeue, type Write } from '../decision.ts';
+import { SAFETY_RULES, type SafetyRules } from '../safety-rules.ts';
+
+export interface PodPoolSnapshot {
+  pool: PodPool;
+  pods: Pod[];
+  claims: PodClaim[];
+  /** Claims named by pod labels but missing from `claims`, confirmed by live reads. */
+  missingClaims: Set<string>;
+  live: boolean;
+  now: number;
+  /** Creates/deletes this controller issued that its cache does not show yet (expectations.ts). */
+  expectations?: PendingExpectations;
+  /** Nodes the pool's Idle pods run on that cannot serve (NotReady or cordoned). */
+  unservable?: UnservableNodes;
+  /** The PodDisruptionBudget named for the pool (`<pool>-bound`), as the cache shows it. */
+  pdb?: PodDisruptionBudget;
+  /** The Capture spec.source names, as the cache shows it (absent: not found, or no spec.source). */
+  sourceCapture?: Capture;
+}
+
+/** Residue decided from a cache says `needsLiveRead`: its claims are confirmed live first. */
+export type PodPoolDecision = Decision;
+
+export function isIdlePod(p: Pod): boolean {
+  return stateOf(p) === 'Idle' && claimedBy(p) === undefined && !isDeleting(p);
+}
+
+/**
+ * Pods of the pool that no claim holds: labelled for a claim that is gone (or a previous claim of
+ * that name), or Bound/Draining with no label. A pod any non-deleting claim references is never
+ * residue (that claim keeps it and fixes its label, P7); a pod labelled for an existing claim is
+ * that claim's to adopt, release or finalize.
+ */
+function residuePods(s: PodPoolSnapshot, pods: Pod[]): { pod: Pod; why: string }[] {
+  const references = new ClaimIndex(s.claims);
+  const claimsByName = new Map(s.claims.map((c) => [c.metadata.name, c]));
+  const out: { pod: Pod; why: string }[] = [];
+  for (const p of pods) {
+    const owner = claimedBy(p);
+    const state = stateOf(p);
+    if (owner === undefined && state !== 'Bound' && state !== 'Draining') continue;
+    if (references.isReferenced(p.metadata.namespace ?? '', p.metadata.name)) continue;
+    if (owner === undefined) {
+      out.push({ pod: p, why: `is ${state} but no claim references or labels it` });
+      continue;
+    }
+    const claim = claimsByName.get(owner);
+    const uid = claimedByUid(p);
+    if (s.missingClaims.has(owner) || !claim) out.push({ pod: p, why: `names missing claim ${owner}` });
+    else if (uid && claim.metadata.uid !== uid)
+      out.push({ pod: p, why: `names a previous claim ${owner} (uid ${uid})` });
+  }
+  return out;
+}
+
+/** Decides with core's rules unless a test hands in `rules` with one broken on purpose. */
+export function decidePodPool(s: PodPoolSnapshot, rules: SafetyRules = SAFETY_RULES): PodPoolDecision {
+  const pool = s.pool;
+  if (pool.metadata.deletionTimestamp) return { writes: [], events: [] };
+  const name = pool.metadata.name;
+  // Terminating pods count against maxPods (scaling.ts); the rest of the pool's view ignores them.
+  const allPods = s.pods.filter((p) => p.metadata.labels?.[LABEL_POOL] === name);
+  const pods = allPods.filter((p) => !isDeleting(p));
+  // Finished Idle pods are being replaced (scaling.ts): they are not Idle in the status.
+  const idle = pods.filter((p) => isIdlePod(p) && !isPodFinished(p));
+  const pendingClaims = s.claims.filter(
+    (c) => c.spec.poolName === name && !c.spec.podName && !c.metadata.deletionTimestamp,
+  ).length;
+  const writes: Write[] = [];
+  const events: EventSpec[] = [];
+
+  // spec.source: pods start only from the Capture's fenced result; without one, none are created.
+  const source = rules.judgePoolSource(pool, s.sourceCapture);
+  const seed = source.kind === 'fenced' ? source.seed : undefined;
+  const current = currentTemplateHash(pool, source);
+
+  // Residue (P5, P7): a claimed pod that no live claim holds goes back to the pool, after a live read.
+  const residue = residuePods(s, pods);
+  if (residue.length > 0 && !s.live) return { writes: [], events: [], needsLiveRead: true };
+  for (const { pod: p, why } of residue) {
+    writes.push(rules.releasePodWrite(p, poolRelease(pool, source), `pod ${p.metadata.name} ${why}`));
+    events.push(event(pool, 'Warning', 'ResidueReleased', `pod ${p.metadata.name} ${why}`));
+  }
+
+  // While the source is not ready no pod is new: the pods are judged against the hash last reported.
+  const hash = current ?? pool.status?.templateHash ?? poolTemplateHash(pool);
+  const scaling = decideScaling({
+    pool,
+    pods: allPods,
+    pendingClaims,
+    expectations: s.expectations ?? NO_PENDING,
+    unservable: s.unservable ?? NO_UNSERVABLE_NODES,
+    now: s.now,
+    templateHash: hash,
+    newPod: (p) => newPod(p, s.now, seed),
+    ...(current === undefined ? { holdCreates: true } : {}),
+  });
+  writes.push(...scaling.writes);
+  events.push(...scaling.events);
+  const budget = decideDisruptionBudget(pool, s.pdb);
+  if (budget.write) writes.push(budget.write);
+  if (budget.conflict) events.push(event(pool, 'Warning', 'DisruptionBudgetConflict', budget.conflict));
+
+  const status: PodPoolStatus = {
+    total: pods.length,
+    idle: idle.length,
+    bound: pods.filter((p) => stateOf(p) === 'Bound').length,
+    draining: pods.filter((p) => stateOf(p) === 'Draining').length,
+    observedGeneration: pool.metadata.generation ?? 0,
+    ...rolloutStatus(pool, pods, hash),
+  };
+  // Unschedulable pods are Idle by label but will not serve until a node is found.
+  const ok =
+    idle.length - scaling.unschedulable >=
+    Math.min(pool.spec.minIdle, pool.spec.maxPods - (pods.length - pods.filter(isIdlePod).length));
+  // Other writers' conditions on the pool are kept; only Ready is ours.
+  status.conditions = setCondition(
+    pool.status?.conditions,
+    {
+      type: 'Ready',
+      status: ok ? 'True' : 'False',
+      reason: ok
+        ? 'MinIdleKept'
+        : current === undefined
+          ? 'SourceNotReady'
+          : scaling.unschedulable > 0
+            ? 'PodsUnschedulable'
+            : 'ScalingUp',
+      message: `${idle.length} Idle of ${pods.length} pods (minIdle ${pool.spec.minIdle}, maxPods ${pool.spec.maxPods})${scalingNote(scaling)}`,
+      observedGeneration: pool.metadata.generation ?? 0,
+    },
+    s.now,
+  );
+  status.conditions = setCondition(status.conditions, templateCondition(pool, pods, hash), s.now);
+  const sourceReady = sourceCondition(pool, source);
+  if (sourceReady) {
+    const ev = sourceEvent(pool, source, sourceReady);
+    if (ev) events.push(ev);
+    status.conditions = setCondition(status.conditions, sourceReady, s.now);
+  } else {
+    // spec.source removed: its condition goes with it.
+    status.conditions = status.conditions.filter((c) => c.type !== CONDITION_SOURCE_READY);
+  }
+  if (!deepEqual(status, pool.status ?? {})) {
+    writes.push({
+      op: 'patchStatus',
+      kind: 'PodPool',
+      key: keyOf(pool),
+      patch: { status },
+      precondition: { uid: pool.metadata.uid! },
+      why: 'status',
+    });
+  }
+  const requeueAfterMs = minRequeue(
+    scaling.requeueAfterMs,
+    current === undefined ? SOURCE_WAIT_MS : undefined,
+  );
+  return requeueAfterMs === undefined ? { writes, events } : { writes, events, requeueAfterMs };
+}
+
+/**
+ * Only what every replica sees alike goes into the status: a replica's own expectations (x.held)
+ * would make replicas overwrite each other's message, each write waking the others, forever.
+ */
+function scalingNote(x: ScalingDecision): string {
+  const notes = [
+    ...(x.unschedulable > 0 ? [`${x.unschedulable} unschedulable (held, not multiplied)`] : []),
+    ...(x.stranded > 0 ? [`${x.stranded} on unservable nodes (being replaced)`] : []),
+    ...(x.finished > 0 ? [`${x.finished} finished (being replaced)`] : []),
+  ];
+  return notes.length > 0 ? `; ${notes.join('; ')}` : '';
+}
+
+/**
+ * A new Idle pod of the pool; `now` gives its deletion cost (disruption-hints.ts). A pool with
+ * spec.source passes the fenced `seed` its pods start from (pool/source.ts); the template's own
+ * `claimkit.dev/source-*` annotations are never copied.
+ */
+export function newPod(pool: PodPool, now: number, seed?: PoolSeed): Pod {
+  const t = pool.spec.template;
+  const pod: Pod = {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name: '',
+      generateName: `${pool.metadata.name}-`,
+      namespace: pool.metadata.namespace ?? '',
+      labels: {
+        ...(t.metadata?.labels ?? {}),
+        [LABEL_POOL]: pool.metadata.name,
+        [LABEL_STATE]: 'Idle',
+        [LABEL_TEMPLATE_HASH]: poolTemplateHash(pool, seed),
+      },
+      annotations: { ...withoutSourceAnnotations(t.metadata?.annotations ?? {}), ...newIdlePodHints(now) },
+      ownerReferences: [poolOwnerReference(pool)],
+    },
+    spec: JSON.parse(JSON.stringify(t.spec)),
+  };
+  return seed && pool.spec.source ? seedPod(pod, pool.spec.source, seed) : pod;
+}
