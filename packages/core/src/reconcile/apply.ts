@@ -56,16 +56,20 @@ export async function applyDecision(
       return { applied, written, failed: { write: w, error } };
     }
   }
-  if (recorder) {
-    for (const ev of d.events) {
-      try {
-        await recorder.record(ev);
-      } catch {
-        // Events are best effort, as in client-go's recorder.
-      }
-    }
-  }
+  await recordEvents(recorder, d.events);
   return d.requeueAfterMs === undefined
     ? { applied, written }
     : { applied, written, requeueAfterMs: d.requeueAfterMs };
+}
+
+/** Records a decision's Events once its writes have landed; best effort, as in client-go's recorder. */
+export async function recordEvents(recorder: EventRecorder | undefined, events: EventSpec[]): Promise<void> {
+  if (!recorder) return;
+  for (const ev of events) {
+    try {
+      await recorder.record(ev);
+    } catch {
+      // A lost Event is never a reason to fail or retry a reconcile.
+    }
+  }
 }

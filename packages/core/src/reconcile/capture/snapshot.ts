@@ -25,8 +25,7 @@ export interface CaptureSnapshot {
  * The outcome of a job start, fed back to `decideCapture` by the reconcile's follow-up step. The
  * snapshot's capture is then the one the start's count wrote (its resourceVersion fences what follows).
  */
-export type JobStart = { token: number; pod: string } & /** The backend started job `id`: record it. */
-(
+export type JobStart = { token: number; pod: string } /** The backend started job `id`: record it. */ & (
   | { id: string; recordConflicted?: undefined }
   /** The backend did not start it; only a definite answer (4xx) is not `transient`. */
   | { error: string; transient: boolean }

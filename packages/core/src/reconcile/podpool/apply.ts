@@ -6,7 +6,7 @@ import { type ApiError, isApiError } from '../../api/errors.ts';
 import type { Client } from '../../api/ports.ts';
 import type { Pod } from '../../api/types.ts';
 import type { PoolExpectations } from '../../pool/expectations.ts';
-import { type ApplyResult, applyWrite, type EventRecorder } from '../apply.ts';
+import { type ApplyResult, applyWrite, type EventRecorder, recordEvents } from '../apply.ts';
 import type { Decision, Write } from '../decision.ts';
 
 /** The first batch's size; each successful batch doubles the next. */
@@ -94,14 +94,6 @@ export async function applyPoolDecision(x: PoolApplyContext, d: Decision): Promi
     applied++;
     i++;
   }
-  if (x.recorder) {
-    for (const ev of d.events) {
-      try {
-        await x.recorder.record(ev);
-      } catch {
-        // Events are best effort, as in client-go's recorder.
-      }
-    }
-  }
+  await recordEvents(x.recorder, d.events);
   return d.requeueAfterMs === undefined ? { applied } : { applied, requeueAfterMs: d.requeueAfterMs };
 }
