@@ -5,7 +5,7 @@ import type { ObjectKey } from '../../api/meta.ts';
 import type { Reader } from '../../api/ports.ts';
 import type { Pod } from '../../api/types.ts';
 import type { HolderLookup } from '../../capture/liveness.ts';
-import { jobRequest } from './decide.ts';
+import { jobRequest } from './job-start.ts';
 import type { CaptureDeps, CaptureSnapshot } from './snapshot.ts';
 
 export async function gatherCapture(deps: CaptureDeps, key: ObjectKey): Promise<CaptureSnapshot | undefined> {

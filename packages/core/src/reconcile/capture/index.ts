@@ -13,6 +13,7 @@ import type { CaptureDecision, CaptureDeps, CaptureSnapshot } from './snapshot.t
 
 export * from './decide.ts';
 export { gatherCapture, lookupHolder } from './gather.ts';
+export { decideStartFailed, jobRequest } from './job-start.ts';
 export * from './snapshot.ts';
 
 async function followUpCapture(
