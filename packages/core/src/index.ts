@@ -43,6 +43,7 @@ export type {
   SchemaType,
   ValidationRule,
 } from './api/crd-schema.ts';
+export type { Decision, EventSpec, Write } from './api/decision.ts';
 export {
   ApiError,
   type ApiErrorReason,
@@ -226,14 +227,13 @@ export { ANNOTATION_POD_METADATA_KEYS, isReservedPodMetadataKey } from './pool/p
 export { nodeCanServe } from './pool/serving.ts';
 export { LABEL_TEMPLATE_HASH } from './pool/template-hash.ts';
 export type { EventRecorder } from './reconcile/apply.ts';
+export { reconcileCapture } from './reconcile/capture/index.ts';
 export type { CaptureDeps } from './reconcile/capture/snapshot.ts';
-export { reconcileCapture } from './reconcile/capture.ts';
-export { sweepCaptures } from './reconcile/capture-sweep.ts';
-export type { Decision, EventSpec, Write } from './reconcile/decision.ts';
+export { sweepCaptures } from './reconcile/capture/sweep.ts';
+export { reconcilePodClaim } from './reconcile/podclaim/index.ts';
 export type { PodClaimDeps } from './reconcile/podclaim/snapshot.ts';
-export { reconcilePodClaim } from './reconcile/podclaim.ts';
-export { type PodClaimSetDeps, reconcilePodClaimSet } from './reconcile/podclaimset.ts';
-export { type PodPoolDeps, reconcilePodPool } from './reconcile/podpool.ts';
+export { type PodClaimSetDeps, reconcilePodClaimSet } from './reconcile/podclaimset/index.ts';
+export { type PodPoolDeps, reconcilePodPool } from './reconcile/podpool/index.ts';
 export { SAFETY_RULES, type SafetyRules } from './reconcile/safety-rules.ts';
 export { crdFileName, crdFor } from './schema/crd.ts';
 export { KIND_SCHEMAS } from './schema/kinds.ts';

@@ -6,8 +6,8 @@ import { formatSelector, matchesSelector, parseSelector } from './api/labels.ts'
 import type { Capture, PodClaim } from './api/types.ts';
 import { byCreationThenName, sortByCreationThenName } from './capture/candidates.ts';
 import { ClaimSuperseded, completeClaim, decideAcquire } from './capture/claim.ts';
-import { claimNameFor, nextClaimNames } from './pool/claim-names.ts';
-import { chooseScaleIn, isMigrating } from './pool/scale-in.ts';
+import { claimNameFor, nextClaimNames } from './claimset/claim-names.ts';
+import { chooseScaleIn, isMigrating } from './claimset/scale-in.ts';
 import { capture, heldBy, pod, podClaim, T0_MS } from './testing/fixtures.ts';
 
 const labelKey = fc.stringMatching(/^[a-z][a-z0-9]{0,5}$/);

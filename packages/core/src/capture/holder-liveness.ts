@@ -1,6 +1,8 @@
 // Holder liveness, by pod name AND UID (seed: capture-claim-dead-owner). Only a definite answer
 // makes a holder dead; anything we could not find out keeps the claim.
+import { getOrUndefined } from '../api/errors.ts';
 import { isPodFinished } from '../api/pod-predicates.ts';
+import type { Reader } from '../api/ports.ts';
 import type { ContainerStatus, Pod, PodRef } from '../api/types.ts';
 
 /** What a live lookup of the holder pod returned, as plain data. */
@@ -73,4 +75,25 @@ export function classifyHolderContainer(pod: Pod, c: HolderContainer): Container
     if (s.state?.running) return { state: 'alive' };
   }
   return { state: 'unknown', reason: `container ${c.name} is neither running nor terminated` };
+}
+
+/**
+ * The holder's liveness, confirmed by a live read: a cache NotFound is never enough to declare a
+ * holder dead (the cache may not have seen it yet); any other error is "unknown" and keeps the claim.
+ */
+export async function lookupHolder(
+  deps: { client: Reader },
+  namespace: string,
+  name: string,
+  cached: Pod[],
+): Promise<HolderLookup> {
+  // A cached pod that is deleting or replaced is already definite; otherwise read live.
+  const fromCache = cached.find((p) => p.metadata.name === name);
+  if (fromCache?.metadata.deletionTimestamp) return { found: true, pod: fromCache };
+  try {
+    const pod = await getOrUndefined(deps.client.get('Pod', { namespace, name }));
+    return pod ? { found: true, pod } : { found: false };
+  } catch (e) {
+    return { error: e instanceof Error ? e.message : String(e) };
+  }
 }

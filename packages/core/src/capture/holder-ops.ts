@@ -7,7 +7,7 @@ import type { ObjectKey } from '../api/meta.ts';
 import { isDeleting, isPodReady } from '../api/pod-predicates.ts';
 import type { Client } from '../api/ports.ts';
 import type { Capture, CaptureStatus, Pod, PodRef } from '../api/types.ts';
-import { lookupHolder } from '../reconcile/capture.ts';
+
 import {
   type AcquireOutcome,
   completeClaim,
@@ -17,7 +17,7 @@ import {
   renewClaim,
   retryCapture,
 } from './claim.ts';
-import { classifyHolder } from './holder-liveness.ts';
+import { classifyHolder, lookupHolder } from './holder-liveness.ts';
 
 const MAX_CONFLICT_RETRIES = 8;
 

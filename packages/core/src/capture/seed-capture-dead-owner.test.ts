@@ -2,8 +2,8 @@
 import { describe, expect, test } from 'vitest';
 import { isApiError } from '../api/errors.ts';
 import type { Capture } from '../api/types.ts';
-import { decideCapture } from '../reconcile/capture.ts';
-import { applySweep, observeForSweep, sweepCaptures } from '../reconcile/capture-sweep.ts';
+import { decideCapture } from '../reconcile/capture/index.ts';
+import { applySweep, observeForSweep, sweepCaptures } from '../reconcile/capture/sweep.ts';
 import { capture, heldBy, pod, ready, T0_MS, withLabels, withSelector } from '../testing/fixtures.ts';
 import { put } from '../testing/model-helpers.ts';
 import { world } from '../testing/world.ts';

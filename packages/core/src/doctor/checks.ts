@@ -8,8 +8,8 @@ import type { Capture, Pod, PodClaim, PodClaimSet, PodPool } from '../api/types.
 import { isClaimLive } from '../capture/claim.ts';
 import { classifyHolder } from '../capture/holder-liveness.ts';
 import { unfencedResult } from '../capture/result-fence.ts';
+import { chooseScaleIn, isMigrating } from '../claimset/scale-in.ts';
 import { claimedBy, claimedByUid, stateOf } from '../pool/pods.ts';
-import { chooseScaleIn, isMigrating } from '../pool/scale-in.ts';
 import { sourceStateOf } from '../pool/source.ts';
 import { currentTemplateHash, isUpdatedPod, podTemplateHash } from '../pool/template-hash.ts';
 import { overCreatedPools } from './pool-size.ts';

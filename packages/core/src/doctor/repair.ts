@@ -10,6 +10,8 @@
 // pod is never released for a claim that started to reference it after the snapshot was taken.
 
 import { ANNOTATION_MIGRATE, ANNOTATION_MIGRATE_TO } from '../api/constants.ts';
+import type { Decision, Write } from '../api/decision.ts';
+import { event } from '../api/decision.ts';
 import { deepEqual } from '../api/json.ts';
 import { keyOf, keyString, type ObjectKey, parseTimestamp, toTimestamp } from '../api/meta.ts';
 import { isPodFinished } from '../api/pod-predicates.ts';
@@ -24,11 +26,9 @@ import {
 } from '../pool/pods.ts';
 import { sourceStateOf } from '../pool/source.ts';
 import { type PodRelease, poolRelease } from '../pool/template-hash.ts';
-import { decideCapture, decideDiscardUnfencedResult } from '../reconcile/capture.ts';
-import type { Decision, Write } from '../reconcile/decision.ts';
-import { event } from '../reconcile/decision.ts';
+import { decideCapture, decideDiscardUnfencedResult } from '../reconcile/capture/index.ts';
 import { statusPatch } from '../reconcile/podclaim/claim-writes.ts';
-import { decidePodClaim } from '../reconcile/podclaim.ts';
+import { decidePodClaim } from '../reconcile/podclaim/index.ts';
 import { type DoctorSnapshot, type Finding, referencesByPod } from './checks.ts';
 
 export interface Repair {

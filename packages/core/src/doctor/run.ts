@@ -1,9 +1,10 @@
 // Gathers a doctor snapshot through the Reader port and runs rounds of repairs through the Client
 // port: diagnose -> plan -> apply -> read again, until nothing fixable is left (or no progress).
+
+import type { Write } from '../api/decision.ts';
 import { ApiError, getOrUndefined } from '../api/errors.ts';
 import type { Client, Reader } from '../api/ports.ts';
 import { applyDecision, type EventRecorder } from '../reconcile/apply.ts';
-import type { Write } from '../reconcile/decision.ts';
 import {
   claimContext,
   type DoctorOptions,

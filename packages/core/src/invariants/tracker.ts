@@ -11,9 +11,9 @@ import type { Capture, Kind, Pod, PodClaim } from '../api/types.ts';
 import { isClaimLive } from '../capture/claim.ts';
 import { classifyHolder } from '../capture/holder-liveness.ts';
 import { unfencedResult } from '../capture/result-fence.ts';
+import { isMigrating } from '../claimset/scale-in.ts';
 import { isReplacement } from '../pool/bound-pod.ts';
 import { isLostForGood, lostPolicyOf } from '../pool/lost-policy.ts';
-import { isMigrating } from '../pool/scale-in.ts';
 import { podSeed } from '../pool/source.ts';
 import type { Violation } from './check.ts';
 

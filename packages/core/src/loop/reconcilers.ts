@@ -1,13 +1,14 @@
-// The control loop's table: one reconciler per reconciled kind. The controller's Manager and the
-// simulator's World both dispatch through it (and route events through map-event.ts), so neither
-// has its own idea of which code reconciles what.
+// The control loop's table: one reconciler per reconciled kind, each the same contract (gather,
+// decide, optional apply and follow-up; reconcile/step.ts) run by the one reconcile step. The
+// controller's Manager and the simulator's World both dispatch through it (and route events
+// through map-event.ts), so neither has its own idea of which code reconciles what.
 import type { ObjectKey } from '../api/meta.ts';
 import type { PoolExpectations } from '../pool/expectations.ts';
-import { type CaptureDeps, reconcileCapture } from '../reconcile/capture.ts';
-import { reconcilePodClaim } from '../reconcile/podclaim.ts';
-import { reconcilePodClaimSet } from '../reconcile/podclaimset.ts';
-import { reconcilePodPool } from '../reconcile/podpool.ts';
-import type { ReconcileResult } from '../reconcile/step.ts';
+import { type CaptureDeps, captureReconciler } from '../reconcile/capture/index.ts';
+import { podClaimReconciler } from '../reconcile/podclaim/index.ts';
+import { podClaimSetReconciler } from '../reconcile/podclaimset/index.ts';
+import { podPoolReconciler } from '../reconcile/podpool/index.ts';
+import { type ReconcileResult, type Reconciler, reconcileStep } from '../reconcile/step.ts';
 import type { ReconcileKind } from './reconcile-key.ts';
 
 /**
@@ -16,14 +17,14 @@ import type { ReconcileKind } from './reconcile-key.ts';
  */
 export type ReconcileDeps = CaptureDeps & { expectations?: PoolExpectations };
 
-export const RECONCILERS: Readonly<
-  Record<ReconcileKind, (deps: ReconcileDeps, key: ObjectKey) => Promise<ReconcileResult>>
-> = Object.freeze({
-  Capture: reconcileCapture,
-  PodClaim: reconcilePodClaim,
-  PodClaimSet: reconcilePodClaimSet,
-  PodPool: reconcilePodPool,
-});
+export const RECONCILERS: Readonly<Record<ReconcileKind, Reconciler<ReconcileDeps, unknown>>> = Object.freeze(
+  {
+    Capture: captureReconciler,
+    PodClaim: podClaimReconciler,
+    PodClaimSet: podClaimSetReconciler,
+    PodPool: podPoolReconciler,
+  },
+);
 
 /** One reconcile of one key, by the table. */
 export function reconcile(
@@ -31,5 +32,5 @@ export function reconcile(
   deps: ReconcileDeps,
   key: ObjectKey,
 ): Promise<ReconcileResult> {
-  return RECONCILERS[kind](deps, key);
+  return reconcileStep(RECONCILERS[kind], deps, key);
 }

@@ -4,8 +4,8 @@
 import { parseTimestamp } from '../api/meta.ts';
 import type { Pod } from '../api/types.ts';
 import { sortByCreationThenName } from '../capture/candidates.ts';
+import { fnv1a } from '../claimset/claim-names.ts';
 import type { ClaimIndex } from './claim-index.ts';
-import { fnv1a } from './claim-names.ts';
 import { isIdleAndReady, poolOf } from './pods.ts';
 import { isStranded, NO_UNSERVABLE_NODES, type UnservableNodes } from './serving.ts';
 

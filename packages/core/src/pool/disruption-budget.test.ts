@@ -2,7 +2,7 @@
 // deletes it when the field goes; a PDB of that name it does not own is left alone (and reported).
 import { describe, expect, test } from 'vitest';
 import { LABEL_POOL, LABEL_STATE } from '../api/constants.ts';
-import { reconcilePodPool } from '../reconcile/podpool.ts';
+import { reconcilePodPool } from '../reconcile/podpool/index.ts';
 import { podPool, withDisruptionBudget, withMinIdle } from '../testing/fixtures.ts';
 import { put } from '../testing/model-helpers.ts';
 import { world } from '../testing/world.ts';

@@ -4,9 +4,9 @@
 // wait for the claim's release. Idle pods stay evictable: the pool replaces them. Without the field
 // the PDB the pool owns is deleted (one another writer made, not owned by the pool, is left alone).
 import { LABEL_POOL, LABEL_STATE } from '../api/constants.ts';
+import type { Write } from '../api/decision.ts';
 import { deepEqual } from '../api/json.ts';
 import type { PodDisruptionBudget, PodPool } from '../api/types.ts';
-import type { Write } from '../reconcile/decision.ts';
 import { poolOwnerReference } from './pods.ts';
 
 export const pdbNameFor = (pool: string): string => `${pool}-bound`;

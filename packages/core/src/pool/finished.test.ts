@@ -7,7 +7,7 @@ import { isPodFinished } from '../api/pod-predicates.ts';
 import type { Pod, PodClaim } from '../api/types.ts';
 import { classifyHolder } from '../capture/holder-liveness.ts';
 import { judgeReferencedPod } from '../reconcile/podclaim/hold.ts';
-import { gatherPodClaim, reconcilePodClaim } from '../reconcile/podclaim.ts';
+import { gatherPodClaim, reconcilePodClaim } from '../reconcile/podclaim/index.ts';
 import {
   boundTo,
   claimedBy,

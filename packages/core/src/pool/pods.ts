@@ -7,10 +7,10 @@ import {
   LABEL_STATE,
   type PodState,
 } from '../api/constants.ts';
+import type { Write } from '../api/decision.ts';
 import { keyOf, type OwnerReference } from '../api/meta.ts';
 import { isDeleting, isPodFinished, isPodReady } from '../api/pod-predicates.ts';
 import type { Pod, PodClaim, PodPool, ReleasePolicy } from '../api/types.ts';
-import type { Write } from '../reconcile/decision.ts';
 import { heldPodHints, idlePodHints } from './disruption-hints.ts';
 import { podMetadataBindPatch, podMetadataReleasePatch } from './pod-metadata.ts';
 import { type PodRelease, releasePolicyFor } from './template-hash.ts';

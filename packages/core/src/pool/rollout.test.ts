@@ -8,8 +8,8 @@ import { LABEL_POOL, LABEL_STATE } from '../api/constants.ts';
 import { isApiError } from '../api/errors.ts';
 import { isPodReady } from '../api/pod-predicates.ts';
 import type { Pod, PodClaim, PodPool } from '../api/types.ts';
-import { reconcilePodClaim } from '../reconcile/podclaim.ts';
-import { reconcilePodPool } from '../reconcile/podpool.ts';
+import { reconcilePodClaim } from '../reconcile/podclaim/index.ts';
+import { reconcilePodPool } from '../reconcile/podpool/index.ts';
 import {
   boundTo,
   claimedBy,

@@ -9,8 +9,9 @@ import type { Client } from '../api/ports.ts';
 import type { Pod } from '../api/types.ts';
 import type { ApiModel } from '../model/api-model.ts';
 import { CacheView } from '../model/cache-view.ts';
-import { reconcilePodClaim } from '../reconcile/podclaim.ts';
-import { decidePodPool, reconcilePodPool } from '../reconcile/podpool.ts';
+import { reconcilePodClaim } from '../reconcile/podclaim/index.ts';
+import { applyPoolDecision } from '../reconcile/podpool/apply.ts';
+import { decidePodPool, reconcilePodPool } from '../reconcile/podpool/index.ts';
 import {
   cordoned,
   forPool,
@@ -33,7 +34,6 @@ import { put } from '../testing/model-helpers.ts';
 import { world as harness } from '../testing/world.ts';
 import { EXPECTATIONS_TTL_MS, PoolExpectations } from './expectations.ts';
 import { decideScaling } from './scaling.ts';
-import { applyPoolDecision } from './slow-start.ts';
 
 const NS = 'default';
 const key = (name: string) => ({ namespace: NS, name });

@@ -16,10 +16,11 @@
 // - a pool seeded from a Capture (spec.source) with no fenced result holds its creates: nothing is
 //   created, replaced or rolled out; excess Idle pods are still scaled down.
 // Deletes carry the pod's UID and resourceVersion, so a concurrent bind wins.
+
+import { type EventSpec, event, type Write } from '../api/decision.ts';
 import { parseTimestamp } from '../api/meta.ts';
 import { isDeleting, isPodFinished } from '../api/pod-predicates.ts';
 import type { Pod, PodPool } from '../api/types.ts';
-import { type EventSpec, event, type Write } from '../reconcile/decision.ts';
 import type { PendingExpectations } from './expectations.ts';
 import { claimedBy, deletePodAsReadWrite, stateOf } from './pods.ts';
 import { outdatedIdleToDelete, scaleDownOrder } from './rollout.ts';

@@ -15,9 +15,9 @@ import {
   SOURCE_ANNOTATIONS,
   SOURCE_IMAGE_PREFIX,
 } from '../api/constants.ts';
+import { type EventSpec, event } from '../api/decision.ts';
 import type { Capture, Container, Pod, PodPool, PodPoolSource, PodTemplateSpec } from '../api/types.ts';
 import { unfencedResult } from '../capture/result-fence.ts';
-import { type EventSpec, event } from '../reconcile/decision.ts';
 
 export const CONDITION_SOURCE_READY = 'SourceReady';
 /**

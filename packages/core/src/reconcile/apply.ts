@@ -1,8 +1,9 @@
 // Carries out a Decision through the Writer ports. Writes run in order and stop at the first
 // failure: every decision is built so that any prefix of it is a safe state to resume from.
+
+import type { Decision, EventSpec, Write } from '../api/decision.ts';
 import { ApiError, isApiError } from '../api/errors.ts';
 import type { Client } from '../api/ports.ts';
-import type { Decision, EventSpec, Write } from './decision.ts';
 
 export interface EventRecorder {
   record(e: EventSpec): void | Promise<void>;
@@ -13,6 +14,8 @@ export interface ApplyResult {
   /** The write that failed and why; Conflict/NotFound mean "re-read and decide again". */
   failed?: { write: Write; error: ApiError };
   requeueAfterMs?: number;
+  /** The server's answer to each write applied, in order (a follow-up may fence on it). */
+  written?: unknown[];
 }
 
 export async function applyWrite(client: Client, w: Write): Promise<unknown> {
@@ -38,28 +41,36 @@ export async function applyDecision(
   recorder?: EventRecorder,
 ): Promise<ApplyResult> {
   let applied = 0;
+  const written: unknown[] = [];
   for (const w of d.writes) {
     try {
-      await applyWrite(client, w);
+      written.push(await applyWrite(client, w));
       applied++;
     } catch (e) {
       // Deleting what is already gone is done.
       if (w.op === 'delete' && isApiError(e, 'NotFound')) {
+        written.push(undefined);
         applied++;
         continue;
       }
       const error = isApiError(e) ? e : new ApiError('Unavailable', String((e as Error)?.message ?? e));
-      return { applied, failed: { write: w, error } };
+      return { applied, written, failed: { write: w, error } };
     }
   }
-  if (recorder) {
-    for (const ev of d.events) {
-      try {
-        await recorder.record(ev);
-      } catch {
-        // Events are best effort, as in client-go's recorder.
-      }
+  await recordEvents(recorder, d.events);
+  return d.requeueAfterMs === undefined
+    ? { applied, written }
+    : { applied, written, requeueAfterMs: d.requeueAfterMs };
+}
+
+/** Records a decision's Events once its writes have landed; best effort, as in client-go's recorder. */
+export async function recordEvents(recorder: EventRecorder | undefined, events: EventSpec[]): Promise<void> {
+  if (!recorder) return;
+  for (const ev of events) {
+    try {
+      await recorder.record(ev);
+    } catch {
+      // A lost Event is never a reason to fail or retry a reconcile.
     }
   }
-  return d.requeueAfterMs === undefined ? { applied } : { applied, requeueAfterMs: d.requeueAfterMs };
 }

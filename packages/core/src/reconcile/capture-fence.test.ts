@@ -23,7 +23,7 @@ import {
   decideDiscardUnfencedResult,
   REASON_UNFENCED_RESULT,
   reconcileCapture,
-} from './capture.ts';
+} from './capture/index.ts';
 
 const key = { namespace: 'default', name: 'fn-v1' };
 

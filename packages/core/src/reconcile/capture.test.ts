@@ -1,6 +1,7 @@
 // The Capture reconciler with a controller-driven backend: job started once per token, its id
 // persisted so a restarted controller resumes polling, fenced terminal writes, attempts, timeouts.
 import { describe, expect, test } from 'vitest';
+import type { EventSpec } from '../api/decision.ts';
 import { ApiError } from '../api/errors.ts';
 import type { Reader } from '../api/ports.ts';
 import type { CaptureBackend, CaptureJobRequest } from '../capture/backend.ts';
@@ -18,8 +19,7 @@ import {
 } from '../testing/fixtures.ts';
 import { put } from '../testing/model-helpers.ts';
 import { world } from '../testing/world.ts';
-import { CAPTURE_POLL_MS, reconcileCapture } from './capture.ts';
-import type { EventSpec } from './decision.ts';
+import { CAPTURE_POLL_MS, reconcileCapture } from './capture/index.ts';
 
 const key = { namespace: 'default', name: 'snap' };
 

@@ -47,9 +47,9 @@ import {
 } from '../testing/fixtures.ts';
 import { put } from '../testing/model-helpers.ts';
 import { untilQuiet, type World, world } from '../testing/world.ts';
-import { decidePodClaim, gatherPodClaim, reconcilePodClaim } from './podclaim.ts';
-import { reconcilePodClaimSet } from './podclaimset.ts';
-import { newPod, reconcilePodPool } from './podpool.ts';
+import { decidePodClaim, gatherPodClaim, reconcilePodClaim } from './podclaim/index.ts';
+import { reconcilePodClaimSet } from './podclaimset/index.ts';
+import { newPod, reconcilePodPool } from './podpool/index.ts';
 
 const NS = 'default';
 const key = (name: string) => ({ namespace: NS, name });

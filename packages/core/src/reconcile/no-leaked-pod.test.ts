@@ -28,8 +28,8 @@ import {
 import { putAll } from '../testing/model-helpers.ts';
 import { world as harness, settleAll, type World } from '../testing/world.ts';
 import { applyDecision } from './apply.ts';
-import { decidePodClaim, gatherPodClaim, reconcilePodClaim } from './podclaim.ts';
-import { reconcilePodPool } from './podpool.ts';
+import { decidePodClaim, gatherPodClaim, reconcilePodClaim } from './podclaim/index.ts';
+import { reconcilePodPool } from './podpool/index.ts';
 
 const NS = 'default';
 const key = (name: string) => ({ namespace: NS, name });

@@ -11,8 +11,8 @@ import { checkConvergence, checkSafety } from '../invariants/check.ts';
 import { inPool, onNode, pod, podClaim, podPool, ready, withState } from '../testing/fixtures.ts';
 import { putAll } from '../testing/model-helpers.ts';
 import { world as harness } from '../testing/world.ts';
-import { reconcilePodClaim } from './podclaim.ts';
-import { reconcilePodPool } from './podpool.ts';
+import { reconcilePodClaim } from './podclaim/index.ts';
+import { reconcilePodPool } from './podpool/index.ts';
 
 const NS = 'default';
 const key = (name: string) => ({ namespace: NS, name });

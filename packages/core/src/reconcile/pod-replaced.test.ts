@@ -11,8 +11,8 @@ import type { ApiModel } from '../model/api-model.ts';
 import { inPool, onNode, pod, podClaim, podPool, ready, withState } from '../testing/fixtures.ts';
 import { putAll } from '../testing/model-helpers.ts';
 import { world } from '../testing/world.ts';
-import { reconcilePodClaim } from './podclaim.ts';
-import { reconcilePodPool } from './podpool.ts';
+import { reconcilePodClaim } from './podclaim/index.ts';
+import { reconcilePodPool } from './podpool/index.ts';
 
 const NS = 'default';
 const key = (name: string) => ({ namespace: NS, name });

@@ -35,9 +35,9 @@ import {
 import { put } from '../testing/model-helpers.ts';
 import { untilQuiet, type World, world } from '../testing/world.ts';
 import { applyDecision } from './apply.ts';
-import { decidePodClaim, gatherPodClaim, reconcilePodClaim } from './podclaim.ts';
-import { reconcilePodClaimSet } from './podclaimset.ts';
-import { reconcilePodPool } from './podpool.ts';
+import { decidePodClaim, gatherPodClaim, reconcilePodClaim } from './podclaim/index.ts';
+import { reconcilePodClaimSet } from './podclaimset/index.ts';
+import { reconcilePodPool } from './podpool/index.ts';
 
 const NS = 'default';
 const key = (name: string) => ({ namespace: NS, name });

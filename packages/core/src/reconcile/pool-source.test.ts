@@ -49,8 +49,8 @@ import {
 } from '../testing/fixtures.ts';
 import { put, putAll } from '../testing/model-helpers.ts';
 import { world as harness, type World } from '../testing/world.ts';
-import { reconcilePodClaim } from './podclaim.ts';
-import { reconcilePodPool } from './podpool.ts';
+import { reconcilePodClaim } from './podclaim/index.ts';
+import { reconcilePodPool } from './podpool/index.ts';
 
 const NS = 'default';
 const key = (name: string) => ({ namespace: NS, name });

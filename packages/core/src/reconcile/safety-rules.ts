@@ -6,9 +6,9 @@
 import type { PodClaimSpec } from '../api/types.ts';
 import { completeClaim } from '../capture/claim.ts';
 import { classifyHolder } from '../capture/holder-liveness.ts';
+import { chooseScaleIn } from '../claimset/scale-in.ts';
 import { isLostForGood } from '../pool/lost-policy.ts';
 import { bindPodWrite, releasePodWrite } from '../pool/pods.ts';
-import { chooseScaleIn } from '../pool/scale-in.ts';
 import { judgePoolSource } from '../pool/source.ts';
 import { finalize } from './podclaim/finalize.ts';
 import { dropPodReference, judgeReferencedPod } from './podclaim/hold.ts';

@@ -4,12 +4,12 @@
 import { describe, expect, test } from 'vitest';
 import { FINALIZER_RELEASE, LABEL_CLAIMED_BY } from '../api/constants.ts';
 import type { Pod, PodClaim } from '../api/types.ts';
+import { chooseScaleIn } from '../claimset/scale-in.ts';
 import { checkConvergence, checkSafety } from '../invariants/check.ts';
 import { mapEvent, type RoutingView } from '../loop/map-event.ts';
 import { parseReconcileKey } from '../loop/reconcile-key.ts';
 import type { ApiModel } from '../model/api-model.ts';
 import { ClaimIndex } from '../pool/claim-index.ts';
-import { chooseScaleIn } from '../pool/scale-in.ts';
 import {
   boundTo,
   claimedBy,
@@ -31,8 +31,8 @@ import {
 } from '../testing/fixtures.ts';
 import { put } from '../testing/model-helpers.ts';
 import { settleAll, type World, world } from '../testing/world.ts';
-import { reconcilePodClaim } from './podclaim.ts';
-import { reconcilePodClaimSet } from './podclaimset.ts';
+import { reconcilePodClaim } from './podclaim/index.ts';
+import { reconcilePodClaimSet } from './podclaimset/index.ts';
 
 const NS = 'default';
 const key = (name: string) => ({ namespace: NS, name });

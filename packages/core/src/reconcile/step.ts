@@ -1,10 +1,13 @@
-// The one reconcile step every reconciler runs: gather a snapshot, decide, apply the decision's
-// writes in order (stopping at the first failure), and turn the outcome into a requeue policy.
+// The one reconcile step every reconciler runs: gather a snapshot, decide, re-gather live and
+// decide again when the decision asks to, apply the decision's writes in order (stopping at the
+// first failure), run the follow-up I/O it asks for and decide on its outcome, and turn the last
+// outcome into a requeue policy. Every write and Event of a reconcile is in a Decision.
+
+import type { Decision } from '../api/decision.ts';
 import type { ApiError } from '../api/errors.ts';
 import type { ObjectKey } from '../api/meta.ts';
 import type { Client } from '../api/ports.ts';
-import { applyDecision, type EventRecorder } from './apply.ts';
-import type { Decision } from './decision.ts';
+import { type ApplyResult, applyDecision, type EventRecorder } from './apply.ts';
 import { SAFETY_RULES, type SafetyRules } from './safety-rules.ts';
 
 export interface ReconcileResult {
@@ -12,34 +15,76 @@ export interface ReconcileResult {
 }
 
 /** A conflict, a vanished object or a lost create race is retried at once; anything else is an error. */
-export function failedResult(error: ApiError): ReconcileResult {
+function failedResult(error: ApiError): ReconcileResult {
   if (error.reason === 'Conflict' || error.reason === 'NotFound' || error.reason === 'AlreadyExists') {
     return { requeueAfterMs: 0 };
   }
   throw error;
 }
 
-/** What a reconciler is: how it reads its world and how it decides, as two plain functions. */
-export interface Reconciler<Deps, Snapshot> {
-  gather(deps: Deps, key: ObjectKey): Promise<Snapshot | undefined>;
-  decide(snapshot: Snapshot, rules: SafetyRules): Decision;
+export interface GatherOptions<Snapshot> {
+  /**
+   * Read what the decision acts on live, not from the cache: the step asks for it when a decision
+   * made from the cache says `needsLiveRead`.
+   */
+  live: boolean;
+  /** The snapshot from the cache that the live read confirms (absent on the first gather). */
+  cached?: Snapshot;
 }
 
-export async function reconcileStep<
-  Deps extends { client: Client; recorder?: EventRecorder; rules?: SafetyRules },
-  Snapshot,
->(r: Reconciler<Deps, Snapshot>, deps: Deps, key: ObjectKey): Promise<ReconcileResult> {
-  const snap = await r.gather(deps, key);
-  if (!snap) return {};
-  return applyAndRequeue(deps, r.decide(snap, deps.rules ?? SAFETY_RULES));
+/** What every reconciler's ports include. */
+export interface StepDeps {
+  client: Client;
+  recorder?: EventRecorder;
+  /** The rules decisions apply (default SAFETY_RULES; a test may break one on purpose). */
+  rules?: SafetyRules;
 }
 
-/** Applies a decision and answers with its requeue (or the failure's). */
-export async function applyAndRequeue(
-  deps: { client: Client; recorder?: EventRecorder },
-  d: Decision,
+/**
+ * What a reconciler is: how it reads its world, how it decides (pure), and optionally how it
+ * carries a decision out and what I/O follows it.
+ */
+export interface Reconciler<Deps, Snapshot, D extends Decision = Decision> {
+  /** The snapshot to decide from; undefined when the object is gone (nothing to do). */
+  gather(deps: Deps, key: ObjectKey, opts: GatherOptions<Snapshot>): Promise<Snapshot | undefined>;
+  decide(snapshot: Snapshot, rules: SafetyRules): D;
+  /** Carries the decision out (default: `applyDecision`, its writes in order, then its Events). */
+  apply?(deps: Deps, d: D, snapshot: Snapshot): Promise<ApplyResult>;
+  /**
+   * The I/O a decision asks for once it is applied (or failed): a backend call, a live re-read.
+   * Answers the snapshot to decide from next (its outcome recorded in it), or undefined: done.
+   */
+  followUp?(deps: Deps, snapshot: Snapshot, d: D, applied: ApplyResult): Promise<Snapshot | undefined>;
+}
+
+export async function reconcileStep<Deps extends StepDeps, Snapshot, D extends Decision>(
+  r: Reconciler<Deps, Snapshot, D>,
+  deps: Deps,
+  key: ObjectKey,
 ): Promise<ReconcileResult> {
-  const res = await applyDecision(deps.client, d, deps.recorder);
-  if (res.failed) return failedResult(res.failed.error);
+  const rules = deps.rules ?? SAFETY_RULES;
+  const cached = await r.gather(deps, key, { live: false });
+  if (cached === undefined) return {};
+  let snap: Snapshot = cached;
+  let d = r.decide(snap, rules);
+  if (d.needsLiveRead) {
+    const live = await r.gather(deps, key, { live: true, cached });
+    if (live === undefined) return {};
+    snap = live;
+    d = r.decide(snap, rules);
+  }
+  for (;;) {
+    const applied = r.apply
+      ? await r.apply(deps, d, snap)
+      : await applyDecision(deps.client, d, deps.recorder);
+    const next: Snapshot | undefined = r.followUp ? await r.followUp(deps, snap, d, applied) : undefined;
+    if (next === undefined) return requeueOf(d, applied);
+    snap = next;
+    d = r.decide(snap, rules);
+  }
+}
+
+function requeueOf(d: Decision, applied: ApplyResult): ReconcileResult {
+  if (applied.failed) return failedResult(applied.failed.error);
   return d.requeueAfterMs === undefined ? {} : { requeueAfterMs: d.requeueAfterMs };
 }

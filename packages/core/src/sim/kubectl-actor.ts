@@ -14,11 +14,11 @@ import { isApiError } from '../api/errors.ts';
 import { keyOf, toTimestamp } from '../api/meta.ts';
 import type { MergePatch } from '../api/ports.ts';
 import type { PodClaim } from '../api/types.ts';
+import { isMigrating } from '../claimset/scale-in.ts';
 import type { UserInfo } from '../model/admission.ts';
 import type { ApiModel } from '../model/api-model.ts';
 import type { Rng } from '../model/clock.ts';
 import { claimedBy, poolOf, stateOf } from '../pool/pods.ts';
-import { isMigrating } from '../pool/scale-in.ts';
 
 export const KUBECTL_USER: UserInfo = { username: 'kubectl', groups: ['system:authenticated'] };
 

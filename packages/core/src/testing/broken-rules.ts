@@ -4,10 +4,10 @@
 // core's own rule and changes only what the rule forbids. Routing bugs (P6) are broken the same way,
 // as data: sim/broken-routing.ts.
 import { ANNOTATION_DO_NOT_DISRUPT, ANNOTATION_SAFE_TO_EVICT, LABEL_CLAIMED_BY } from '../api/constants.ts';
+import type { Write } from '../api/decision.ts';
 import type { CaptureClaim } from '../api/types.ts';
+import { takeForScaleIn } from '../claimset/scale-in.ts';
 import { ANNOTATION_POD_METADATA_KEYS, readPodMetadataRecord } from '../pool/pod-metadata.ts';
-import { takeForScaleIn } from '../pool/scale-in.ts';
-import type { Write } from '../reconcile/decision.ts';
 import { SAFETY_RULES, type SafetyRules } from '../reconcile/safety-rules.ts';
 
 export type BrokenRule =

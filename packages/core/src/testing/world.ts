@@ -3,6 +3,8 @@
 // take (cache, client, now, a recorder that keeps the Events, optionally pool expectations and the
 // in-memory capture agent as backend), an
 // invariant tracker watching every write, and the loops tests run a reconciler in.
+
+import type { EventSpec } from '../api/decision.ts';
 import type { ObjectKey } from '../api/meta.ts';
 import { isPodReady } from '../api/pod-predicates.ts';
 import type { Client } from '../api/ports.ts';
@@ -14,7 +16,6 @@ import { CacheView } from '../model/cache-view.ts';
 import { SimCaptureAgent } from '../model/capture-agent.ts';
 import { ManualClock } from '../model/clock.ts';
 import { PoolExpectations } from '../pool/expectations.ts';
-import type { EventSpec } from '../reconcile/decision.ts';
 import { schemaModelOptions } from '../schema/index.ts';
 import { DEFAULT_NAMESPACE, T0_MS } from './fixtures/meta.ts';
 

@@ -1,27 +1,21 @@
 // Capture decisions (pure): acquire, take over, renew, poll the backend's job, fenced terminal
 // writes, and the flag on a result that lacks the producing claim's token.
 import { findCondition } from '../../api/conditions.ts';
+import { type EventSpec, event, noop, type Write } from '../../api/decision.ts';
 import { parseTimestamp } from '../../api/meta.ts';
 import type { Capture, CaptureStatus, Pod } from '../../api/types.ts';
-import type { CaptureJobRequest } from '../../capture/backend.ts';
 import { captureCandidates } from '../../capture/candidates.ts';
-import {
-  claimExpiry,
-  decideAcquire,
-  failClaim,
-  isClaimLive,
-  isTerminalPhase,
-  renewClaim,
-} from '../../capture/claim.ts';
+import { claimExpiry, decideAcquire, isClaimLive, isTerminalPhase, renewClaim } from '../../capture/claim.ts';
 import { unfencedResult } from '../../capture/result-fence.ts';
-import { type EventSpec, event, noop, type Write } from '../decision.ts';
 import { SAFETY_RULES, type SafetyRules } from '../safety-rules.ts';
+import { attemptTimedOut, decideJobStart, decideStartJob, failAttempt } from './job-start.ts';
 import type { CaptureDecision, CaptureSnapshot } from './snapshot.ts';
 import { CAPTURE_POLL_MS, CONDITION_RESULT_FENCED, REASON_UNFENCED_RESULT } from './snapshot.ts';
 import { noopWrites, resultFencedCondition, withObserved, writeStatus } from './status.ts';
 
 /** Decides with core's rules unless a test hands in `rules` with one broken on purpose. */
 export function decideCapture(s: CaptureSnapshot, rules: SafetyRules = SAFETY_RULES): CaptureDecision {
+  if (s.jobStart) return decideJobStart(s, s.jobStart);
   if (s.capture.metadata.deletionTimestamp) return noop();
   return withResultFence(s.capture, decideClaim(s, rules), s.now);
 }
@@ -181,12 +175,8 @@ function decideBackendProgress(s: CaptureSnapshot, events: EventSpec[], rules: S
     if (sinceStart < CAPTURE_POLL_MS) {
       return { writes: [], events, requeueAfterMs: CAPTURE_POLL_MS - Math.max(0, sinceStart) };
     }
-    return {
-      writes: [],
-      events,
-      requeueAfterMs: CAPTURE_POLL_MS,
-      startJob: { ...jobRequest(c, holderPod, claim.token), url: c.spec.backend.url ?? '' },
-    };
+    if (!s.startsJobs) return { writes: [], events, requeueAfterMs: CAPTURE_POLL_MS };
+    return decideStartJob(c, status, claim, holderPod, events, now);
   }
   const timedOut = attemptTimedOut(
     c,
@@ -209,76 +199,6 @@ function decideBackendProgress(s: CaptureSnapshot, events: EventSpec[], rules: S
     now - (parseTimestamp(claim.renewTime) ?? 0) > Math.min(claim.leaseSeconds * 1000, 60_000) / 3;
   if (renewDue) return writeStatus(c, renewClaim(status, claim.token, now), events, CAPTURE_POLL_MS, now);
   return { writes: [], events, requeueAfterMs: CAPTURE_POLL_MS };
-}
-
-/**
- * The backend did not start the job asked for by `decideCapture` (`startJob`, with `token`).
- * - A definite refusal (4xx: bad request, forbidden, a stale token) is one failed attempt at once,
- *   like a job the backend reports Failed.
- * - A transient error (the agent or the node proxy unreachable, a timeout, 429, 5xx) is retried
- *   every CAPTURE_POLL_MS without spending an attempt, so that restarting an agent does not use
- *   up maxAttempts in seconds, but only until timeoutSeconds from acquisition: then it is one failed
- *   attempt too. A start whose answer was lost may have run: the next attempt has a higher token,
- *   the agent fences on it, and the unrecorded job's result is never written.
- * `s` is the snapshot the start was decided from (its resourceVersion fences the write).
- */
-export function decideStartFailed(
-  s: CaptureSnapshot,
-  token: number,
-  error: string,
-  transient: boolean,
-): CaptureDecision {
-  const c = s.capture;
-  const status = c.status ?? {};
-  const claim = status.claim;
-  // The claim moved on (or was closed) in this very snapshot: nothing of ours to fail; re-read.
-  if (claim?.token !== token) return { writes: [], events: [], requeueAfterMs: 0 };
-  if (transient) {
-    if (!attemptTimedOut(c, parseTimestamp(claim.acquireTime), s.now)) {
-      return { writes: [], events: [], requeueAfterMs: CAPTURE_POLL_MS };
-    }
-    return failAttempt(
-      c,
-      status,
-      token,
-      `job start failed for ${c.spec.timeoutSeconds}s: ${error}`,
-      [],
-      s.now,
-    );
-  }
-  return failAttempt(c, status, token, `job start failed: ${error}`, [], s.now);
-}
-
-/** Whether an attempt that began at `sinceMs` (unknown: now) is past timeoutSeconds. */
-function attemptTimedOut(c: Capture, sinceMs: number | undefined, now: number): boolean {
-  return now - (sinceMs ?? now) > c.spec.timeoutSeconds * 1000;
-}
-
-/** One failed attempt: closes the claim (failClaim; Failed after maxAttempts), Warning CaptureFailed. */
-function failAttempt(
-  c: Capture,
-  status: CaptureStatus,
-  token: number,
-  why: string,
-  events: EventSpec[],
-  now: number,
-): CaptureDecision {
-  const next = failClaim(status, token, why, c.spec.maxAttempts);
-  events.push(event(c, 'Warning', 'CaptureFailed', `attempt ${next.attempts} failed: ${why}`));
-  return writeStatus(c, next, events, 0, now);
-}
-
-export function jobRequest(c: Capture, pod: Pod, token: number): CaptureJobRequest {
-  return {
-    namespace: c.metadata.namespace ?? '',
-    capture: c.metadata.name,
-    pod: pod.metadata.name,
-    uid: pod.metadata.uid ?? '',
-    container: c.spec.container ?? pod.spec.containers[0]?.name ?? '',
-    node: pod.spec.nodeName ?? '',
-    ...(typeof pod.status?.hostIP === 'string' && pod.status.hostIP ? { nodeIP: pod.status.hostIP } : {}),
-    token,
-  };
 }
 
 function podRef(p: Pod): { name: string; uid: string } {

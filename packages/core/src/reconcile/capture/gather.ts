@@ -1,32 +1,33 @@
-import { isApiError } from '../../api/errors.ts';
+// Gathers a Capture's snapshot: the capture and its candidate pods from the cache, the holder
+// confirmed live (lookupHolder), and the backend's answer for the recorded job.
+import { getOrUndefined } from '../../api/errors.ts';
 import type { ObjectKey } from '../../api/meta.ts';
 import type { Reader } from '../../api/ports.ts';
-import type { Capture, Pod } from '../../api/types.ts';
-import type { HolderLookup } from '../../capture/holder-liveness.ts';
-import { jobRequest } from './decide.ts';
+import type { Pod } from '../../api/types.ts';
+import { type HolderLookup, lookupHolder } from '../../capture/holder-liveness.ts';
+import { jobRequest } from './job-start.ts';
 import type { CaptureDeps, CaptureSnapshot } from './snapshot.ts';
 
 export async function gatherCapture(deps: CaptureDeps, key: ObjectKey): Promise<CaptureSnapshot | undefined> {
-  let capture: Capture;
-  try {
-    capture = await deps.cache.get('Capture', key);
-  } catch (e) {
-    if (isApiError(e, 'NotFound')) return undefined;
-    throw e;
-  }
+  const capture = await getOrUndefined(deps.cache.get('Capture', key));
+  if (!capture) return undefined;
   // Candidates by the capture's selector (not the whole namespace), plus the holder by name.
   const pods = (
     await deps.cache.list('Pod', { namespace: key.namespace, labelSelector: capture.spec.selector })
   ).items;
   const holderName = capture.status?.claim?.holder.name;
   if (holderName && !pods.some((p) => p.metadata.name === holderName)) {
-    try {
-      pods.push(await deps.cache.get('Pod', { namespace: key.namespace, name: holderName }));
-    } catch (e) {
-      if (!isApiError(e, 'NotFound')) throw e;
-    }
+    const holder = await getOrUndefined(
+      deps.cache.get('Pod', { namespace: key.namespace, name: holderName }),
+    );
+    if (holder) pods.push(holder);
   }
-  const snap: CaptureSnapshot = { capture, pods, now: deps.now() };
+  const snap: CaptureSnapshot = {
+    capture,
+    pods,
+    now: deps.now(),
+    ...(deps.backend ? { startsJobs: true } : {}),
+  };
   const claim = capture.status?.claim;
   if (claim) {
     snap.holder = await lookupHolder(deps, key.namespace, claim.holder.name, pods);
@@ -48,26 +49,4 @@ export async function gatherCapture(deps: CaptureDeps, key: ObjectKey): Promise<
 
 function fakeHolderPod(name: string, uid: string): Pod {
   return { apiVersion: 'v1', kind: 'Pod', metadata: { name, uid }, spec: { containers: [] } };
-}
-
-/**
- * The holder's liveness, confirmed by a live read: a cache NotFound is never enough to declare a
- * holder dead (the cache may not have seen it yet); any other error is "unknown" and keeps the claim.
- */
-export async function lookupHolder(
-  deps: { client: Reader },
-  namespace: string,
-  name: string,
-  cached: Pod[],
-): Promise<HolderLookup> {
-  // A cached pod that is deleting or replaced is already definite; otherwise read live.
-  const fromCache = cached.find((p) => p.metadata.name === name);
-  if (fromCache?.metadata.deletionTimestamp) return { found: true, pod: fromCache };
-  try {
-    const pod = await deps.client.get('Pod', { namespace, name });
-    return { found: true, pod };
-  } catch (e) {
-    if (isApiError(e, 'NotFound')) return { found: false };
-    return { error: e instanceof Error ? e.message : String(e) };
-  }
 }

@@ -1,9 +1,9 @@
+import type { Decision } from '../../api/decision.ts';
 import type { Client, Reader } from '../../api/ports.ts';
 import type { Capture, Pod } from '../../api/types.ts';
 import type { CaptureBackend, CaptureJobRequest, JobState } from '../../capture/backend.ts';
 import type { HolderLookup } from '../../capture/holder-liveness.ts';
 import type { EventRecorder } from '../apply.ts';
-import type { Decision } from '../decision.ts';
 import type { SafetyRules } from '../safety-rules.ts';
 
 export interface CaptureSnapshot {
@@ -14,11 +14,30 @@ export interface CaptureSnapshot {
   holder?: HolderLookup;
   /** The backend's answer for the recorded job, when there is one. */
   job?: JobState | { error: string };
+  /** A backend is there to start jobs with (without one no start is counted or asked for). */
+  startsJobs?: boolean;
+  /** The job start under way in this reconcile: what the backend answered (see `JobStart`). */
+  jobStart?: JobStart;
   now: number;
 }
 
+/**
+ * The outcome of a job start, fed back to `decideCapture` by the reconcile's follow-up step. The
+ * snapshot's capture is then the one the start's count wrote (its resourceVersion fences what follows).
+ */
+export type JobStart = { token: number; pod: string } /** The backend started job `id`: record it. */ & (
+  | { id: string; recordConflicted?: undefined }
+  /** The backend did not start it; only a definite answer (4xx) is not `transient`. */
+  | { error: string; transient: boolean }
+  /** Recording job `id` conflicted; a live read shows the claim's token now (undefined: none, or no answer). */
+  | { id: string; recordConflicted: true; liveToken: number | undefined }
+);
+
 export interface CaptureDecision extends Decision {
-  /** Ask the backend to start a job for this token (the runtime records its id with a fenced write). */
+  /**
+   * Ask the backend to start a job for this token, once the decision's write (the start counted on
+   * the claim, fenced) has landed; the outcome is decided again (`JobStart`).
+   */
   startJob?: CaptureJobRequest & { url: string };
 }
 

@@ -1,9 +1,9 @@
 // The Capture status write: phase, observedGeneration, and the Ready and ResultFenced conditions.
 import { type ConditionSpec, findCondition, setCondition } from '../../api/conditions.ts';
+import { type EventSpec, noop, type Write } from '../../api/decision.ts';
 import type { Condition } from '../../api/meta.ts';
 import type { Capture, CaptureStatus } from '../../api/types.ts';
 import { unfencedResult } from '../../capture/result-fence.ts';
-import { type EventSpec, noop, type Write } from '../decision.ts';
 import type { CaptureDecision } from './snapshot.ts';
 import { CONDITION_RESULT_FENCED, REASON_UNFENCED_RESULT } from './snapshot.ts';
 
@@ -30,7 +30,7 @@ export function resultFencedCondition(c: Capture, status: CaptureStatus): Condit
   };
 }
 
-export function conditionsFor(c: Capture, status: CaptureStatus, now: number): Condition[] {
+function conditionsFor(c: Capture, status: CaptureStatus, now: number): Condition[] {
   const phase = status.phase ?? 'Pending';
   const unfenced = phase === 'Captured' ? unfencedResult(status) : undefined;
   const ready: ConditionSpec = {

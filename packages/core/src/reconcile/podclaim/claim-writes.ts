@@ -3,12 +3,12 @@
 
 import { findCondition, hasCondition, setCondition } from '../../api/conditions.ts';
 import { ANNOTATION_POD_UID, FINALIZER_RELEASE } from '../../api/constants.ts';
+import { type Decision, event, type Write } from '../../api/decision.ts';
 import { deepEqual } from '../../api/json.ts';
 import { keyOf, toTimestamp } from '../../api/meta.ts';
 import type { Pod, PodClaim, PodClaimPhase, PodClaimStatus } from '../../api/types.ts';
 import { boundPodRecord } from '../../pool/bound-pod.ts';
 import { unmarkedLost } from '../../pool/lost-policy.ts';
-import { type Decision, event, type Write } from '../decision.ts';
 import { boundCondition, CONDITION_BOUND } from './bound-condition.ts';
 
 export function hasReleaseFinalizer(c: PodClaim): boolean {

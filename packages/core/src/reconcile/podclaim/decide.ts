@@ -4,6 +4,7 @@
 
 import { setCondition } from '../../api/conditions.ts';
 import { ANNOTATION_MIGRATE, ANNOTATION_MIGRATE_TO, FINALIZER_RELEASE } from '../../api/constants.ts';
+import { type Decision, event } from '../../api/decision.ts';
 import { keyOf, toTimestamp } from '../../api/meta.ts';
 import { isDeleting, isPodFinished } from '../../api/pod-predicates.ts';
 import type { Pod, PodClaim, PodClaimPhase, PodClaimStatus } from '../../api/types.ts';
@@ -21,7 +22,6 @@ import {
 } from '../../pool/pods.ts';
 import { isStranded, NO_UNSERVABLE_NODES } from '../../pool/serving.ts';
 import { type PodRelease, poolRelease } from '../../pool/template-hash.ts';
-import { type Decision, event } from '../decision.ts';
 import { SAFETY_RULES, type SafetyRules } from '../safety-rules.ts';
 import { podLostCondition } from './bound-condition.ts';
 import {
@@ -58,7 +58,7 @@ export interface PodClaimContext {
 /** One check: a decision when it applies, undefined to let the next check look. */
 type Check = (x: PodClaimContext) => Decision | undefined;
 
-export function podClaimContext(s: PodClaimSnapshot, rules: SafetyRules = SAFETY_RULES): PodClaimContext {
+function podClaimContext(s: PodClaimSnapshot, rules: SafetyRules = SAFETY_RULES): PodClaimContext {
   const c = s.claim;
   const labelledOurs = s.pods.filter((p) => isClaimedBy(p, c));
   return {
@@ -283,7 +283,7 @@ const reportBound: Check = ({ s, c }) =>
   ensurePhase(c, 'Bound', s.now, undefined, `bound to ${c.spec.podName}`);
 
 /** The checks, in the order they are asked. */
-export const POD_CLAIM_CHECKS: readonly Check[] = [
+const POD_CLAIM_CHECKS: readonly Check[] = [
   finalizeWhenDeleting,
   addReleaseFinalizer,
   keepReferencedPod,

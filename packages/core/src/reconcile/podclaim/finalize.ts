@@ -1,11 +1,11 @@
 // P3: a deleting claim's finalizer always completes; and the release of pods labelled ours that we
 // do not reference. A pod another claim references keeps that claim: only our label goes.
 import { FINALIZER_RELEASE } from '../../api/constants.ts';
+import { type Decision, event, type Write } from '../../api/decision.ts';
 import type { Pod, PodClaim, ReleasePolicy } from '../../api/types.ts';
 import type { ClaimIndex } from '../../pool/claim-index.ts';
 import { claimedBy, isClaimedBy, stateOf, unlabelPodWrite } from '../../pool/pods.ts';
 import type { PodRelease } from '../../pool/template-hash.ts';
-import { type Decision, event, type Write } from '../decision.ts';
 import type { SafetyRules } from '../safety-rules.ts';
 import type { PodClaimSnapshot } from './snapshot.ts';
 

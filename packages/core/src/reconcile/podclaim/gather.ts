@@ -7,7 +7,7 @@ import {
   LABEL_POOL,
   LABEL_STATE,
 } from '../../api/constants.ts';
-import { getOrUndefined, isApiError } from '../../api/errors.ts';
+import { getOrUndefined } from '../../api/errors.ts';
 import type { ObjectKey } from '../../api/meta.ts';
 import { isDeleting, isPodFinished } from '../../api/pod-predicates.ts';
 import type { Pod, PodClaim } from '../../api/types.ts';
@@ -22,13 +22,8 @@ export async function gatherPodClaim(
   deps: PodClaimDeps,
   key: ObjectKey,
 ): Promise<PodClaimSnapshot | undefined> {
-  let claim: PodClaim;
-  try {
-    claim = await deps.cache.get('PodClaim', key);
-  } catch (e) {
-    if (isApiError(e, 'NotFound')) return undefined;
-    throw e;
-  }
+  const claim = await getOrUndefined(deps.cache.get('PodClaim', key));
+  if (!claim) return undefined;
   const ns = key.namespace;
   const poolKey = { namespace: ns, name: claim.spec.poolName };
   // A pool the cache has not seen yet may just be new: a claim says PoolNotFound only on a live answer.

@@ -1,6 +1,7 @@
 // Migration: start (CAS the target, then sourcePod=old, podName=target), drain the source, stop
 // referencing it, release it. Every step resumable; sourcePod == podName is repaired, not run.
 import { ANNOTATION_MIGRATE, ANNOTATION_MIGRATE_TO } from '../../api/constants.ts';
+import { type Decision, event, type Write } from '../../api/decision.ts';
 import { parseTimestamp } from '../../api/meta.ts';
 import { isDeleting, isPodFinished } from '../../api/pod-predicates.ts';
 import type { Pod, PodClaim, PodClaimPhase, PodClaimStatus, ReleasePolicy } from '../../api/types.ts';
@@ -13,7 +14,6 @@ import {
   stateOf,
 } from '../../pool/pods.ts';
 import type { PodRelease } from '../../pool/template-hash.ts';
-import { type Decision, event, type Write } from '../decision.ts';
 import type { SafetyRules } from '../safety-rules.ts';
 import { generationAfter, statusPatch, withPodUid, withSpec } from './claim-writes.ts';
 import type { PodClaimSnapshot } from './snapshot.ts';

@@ -3,8 +3,8 @@
 // as the phase, and only when the phase or the reason changes, so a claim waiting through many
 // reconciles costs no writes (its message gives the numbers as of the last change).
 import { findCondition, setCondition } from '../../api/conditions.ts';
+import { type Decision, event } from '../../api/decision.ts';
 import type { PodClaim, PodClaimPhase, PodPool } from '../../api/types.ts';
-import { type Decision, event } from '../decision.ts';
 import { CONDITION_BOUND } from './bound-condition.ts';
 import { statusPatch } from './claim-writes.ts';
 import { WAIT_MS } from './snapshot.ts';

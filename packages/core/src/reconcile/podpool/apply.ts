@@ -2,15 +2,16 @@
 // as the ReplicaSet controller's slowStartBatch) that stop after the first batch with an error, so a
 // quota or admission refusal costs one request, not a burst. Every create and delete is recorded
 // in the pool's expectations before the decision is left (see expectations.ts).
-import { type ApiError, isApiError } from '../api/errors.ts';
-import type { Client } from '../api/ports.ts';
-import type { Pod } from '../api/types.ts';
-import { type ApplyResult, applyWrite, type EventRecorder } from '../reconcile/apply.ts';
-import type { Decision, Write } from '../reconcile/decision.ts';
-import type { PoolExpectations } from './expectations.ts';
+
+import type { Decision, Write } from '../../api/decision.ts';
+import { type ApiError, isApiError } from '../../api/errors.ts';
+import type { Client } from '../../api/ports.ts';
+import type { Pod } from '../../api/types.ts';
+import type { PoolExpectations } from '../../pool/expectations.ts';
+import { type ApplyResult, applyWrite, type EventRecorder, recordEvents } from '../apply.ts';
 
 /** The first batch's size; each successful batch doubles the next. */
-export const SLOW_START_INITIAL_BATCH = 1;
+const SLOW_START_INITIAL_BATCH = 1;
 
 /** The outcome of a write the server may have carried out even though the request failed. */
 function outcomeUnknown(e: ApiError): boolean {
@@ -94,14 +95,6 @@ export async function applyPoolDecision(x: PoolApplyContext, d: Decision): Promi
     applied++;
     i++;
   }
-  if (x.recorder) {
-    for (const ev of d.events) {
-      try {
-        await x.recorder.record(ev);
-      } catch {
-        // Events are best effort, as in client-go's recorder.
-      }
-    }
-  }
+  await recordEvents(x.recorder, d.events);
   return d.requeueAfterMs === undefined ? { applied } : { applied, requeueAfterMs: d.requeueAfterMs };
 }

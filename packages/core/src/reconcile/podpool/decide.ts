@@ -1,27 +1,25 @@
-// PodPool reconciler: keep minIdle Idle pods (plus one per Pending claim) within maxPods, delete
+// PodPool decisions (pure): keep minIdle Idle pods (plus one per Pending claim) within maxPods, delete
 // only Idle pods with a resourceVersion precondition (a concurrent bind wins), release pods whose
 // claim is gone (confirmed live), keep the owned PDB, and report counts. Scaling decides from the
 // cache, gated by expectations (pool/scaling.ts, pool/expectations.ts): no live list per reconcile.
 // A pool with spec.source starts its pods from the named Capture's fenced result (pool/source.ts):
 // until there is one it creates and replaces no pods (excess Idle pods still go) and says why
 // (SourceReady).
-import { setCondition } from '../api/conditions.ts';
-import { LABEL_POOL, LABEL_STATE } from '../api/constants.ts';
-import { getOrUndefined, isApiError } from '../api/errors.ts';
-import { deepEqual } from '../api/json.ts';
-import { keyOf, type ObjectKey } from '../api/meta.ts';
-import { isDeleting, isPodFinished } from '../api/pod-predicates.ts';
-import type { Client, Reader } from '../api/ports.ts';
-import type { Capture, Pod, PodClaim, PodDisruptionBudget, PodPool, PodPoolStatus } from '../api/types.ts';
-import { ClaimIndex } from '../pool/claim-index.ts';
-import { decideDisruptionBudget, pdbNameFor } from '../pool/disruption-budget.ts';
-import { newIdlePodHints } from '../pool/disruption-hints.ts';
-import { NO_PENDING, type PendingExpectations, PoolExpectations } from '../pool/expectations.ts';
-import { claimedBy, claimedByUid, poolOwnerReference, stateOf } from '../pool/pods.ts';
-import { rolloutStatus, templateCondition } from '../pool/rollout-status.ts';
-import { decideScaling, type ScalingDecision } from '../pool/scaling.ts';
-import { NO_UNSERVABLE_NODES, readUnservableNodes, type UnservableNodes } from '../pool/serving.ts';
-import { applyPoolDecision } from '../pool/slow-start.ts';
+import { setCondition } from '../../api/conditions.ts';
+import { LABEL_POOL, LABEL_STATE } from '../../api/constants.ts';
+import { type Decision, type EventSpec, event, minRequeue, type Write } from '../../api/decision.ts';
+import { deepEqual } from '../../api/json.ts';
+import { keyOf } from '../../api/meta.ts';
+import { isDeleting, isPodFinished } from '../../api/pod-predicates.ts';
+import type { Capture, Pod, PodClaim, PodDisruptionBudget, PodPool, PodPoolStatus } from '../../api/types.ts';
+import { ClaimIndex } from '../../pool/claim-index.ts';
+import { decideDisruptionBudget } from '../../pool/disruption-budget.ts';
+import { newIdlePodHints } from '../../pool/disruption-hints.ts';
+import { NO_PENDING, type PendingExpectations } from '../../pool/expectations.ts';
+import { claimedBy, claimedByUid, poolOwnerReference, stateOf } from '../../pool/pods.ts';
+import { rolloutStatus, templateCondition } from '../../pool/rollout-status.ts';
+import { decideScaling, type ScalingDecision } from '../../pool/scaling.ts';
+import { NO_UNSERVABLE_NODES, type UnservableNodes } from '../../pool/serving.ts';
 import {
   CONDITION_SOURCE_READY,
   type PoolSeed,
@@ -30,17 +28,14 @@ import {
   sourceCondition,
   sourceEvent,
   withoutSourceAnnotations,
-} from '../pool/source.ts';
+} from '../../pool/source.ts';
 import {
   currentTemplateHash,
   LABEL_TEMPLATE_HASH,
   poolRelease,
   poolTemplateHash,
-} from '../pool/template-hash.ts';
-import type { EventRecorder } from './apply.ts';
-import { type Decision, type EventSpec, event, minRequeue, type Write } from './decision.ts';
-import { SAFETY_RULES, type SafetyRules } from './safety-rules.ts';
-import { failedResult } from './step.ts';
+} from '../../pool/template-hash.ts';
+import { SAFETY_RULES, type SafetyRules } from '../safety-rules.ts';
 
 export interface PodPoolSnapshot {
   pool: PodPool;
@@ -60,9 +55,8 @@ export interface PodPoolSnapshot {
   sourceCapture?: Capture;
 }
 
-export interface PodPoolDecision extends Decision {
-  needsLiveRead?: boolean;
-}
+/** Residue decided from a cache says `needsLiveRead`: its claims are confirmed live first. */
+export type PodPoolDecision = Decision;
 
 export function isIdlePod(p: Pod): boolean {
   return stateOf(p) === 'Idle' && claimedBy(p) === undefined && !isDeleting(p);
@@ -240,105 +234,4 @@ export function newPod(pool: PodPool, now: number, seed?: PoolSeed): Pod {
     spec: JSON.parse(JSON.stringify(t.spec)),
   };
   return seed && pool.spec.source ? seedPod(pod, pool.spec.source, seed) : pod;
-}
-
-// ---------------- gather + act ----------------
-
-export interface PodPoolDeps {
-  cache: Reader;
-  client: Client;
-  now: () => number;
-  recorder?: EventRecorder;
-  /** The rules decisions apply (default SAFETY_RULES; a test may break one on purpose). */
-  rules?: SafetyRules;
-  /**
-   * The process's pool expectations (one per controller process, kept across reconciles). Without
-   * one, each reconcile starts with none: fine for a cache that never lags (tests on the model).
-   */
-  expectations?: PoolExpectations;
-}
-
-async function gather(
-  deps: PodPoolDeps,
-  reader: Reader,
-  key: ObjectKey,
-  live: boolean,
-): Promise<PodPoolSnapshot | undefined> {
-  let pool: PodPool;
-  try {
-    pool = await reader.get('PodPool', key);
-  } catch (e) {
-    if (isApiError(e, 'NotFound')) return undefined;
-    throw e;
-  }
-  const pods = (
-    await reader.list('Pod', {
-      namespace: key.namespace,
-      labelSelector: { matchLabels: { [LABEL_POOL]: key.name } },
-    })
-  ).items;
-  const claims = (await reader.list('PodClaim', { namespace: key.namespace })).items;
-  const missingClaims = new Set<string>();
-  const known = new Set(claims.map((c) => c.metadata.name));
-  for (const p of pods) {
-    const owner = claimedBy(p);
-    if (!owner || known.has(owner)) continue;
-    try {
-      const c = await deps.client.get('PodClaim', { namespace: key.namespace, name: owner });
-      claims.push(c);
-      known.add(owner);
-    } catch (e) {
-      if (!isApiError(e, 'NotFound')) throw e;
-      missingClaims.add(owner);
-    }
-  }
-  const unservable = await readUnservableNodes(deps.cache, pods.filter(isIdlePod));
-  const pdb = await getOrUndefined(
-    deps.cache.get('PodDisruptionBudget', { namespace: key.namespace, name: pdbNameFor(key.name) }),
-  );
-  const source = pool.spec.source;
-  const sourceCapture = source
-    ? await getOrUndefined(reader.get('Capture', { namespace: key.namespace, name: source.captureName }))
-    : undefined;
-  return {
-    pool,
-    pods,
-    claims,
-    missingClaims,
-    live,
-    now: deps.now(),
-    unservable,
-    ...(pdb ? { pdb } : {}),
-    ...(sourceCapture ? { sourceCapture } : {}),
-  };
-}
-
-export async function reconcilePodPool(
-  deps: PodPoolDeps,
-  key: ObjectKey,
-): Promise<{ requeueAfterMs?: number }> {
-  const expectations = deps.expectations ?? new PoolExpectations();
-  let snap = await gather(deps, deps.cache, key, false);
-  if (!snap) return {};
-  const poolUid = snap.pool.metadata.uid ?? '';
-  // Expectations are observed against the cache's view; the residue's live read only confirms claims.
-  const pending = expectations.observe(poolUid, snap.pods, snap.now);
-  let d = decidePodPool({ ...snap, expectations: pending }, deps.rules);
-  if (d.needsLiveRead) {
-    snap = await gather(deps, deps.client, key, true);
-    if (!snap) return {};
-    d = decidePodPool({ ...snap, expectations: pending }, deps.rules);
-  }
-  const res = await applyPoolDecision(
-    {
-      client: deps.client,
-      expectations,
-      poolUid,
-      now: deps.now,
-      ...(deps.recorder ? { recorder: deps.recorder } : {}),
-    },
-    d,
-  );
-  if (res.failed) return failedResult(res.failed.error);
-  return d.requeueAfterMs === undefined ? {} : { requeueAfterMs: d.requeueAfterMs };
 }

@@ -2,13 +2,13 @@
 // take over dead or expired claims. Every write is fenced on the resourceVersion it listed, so any
 // change since the list (a claim opened or closed, a renewed lease, a landed result) fails the
 // write and the next tick re-evaluates.
-import { isApiError } from '../api/errors.ts';
-import { deepEqual } from '../api/json.ts';
-import { keyString } from '../api/meta.ts';
-import type { Capture, Pod } from '../api/types.ts';
-import type { HolderLookup } from '../capture/holder-liveness.ts';
-import { applyDecision } from './apply.ts';
-import { type CaptureDeps, decideCapture, lookupHolder } from './capture.ts';
+import { isApiError } from '../../api/errors.ts';
+import { deepEqual } from '../../api/json.ts';
+import { keyString } from '../../api/meta.ts';
+import type { Capture, Pod } from '../../api/types.ts';
+import type { HolderLookup } from '../../capture/holder-liveness.ts';
+import { applyDecision } from '../apply.ts';
+import { type CaptureDeps, decideCapture, lookupHolder } from './index.ts';
 
 export interface SweepObservation {
   captures: Capture[];

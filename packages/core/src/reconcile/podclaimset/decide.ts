@@ -1,19 +1,16 @@
-// PodClaimSet reconciler: scale out (with a guard against duplicates from a stale cache), scale in
-// (P4), status counts for the scale subresource.
-import { setCondition } from '../api/conditions.ts';
-import { FINALIZER_RELEASE, LABEL_CLAIM_SET } from '../api/constants.ts';
-import { isApiError } from '../api/errors.ts';
-import { deepEqual } from '../api/json.ts';
-import { formatSelector } from '../api/labels.ts';
-import { keyOf, type ObjectKey } from '../api/meta.ts';
-import type { Client, Reader } from '../api/ports.ts';
-import type { PodClaim, PodClaimSet, PodClaimSetStatus } from '../api/types.ts';
-import { nextClaimNames } from '../pool/claim-names.ts';
-import { isMigrating } from '../pool/scale-in.ts';
-import { applyDecision, type EventRecorder } from './apply.ts';
-import { type Decision, type EventSpec, event, type Write } from './decision.ts';
-import { SAFETY_RULES, type SafetyRules } from './safety-rules.ts';
-import { failedResult } from './step.ts';
+// PodClaimSet decisions (pure): scale out (with a guard against duplicates from a stale cache:
+// creations and deletions are decided on a live view only), scale in (P4), status counts for the
+// scale subresource.
+import { setCondition } from '../../api/conditions.ts';
+import { FINALIZER_RELEASE, LABEL_CLAIM_SET } from '../../api/constants.ts';
+import { type Decision, type EventSpec, event, type Write } from '../../api/decision.ts';
+import { deepEqual } from '../../api/json.ts';
+import { formatSelector } from '../../api/labels.ts';
+import { keyOf } from '../../api/meta.ts';
+import type { PodClaim, PodClaimSet, PodClaimSetStatus } from '../../api/types.ts';
+import { nextClaimNames } from '../../claimset/claim-names.ts';
+import { isMigrating } from '../../claimset/scale-in.ts';
+import { SAFETY_RULES, type SafetyRules } from '../safety-rules.ts';
 
 export interface PodClaimSetSnapshot {
   set: PodClaimSet;
@@ -24,12 +21,10 @@ export interface PodClaimSetSnapshot {
   now: number;
 }
 
-export interface PodClaimSetDecision extends Decision {
-  /** Creations or deletions were decided from a cache: re-read live and decide again before acting. */
-  needsLiveRead?: boolean;
-}
+/** Creations or deletions decided from a cache say `needsLiveRead`: re-read live, decide again. */
+export type PodClaimSetDecision = Decision;
 
-export function ownedBy(set: PodClaimSet, c: PodClaim): boolean {
+function ownedBy(set: PodClaimSet, c: PodClaim): boolean {
   return (c.metadata.ownerReferences ?? []).some(
     (r) => r.uid === set.metadata.uid && r.kind === 'PodClaimSet',
   );
@@ -174,42 +169,4 @@ function statusFor(set: PodClaimSet, active: PodClaim[], blocked: number, now: n
     observedGeneration: set.metadata.generation ?? 0,
     conditions: setCondition(setCondition(set.status?.conditions, ready, now), blockedCond, now),
   };
-}
-
-// ---------------- gather + act ----------------
-
-export interface PodClaimSetDeps {
-  cache: Reader;
-  client: Client;
-  now: () => number;
-  recorder?: EventRecorder;
-  /** The rules decisions apply (default SAFETY_RULES; a test may break one on purpose). */
-  rules?: SafetyRules;
-}
-
-export async function reconcilePodClaimSet(
-  deps: PodClaimSetDeps,
-  key: ObjectKey,
-): Promise<{ requeueAfterMs?: number }> {
-  let set: PodClaimSet;
-  try {
-    set = await deps.cache.get('PodClaimSet', key);
-  } catch (e) {
-    if (isApiError(e, 'NotFound')) return {};
-    throw e;
-  }
-  const claims = (await deps.cache.list('PodClaim', { namespace: key.namespace })).items;
-  let d = decidePodClaimSet({ set, claims, live: false, now: deps.now() }, deps.rules);
-  if (d.needsLiveRead) {
-    const liveSet = await deps.client.get('PodClaimSet', key).catch((e) => {
-      if (isApiError(e, 'NotFound')) return undefined;
-      throw e;
-    });
-    if (!liveSet) return {};
-    const live = (await deps.client.list('PodClaim', { namespace: key.namespace })).items;
-    d = decidePodClaimSet({ set: liveSet, claims: live, live: true, now: deps.now() }, deps.rules);
-  }
-  const res = await applyDecision(deps.client, d, deps.recorder);
-  if (res.failed) return failedResult(res.failed.error);
-  return d.requeueAfterMs === undefined ? {} : { requeueAfterMs: d.requeueAfterMs };
 }

@@ -1,8 +1,8 @@
 // Decisions as data: what a reconciler wants written, recorded and when it wants to run again.
 // Runtimes (controller, CLI, simulator) carry them out with `applyDecision`.
-import type { ObjectKey } from '../api/meta.ts';
-import type { DeletePreconditions, MergePatch, PatchOptions } from '../api/ports.ts';
-import type { AnyObject, Kind } from '../api/types.ts';
+import type { ObjectKey } from './meta.ts';
+import type { DeletePreconditions, MergePatch, PatchOptions } from './ports.ts';
+import type { AnyObject, Kind } from './types.ts';
 
 export type Write =
   | { op: 'create'; object: AnyObject; why: string }
@@ -31,6 +31,8 @@ export interface Decision {
   events: EventSpec[];
   /** Run this key again after this many milliseconds (level-triggered: a hint, not a promise). */
   requeueAfterMs?: number;
+  /** Decided from a cache and must not act on it: re-read live and decide again (nothing applied). */
+  needsLiveRead?: boolean;
 }
 
 export const noop = (requeueAfterMs?: number): Decision =>

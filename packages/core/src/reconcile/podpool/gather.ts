@@ -1,0 +1,82 @@
+// Gathers a PodPool's snapshot: the pool, its pods and the namespace's claims from the cache (or
+// live, when residue is about to be released), claims that pod labels name but the list lacks
+// confirmed by live reads, the nodes its Idle pods run on, its PDB and its source Capture. The
+// process's expectations are observed against the cache's view only; a live read keeps them.
+import { LABEL_POOL } from '../../api/constants.ts';
+import { getOrUndefined } from '../../api/errors.ts';
+import type { ObjectKey } from '../../api/meta.ts';
+import type { Client, Reader } from '../../api/ports.ts';
+import { pdbNameFor } from '../../pool/disruption-budget.ts';
+import { PoolExpectations } from '../../pool/expectations.ts';
+import { claimedBy } from '../../pool/pods.ts';
+import { readUnservableNodes } from '../../pool/serving.ts';
+import type { EventRecorder } from '../apply.ts';
+import type { SafetyRules } from '../safety-rules.ts';
+import type { GatherOptions } from '../step.ts';
+import { isIdlePod, type PodPoolSnapshot } from './decide.ts';
+
+export interface PodPoolDeps {
+  cache: Reader;
+  client: Client;
+  now: () => number;
+  recorder?: EventRecorder;
+  /** The rules decisions apply (default SAFETY_RULES; a test may break one on purpose). */
+  rules?: SafetyRules;
+  /**
+   * The process's pool expectations (one per controller process, kept across reconciles). Without
+   * one, each reconcile starts with none: fine for a cache that never lags (tests on the model).
+   */
+  expectations?: PoolExpectations;
+}
+
+export async function gatherPodPool(
+  deps: PodPoolDeps,
+  key: ObjectKey,
+  { live, cached }: GatherOptions<PodPoolSnapshot>,
+): Promise<PodPoolSnapshot | undefined> {
+  const reader: Reader = live ? deps.client : deps.cache;
+  const pool = await getOrUndefined(reader.get('PodPool', key));
+  if (!pool) return undefined;
+  const pods = (
+    await reader.list('Pod', {
+      namespace: key.namespace,
+      labelSelector: { matchLabels: { [LABEL_POOL]: key.name } },
+    })
+  ).items;
+  const claims = (await reader.list('PodClaim', { namespace: key.namespace })).items;
+  const missingClaims = new Set<string>();
+  const known = new Set(claims.map((c) => c.metadata.name));
+  for (const p of pods) {
+    const owner = claimedBy(p);
+    if (!owner || known.has(owner)) continue;
+    const c = await getOrUndefined(deps.client.get('PodClaim', { namespace: key.namespace, name: owner }));
+    if (c) {
+      claims.push(c);
+      known.add(owner);
+    } else missingClaims.add(owner);
+  }
+  const unservable = await readUnservableNodes(deps.cache, pods.filter(isIdlePod));
+  const pdb = await getOrUndefined(
+    deps.cache.get('PodDisruptionBudget', { namespace: key.namespace, name: pdbNameFor(key.name) }),
+  );
+  const source = pool.spec.source;
+  const sourceCapture = source
+    ? await getOrUndefined(reader.get('Capture', { namespace: key.namespace, name: source.captureName }))
+    : undefined;
+  const now = deps.now();
+  const expectations =
+    cached?.expectations ??
+    (deps.expectations ?? new PoolExpectations()).observe(pool.metadata.uid ?? '', pods, now);
+  return {
+    pool,
+    pods,
+    claims,
+    missingClaims,
+    live,
+    now,
+    expectations,
+    unservable,
+    ...(pdb ? { pdb } : {}),
+    ...(sourceCapture ? { sourceCapture } : {}),
+  };
+}
