@@ -6,8 +6,8 @@ import {
   LABEL_POOL,
   LABEL_STATE,
 } from '@claimkit/core';
+import { MemoryPodClaimIndex } from '@claimkit/core/admission';
 import { describe, expect, it } from 'vitest';
-import { MemoryPodClaimIndex } from './claim-index.ts';
 import {
   ALICE,
   CONTROLLER,

@@ -6,13 +6,12 @@ import {
   LABEL_POOL,
   LABEL_STATE,
 } from '@claimkit/core';
+import { MemoryPodClaimIndex, type Operation, type UserInfo } from '@claimkit/core/admission';
 import type { Hono } from 'hono';
 import type { AdmissionReviewOut } from '../admission.ts';
 import { createWebhookApp, DEFAULT_CONTROLLER_USERNAME, type WebhookDeps } from '../app.ts';
-import { MemoryPodClaimIndex } from '../claim-index.ts';
 import { silentLogger } from '../logger.ts';
 import { createWebhookMetrics } from '../metrics.ts';
-import type { Operation, UserInfo } from '../rules/types.ts';
 
 export const CONTROLLER: UserInfo = {
   username: DEFAULT_CONTROLLER_USERNAME,

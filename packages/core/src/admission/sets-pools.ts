@@ -1,20 +1,20 @@
 // /validate/podclaimsets and /validate/podpools — semantic checks the CRD schema cannot express.
 import {
   ANNOTATION_CLAIMED_BY_UID,
-  isDnsSubdomain,
   LABEL_CLAIMED_BY,
   LABEL_POOL,
   LABEL_STATE,
-  matchesSelector,
   SOURCE_ANNOTATIONS,
-} from '@claimkit/core';
+} from '../api/constants.ts';
+import { matchesSelector } from '../api/labels.ts';
+import { isDnsSubdomain } from '../schema/pod-pool.ts';
 import { claimSpecViolations } from './claim-spec.ts';
 import { field, int, jsonEqual, nonEmpty, obj, str, stringMap } from './read.ts';
+import type { AdmissionRequest, Verdict, Violation } from './request.ts';
+import { verdict } from './request.ts';
 import { checkSelector } from './selector.ts';
-import type { RuleInput, Verdict, Violation } from './types.ts';
-import { verdict } from './types.ts';
 
-export function validatePodClaimSet(input: RuleInput): Verdict {
+export function validatePodClaimSet(input: AdmissionRequest): Verdict {
   if (input.operation !== 'CREATE' && input.operation !== 'UPDATE') return verdict([]);
   const v: Violation[] = [];
   const warnings: string[] = [];
@@ -61,7 +61,7 @@ export function validatePodClaimSet(input: RuleInput): Verdict {
   return verdict(v, warnings);
 }
 
-export function validatePodPool(input: RuleInput): Verdict {
+export function validatePodPool(input: AdmissionRequest): Verdict {
   if (input.operation !== 'CREATE' && input.operation !== 'UPDATE') return verdict([]);
   const v: Violation[] = [];
   const warnings: string[] = [];
