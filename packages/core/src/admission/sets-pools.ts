@@ -1,6 +1,7 @@
 // /validate/podclaimsets and /validate/podpools — semantic checks the CRD schema cannot express.
 import {
   ANNOTATION_CLAIMED_BY_UID,
+  LABEL_CLAIM_SET,
   LABEL_CLAIMED_BY,
   LABEL_POOL,
   LABEL_STATE,
@@ -33,7 +34,11 @@ export function validatePodClaimSet(input: AdmissionRequest): Verdict {
   if (labelsRaw !== undefined && labelsRaw !== null && obj(labelsRaw) === undefined) {
     v.push({ field: 'spec.template.metadata.labels', message: 'must be a map of strings' });
   }
-  if (selector !== undefined && !matchesSelector(labels, selector)) {
+  // The claims a set creates carry its template labels and the claim-set label the controller adds
+  // (reconcile/podclaimset.ts): a selector on that label finds them too.
+  const setName = nonEmpty(field(input.object, 'metadata', 'name')) ?? input.name;
+  const claimLabels = setName === undefined ? labels : { ...labels, [LABEL_CLAIM_SET]: setName };
+  if (selector !== undefined && !matchesSelector(claimLabels, selector)) {
     v.push({
       field: 'spec.template.metadata.labels',
       message: 'must match spec.selector, or the set could never find the claims it creates',
