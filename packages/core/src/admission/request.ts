@@ -3,6 +3,7 @@
 // ValidatingAdmissionPolicies' evaluator and the in-memory model all speak it. Rules never throw on
 // garbage: objects arrive as `unknown` (the webhook's come from the wire) and are read through
 // `read.ts`; the model's requests carry the stored objects (`AdmissionRequest<KubeObject>`).
+import type { FieldCause } from '../api/errors.ts';
 import type { Kind } from '../api/types.ts';
 
 export type Operation = 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
@@ -38,10 +39,11 @@ export type ViolationReason = 'Invalid' | 'Forbidden';
  */
 export type ViolationSource = { policy: string; binding?: string } | { webhook: string };
 
-export interface Violation {
-  /** A field path as the API server prints it, e.g. `spec.podName` or `metadata.labels[k]`; '' for the object. */
-  field: string;
-  message: string;
+/**
+ * A refusal: a field path as the API server prints it (`spec.podName`, `metadata.labels[k]`; '' for
+ * the object) and a message, as a schema cause has them, plus who refused and how it answers.
+ */
+export interface Violation extends FieldCause {
   /** Set by the step that reports it; the API server's default is Invalid (422). */
   reason?: ViolationReason;
   /** Set by the step that reports it (a rule itself names only the field). */

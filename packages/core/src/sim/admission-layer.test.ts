@@ -117,8 +117,7 @@ describe("the webhook's rules: a pod another claim already holds", () => {
         layer: 'webhook',
         kind: 'PodClaim',
         user: CONTROLLER_USER.username,
-        message:
-          'podclaims.webhook.claimkit.dev: spec.podName: pod "x" is already referenced by claim "c"',
+        message: 'podclaims.webhook.claimkit.dev: spec.podName: pod "x" is already referenced by claim "c"',
       },
     ]);
   });
