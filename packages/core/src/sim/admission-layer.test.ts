@@ -160,6 +160,23 @@ describe('pool pods: claimed-by', () => {
     );
   });
 
+  it("the webhook's rule alone refuses it too (P1 stated once, in claim-handover.ts), listing both keys", async () => {
+    const m = new ApiModel({ ...admissionLayer('on', () => {}, ['webhook']), clock: new ManualClock() });
+    await podLabelledA(m);
+    const e = await m.patch('Pod', k('p'), toB).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(ApiError);
+    const err = e as ApiError;
+    expect([err.reason, err.code]).toEqual(['Forbidden', 403]);
+    const uidA = m.getNow('Pod', k('p')).metadata.annotations?.[ANNOTATION_CLAIMED_BY_UID];
+    expect(err.message).toBe(
+      `admission webhook "pods.webhook.claimkit.dev" denied the request: claimkit: Pod "p" denied: metadata.labels[claimkit.dev/claimed-by]: a pod is never relabelled from one claim to another in a single write (a -> b); the label must be removed first; metadata.annotations[claimkit.dev/claimed-by-uid]: a pod is never handed from one claim to another in a single write (uid ${uidA} -> uid-b); the annotation must be removed first`,
+    );
+    expect(err.causes.map((c) => c.field)).toEqual([
+      `metadata.labels[${LABEL_CLAIMED_BY}]`,
+      `metadata.annotations[${ANNOTATION_CLAIMED_BY_UID}]`,
+    ]);
+  });
+
   it('a person may remove it, never set it; the controller removes and sets it in two writes', async () => {
     const { m, kubectl } = world();
     await podLabelledA(m);
