@@ -142,7 +142,8 @@ for (const file of files(coreSrc)) {
 const CORE_LAYERS: { folders: string[]; holds: string }[] = [
   {
     folders: ['api', 'manifests'],
-    holds: 'API types, ports, errors, labels, pod predicates, the Decision vocabulary; image names',
+    holds:
+      'API types, ports, errors, labels, pod predicates, the Decision and admission vocabularies; image names',
   },
   { folders: ['cel'], holds: 'CEL evaluation over schema-typed values' },
   { folders: ['schema'], holds: "the CRDs' schemas and their CEL rules" },
@@ -153,6 +154,7 @@ const CORE_LAYERS: { folders: string[]; holds: string }[] = [
   { folders: ['lease', 'pool'], holds: 'the leader lease; pool pods, scaling, rollout, disruption' },
   { folders: ['model'], holds: 'the in-memory API model, its capture agent and conformance cases' },
   { folders: ['policies'], holds: 'admission policies as data and their evaluator' },
+  { folders: ['admission'], holds: "the webhook's admission rules as pure functions; P1 stated once" },
   { folders: ['reconcile'], holds: 'the reconcilers: snapshot, decide, apply; the safety rules' },
   { folders: ['loop'], holds: 'watch event to queue key, the reconciler table' },
   { folders: ['invariants', 'doctor', 'metrics'], holds: 'checks over a whole cluster; metrics' },

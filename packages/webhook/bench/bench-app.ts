@@ -1,8 +1,9 @@
 // The app the benchmark serves: the real webhook app plus a no-op Hono handler on the same server,
 // so the rules' cost is measured against Hono, TLS and JSON transport in the same run.
+
+import { MemoryPodClaimIndex } from '@claimkit/core/admission';
 import { Hono } from 'hono';
 import { createWebhookApp } from '../src/app.ts';
-import { MemoryPodClaimIndex } from '../src/claim-index.ts';
 import { silentLogger } from '../src/logger.ts';
 
 const NOOP = JSON.stringify({

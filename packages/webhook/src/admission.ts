@@ -2,8 +2,17 @@
 // `BadRequest` (HTTP 400); an AdmissionReview whose request is unusable is answered with a denial
 // (code 400) that echoes the uid; a rule's verdict becomes `allowed`, or a denial (code 403) that
 // lists every violation with its field path in status.message and status.details.causes.
-import { field, nonEmpty, obj, str } from './rules/read.ts';
-import type { Operation, RuleInput, UserInfo, Verdict } from './rules/types.ts';
+import {
+  type AdmissionRequest,
+  denialMessage,
+  field,
+  nonEmpty,
+  type Operation,
+  obj,
+  str,
+  type UserInfo,
+  type Verdict,
+} from '@claimkit/core/admission';
 
 export const ADMISSION_API_VERSION = 'admission.k8s.io/v1';
 
@@ -37,8 +46,11 @@ export interface AdmissionReviewOut {
   response: AdmissionResponse;
 }
 
+/** A review's request before a route names its kind (the wire's request.kind is only checked). */
+export type ReviewRequest = Omit<AdmissionRequest, 'kind'>;
+
 export type ParsedReview =
-  | { ok: true; uid: string; kind: GroupVersionKind | undefined; input: RuleInput }
+  | { ok: true; uid: string; kind: GroupVersionKind | undefined; input: ReviewRequest }
   | { ok: false; badBody: true; message: string }
   | { ok: false; badBody: false; uid: string; message: string };
 
@@ -90,7 +102,7 @@ export function parseReview(body: unknown): ParsedReview {
           kind: str(field(kindRaw, 'kind')) ?? '',
         }
       : undefined;
-  const input: RuleInput = { operation, object, oldObject, userInfo: parseUser(field(req, 'userInfo')) };
+  const input: ReviewRequest = { operation, object, oldObject, userInfo: parseUser(field(req, 'userInfo')) };
   const sub = nonEmpty(field(req, 'subResource'));
   const ns = nonEmpty(field(req, 'namespace'));
   const name = nonEmpty(field(req, 'name'));
@@ -129,8 +141,6 @@ export function badRequestResponse(uid: string, message: string): AdmissionRespo
   return { uid, allowed: false, status: { code: 400, reason: 'BadRequest', message } };
 }
 
-const MAX_MESSAGE = 4000;
-
 export function verdictResponse(
   uid: string,
   v: Verdict,
@@ -138,9 +148,7 @@ export function verdictResponse(
 ): AdmissionResponse {
   const warnings = v.warnings.map((w) => (w.length > 500 ? `${w.slice(0, 497)}...` : w));
   if (v.allowed) return warnings.length > 0 ? { uid, allowed: true, warnings } : { uid, allowed: true };
-  const listed = v.violations.map((x) => (x.field ? `${x.field}: ${x.message}` : x.message));
-  let message = `claimkit: ${target.kind ?? 'object'}${target.name ? ` ${JSON.stringify(target.name)}` : ''} denied: ${listed.join('; ')}`;
-  if (message.length > MAX_MESSAGE) message = `${message.slice(0, MAX_MESSAGE - 3)}...`;
+  const message = denialMessage(v.violations, target);
   const details: NonNullable<AdmissionResponse['status']>['details'] = {
     causes: v.violations.map((x) => ({ reason: 'FieldValueInvalid', message: x.message, field: x.field })),
   };

@@ -7,6 +7,7 @@ import {
   LABEL_POOL,
   LABEL_STATE,
 } from '@claimkit/core';
+import { MemoryPodClaimIndex } from '@claimkit/core/admission';
 import {
   capture,
   captureClaim,
@@ -26,7 +27,6 @@ import {
   withUid,
 } from '@claimkit/core/testing';
 import { describe, expect, it } from 'vitest';
-import { MemoryPodClaimIndex } from './claim-index.ts';
 import { ALICE, CONTROLLER, malformed, poolPod, post, reviewFor, testApp, webSet } from './testing/review.ts';
 
 type Opts = Parameters<typeof reviewFor>[0];

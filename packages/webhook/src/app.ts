@@ -1,6 +1,15 @@
-// The admission webhook as a Hono app over Web-standard Request/Response. No runtime imports:
+// The admission webhook as a Hono app over Web-standard Request/Response: it serves core's webhook
+// rules (@claimkit/core/admission, one path each) as AdmissionReviews. No runtime imports:
 // main-node.ts and main-deno.ts only read configuration and serve `app.fetch`.
-import { DEFAULT_CONTROLLER_USERNAME, GROUP } from '@claimkit/core';
+import { DEFAULT_CONTROLLER_USERNAME } from '@claimkit/core';
+import {
+  type AdmissionRequest,
+  type ControllerIdentities,
+  type PodClaimIndex,
+  type RuleContext,
+  WEBHOOK_RULES,
+  type WebhookRule,
+} from '@claimkit/core/admission';
 import { Hono } from 'hono';
 import {
   type AdmissionResponse,
@@ -9,14 +18,8 @@ import {
   review,
   verdictResponse,
 } from './admission.ts';
-import type { PodClaimIndex } from './claim-index.ts';
 import { jsonLogger, type Logger } from './logger.ts';
 import { createWebhookMetrics, type WebhookMetrics } from './metrics.ts';
-import { validateCapture } from './rules/captures.ts';
-import { validatePodClaim } from './rules/podclaims.ts';
-import { validatePod } from './rules/pods.ts';
-import { validatePodClaimSet, validatePodPool } from './rules/sets-pools.ts';
-import type { ControllerIdentities, Rule, RuleContext } from './rules/types.ts';
 
 // The same default as the admission policies' (core), so both layers accept the same controller.
 export { DEFAULT_CONTROLLER_USERNAME };
@@ -34,20 +37,10 @@ export interface WebhookDeps {
   maxBodyBytes?: number;
 }
 
-interface Route {
-  path: string;
-  group: string;
-  kind: string;
-  rule: Rule;
-}
+type Route = WebhookRule;
 
-export const ROUTES: readonly Route[] = [
-  { path: '/validate/captures', group: GROUP, kind: 'Capture', rule: validateCapture },
-  { path: '/validate/podclaims', group: GROUP, kind: 'PodClaim', rule: validatePodClaim },
-  { path: '/validate/pods', group: '', kind: 'Pod', rule: validatePod },
-  { path: '/validate/podclaimsets', group: GROUP, kind: 'PodClaimSet', rule: validatePodClaimSet },
-  { path: '/validate/podpools', group: GROUP, kind: 'PodPool', rule: validatePodPool },
-];
+/** The routes the app serves: core's webhook rules, one path each. */
+export const ROUTES: readonly Route[] = WEBHOOK_RULES;
 
 type Result = 'allowed' | 'denied' | 'bad_request' | 'error';
 
@@ -134,7 +127,8 @@ export function createWebhookApp(deps: WebhookDeps): Hono {
       if (parsed.badBody) return { result: 'bad_request', message: parsed.message };
       return { result: 'bad_request', response: badRequestResponse(parsed.uid, parsed.message) };
     }
-    const { uid, input } = parsed;
+    const { uid } = parsed;
+    const input: AdmissionRequest = { ...parsed.input, kind: route.kind };
     const user = input.userInfo.username;
     const gvk = parsed.kind;
     if (gvk !== undefined && (gvk.kind !== route.kind || gvk.group !== route.group)) {

@@ -8,8 +8,9 @@
 // reusePort, which Deno gates behind --unstable-net and which is fatal without it).
 // The PodClaim index uses @kubernetes/client-node through Deno's npm compatibility; `--claim-index off`
 // runs without it (pod-reference checks are then skipped with a warning).
+
+import { MemoryPodClaimIndex } from '@claimkit/core/admission';
 import { createWebhookApp } from './app.ts';
-import { MemoryPodClaimIndex } from './claim-index.ts';
 import { readTlsPair, startError, startup } from './config.ts';
 import { jsonLogger } from './logger.ts';
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 import { readFile } from 'node:fs/promises';
+import { MemoryPodClaimIndex } from '@claimkit/core/admission';
 // The webhook on Node: read configuration, watch PodClaims, serve HTTPS. Nothing else lives here.
 import { createWebhookApp } from './app.ts';
-import { MemoryPodClaimIndex } from './claim-index.ts';
 import { readTlsPair, startError, startup } from './config.ts';
 import { jsonLogger } from './logger.ts';
 import { serveNodeHttps } from './serve-node.ts';

@@ -1,7 +1,8 @@
 // The webhook's Kubernetes manifests as data. deploy/webhook/*.yaml is generated from this
 // (tools/manifests writes the files and checks they are current), and the e2e suite
 // registers the same ValidatingWebhookConfiguration by URL with its own caBundle.
-import { GROUP, imageRef, KIND_INFO, LABEL_POOL, type ManifestFile, VERSION } from '@claimkit/core';
+import { GROUP, imageRef, KIND_INFO, type ManifestFile, VERSION } from '@claimkit/core';
+import { webhookName } from '@claimkit/core/admission';
 import { DEFAULT_CONTROLLER_USERNAME, ROUTES } from './app.ts';
 
 export const WEBHOOK_NAMESPACE = 'claimkit-system';
@@ -53,23 +54,20 @@ export function validatingWebhookConfiguration(opts: WebhookConfigurationOptions
     },
   });
   const webhooks = ROUTES.map((r) => {
-    const plural = r.kind === 'Pod' ? 'pods' : KIND_INFO[r.kind as 'Capture'].plural;
-    const resources = r.kind === 'Capture' ? [plural, `${plural}/status`] : [plural];
     const hook: Obj = {
-      name: `${plural}.webhook.${GROUP}`,
+      name: webhookName(r),
       ...common(r.path),
       rules: [
         {
           apiGroups: [r.group],
           apiVersions: [r.group === '' ? 'v1' : VERSION],
-          resources,
-          operations: ['CREATE', 'UPDATE'],
+          resources: [...r.resources],
+          operations: [...r.operations],
           scope: 'Namespaced',
         },
       ],
     };
-    if (r.kind === 'Pod')
-      hook.objectSelector = { matchExpressions: [{ key: LABEL_POOL, operator: 'Exists' }] };
+    if (r.objectSelector) hook.objectSelector = r.objectSelector;
     return hook;
   });
   const metadata: Obj = { name: opts.name ?? WEBHOOK_NAME, labels: LABELS };

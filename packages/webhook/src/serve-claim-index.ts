@@ -3,6 +3,7 @@
 // Used by the entries (Node; Deno too, through its npm compatibility). Only the index's list/watch
 // needs RBAC: `list` and `watch` on podclaims.claimkit.dev.
 import type { ListWatcher } from '@claimkit/core';
+import { MemoryPodClaimIndex } from '@claimkit/core/admission';
 import {
   createKubeClient,
   Informer,
@@ -10,7 +11,6 @@ import {
   type KubeClient,
   loadKubeConfig,
 } from '@claimkit/kube';
-import { MemoryPodClaimIndex } from './claim-index.ts';
 import type { Logger } from './logger.ts';
 
 export interface WatchedIndex {

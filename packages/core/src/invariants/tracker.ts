@@ -3,6 +3,7 @@
 // expired holders (C2), no direct A->B relabel (P1), scale-in never deletes a migrating claim (P4),
 // a claim Lost under lostPolicy Fail never gets a pod again (L1), and a pod carrying a Capture's
 // result as its source (claimkit.dev/source-*) was seeded from a result that was fenced (S1).
+import { claimHandover } from '../admission/claim-handover.ts';
 import { LABEL_CLAIMED_BY } from '../api/constants.ts';
 import { keyString } from '../api/meta.ts';
 import { isPodFinished } from '../api/pod-predicates.ts';
@@ -116,10 +117,9 @@ export class InvariantTracker {
       this.pods.delete(k);
       return;
     }
-    const a = prev?.metadata.labels?.[LABEL_CLAIMED_BY];
-    const b = p.metadata.labels?.[LABEL_CLAIMED_BY];
-    if (a && b && a !== b)
-      this.fail('P1', `pod relabelled claimed-by ${a} -> ${b} in one write`, [`Pod/${k}`]);
+    const moved = claimHandover(prev?.metadata.labels, p.metadata.labels);
+    if (moved)
+      this.fail('P1', `pod relabelled claimed-by ${moved.from} -> ${moved.to} in one write`, [`Pod/${k}`]);
     if (!this.externalWriter) this.checkSeed(prev, p);
     this.pods.set(k, p);
   }

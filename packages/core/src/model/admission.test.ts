@@ -3,6 +3,7 @@
 // denial on the real server: 422 Invalid by default, 403 with reason Forbidden).
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../api/errors.ts';
+import type { KubeObject } from '../api/meta.ts';
 import type { PodClaim } from '../api/types.ts';
 import { schemaModelOptions } from '../schema/validate.ts';
 import { configMap, forCreate, forPool, podClaim } from '../testing/fixtures.ts';
@@ -23,15 +24,17 @@ async function refusal(p: Promise<unknown>): Promise<ApiError> {
   throw new Error('the write was accepted');
 }
 
-function recording(deny: (r: AdmissionRequest) => boolean = () => false) {
-  const seen: AdmissionRequest[] = [];
+function recording(deny: (r: AdmissionRequest<KubeObject>) => boolean = () => false) {
+  const seen: AdmissionRequest<KubeObject>[] = [];
   const m = new ApiModel({
     ...schemaModelOptions(),
     clock: new ManualClock(),
     admission: [
       (r) => {
         seen.push(r);
-        return deny(r) ? [{ policy: 'no-alice', binding: 'no-alice-binding', message: 'alice may not' }] : [];
+        return deny(r)
+          ? [{ field: '', message: 'alice may not', by: { policy: 'no-alice', binding: 'no-alice-binding' } }]
+          : [];
       },
     ],
   });
@@ -45,7 +48,7 @@ describe('who writes', () => {
     await m.as(alice).patch('PodClaim', k('c1'), { metadata: { labels: { a: 'b' } } });
     await m.as(alice).patchStatus('PodClaim', k('c1'), { status: { phase: 'Pending' } });
     await m.as(alice).delete('PodClaim', k('c1'));
-    expect(seen.map((r) => [r.operation, r.subresource ?? '', r.user.username])).toEqual([
+    expect(seen.map((r) => [r.operation, r.subResource ?? '', r.userInfo.username])).toEqual([
       ['CREATE', '', CONTROLLER_USER.username],
       ['UPDATE', '', 'alice'],
       ['UPDATE', 'status', 'alice'],
@@ -69,7 +72,7 @@ describe('who writes', () => {
 
 describe('a denial', () => {
   it('answers 422 Invalid with the ValidatingAdmissionPolicy message, and writes nothing', async () => {
-    const { m } = recording((r) => r.user.username === 'alice');
+    const { m } = recording((r) => r.userInfo.username === 'alice');
     await m.create(forCreate(podClaim('c1', forPool('web'))));
     const rv = m.resourceVersion;
     const e = await refusal(m.as(alice).patch('PodClaim', k('c1'), { metadata: { labels: { a: 'b' } } }));
@@ -89,7 +92,7 @@ describe('a denial', () => {
   it('answers 403 Forbidden when the validation names that reason; the binding defaults to the policy', async () => {
     const m = new ApiModel({
       clock: new ManualClock(),
-      admission: [() => [{ policy: 'p', message: 'no', reason: 'Forbidden' }]],
+      admission: [() => [{ field: '', message: 'no', reason: 'Forbidden', by: { policy: 'p' } }]],
     });
     const e = await refusal(m.create(configMap('cm', {})));
     expect([e.reason, e.code]).toEqual(['Forbidden', 403]);

@@ -30,6 +30,8 @@ import type { RequestVerb } from '../api/verbs.ts';
 import {
   type AdmissionCheck,
   type AdmissionOperation,
+  type AdmissionRequest,
+  type AdmissionStore,
   admissionError,
   CONTROLLER_USER,
   type UserInfo,
@@ -661,19 +663,27 @@ export class ApiModel implements Client, Watcher {
     const checks = this.opts.admission;
     if (!checks || checks.length === 0) return;
     const meta = (object ?? oldObject)!.metadata;
-    const request = {
-      ...req,
+    const request: AdmissionRequest<KubeObject> = {
+      operation: req.operation,
       kind,
+      ...(req.subresource ? { subResource: req.subresource } : {}),
       namespace: meta.namespace ?? '',
       name: meta.name,
+      userInfo: req.user,
       object: object ? clone(object) : undefined,
       oldObject: oldObject ? clone(oldObject) : undefined,
     };
     for (const check of checks) {
-      const denial = check(request)[0];
-      if (denial) throw admissionError(request, denial);
+      const denials = check(request, this.admissionStore);
+      if (denials.length > 0) throw admissionError(request, denials);
     }
   }
+
+  /** What admission steps read of the store (a webhook's watched caches, here always in sync). */
+  private readonly admissionStore: AdmissionStore = {
+    list: (kind, namespace) =>
+      [...this.bucket(kind).values()].filter((o) => o.metadata.namespace === namespace),
+  };
 
   private commit(kind: Kind, type: WatchEventType, obj: Obj): Obj {
     this.rv++;

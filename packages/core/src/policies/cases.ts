@@ -2,6 +2,7 @@
 // answer. The e2e suite replays every case on the real API server (dry-run writes); an evaluator
 // of the policies' CEL (the in-memory model) can run the same requests through `policyCaseRequest`,
 // so both answer the same.
+import type { AdmissionRequest } from '../api/admission-request.ts';
 import {
   ANNOTATION_CLAIMED_BY_UID,
   ANNOTATION_POD_UID,
@@ -421,12 +422,8 @@ export type PolicyCaseUsers = {
   other: { username: string; groups?: string[] };
 };
 
-export type PolicyCaseRequest = {
-  operation: 'CREATE' | 'UPDATE';
-  userInfo: { username: string; groups?: string[] };
-  object: Record<string, unknown>;
-  oldObject: Record<string, unknown> | null;
-};
+/** A case's write as admission sees it: core's one request type. */
+export type PolicyCaseRequest = AdmissionRequest<Record<string, unknown>>;
 
 /** The pod or claim a case writes (`which`: before or after the write). */
 export function policyCaseObject(
@@ -468,9 +465,11 @@ export function policyCaseRequest(
         : users.other;
   return {
     operation: c.operation,
+    kind: c.policy === 'pool-pod-labels' ? 'Pod' : 'PodClaim',
+    ...key,
     userInfo: user,
     object: policyCaseObject(c, 'new', key),
-    oldObject: c.operation === 'UPDATE' ? policyCaseObject(c, 'old', key) : null,
+    oldObject: c.operation === 'UPDATE' ? policyCaseObject(c, 'old', key) : undefined,
   };
 }
 

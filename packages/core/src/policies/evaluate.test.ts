@@ -21,16 +21,7 @@ describe('POLICY_CASES through the model’s CEL', () => {
   for (const c of POLICY_CASES) {
     test(c.name, () => {
       const r = policyCaseRequest(c, users);
-      const answer = evaluatePolicy(policies[c.policy].policy, {
-        operation: r.operation,
-        resource: c.policy === 'pool-pod-labels' ? 'pods' : 'podclaims',
-        group: c.policy === 'pool-pod-labels' ? '' : 'claimkit.dev',
-        namespace: 'default',
-        name: 'case',
-        userInfo: r.userInfo,
-        object: r.object,
-        oldObject: r.oldObject,
-      });
+      const answer = evaluatePolicy(policies[c.policy].policy, r);
       if (c.expect.allowed) expect(answer).toBeUndefined();
       else {
         expect(answer?.reason).toBe(c.expect.reason);

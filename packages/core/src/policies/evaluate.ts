@@ -6,68 +6,67 @@
 // with its messageExpression (or message) and reason. An expression that cannot be evaluated
 // denies too (failurePolicy Fail).
 
+import type { AdmissionRequest, Violation } from '../api/admission-request.ts';
 import { matchesSelector } from '../api/labels.ts';
-import type { KubeObject } from '../api/meta.ts';
 import { KIND_INFO } from '../api/types.ts';
 import { evaluateCel } from '../cel/index.ts';
-import type { AdmissionCheck, AdmissionDenial, AdmissionRequest } from '../model/admission.ts';
+import type { AdmissionCheck } from '../model/admission.ts';
 import { admissionPolicies, type PolicyWithBinding } from './manifests.ts';
 import type { ResourceRule, ValidatingAdmissionPolicy } from './types.ts';
 
-/** The request as CEL sees it (admission.k8s.io AdmissionRequest, the fields the policies read). */
-export interface PolicyRequest {
-  operation: 'CREATE' | 'UPDATE' | 'DELETE';
-  /** Plural resource, e.g. `pods`, `podclaims`. */
-  resource: string;
-  group: string;
-  subResource?: string;
-  namespace: string;
-  name: string;
-  userInfo: { username: string; groups?: string[] };
-  object: KubeObject | Record<string, unknown> | null;
-  oldObject: KubeObject | Record<string, unknown> | null;
+/** The group and plural resource a request writes, as the policies' resource rules name them. */
+function resourceOf(req: AdmissionRequest): { group: string; resource: string } {
+  const info = KIND_INFO[req.kind];
+  return {
+    group: info.apiVersion.includes('/') ? info.apiVersion.split('/')[0]! : '',
+    resource: info.plural,
+  };
 }
 
-function ruleMatches(rule: ResourceRule, req: PolicyRequest): boolean {
-  const resource = req.subResource ? `${req.resource}/${req.subResource}` : req.resource;
+function ruleMatches(rule: ResourceRule, req: AdmissionRequest): boolean {
+  const { group, resource } = resourceOf(req);
+  const written = req.subResource ? `${resource}/${req.subResource}` : resource;
   return (
-    rule.apiGroups.some((g) => g === '*' || g === req.group) &&
-    rule.resources.some((r) => r === '*' || r === resource) &&
+    rule.apiGroups.some((g) => g === '*' || g === group) &&
+    rule.resources.some((r) => r === '*' || r === written) &&
     rule.operations.some((o) => o === req.operation)
   );
 }
 
-function labelsOf(o: PolicyRequest['object']): Record<string, string> {
-  const meta = (o as { metadata?: { labels?: Record<string, string> } } | null)?.metadata;
+function labelsOf(o: unknown): Record<string, string> {
+  const meta = (o as { metadata?: { labels?: Record<string, string> } } | null | undefined)?.metadata;
   return meta?.labels ?? {};
 }
 
-function policyMatches(policy: ValidatingAdmissionPolicy, req: PolicyRequest): boolean {
+function policyMatches(policy: ValidatingAdmissionPolicy, req: AdmissionRequest): boolean {
   const m = policy.spec.matchConstraints;
   if (!m.resourceRules.some((r) => ruleMatches(r, req))) return false;
   if (!m.objectSelector) return true;
   return (
-    (req.object !== null && matchesSelector(labelsOf(req.object), m.objectSelector)) ||
-    (req.oldObject !== null && matchesSelector(labelsOf(req.oldObject), m.objectSelector))
+    (req.object != null && matchesSelector(labelsOf(req.object), m.objectSelector)) ||
+    (req.oldObject != null && matchesSelector(labelsOf(req.oldObject), m.objectSelector))
   );
 }
 
 /** The first validation that fails, or undefined when the policy admits the request. */
 export function evaluatePolicy(
   policy: ValidatingAdmissionPolicy,
-  req: PolicyRequest,
+  req: AdmissionRequest,
 ): { message: string; reason: 'Invalid' | 'Forbidden' } | undefined {
   if (!policyMatches(policy, req)) return undefined;
+  // The request as CEL sees it (admission.k8s.io AdmissionRequest, the fields the policies read).
   const request = {
     operation: req.operation,
-    namespace: req.namespace,
-    name: req.name,
-    resource: { group: req.group, resource: req.resource },
+    namespace: req.namespace ?? '',
+    name: req.name ?? '',
+    resource: resourceOf(req),
     ...(req.subResource ? { subResource: req.subResource } : {}),
-    userInfo: { username: req.userInfo.username, groups: req.userInfo.groups ?? [] },
+    userInfo: { username: req.userInfo.username ?? '', groups: req.userInfo.groups ?? [] },
   };
   const variables: Record<string, unknown> = {};
-  const bindings = () => ({ object: req.object, oldObject: req.oldObject, request, variables });
+  const object = req.object ?? null;
+  const oldObject = req.oldObject ?? null;
+  const bindings = () => ({ object, oldObject, request, variables });
   const failed = (what: string, error: string) => ({
     message: `policy '${policy.metadata.name}' ${what} could not be evaluated: ${error}`,
     reason: 'Invalid' as const,
@@ -91,27 +90,11 @@ export function evaluatePolicy(
   return undefined;
 }
 
-/** The model's view of a request, for the policies. */
-function policyRequest(req: AdmissionRequest): PolicyRequest {
-  const info = KIND_INFO[req.kind];
-  const group = info.apiVersion.includes('/') ? info.apiVersion.split('/')[0]! : '';
-  return {
-    operation: req.operation,
-    resource: info.plural,
-    group,
-    ...(req.subresource ? { subResource: req.subresource } : {}),
-    namespace: req.namespace,
-    name: req.name,
-    userInfo: req.user,
-    object: req.object ?? null,
-    oldObject: req.oldObject ?? null,
-  };
-}
-
 /**
  * An admission check for the in-memory model that enforces these policies (default: claimkit's,
  * with the default controller identity). Bindings that select namespaces by label are not modelled
- * (the model has no namespace objects).
+ * (the model has no namespace objects). A policy's message names its field in its text, so its
+ * violation's `field` is empty, as the API server's cause is.
  */
 export function policyAdmission(
   policies: readonly PolicyWithBinding[] = Object.values(admissionPolicies()),
@@ -121,11 +104,17 @@ export function policyAdmission(
       throw new Error(`policy binding ${binding.metadata.name}: the model cannot match a namespaceSelector`);
   }
   return (req) => {
-    const pr = policyRequest(req);
-    const denials: AdmissionDenial[] = [];
+    const denials: Violation[] = [];
     for (const { policy, binding } of policies) {
-      const d = evaluatePolicy(policy, pr);
-      if (d) denials.push({ policy: policy.metadata.name, binding: binding.metadata.name, ...d });
+      const d = evaluatePolicy(policy, req);
+      if (d) {
+        denials.push({
+          field: '',
+          message: d.message,
+          reason: d.reason,
+          by: { policy: policy.metadata.name, binding: binding.metadata.name },
+        });
+      }
     }
     return denials;
   };

@@ -1,7 +1,7 @@
 // Policy `<prefix>-podclaim-writers`: only the controller's identity sets or changes a PodClaim's
 // spec.podName, spec.nodeName or spec.sourcePod (invariant P1 for every writer, kubectl included),
 // or its claimkit.dev/pod-uid record of the pod it bound (anyone may remove that).
-// The same rule as the webhook's /validate/podclaims (packages/webhook/src/rules/podclaims.ts):
+// The same rule as the webhook's /validate/podclaims (core's admission/podclaims.ts):
 // absent, null and "" all mean "not set", so clearing an empty field is no change; the controller
 // is a listed username or a member of a listed group. Whether another claim already references
 // the pod needs other objects and stays with the webhook.

@@ -3,7 +3,7 @@
 // single write, its state label, claimed-by label and claimed-by-uid annotation agree, and only the
 // controller names a claim, a template hash or a source (the claimkit.dev/source-* annotations of a
 // pod seeded from a Capture's fenced result) on it (anyone may remove them). The same
-// rules as the webhook's /validate/pods (packages/webhook/src/rules/pods.ts), including when they
+// rules as the webhook's /validate/pods (core's admission/pods.ts), including when they
 // apply: consistency is checked on create, and on update only when the write touches one of those
 // keys, so pods that were inconsistent before the policy existed can still be repaired step by step.
 import {
@@ -83,6 +83,7 @@ const labelField = (k: string) => `metadata.labels[${k}]`;
 const annotationField = (k: string) => `metadata.annotations[${k}]`;
 
 const VALIDATIONS: PolicyValidation[] = [
+  // P1, as admission/claim-handover.ts states it in TypeScript (policy-cases.test.ts: they agree).
   {
     expression:
       "variables.oldClaim == '' || variables.newClaim == '' || variables.oldClaim == variables.newClaim",

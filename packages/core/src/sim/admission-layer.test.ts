@@ -5,7 +5,9 @@ import { describe, expect, it } from 'vitest';
 import { ANNOTATION_CLAIMED_BY_UID, LABEL_CLAIMED_BY } from '../api/constants.ts';
 import { ApiError } from '../api/errors.ts';
 import { acquireCapture, completeCapture, failCapture } from '../capture/holder-ops.ts';
-import type { ApiModel } from '../model/api-model.ts';
+import { CONTROLLER_USER } from '../model/admission.ts';
+import { ApiModel } from '../model/api-model.ts';
+import { ManualClock } from '../model/clock.ts';
 import {
   capture,
   claimedBy,
@@ -71,11 +73,66 @@ describe("PodClaim: podName, nodeName and sourcePod are the controller's", () =>
     expect(await outcome(kubectl.patch('PodClaim', k('c'), { spec: { podName: 'x', sourcePod: 'x' } }))).toBe(
       'ok',
     );
-    // The API server reports a policy's first failing validation only: one refusal per policy.
+    // The API server reports a policy's first failing validation only: one refusal per policy;
+    // a webhook lists every violation in one denial: one refusal per webhook.
     expect(refusals.map((r) => [r.layer, r.message.split(':')[0]])).toEqual([
       ['crd', 'spec.sourcePod'],
       ['policy', 'claimkit-podclaim-writers'],
+      ['webhook', 'podclaims.webhook.claimkit.dev'],
     ]);
+  });
+});
+
+describe("the webhook's rules: a pod another claim already holds", () => {
+  // Neither the CRD nor a policy can see other objects: only the webhook refuses a claim naming a
+  // pod another claim references, even when the controller writes it.
+  async function twoClaims(m: ApiModel) {
+    await m.create(forCreate(podClaim('c', forPool('web'))));
+    await m.create(forCreate(podClaim('d', forPool('web'))));
+    await m.patch('PodClaim', k('c'), { spec: { podName: 'x' } });
+  }
+
+  it('in mode on, refuses it as the API server answers a webhook denial', async () => {
+    const { m, refusals } = world();
+    await twoClaims(m);
+    expect(refusals).toEqual([]);
+    expect(await outcome(m.patch('PodClaim', k('d'), { spec: { podName: 'x' } }))).toBe(
+      'Forbidden: admission webhook "podclaims.webhook.claimkit.dev" denied the request: claimkit: PodClaim "d" denied: spec.podName: pod "x" is already referenced by claim "c"',
+    );
+    expect(refusals.map((r) => [r.layer, r.kind, r.user])).toEqual([
+      ['webhook', 'PodClaim', CONTROLLER_USER.username],
+    ]);
+    expect(m.getNow('PodClaim', k('d')).spec.podName).toBeUndefined();
+    // Another pod is fine; so is the pod once c lets go of it.
+    expect(await outcome(m.patch('PodClaim', k('d'), { spec: { podName: 'y' } }))).toBe('ok');
+    await m.patch('PodClaim', k('c'), { spec: { podName: null } });
+    expect(await outcome(m.patch('PodClaim', k('d'), { spec: { podName: 'x' } }))).toBe('ok');
+  });
+
+  it('in mode off, lets it land and counts it as the webhook layer only', async () => {
+    const { m, refusals } = world('off');
+    await twoClaims(m);
+    expect(await outcome(m.patch('PodClaim', k('d'), { spec: { podName: 'x' } }))).toBe('ok');
+    expect(m.getNow('PodClaim', k('d')).spec.podName).toBe('x');
+    expect(refusals).toEqual([
+      {
+        layer: 'webhook',
+        kind: 'PodClaim',
+        user: CONTROLLER_USER.username,
+        message: 'podclaims.webhook.claimkit.dev: spec.podName: pod "x" is already referenced by claim "c"',
+      },
+    ]);
+  });
+
+  it('without the webhook layer, nothing refuses it', async () => {
+    const refusals: Refusal[] = [];
+    const m = new ApiModel({
+      ...admissionLayer('on', (r) => refusals.push(r), ['policy']),
+      clock: new ManualClock(),
+    });
+    await twoClaims(m);
+    expect(await outcome(m.patch('PodClaim', k('d'), { spec: { podName: 'x' } }))).toBe('ok');
+    expect(refusals).toEqual([]);
   });
 });
 
@@ -103,6 +160,23 @@ describe('pool pods: claimed-by', () => {
     expect(await outcome(m.patch('Pod', k('p'), annotationOnly))).toMatch(
       /metadata.annotations\[claimkit.dev\/claimed-by-uid\]: a pod is never handed from one claim to another/,
     );
+  });
+
+  it("the webhook's rule alone refuses it too (P1 stated once, in claim-handover.ts), listing both keys", async () => {
+    const m = new ApiModel({ ...admissionLayer('on', () => {}, ['webhook']), clock: new ManualClock() });
+    await podLabelledA(m);
+    const e = await m.patch('Pod', k('p'), toB).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(ApiError);
+    const err = e as ApiError;
+    expect([err.reason, err.code]).toEqual(['Forbidden', 403]);
+    const uidA = m.getNow('Pod', k('p')).metadata.annotations?.[ANNOTATION_CLAIMED_BY_UID];
+    expect(err.message).toBe(
+      `admission webhook "pods.webhook.claimkit.dev" denied the request: claimkit: Pod "p" denied: metadata.labels[claimkit.dev/claimed-by]: a pod is never relabelled from one claim to another in a single write (a -> b); the label must be removed first; metadata.annotations[claimkit.dev/claimed-by-uid]: a pod is never handed from one claim to another in a single write (uid ${uidA} -> uid-b); the annotation must be removed first`,
+    );
+    expect(err.causes.map((c) => c.field)).toEqual([
+      `metadata.labels[${LABEL_CLAIMED_BY}]`,
+      `metadata.annotations[${ANNOTATION_CLAIMED_BY_UID}]`,
+    ]);
   });
 
   it('a person may remove it, never set it; the controller removes and sets it in two writes', async () => {

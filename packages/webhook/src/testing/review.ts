@@ -1,14 +1,13 @@
 // Test helpers: AdmissionReview requests, the app under test, and the objects these tests share
 // (built with core's fixtures).
 import { LABEL_POOL, type Pod, type PodClaimSet } from '@claimkit/core';
+import { MemoryPodClaimIndex, type Operation, type UserInfo } from '@claimkit/core/admission';
 import { type Mod, pod, podClaimSet, withLabels, withSpec } from '@claimkit/core/testing';
 import type { Hono } from 'hono';
 import type { AdmissionReviewOut } from '../admission.ts';
 import { createWebhookApp, DEFAULT_CONTROLLER_USERNAME, type WebhookDeps } from '../app.ts';
-import { MemoryPodClaimIndex } from '../claim-index.ts';
 import { silentLogger } from '../logger.ts';
 import { createWebhookMetrics } from '../metrics.ts';
-import type { Operation, UserInfo } from '../rules/types.ts';
 
 export const CONTROLLER: UserInfo = {
   username: DEFAULT_CONTROLLER_USERNAME,

@@ -3,15 +3,16 @@
 // Rebind or Fail, only the controller writes podName/nodeName/sourcePod (and the claimkit.dev/pod-uid
 // record; anyone may remove it), and a pod already
 // referenced by another claim (podName or sourcePod, per the watched claim index) cannot be taken.
-import { ANNOTATION_POD_UID } from '@claimkit/core';
+
+import type { AdmissionRequest, RuleContext, Verdict, Violation } from '../api/admission-request.ts';
+import { isController, verdict } from '../api/admission-request.ts';
+import { ANNOTATION_POD_UID } from '../api/constants.ts';
 import { claimSpecViolations } from './claim-spec.ts';
 import { field, nonEmpty, obj, str } from './read.ts';
-import type { RuleContext, RuleInput, Verdict, Violation } from './types.ts';
-import { isController, verdict } from './types.ts';
 
 const CONTROLLER_FIELDS = ['podName', 'nodeName', 'sourcePod'] as const;
 
-export function validatePodClaim(input: RuleInput, ctx: RuleContext): Verdict {
+export function validatePodClaim(input: AdmissionRequest, ctx: RuleContext): Verdict {
   if (input.operation !== 'CREATE' && input.operation !== 'UPDATE') return verdict([]);
   const v: Violation[] = [];
   const warnings: string[] = [];

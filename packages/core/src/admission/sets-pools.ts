@@ -1,20 +1,22 @@
 // /validate/podclaimsets and /validate/podpools — semantic checks the CRD schema cannot express.
+
+import type { AdmissionRequest, Verdict, Violation } from '../api/admission-request.ts';
+import { verdict } from '../api/admission-request.ts';
 import {
   ANNOTATION_CLAIMED_BY_UID,
-  isDnsSubdomain,
+  LABEL_CLAIM_SET,
   LABEL_CLAIMED_BY,
   LABEL_POOL,
   LABEL_STATE,
-  matchesSelector,
   SOURCE_ANNOTATIONS,
-} from '@claimkit/core';
+} from '../api/constants.ts';
+import { matchesSelector } from '../api/labels.ts';
+import { isDnsSubdomain } from '../schema/pod-pool.ts';
 import { claimSpecViolations } from './claim-spec.ts';
 import { field, int, jsonEqual, nonEmpty, obj, str, stringMap } from './read.ts';
 import { checkSelector } from './selector.ts';
-import type { RuleInput, Verdict, Violation } from './types.ts';
-import { verdict } from './types.ts';
 
-export function validatePodClaimSet(input: RuleInput): Verdict {
+export function validatePodClaimSet(input: AdmissionRequest): Verdict {
   if (input.operation !== 'CREATE' && input.operation !== 'UPDATE') return verdict([]);
   const v: Violation[] = [];
   const warnings: string[] = [];
@@ -33,7 +35,11 @@ export function validatePodClaimSet(input: RuleInput): Verdict {
   if (labelsRaw !== undefined && labelsRaw !== null && obj(labelsRaw) === undefined) {
     v.push({ field: 'spec.template.metadata.labels', message: 'must be a map of strings' });
   }
-  if (selector !== undefined && !matchesSelector(labels, selector)) {
+  // The claims a set creates carry its template labels and the claim-set label the controller adds
+  // (reconcile/podclaimset.ts): a selector on that label finds them too.
+  const setName = nonEmpty(field(input.object, 'metadata', 'name')) ?? input.name;
+  const claimLabels = setName === undefined ? labels : { ...labels, [LABEL_CLAIM_SET]: setName };
+  if (selector !== undefined && !matchesSelector(claimLabels, selector)) {
     v.push({
       field: 'spec.template.metadata.labels',
       message: 'must match spec.selector, or the set could never find the claims it creates',
@@ -61,7 +67,7 @@ export function validatePodClaimSet(input: RuleInput): Verdict {
   return verdict(v, warnings);
 }
 
-export function validatePodPool(input: RuleInput): Verdict {
+export function validatePodPool(input: AdmissionRequest): Verdict {
   if (input.operation !== 'CREATE' && input.operation !== 'UPDATE') return verdict([]);
   const v: Violation[] = [];
   const warnings: string[] = [];

@@ -1,9 +1,10 @@
 // The claim spec fields a PodClaim and a PodClaimSet template share: podMetadata (maps of strings,
 // no claimkit.dev/ keys, no disruption-hint annotations — the CRD's CEL rule, checked again here)
 // and lostPolicy (Rebind | Fail).
-import { isReservedPodMetadataKey } from '@claimkit/core';
+
+import type { Violation } from '../api/admission-request.ts';
+import { isReservedPodMetadataKey } from '../pool/pod-metadata.ts';
 import { field, obj } from './read.ts';
-import type { Violation } from './types.ts';
 
 const LOST_POLICIES = ['Rebind', 'Fail'];
 

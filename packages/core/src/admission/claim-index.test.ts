@@ -1,6 +1,6 @@
-import type { PodClaim } from '@claimkit/core';
-import { deleting, inNamespace, type Mod, podClaim, withSpec, withUid } from '@claimkit/core/testing';
 import { describe, expect, it } from 'vitest';
+import type { PodClaim } from '../api/types.ts';
+import { deleting, inNamespace, type Mod, podClaim, withSpec, withUid } from '../testing/fixtures.ts';
 import { MemoryPodClaimIndex } from './claim-index.ts';
 
 /** A claim in namespace ns with a readable uid, as the index's answers name it. */

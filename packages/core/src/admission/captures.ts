@@ -1,10 +1,11 @@
 // /validate/captures — invariant C1 on every writer, not only the controller (DESIGN.md "Capture"):
 // epoch never decreases; a new holder only with a higher token (token > old epoch, token == new epoch);
 // no result without the token of the claim that produced it.
+
+import type { AdmissionRequest, Verdict, Violation } from '../api/admission-request.ts';
+import { verdict } from '../api/admission-request.ts';
 import { field, int, jsonEqual, nonEmpty, obj } from './read.ts';
 import { checkSelector } from './selector.ts';
-import type { RuleInput, Verdict, Violation } from './types.ts';
-import { verdict } from './types.ts';
 
 interface ClaimView {
   token: number | undefined;
@@ -26,7 +27,7 @@ function tokenOk(t: number | undefined): t is number {
   return t !== undefined && t >= 1;
 }
 
-export function validateCapture(input: RuleInput): Verdict {
+export function validateCapture(input: AdmissionRequest): Verdict {
   if (input.operation !== 'CREATE' && input.operation !== 'UPDATE') return verdict([]);
   const v: Violation[] = [];
   const warnings: string[] = [];

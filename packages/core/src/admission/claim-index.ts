@@ -1,28 +1,14 @@
 // Which PodClaim references which pod (spec.podName or spec.sourcePod), from a watched cache: core's
 // ClaimIndex, the one the controller and the simulator use, fed with claims parsed defensively from
-// the API's JSON. The Node entry feeds it from an informer on PodClaims (serve-claim-index.ts); tests
-// feed it directly. The webhook asks it whether a podName is already held by another claim, so it
-// asks core's holding view: a deleting claim holds no pod against a live claim (a finalizer in the
-// middle of a migration must not block the claim that takes the pod over).
-import { ClaimIndex, type ReferencingClaim } from '@claimkit/core';
-import { field, nonEmpty } from './rules/read.ts';
+// the API's JSON. The webhook's Node entry feeds it from an informer on PodClaims (its
+// serve-claim-index.ts); tests feed it directly. The webhook asks it whether a podName is already
+// held by another claim, so it asks core's holding view: a deleting claim holds no pod against a
+// live claim (a finalizer in the middle of a migration must not block the claim that takes the pod
+// over).
 
-export interface PodClaimRef {
-  namespace: string;
-  name: string;
-  uid?: string;
-  podName?: string;
-  sourcePod?: string;
-}
-
-export interface PodClaimIndex {
-  /** Claims in `namespace` holding `pod` through spec.podName or spec.sourcePod (deleting ones hold none). */
-  claimsReferencing(namespace: string, pod: string): PodClaimRef[];
-  /** False until the cache has listed once; the webhook denies pod-reference checks until then. */
-  synced(): boolean;
-  /** When false the index is switched off on purpose; reference checks are skipped with a warning. */
-  readonly enabled: boolean;
-}
+import type { PodClaimIndex, PodClaimRef } from '../api/admission-request.ts';
+import { ClaimIndex, type ReferencingClaim } from '../pool/claim-index.ts';
+import { field, nonEmpty } from './read.ts';
 
 /** The fields the index reads, from an object as the API returns it; undefined without a name. */
 function claimOf(raw: unknown): ReferencingClaim | undefined {

@@ -4,21 +4,23 @@
 // so that pods which were inconsistent before the webhook existed can still be repaired step by step.
 // Only the controller names a claim, sets the template hash or the source annotations (anyone may
 // remove them).
+
+import type { AdmissionRequest, RuleContext, Verdict, Violation } from '../api/admission-request.ts';
+import { isController, verdict } from '../api/admission-request.ts';
 import {
   ANNOTATION_CLAIMED_BY_UID,
   LABEL_CLAIMED_BY,
   LABEL_POOL,
   LABEL_STATE,
-  LABEL_TEMPLATE_HASH,
   POD_STATES,
   type PodState,
   SOURCE_ANNOTATIONS,
-} from '@claimkit/core';
+} from '../api/constants.ts';
+import { LABEL_TEMPLATE_HASH } from '../pool/template-hash.ts';
+import { claimHandoverViolations } from './claim-handover.ts';
 import { annotationPath, annotationsOf, labelPath, labelsOf, obj } from './read.ts';
-import type { RuleContext, RuleInput, Verdict, Violation } from './types.ts';
-import { isController, verdict } from './types.ts';
 
-export function validatePod(input: RuleInput, ctx: RuleContext): Verdict {
+export function validatePod(input: AdmissionRequest, ctx: RuleContext): Verdict {
   if (input.operation !== 'CREATE' && input.operation !== 'UPDATE') return verdict([]);
   const v: Violation[] = [];
   const warnings: string[] = [];
@@ -30,22 +32,14 @@ export function validatePod(input: RuleInput, ctx: RuleContext): Verdict {
   const labels = labelsOf(input.object);
   const ann = annotationsOf(input.object);
 
+  // P1: never from one claim to another in a single write (claim-handover.ts states it once).
+  v.push(
+    ...claimHandoverViolations({ labels: oldLabels, annotations: oldAnn }, { labels, annotations: ann }),
+  );
   const oldClaim = oldLabels[LABEL_CLAIMED_BY] || undefined;
   const newClaim = labels[LABEL_CLAIMED_BY] || undefined;
-  if (oldClaim !== undefined && newClaim !== undefined && oldClaim !== newClaim) {
-    v.push({
-      field: labelPath(LABEL_CLAIMED_BY),
-      message: `a pod is never relabelled from one claim to another in a single write (${oldClaim} -> ${newClaim}); the label must be removed first`,
-    });
-  }
   const oldUid = oldAnn[ANNOTATION_CLAIMED_BY_UID] || undefined;
   const newUid = ann[ANNOTATION_CLAIMED_BY_UID] || undefined;
-  if (oldUid !== undefined && newUid !== undefined && oldUid !== newUid) {
-    v.push({
-      field: annotationPath(ANNOTATION_CLAIMED_BY_UID),
-      message: `a pod is never handed from one claim to another in a single write (uid ${oldUid} -> ${newUid}); the annotation must be removed first`,
-    });
-  }
 
   // A person may remove a claim's label but never name a claim: otherwise a pod is stolen in two
   // writes (remove, then add another claim's name). Pool pods only, as the objectSelector says.

@@ -1,7 +1,8 @@
 // Label selectors in specs (PodClaimSet, Capture): a usable shape, and never the empty selector.
-import type { LabelSelector } from '@claimkit/core';
+
+import type { Violation } from '../api/admission-request.ts';
+import type { LabelSelector } from '../api/meta.ts';
 import { field, nonEmpty, obj } from './read.ts';
-import type { Violation } from './types.ts';
 
 const OPERATORS = ['In', 'NotIn', 'Exists', 'DoesNotExist'];
 
