@@ -375,7 +375,9 @@ export function helpText(table: OptionTable, o: HelpTextOptions): string {
       ...(spec.env ? [`env ${spec.env}`] : []),
       ...(defaultText(spec) !== undefined ? [`default ${defaultText(spec)}`] : []),
     ];
-    return { head, body: notes.length ? `${spec.help} (${notes.join(', ')})` : spec.help };
+    // The notes wrap as one word: "(default\ntrue)" reads badly.
+    const note = notes.length ? ` (${notes.join(', ').replaceAll(' ', '\u0000')})` : '';
+    return { head, body: `${spec.help}${note}` };
   });
   entries.push({ head: '-h, --help', body: 'this help' });
   const col = Math.min(30, Math.max(...entries.map((e) => e.head.length)) + 2);
@@ -386,6 +388,7 @@ export function helpText(table: OptionTable, o: HelpTextOptions): string {
     else lines.push(`  ${e.head.padEnd(col)}${body.shift() ?? ''}`);
     for (const b of body) lines.push(`  ${' '.repeat(col)}${b}`);
   }
+  for (let i = 1; i < lines.length; i++) lines[i] = lines[i]!.replaceAll('\u0000', ' ');
   if (o.footer) lines.push(o.footer.replace(/\n$/, ''));
   return `${lines.join('\n')}\n`;
 }
