@@ -15,6 +15,7 @@
 // runs again each job that was Running when it stopped (a second checkpoint of the same token
 // replaces the stored archive of that token). Without `stateDir` the state is in memory only.
 
+import type { Logger } from '../log.ts';
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -38,6 +39,11 @@ export type CaptureFn = (req: AgentJobRequest, signal: AbortSignal) => Promise<s
 export type AgentLogLevel = 'debug' | 'info' | 'warn' | 'error';
 /** One log line: level and msg, then fields. */
 export type AgentLogLine = { level: AgentLogLevel; msg: string; [field: string]: unknown };
+
+/** The agent's lines through a Logger, so the bin writes the one log shape of every claimkit binary. */
+export function agentLogTo(logger: Logger): (line: AgentLogLine) => void {
+  return ({ level, msg, ...fields }) => logger[level](msg, fields);
+}
 
 export interface CaptureAgentOptions {
   /** URL path the protocol is served under (default /v1/captures). */

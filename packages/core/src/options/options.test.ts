@@ -61,7 +61,7 @@ describe('parseOptions', () => {
       elect: true,
       even: 2,
     });
-    expect([...r.given].sort()).toEqual(['elect', 'namespace', 'port', 'sweep', 'users', 'watch']);
+    expect([...r.given].sort()).toEqual(['elect', 'namespace', 'sweep', 'users', 'watch']); // not $X_PORT
     expect(parseOptions(table, [], {}).values).toMatchObject({ namespace: undefined, watch: true, elect: false });
     expect(parseOptions(table, ['-nb', '--watch=true'], {}).values).toMatchObject({ namespace: 'b', watch: true });
   });
@@ -129,7 +129,7 @@ describe('helpText', () => {
     const lines = text.split('\n');
     expect(lines[0]).toBe('usage: bin [flags]');
     expect(text).toMatch(/^ {2}-n, --namespace NS +one namespace$/m);
-    expect(text).toMatch(/--port N +listen port \(env X_PORT, default 8443\)$/m);
+    expect(text).toMatch(/--port N +listen port \(default 8443, env X_PORT\)$/m);
     expect(text).toMatch(/--sweep DUR +sweep period \(default 30s\)$/m);
     expect(text).toMatch(/--level debug\|info +log level \(default info\)$/m);
     expect(text).toMatch(/--\[no-\]watch +watch nodes \(default true\)$/m);

@@ -258,7 +258,7 @@ function typed(spec: OptionSpec, raw: string | boolean): { value?: unknown; prob
 
 export interface ParsedOptions<T extends OptionTable> {
   values: OptionValues<T>;
-  /** The options set by a flag or an environment variable (not by their default). */
+  /** The options set on the command line (not by the environment or their default). */
   given: Set<keyof T & string>;
   positionals: string[];
   /** -h/--help was given: problems are not reported (help answers whatever else is wrong). */
@@ -299,7 +299,7 @@ export function parseOptions<T extends OptionTable>(
         r.problem ?? (spec.validate as ((v: unknown) => string | undefined) | undefined)?.(r.value);
       if (problem === undefined) {
         values[name] = r.value;
-        given.add(name as keyof T & string);
+        if (name in tokens.flags) given.add(name as keyof T & string);
         continue;
       }
       problems.push(`${from}: ${problem}`);
@@ -372,8 +372,8 @@ export function helpText(table: OptionTable, o: HelpTextOptions): string {
     const long = spec.negatable ? `--[no-]${name}` : `--${name}`;
     const head = `${spec.short ? `-${spec.short}, ` : '    '}${long}${arg ? ` ${arg}` : ''}`;
     const notes = [
-      ...(spec.env ? [`env ${spec.env}`] : []),
       ...(defaultText(spec) !== undefined ? [`default ${defaultText(spec)}`] : []),
+      ...(spec.env ? [`env ${spec.env}`] : []),
     ];
     // The notes wrap as one word: "(default\ntrue)" reads badly.
     const note = notes.length ? ` (${notes.join(', ').replaceAll(' ', '\u0000')})` : '';
