@@ -34,7 +34,10 @@ export function parseFlags(argv: string[], specs: FlagSpecs): Parsed {
   const table = Object.fromEntries(
     Object.entries(all).map(([name, s]) => [
       name,
-      { type: s.type === 'boolean' ? ('bool' as const) : ('string' as const), ...(s.short ? { short: s.short } : {}) },
+      {
+        type: s.type === 'boolean' ? ('bool' as const) : ('string' as const),
+        ...(s.short ? { short: s.short } : {}),
+      },
     ]),
   );
   const t = tokenize(table, argv, { positionals: true });

@@ -11,6 +11,7 @@ import {
   schemaModelOptions,
 } from '@claimkit/core';
 import { ApiModel, ManualClock } from '@claimkit/core/model';
+import { parseDuration } from '@claimkit/core/options';
 import {
   boundTo,
   capture,
@@ -39,7 +40,6 @@ import {
   withState,
 } from '@claimkit/core/testing';
 import { describe, expect, test } from 'vitest';
-import { parseDuration } from '@claimkit/core/options';
 import { parseFlags, UsageError } from './args.ts';
 import { run } from './cli.ts';
 import type { Ctx } from './context.ts';
@@ -208,7 +208,8 @@ describe('usage', () => {
         'claimctl: --stuck-after: not a duration: "soon" (e.g. 30s, 5m, 1h30m) (see claimctl doctor --help)',
       ],
     ];
-    for (const [argv, line] of cases) expect((await claimctl(model, clock, ...argv)).err, argv.join(' ')).toBe(line);
+    for (const [argv, line] of cases)
+      expect((await claimctl(model, clock, ...argv)).err, argv.join(' ')).toBe(line);
   });
   test('API errors: one line, the stack only with --verbose', async () => {
     const { model, clock } = world();

@@ -68,7 +68,7 @@ export async function run(argv: string[], ctx: Ctx): Promise<number> {
     }
     if (first.startsWith('-')) {
       const known = Object.values(GLOBAL_FLAGS).some((f) => `-${f.short}` === first) || first === '--help';
-      throw new UsageError(known ? `${first} goes after the command` : `unknown flag ${first}`);
+      throw new UsageError(known ? `${first} goes after the command` : `unknown flag ${first.split('=')[0]}`);
     }
     const load = COMMANDS[first];
     if (!load) throw new UsageError(`unknown command ${JSON.stringify(first)}`);

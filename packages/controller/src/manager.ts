@@ -339,7 +339,8 @@ export class Manager {
    * claim changes (a wave of binds) becomes one pool reconcile and one status write, not one each.
    */
   private addDerived(key: string): void {
-    if (key.startsWith('PodPool|')) this.queue.addAfter(key, this.opts.poolCoalesceMs ?? CONTROLLER_DEFAULTS.poolCoalesceMs);
+    if (key.startsWith('PodPool|'))
+      this.queue.addAfter(key, this.opts.poolCoalesceMs ?? CONTROLLER_DEFAULTS.poolCoalesceMs);
     else this.queue.add(key);
   }
 
@@ -347,7 +348,9 @@ export class Manager {
     if (this.active || this.stopping) return;
     this.active = true;
     this.metrics.leader.set(1);
-    this.log.info('running workers', { concurrency: this.opts.concurrency ?? CONTROLLER_DEFAULTS.concurrency });
+    this.log.info('running workers', {
+      concurrency: this.opts.concurrency ?? CONTROLLER_DEFAULTS.concurrency,
+    });
     this.resync();
     this.activeGate.resolve();
     this.armSweep();

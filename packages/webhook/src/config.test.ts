@@ -1,5 +1,5 @@
-import { describe, expect, it } from 'vitest';
 import { UsageError } from '@claimkit/core/options';
+import { describe, expect, it } from 'vitest';
 import { CONFIG_HELP, ConfigError, parseConfig, readTlsPair, startError, startup } from './config.ts';
 
 describe('startup', () => {
@@ -13,8 +13,14 @@ describe('startup', () => {
     [['--bogus=1'], 'claimkit-webhook: unknown flag --bogus (see --help)'],
     [['serve'], 'claimkit-webhook: unexpected argument "serve" (see --help)'],
     [['--port'], 'claimkit-webhook: --port: needs a value (see --help)'],
-    [['--port', '70000'], 'claimkit-webhook: --port: want an integer from 0 to 65535, got "70000" (see --help)'],
-    [['--claim-index', 'etcd'], 'claimkit-webhook: --claim-index: want one of kube|off, got "etcd" (see --help)'],
+    [
+      ['--port', '70000'],
+      'claimkit-webhook: --port: want an integer from 0 to 65535, got "70000" (see --help)',
+    ],
+    [
+      ['--claim-index', 'etcd'],
+      'claimkit-webhook: --claim-index: want one of kube|off, got "etcd" (see --help)',
+    ],
   ])('answers %j with one line: %s', (argv, line) => {
     const r = startup(argv, {});
     expect(r).toEqual({ error: line });

@@ -15,10 +15,10 @@
 // runs again each job that was Running when it stopped (a second checkpoint of the same token
 // replaces the stored archive of that token). Without `stateDir` the state is in memory only.
 
-import type { Logger } from '../log.ts';
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Logger } from '../log.ts';
 import type { Authenticate } from './auth.ts';
 import { type KubeletCaptureOptions, kubeletCapture } from './kubelet.ts';
 import {

@@ -76,11 +76,7 @@ describe('claimkit-capture-agent flags', () => {
       [['--capture=docker'], env, '--capture: want one of kubelet|sleep, got "docker"'],
       [['--listen=8750'], env, '--listen: want host:port, got "8750"'],
       [['--kubelet-port=0'], env, '--kubelet-port: want an integer from 1 to 65535, got "0"'],
-      [
-        ['--kubelet-timeout=soon'],
-        env,
-        '--kubelet-timeout: not a duration: "soon" (e.g. 30s, 5m, 1h30m)',
-      ],
+      [['--kubelet-timeout=soon'], env, '--kubelet-timeout: not a duration: "soon" (e.g. 30s, 5m, 1h30m)'],
       [['--kubelet-timeout=10ms'], env, '--kubelet-timeout: must be at least 100ms'],
       [['--capture=sleep', '--duration-ms=-1'], env, '--duration-ms: want an integer >= 0, got "-1"'],
       [['--capture=sleep', '--kubelet-ca=/x'], env, '--kubelet-ca: only with --capture=kubelet'],

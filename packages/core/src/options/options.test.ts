@@ -19,7 +19,12 @@ const table = defineOptions({
   users: { type: 'list', default: ['ctl'], env: 'X_USERS', help: 'users' },
   watch: { type: 'bool', negatable: true, default: true, help: 'watch nodes' },
   elect: { type: 'bool', help: 'leader election' },
-  even: { type: 'int', default: 2, help: 'an even number', validate: (n: number) => (n % 2 ? 'not even' : undefined) },
+  even: {
+    type: 'int',
+    default: 2,
+    help: 'an even number',
+    validate: (n: number) => (n % 2 ? 'not even' : undefined),
+  },
 });
 
 describe('parseDuration (one syntax for every binary)', () => {
@@ -62,14 +67,25 @@ describe('parseOptions', () => {
       even: 2,
     });
     expect([...r.given].sort()).toEqual(['elect', 'namespace', 'sweep', 'users', 'watch']); // not $X_PORT
-    expect(parseOptions(table, [], {}).values).toMatchObject({ namespace: undefined, watch: true, elect: false });
-    expect(parseOptions(table, ['-nb', '--watch=true'], {}).values).toMatchObject({ namespace: 'b', watch: true });
+    expect(parseOptions(table, [], {}).values).toMatchObject({
+      namespace: undefined,
+      watch: true,
+      elect: false,
+    });
+    expect(parseOptions(table, ['-nb', '--watch=true'], {}).values).toMatchObject({
+      namespace: 'b',
+      watch: true,
+    });
   });
 
   it('lists every problem in one UsageError of one line, each naming its flag', () => {
     let err: unknown;
     try {
-      parseOptions(table, ['--foo', '--sweep', '5x', '--level=loud', 'stray', '--port', '70000', '--even=3'], {});
+      parseOptions(
+        table,
+        ['--foo', '--sweep', '5x', '--level=loud', 'stray', '--port', '70000', '--even=3'],
+        {},
+      );
     } catch (e) {
       err = e;
     }
@@ -110,7 +126,9 @@ describe('parseOptions', () => {
     expect(parseOptions(table, ['--foo', '-h', '--port=x'], {}).help).toBe(true);
     const checks = () => ['--elect: needs --namespace'];
     expect(() => parseOptions(table, ['--elect'], {}, { checks })).toThrow('--elect: needs --namespace');
-    expect(() => parseOptions(table, ['--foo'], {}, { checks })).toThrow(new UsageError('unknown flag --foo'));
+    expect(() => parseOptions(table, ['--foo'], {}, { checks })).toThrow(
+      new UsageError('unknown flag --foo'),
+    );
   });
 
   it('tokenize keeps positionals and -- when asked', () => {

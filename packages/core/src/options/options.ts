@@ -99,7 +99,8 @@ export function parseDuration(s: string): number {
     total += Number(m[1]) * UNIT_MS[m[2]!]!;
     at += m[0].length;
   }
-  if (t === '' || at !== t.length) throw new Error(`not a duration: ${JSON.stringify(s)} (${DURATION_EXAMPLES})`);
+  if (t === '' || at !== t.length)
+    throw new Error(`not a duration: ${JSON.stringify(s)} (${DURATION_EXAMPLES})`);
   return Math.round(total);
 }
 
@@ -315,7 +316,12 @@ export function parseOptions<T extends OptionTable>(
             ? []
             : undefined;
   }
-  const parsed = { values: values as OptionValues<T>, given, positionals: tokens.positionals, help: tokens.help };
+  const parsed = {
+    values: values as OptionValues<T>,
+    given,
+    positionals: tokens.positionals,
+    help: tokens.help,
+  };
   if (tokens.help) return parsed;
   if (problems.length === 0 && opts.checks)
     for (const p of opts.checks(parsed.values, given)) if (p !== undefined) problems.push(p);
