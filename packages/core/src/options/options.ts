@@ -372,7 +372,18 @@ export interface HelpTextOptions {
 }
 
 /** The --help text of a table: usage, one entry per option (with env var and default), footer. */
+/** The --help text of a table: usage, one entry per option (with env var and default), footer. */
 export function helpText(table: OptionTable, o: HelpTextOptions): string {
+  const lines = [o.usage, optionLines(table, { help: true })];
+  if (o.footer) lines.push(o.footer.replace(/\n$/, ''));
+  return `${lines.join('\n')}\n`;
+}
+
+/**
+ * A table's entries as help lines (no trailing newline), for a help text written around them (a
+ * command's, which lists its own flags and the shared ones). `col`: where the descriptions start.
+ */
+export function optionLines(table: OptionTable, o: { help?: boolean; col?: number } = {}): string {
   const entries = Object.entries(table).map(([name, spec]) => {
     const arg = spec.arg ?? (spec.type === 'enum' ? (spec.values ?? []).join('|') : DEFAULT_ARG[spec.type]);
     const long = spec.negatable ? `--[no-]${name}` : `--${name}`;
@@ -385,18 +396,16 @@ export function helpText(table: OptionTable, o: HelpTextOptions): string {
     const note = notes.length ? ` (${notes.join(', ').replaceAll(' ', '\u0000')})` : '';
     return { head, body: `${spec.help}${note}` };
   });
-  entries.push({ head: '-h, --help', body: 'this help' });
-  const col = Math.min(30, Math.max(...entries.map((e) => e.head.length)) + 2);
-  const lines = [o.usage];
+  if (o.help) entries.push({ head: '-h, --help', body: 'this help' });
+  const col = o.col ?? Math.min(30, Math.max(...entries.map((e) => e.head.length)) + 2);
+  const lines: string[] = [];
   for (const e of entries) {
     const body = wrap(e.body, 100 - 2 - col);
     if (e.head.length + 2 > col) lines.push(`  ${e.head}`);
     else lines.push(`  ${e.head.padEnd(col)}${body.shift() ?? ''}`);
     for (const b of body) lines.push(`  ${' '.repeat(col)}${b}`);
   }
-  for (let i = 1; i < lines.length; i++) lines[i] = lines[i]!.replaceAll('\u0000', ' ');
-  if (o.footer) lines.push(o.footer.replace(/\n$/, ''));
-  return `${lines.join('\n')}\n`;
+  return lines.join('\n').replaceAll('\u0000', ' ');
 }
 
 export type Startup<C> = { help: string } | { error: string } | { config: C };
