@@ -3,6 +3,7 @@ import {
   defineOptions,
   formatDuration,
   helpText,
+  optionLines,
   parseDuration,
   parseOptions,
   startup,
@@ -155,6 +156,14 @@ describe('helpText', () => {
     expect(text).toMatch(/^ {2}-h, --help +this help$/m);
     expect(text.endsWith('the end\n')).toBe(true);
     for (const l of lines) expect(l.length, l).toBeLessThanOrEqual(100);
+  });
+
+  it('optionLines: the entries alone, at a given column, for help texts written around them', () => {
+    expect(optionLines({ a: table.namespace, b: table.elect }, { col: 20 })).toBe(
+      ['  -n, --a NS          one namespace', '      --b             leader election (default false)'].join(
+        '\n',
+      ),
+    );
   });
 
   it('startup: help, one usage line, or the configuration', () => {
