@@ -92,7 +92,7 @@ export function createKubeController(o: KubeControllerOptions = {}): KubeControl
     ...(o.sweepIntervalMs ? { sweepIntervalMs: o.sweepIntervalMs } : {}),
     ...(o.resyncMs !== undefined ? { resyncMs: o.resyncMs } : {}),
     ...(o.poolCoalesceMs !== undefined ? { poolCoalesceMs: o.poolCoalesceMs } : {}),
-    ...(o.shutdownGraceMs ? { shutdownGraceMs: o.shutdownGraceMs } : {}),
+    ...(o.shutdownGraceMs !== undefined ? { shutdownGraceMs: o.shutdownGraceMs } : {}),
     ...(o.queue ? { queue: o.queue } : {}),
     ...(o.watchNodes === false ? { watchNodes: false } : {}),
     backend: (cache) =>
