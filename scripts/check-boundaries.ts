@@ -120,7 +120,7 @@ for (const top of ['packages', 'apps']) {
 // (model/ builds its conformance cases from the fixtures, and is not a production rule folder).
 const coreSrc = join(root, 'packages/core/src');
 const ruleFolders =
-  /^(api|capture|cel|claimset|doctor|invariants|lease|loop|manifests|metrics|policies|pool|reconcile|schema)\//;
+  /^(admission|api|capture|cel|claimset|doctor|invariants|lease|loop|manifests|metrics|options|policies|pool|reconcile|schema)\//;
 for (const file of files(coreSrc)) {
   const rel = relative(coreSrc, file);
   if (rel.startsWith('sim/')) continue;
@@ -145,6 +145,7 @@ const CORE_LAYERS: { folders: string[]; holds: string }[] = [
     holds:
       'API types, ports, errors, labels, pod predicates, the Decision and admission vocabularies; image names',
   },
+  { folders: ['options'], holds: "the binaries' option tables: parsing, help, one duration syntax" },
   { folders: ['cel'], holds: 'CEL evaluation over schema-typed values' },
   { folders: ['schema'], holds: "the CRDs' schemas and their CEL rules" },
   {

@@ -6,8 +6,10 @@
 import { join } from 'node:path';
 import {
   CaptureAgent,
+  controllerDefaults,
   jsonLogger as controllerLogger,
   createKubeController,
+  kubeControllerOptions,
   LOG_LEVELS,
   type LogLevel,
   serveEndpoints,
@@ -96,9 +98,10 @@ async function start(): Promise<void> {
   const agentUrl = (await agent.listen(AGENT_PORT, '127.0.0.1').catch(() => agent.listen(0, '127.0.0.1')))
     .url;
   shutdown.add('capture agent', () => agent.close(), 3000);
+  // The shipped binary's defaults (its options table), so `npm start` runs what ships.
   const ctl = createKubeController({
+    ...kubeControllerOptions(controllerDefaults()),
     kubeconfig: ids.controllerKubeconfig,
-    concurrency: 4,
     identity: 'claimkit-controller-local',
     log: controllerLogger(level),
   });

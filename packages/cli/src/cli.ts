@@ -1,5 +1,6 @@
 // The dispatcher: global flags, help, lazy command modules (startup stays fast: nothing heavy is
 // imported for --help, and the Kubernetes client only when a command talks to a cluster).
+import { usageLine } from '@claimkit/core/options';
 import { GLOBAL_FLAGS, UsageError } from './args.ts';
 import type { Ctx } from './context.ts';
 import { CLAIMKIT_VERSION } from './version.generated.ts';
@@ -67,15 +68,15 @@ export async function run(argv: string[], ctx: Ctx): Promise<number> {
     }
     if (first.startsWith('-')) {
       const known = Object.values(GLOBAL_FLAGS).some((f) => `-${f.short}` === first) || first === '--help';
-      throw new UsageError(known ? `${first} goes after the command` : `unknown flag: ${first}`);
+      throw new UsageError(known ? `${first} goes after the command` : `unknown flag ${first.split('=')[0]}`);
     }
     const load = COMMANDS[first];
-    if (!load)
-      throw new UsageError(`unknown command ${JSON.stringify(first)} for claimctl (see claimctl --help)`);
+    if (!load) throw new UsageError(`unknown command ${JSON.stringify(first)}`);
     return await (await load())(ctx, rest);
   } catch (e) {
     if (e instanceof UsageError) {
-      ctx.err(`error: ${e.message}`);
+      // The one usage-error wording of every claimkit binary, pointing at the help that applies.
+      ctx.err(usageLine('claimctl', e, first && COMMANDS[first] ? `claimctl ${first} --help` : '--help'));
       return 2;
     }
     ctx.err(describeError(e));

@@ -1,5 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { FlagError, parseAddr, parseDuration, parseFlags } from './flags.ts';
+import {
+  CONTROLLER_DEFAULTS,
+  CONTROLLER_OPTIONS,
+  controllerDefaults,
+  controllerStartup,
+  kubeControllerOptions,
+  parseAddr,
+  parseDuration,
+  parseFlags,
+  USAGE,
+  UsageError,
+} from './flags.ts';
 
 describe('flags', () => {
   it('parses the flags of DESIGN.md with defaults', () => {
@@ -54,7 +65,7 @@ describe('flags', () => {
   });
 
   it.each([
-    [['--bogus'], /Unknown option '--bogus'/],
+    [['--bogus'], /^unknown flag --bogus$/],
     [['--concurrency', '0'], /--concurrency/],
     [['--concurrency', 'x'], /--concurrency/],
     [['--sweep-interval', 'soon'], /--sweep-interval/],
@@ -63,15 +74,16 @@ describe('flags', () => {
     [['--log-level', 'loud'], /--log-level/],
     [['--metrics-addr', 'nope'], /--metrics-addr/],
     [['--namespace', ''], /--namespace/],
-    [['stray'], /positional|Unexpected/i],
-  ])('%j is a one-line FlagError', (argv, re) => {
+    [['stray'], /^unexpected argument "stray"$/],
+    [['--sweep-interval', '5x'], /^--sweep-interval: not a duration: "5x" \(e\.g\. 30s, 5m, 1h30m\)$/],
+  ])('%j is a one-line UsageError', (argv, re) => {
     let err: unknown;
     try {
       parseFlags(argv as string[], {});
     } catch (e) {
       err = e;
     }
-    expect(err).toBeInstanceOf(FlagError);
+    expect(err).toBeInstanceOf(UsageError);
     expect((err as Error).message).toMatch(re);
     expect((err as Error).message).not.toContain('\n');
   });
@@ -83,5 +95,57 @@ describe('flags', () => {
     expect(parseAddr('x', ':8080')).toEqual({ host: '0.0.0.0', port: 8080 });
     expect(parseAddr('x', '[::1]:9')).toEqual({ host: '::1', port: 9 });
     expect(parseAddr('x', '0')).toBeUndefined();
+  });
+
+  it('every problem at once, in one line', () => {
+    expect(() => parseFlags(['--bogus', '--concurrency', '0', '--log-level=loud'], {})).toThrow(
+      new UsageError([
+        'unknown flag --bogus',
+        '--concurrency: want an integer from 1 to 1000, got "0"',
+        '--log-level: want one of debug|info|warn|error, got "loud"',
+      ]),
+    );
+  });
+
+  it('the shipped defaults come from the table, and in-process controllers read the same', () => {
+    const d = controllerDefaults();
+    expect(d).toMatchObject({
+      concurrency: 4,
+      sweepIntervalMs: 30_000,
+      requestTimeoutMs: 15_000,
+      resyncMs: 600_000,
+      poolCoalesceMs: 500,
+      shutdownGraceMs: 20_000,
+      leaseNamespace: 'claimkit-system',
+      metricsAddr: ':8080',
+      healthAddr: ':8081',
+      logLevel: 'info',
+      watchNodes: true,
+      leaderElect: false,
+    });
+    expect(d).toMatchObject(CONTROLLER_DEFAULTS);
+    expect(kubeControllerOptions(parseFlags([], {}))).toMatchObject({
+      concurrency: 4,
+      sweepIntervalMs: 30_000,
+      timeoutMs: 15_000,
+      resyncMs: 600_000,
+      poolCoalesceMs: 500,
+      shutdownGraceMs: 20_000,
+    });
+    expect(
+      parseFlags(['--resync-interval=0', '--pool-coalesce=1s', '--shutdown-grace=5s'], {}),
+    ).toMatchObject({ resyncMs: 0, poolCoalesceMs: 1000, shutdownGraceMs: 5000 });
+  });
+
+  it('--help is generated from the table: every flag, with its default', () => {
+    for (const name of Object.keys(CONTROLLER_OPTIONS))
+      expect(USAGE, name).toMatch(new RegExp(`--(\\[no-\\])?${name}\\b`));
+    expect(USAGE).toMatch(/--concurrency N +reconcile workers \(default 4\)/);
+    expect(USAGE).toMatch(/--sweep-interval DUR +capture recovery sweep period \(default 30s\)/);
+    expect(USAGE).toMatch(/--request-timeout DUR [^-]*\(default 15s\)/);
+    expect(controllerStartup(['--help', '--bogus'], {})).toEqual({ help: USAGE });
+    expect(controllerStartup(['--bogus'], {})).toEqual({
+      error: 'claimkit-controller: unknown flag --bogus (see --help)',
+    });
   });
 });

@@ -1,6 +1,143 @@
-// Command-line flags of DESIGN.md. Unknown flags and bad values are a one-line error (exit 2).
-import { parseArgs } from 'node:util';
+// claimkit-controller's options: one table (DESIGN.md's flags and a few more) from which the
+// parsing, --help and validation come, and the defaults every in-process controller uses too
+// (runtime.ts, `npm start`, the e2e harness, the benches), so they all run what ships.
+import {
+  defineOptions,
+  helpText,
+  type OptionValues,
+  parseOptions,
+  type Startup,
+  startup,
+  UsageError,
+} from '@claimkit/core/options';
 import { LOG_LEVELS, type LogLevel } from './log.ts';
+import type { KubeControllerOptions } from './runtime.ts';
+
+export { parseDuration, UsageError } from '@claimkit/core/options';
+
+/** The shipped defaults: the table's, the Manager's and createKubeController's. */
+export const CONTROLLER_DEFAULTS = {
+  concurrency: 4,
+  sweepIntervalMs: 30_000,
+  requestTimeoutMs: 15_000,
+  resyncMs: 600_000,
+  poolCoalesceMs: 500,
+  shutdownGraceMs: 20_000,
+  leaseNamespace: 'claimkit-system',
+  metricsAddr: ':8080',
+  healthAddr: ':8081',
+  logLevel: 'info' as LogLevel,
+} as const;
+
+const ADDR = /^(?:\[([^\]]+)\]|([^:]*)):(\d{1,5})$/;
+const addrProblem = (s: string) =>
+  s === '0' || (ADDR.test(s) && Number(ADDR.exec(s)![3]) <= 65535)
+    ? undefined
+    : `want [host]:port or 0, got ${JSON.stringify(s)}`;
+
+export const CONTROLLER_OPTIONS = defineOptions({
+  kubeconfig: {
+    type: 'string',
+    arg: 'PATH',
+    help: 'kubeconfig',
+    defaultText: '$KUBECONFIG, ~/.kube/config, in-cluster',
+  },
+  context: { type: 'string', arg: 'NAME', help: 'kubeconfig context' },
+  namespace: { type: 'string', short: 'n', arg: 'NS', help: 'watch one namespace', defaultText: 'all' },
+  'leader-elect': { type: 'bool', help: 'run workers only while holding the Lease (efficiency, not safety)' },
+  'lease-namespace': {
+    type: 'string',
+    arg: 'NS',
+    env: 'POD_NAMESPACE',
+    default: CONTROLLER_DEFAULTS.leaseNamespace,
+    help: 'namespace of the Lease',
+  },
+  identity: {
+    type: 'string',
+    arg: 'ID',
+    env: 'POD_NAME',
+    help: 'leader election identity',
+    defaultText: 'hostname-pid',
+  },
+  'metrics-addr': {
+    type: 'string',
+    arg: 'ADDR',
+    default: CONTROLLER_DEFAULTS.metricsAddr,
+    validate: addrProblem,
+    help: 'Prometheus /metrics ([host]:port, 0 disables)',
+  },
+  'health-addr': {
+    type: 'string',
+    arg: 'ADDR',
+    default: CONTROLLER_DEFAULTS.healthAddr,
+    validate: addrProblem,
+    help: '/healthz and /readyz ([host]:port, 0 disables)',
+  },
+  concurrency: {
+    type: 'int',
+    min: 1,
+    max: 1000,
+    default: CONTROLLER_DEFAULTS.concurrency,
+    help: 'reconcile workers',
+  },
+  'sweep-interval': {
+    type: 'duration',
+    min: 100,
+    default: CONTROLLER_DEFAULTS.sweepIntervalMs,
+    help: 'capture recovery sweep period',
+  },
+  'request-timeout': {
+    type: 'duration',
+    min: 100,
+    default: CONTROLLER_DEFAULTS.requestTimeoutMs,
+    help: 'give up on an API request (a watch: its headers) after DUR',
+  },
+  'resync-interval': {
+    type: 'duration',
+    min: 0,
+    default: CONTROLLER_DEFAULTS.resyncMs,
+    help: 're-enqueue every object this often (0: never)',
+  },
+  'pool-coalesce': {
+    type: 'duration',
+    min: 0,
+    default: CONTROLLER_DEFAULTS.poolCoalesceMs,
+    help: 'a PodPool reconcile triggered by pod or claim changes waits this long to take a burst at once',
+  },
+  'shutdown-grace': {
+    type: 'duration',
+    min: 0,
+    default: CONTROLLER_DEFAULTS.shutdownGraceMs,
+    help: 'on SIGTERM, wait this long for reconciles in flight',
+  },
+  'watch-nodes': {
+    type: 'bool',
+    negatable: true,
+    default: true,
+    help: 'watch Nodes (a cluster-wide read) so pods on NotReady or cordoned nodes are not bound; with --no-watch-nodes a pod’s own Ready condition is the only health signal for bind candidates',
+  },
+  'log-level': {
+    type: 'enum',
+    values: LOG_LEVELS,
+    default: CONTROLLER_DEFAULTS.logLevel,
+    help: 'the least level logged',
+  },
+  'capture-agent-token-file': {
+    type: 'string',
+    arg: 'PATH',
+    defaultText: 'none',
+    help: 'send this file’s token (re-read per request) to Http capture agents as Authorization: Bearer, e.g. a projected ServiceAccount token for audience claimkit-capture-agent (deploy/controller mounts one)',
+  },
+});
+
+const HELP = {
+  usage: 'usage: claimkit-controller [flags]',
+  footer: `environment (downward API, set by deploy/controller): POD_NAME, POD_NAMESPACE, POD_UID and
+  CONTAINER_NAME name the pod and container this replica runs in; with --leader-elect the leader
+  records them on the Lease, and a standby takes over at once when that pod or container is dead
+Logs: one JSON object per line on stderr ({"time","level","msg",...}).`,
+};
+export const USAGE = helpText(CONTROLLER_OPTIONS, HELP);
 
 export interface ControllerFlags {
   kubeconfig?: string;
@@ -14,6 +151,9 @@ export interface ControllerFlags {
   concurrency: number;
   sweepIntervalMs: number;
   requestTimeoutMs: number;
+  resyncMs: number;
+  poolCoalesceMs: number;
+  shutdownGraceMs: number;
   /** Watch Nodes (cluster-wide get/list/watch) so pods on NotReady or cordoned nodes are not handed out. */
   watchNodes: boolean;
   /**
@@ -27,133 +167,35 @@ export interface ControllerFlags {
   captureAgentTokenFile?: string;
 }
 
-export class FlagError extends Error {
-  override readonly name = 'FlagError';
-}
-
-export const USAGE = `usage: claimkit-controller [flags]
-  --kubeconfig PATH        kubeconfig (default $KUBECONFIG, ~/.kube/config, in-cluster)
-  --context NAME           kubeconfig context
-  --namespace NS           watch one namespace (default: all)
-  --leader-elect           run workers only while holding the Lease (efficiency, not safety)
-  --lease-namespace NS     namespace of the Lease (default $POD_NAMESPACE or claimkit-system)
-  --identity ID            leader election identity (default $POD_NAME or hostname-pid)
-  --metrics-addr ADDR      Prometheus /metrics ([host]:port, 0 disables; default :8080)
-  --health-addr ADDR       /healthz and /readyz ([host]:port, 0 disables; default :8081)
-  --concurrency N          reconcile workers (default 4)
-  --sweep-interval DUR     capture recovery sweep period (e.g. 30s, 1m; default 30s)
-  --request-timeout DUR    give up on an API request (a watch: its headers) after DUR (default 15s)
-  --no-watch-nodes         do not watch Nodes (no cluster-wide read): a pod's own Ready condition
-                           is then the only health signal for bind candidates
-  --log-level LEVEL        debug|info|warn|error (default info)
-  --capture-agent-token-file PATH
-                           send this file's token (re-read per request) to Http capture agents as
-                           Authorization: Bearer, e.g. a projected ServiceAccount token for audience
-                           claimkit-capture-agent (deploy/controller mounts one); default: none
-environment (downward API, set by deploy/controller): POD_NAME, POD_NAMESPACE, POD_UID and
-  CONTAINER_NAME name the pod and container this replica runs in; with --leader-elect the leader
-  records them on the Lease, and a standby takes over at once when that pod or container is dead
-`;
-
-/** `30s`, `1m`, `500ms`, `2h` or plain seconds. */
-export function parseDuration(s: string): number {
-  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(s.trim());
-  if (!m) throw new FlagError(`not a duration: ${JSON.stringify(s)} (want e.g. 30s, 1m, 500ms)`);
-  const n = Number(m[1]);
-  const unit = m[2] ?? 's';
-  return Math.round(n * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[unit]!);
-}
-
 /** `:8080`, `127.0.0.1:8080`, `[::1]:8080`, or `0` (disabled). */
 export function parseAddr(flag: string, s: string): { host: string; port: number } | undefined {
   if (s === '0') return undefined;
-  const m = /^(?:\[([^\]]+)\]|([^:]*)):(\d{1,5})$/.exec(s);
-  const port = m ? Number(m[3]) : Number.NaN;
-  if (!m || port > 65535) throw new FlagError(`--${flag}: want [host]:port or 0, got ${JSON.stringify(s)}`);
-  return { host: m[1] ?? (m[2] || '0.0.0.0'), port };
+  const problem = addrProblem(s);
+  if (problem) throw new UsageError(`--${flag}: ${problem}`);
+  const m = ADDR.exec(s)!;
+  return { host: m[1] ?? (m[2] || '0.0.0.0'), port: Number(m[3]) };
 }
 
-export function parseFlags(
-  argv: string[],
-  env: Record<string, string | undefined> = process.env,
-): ControllerFlags & { help: boolean } {
-  let values: Record<string, string | boolean | undefined>;
-  try {
-    ({ values } = parseArgs({
-      args: argv,
-      options: {
-        kubeconfig: { type: 'string' },
-        context: { type: 'string' },
-        namespace: { type: 'string', short: 'n' },
-        'leader-elect': { type: 'boolean' },
-        'lease-namespace': { type: 'string' },
-        identity: { type: 'string' },
-        'metrics-addr': { type: 'string' },
-        'health-addr': { type: 'string' },
-        concurrency: { type: 'string' },
-        'sweep-interval': { type: 'string' },
-        'request-timeout': { type: 'string' },
-        'watch-nodes': { type: 'boolean' },
-        'log-level': { type: 'string' },
-        'capture-agent-token-file': { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-      strict: true,
-      allowPositionals: false,
-      allowNegative: true,
-    }));
-  } catch (e) {
-    throw new FlagError((e as Error).message.split('\n')[0]!);
-  }
-  const str = (k: string) => values[k] as string | undefined;
-  const concurrency = Number(str('concurrency') ?? '4');
-  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 1000)
-    throw new FlagError(
-      `--concurrency: want an integer from 1 to 1000, got ${JSON.stringify(str('concurrency'))}`,
-    );
-  let sweepIntervalMs: number;
-  try {
-    sweepIntervalMs = parseDuration(str('sweep-interval') ?? '30s');
-  } catch (e) {
-    throw new FlagError(`--sweep-interval: ${(e as Error).message}`);
-  }
-  if (sweepIntervalMs < 100) throw new FlagError('--sweep-interval: must be at least 100ms');
-  let requestTimeoutMs: number;
-  try {
-    requestTimeoutMs = parseDuration(str('request-timeout') ?? '15s');
-  } catch (e) {
-    throw new FlagError(`--request-timeout: ${(e as Error).message}`);
-  }
-  if (requestTimeoutMs < 100) throw new FlagError('--request-timeout: must be at least 100ms');
-  const logLevel = (str('log-level') ?? 'info') as LogLevel;
-  if (!LOG_LEVELS.includes(logLevel))
-    throw new FlagError(`--log-level: want one of ${LOG_LEVELS.join('|')}, got ${JSON.stringify(logLevel)}`);
-  const metricsAddr = str('metrics-addr') ?? ':8080';
-  const healthAddr = str('health-addr') ?? ':8081';
-  parseAddr('metrics-addr', metricsAddr);
-  parseAddr('health-addr', healthAddr);
-  for (const k of [
-    'kubeconfig',
-    'context',
-    'namespace',
-    'lease-namespace',
-    'identity',
-    'capture-agent-token-file',
-  ])
-    if (str(k) === '') throw new FlagError(`--${k}: must not be empty`);
+function flagsFrom(
+  v: OptionValues<typeof CONTROLLER_OPTIONS>,
+  env: Record<string, string | undefined>,
+): ControllerFlags {
   return {
-    ...(str('kubeconfig') ? { kubeconfig: str('kubeconfig')! } : {}),
-    ...(str('context') ? { context: str('context')! } : {}),
-    ...(str('namespace') ? { namespace: str('namespace')! } : {}),
-    leaderElect: values['leader-elect'] === true,
-    leaseNamespace: str('lease-namespace') ?? env.POD_NAMESPACE ?? 'claimkit-system',
-    identity: str('identity') ?? env.POD_NAME ?? `${env.HOSTNAME ?? 'claimkit'}-${process.pid}`,
-    metricsAddr,
-    healthAddr,
-    concurrency,
-    sweepIntervalMs,
-    requestTimeoutMs,
-    watchNodes: values['watch-nodes'] !== false,
+    ...(v.kubeconfig ? { kubeconfig: v.kubeconfig } : {}),
+    ...(v.context ? { context: v.context } : {}),
+    ...(v.namespace ? { namespace: v.namespace } : {}),
+    leaderElect: v['leader-elect'],
+    leaseNamespace: v['lease-namespace'],
+    identity: v.identity ?? `${env.HOSTNAME ?? 'claimkit'}-${process.pid}`,
+    metricsAddr: v['metrics-addr'],
+    healthAddr: v['health-addr'],
+    concurrency: v.concurrency,
+    sweepIntervalMs: v['sweep-interval'],
+    requestTimeoutMs: v['request-timeout'],
+    resyncMs: v['resync-interval'],
+    poolCoalesceMs: v['pool-coalesce'],
+    shutdownGraceMs: v['shutdown-grace'],
+    watchNodes: v['watch-nodes'],
     ...(env.POD_NAME && env.POD_NAMESPACE && env.POD_UID
       ? {
           pod: {
@@ -164,8 +206,50 @@ export function parseFlags(
           },
         }
       : {}),
-    logLevel,
-    ...(str('capture-agent-token-file') ? { captureAgentTokenFile: str('capture-agent-token-file')! } : {}),
-    help: values.help === true,
+    logLevel: v['log-level'],
+    ...(v['capture-agent-token-file'] ? { captureAgentTokenFile: v['capture-agent-token-file'] } : {}),
+  };
+}
+
+/** The flags (a UsageError listing every problem), and whether --help was asked for. */
+export function parseFlags(
+  argv: string[],
+  env: Record<string, string | undefined> = process.env,
+): ControllerFlags & { help: boolean } {
+  const { values, help } = parseOptions(CONTROLLER_OPTIONS, argv, env);
+  return { ...flagsFrom(values, env), help };
+}
+
+/** main.ts's start-up decision: the help, one usage-error line, or the flags. */
+export function controllerStartup(
+  argv: readonly string[],
+  env: Record<string, string | undefined>,
+): Startup<ControllerFlags> {
+  return startup('claimkit-controller', CONTROLLER_OPTIONS, HELP, argv, env, (v) => flagsFrom(v, env));
+}
+
+/** The shipped flags with nothing given (what an in-process controller runs unless told otherwise). */
+export function controllerDefaults(): ControllerFlags {
+  return flagsFrom(parseOptions(CONTROLLER_OPTIONS, [], {}).values, {});
+}
+
+/** createKubeController's options from the flags (main.ts; an in-process controller may spread them). */
+export function kubeControllerOptions(f: ControllerFlags): KubeControllerOptions {
+  return {
+    ...(f.kubeconfig ? { kubeconfig: f.kubeconfig } : {}),
+    ...(f.context ? { context: f.context } : {}),
+    ...(f.namespace ? { namespace: f.namespace } : {}),
+    concurrency: f.concurrency,
+    sweepIntervalMs: f.sweepIntervalMs,
+    resyncMs: f.resyncMs,
+    poolCoalesceMs: f.poolCoalesceMs,
+    shutdownGraceMs: f.shutdownGraceMs,
+    leaderElect: f.leaderElect,
+    leaseNamespace: f.leaseNamespace,
+    identity: f.identity,
+    timeoutMs: f.requestTimeoutMs,
+    watchNodes: f.watchNodes,
+    ...(f.pod ? { pod: f.pod } : {}),
+    ...(f.captureAgentTokenFile ? { captureAgentTokenFile: f.captureAgentTokenFile } : {}),
   };
 }

@@ -1,5 +1,6 @@
 export * from './agent/agent.ts';
 export * from './agent/auth.ts';
+export { AGENT_OPTIONS, AGENT_USAGE, type AgentFlags, agentStartup, parseAgentFlags } from './agent/flags.ts';
 export * from './agent/kubelet.ts';
 export * from './agent/ref.ts';
 export * from './backends/index.ts';

@@ -30,6 +30,6 @@ describe.each([
     const r = runBin(entry, ['--no-such-flag']);
     expect(r.code).toBe(2);
     expect(r.stdout).toBe('');
-    expect(r.stderrLines).toEqual([`${bin}: Unknown option '--no-such-flag' (see --help)`]);
+    expect(r.stderrLines).toEqual([`${bin}: unknown flag --no-such-flag (see --help)`]);
   }, 60_000);
 });

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // claimkit-controller: the reconcilers of Captures, PodPools, PodClaims and PodClaimSets.
 import { CLAIMKIT_VERSION } from '@claimkit/core';
-import { FlagError, parseAddr, parseFlags, USAGE } from './flags.ts';
+import { type ControllerFlags, controllerStartup, kubeControllerOptions, parseAddr } from './flags.ts';
 import { jsonLogger } from './log.ts';
 import { serveEndpoints } from './server.ts';
 
@@ -10,38 +10,23 @@ function die(msg: string, code: number): never {
   process.exit(code);
 }
 
-let flags: ReturnType<typeof parseFlags>;
-try {
-  flags = parseFlags(process.argv.slice(2));
-} catch (e) {
-  if (e instanceof FlagError) die(`${e.message} (see --help)`, 2);
-  throw e;
-}
-if (flags.help) {
-  process.stdout.write(USAGE);
+const start = controllerStartup(process.argv.slice(2), process.env);
+if ('help' in start) {
+  process.stdout.write(start.help);
   process.exit(0);
 }
+if ('error' in start) {
+  process.stderr.write(`${start.error}\n`);
+  process.exit(2);
+}
+const flags: ControllerFlags = start.config;
 
 const log = jsonLogger(flags.logLevel).with({ logger: 'claimkit-controller' });
 // Loaded after the flags: --help and a bad flag answer without loading the Kubernetes client.
 const { createKubeController, explainStartError } = await import('./runtime.ts');
 let ctl: ReturnType<typeof createKubeController>;
 try {
-  ctl = createKubeController({
-    ...(flags.kubeconfig ? { kubeconfig: flags.kubeconfig } : {}),
-    ...(flags.context ? { context: flags.context } : {}),
-    ...(flags.namespace ? { namespace: flags.namespace } : {}),
-    concurrency: flags.concurrency,
-    sweepIntervalMs: flags.sweepIntervalMs,
-    leaderElect: flags.leaderElect,
-    leaseNamespace: flags.leaseNamespace,
-    identity: flags.identity,
-    log,
-    timeoutMs: flags.requestTimeoutMs,
-    watchNodes: flags.watchNodes,
-    ...(flags.pod ? { pod: flags.pod } : {}),
-    ...(flags.captureAgentTokenFile ? { captureAgentTokenFile: flags.captureAgentTokenFile } : {}),
-  });
+  ctl = createKubeController({ ...kubeControllerOptions(flags), log });
 } catch (e) {
   die(explainStartError(e), 1);
 }

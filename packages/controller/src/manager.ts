@@ -34,6 +34,7 @@ import {
   type WatchedKind,
 } from '@claimkit/core';
 import { errorText, type Informer, InformerCache, realTimers } from '@claimkit/kube';
+import { CONTROLLER_DEFAULTS } from './flags.ts';
 import { instrumentClient, instrumentSource } from './instrument.ts';
 import { type Logger, silentLogger } from './log.ts';
 import { ControllerMetrics } from './metrics.ts';
@@ -255,7 +256,7 @@ export class Manager {
     this.log.info('caches synced', {
       objects: Object.fromEntries(this.informers.map((i) => [i.kind, i.size])),
     });
-    const n = Math.max(1, this.opts.concurrency ?? 4);
+    const n = Math.max(1, this.opts.concurrency ?? CONTROLLER_DEFAULTS.concurrency);
     for (let i = 0; i < n; i++) this.workers.push(this.worker(i));
     if (this.opts.elector) {
       this.opts.elector.start({
@@ -289,7 +290,7 @@ export class Manager {
     this.clearTimers();
     this.queue.shutDown();
     this.activeGate.resolve();
-    const grace = this.opts.shutdownGraceMs ?? 20_000;
+    const grace = this.opts.shutdownGraceMs ?? CONTROLLER_DEFAULTS.shutdownGraceMs;
     let timer: unknown;
     await Promise.race([
       Promise.all([this.queue.drained(), ...this.workers]),
@@ -338,7 +339,8 @@ export class Manager {
    * claim changes (a wave of binds) becomes one pool reconcile and one status write, not one each.
    */
   private addDerived(key: string): void {
-    if (key.startsWith('PodPool|')) this.queue.addAfter(key, this.opts.poolCoalesceMs ?? 500);
+    if (key.startsWith('PodPool|'))
+      this.queue.addAfter(key, this.opts.poolCoalesceMs ?? CONTROLLER_DEFAULTS.poolCoalesceMs);
     else this.queue.add(key);
   }
 
@@ -346,7 +348,9 @@ export class Manager {
     if (this.active || this.stopping) return;
     this.active = true;
     this.metrics.leader.set(1);
-    this.log.info('running workers', { concurrency: this.opts.concurrency ?? 4 });
+    this.log.info('running workers', {
+      concurrency: this.opts.concurrency ?? CONTROLLER_DEFAULTS.concurrency,
+    });
     this.resync();
     this.activeGate.resolve();
     this.armSweep();
@@ -369,7 +373,7 @@ export class Manager {
   }
 
   private armSweep(): void {
-    const ms = this.opts.sweepIntervalMs ?? 30_000;
+    const ms = this.opts.sweepIntervalMs ?? CONTROLLER_DEFAULTS.sweepIntervalMs;
     if (ms <= 0) return;
     this.sweepTimer = this.timers.setTimeout(async () => {
       if (!this.active || this.stopping) return;
@@ -379,7 +383,7 @@ export class Manager {
   }
 
   private armResync(): void {
-    const ms = this.opts.resyncMs ?? 600_000;
+    const ms = this.opts.resyncMs ?? CONTROLLER_DEFAULTS.resyncMs;
     if (ms <= 0) return;
     this.resyncTimer = this.timers.setTimeout(() => {
       if (!this.active || this.stopping) return;

@@ -2,7 +2,9 @@
 // (tools/manifests writes the files and checks they are current).
 
 import { CONTROLLER_NAME, GROUP, imageRef, KIND_INFO, type ManifestFile } from '@claimkit/core';
+import { formatDuration } from '@claimkit/core/options';
 import { CAPTURE_AGENT_AUDIENCE } from './agent/auth.ts';
+import { CONTROLLER_DEFAULTS } from './flags.ts';
 
 export const CONTROLLER_NAMESPACE = 'claimkit-system';
 /** The image the manifests run: the release's, tagged with its version. */
@@ -121,9 +123,10 @@ export function controllerManifests(o: { version?: string } = {}): ManifestFile[
     `--lease-namespace=${CONTROLLER_NAMESPACE}`,
     `--metrics-addr=:${METRICS_PORT}`,
     `--health-addr=:${HEALTH_PORT}`,
-    '--concurrency=4',
-    '--sweep-interval=30s',
-    '--log-level=info',
+    // The shipped defaults (the binary's options table), written out so the Deployment shows them.
+    `--concurrency=${CONTROLLER_DEFAULTS.concurrency}`,
+    `--sweep-interval=${formatDuration(CONTROLLER_DEFAULTS.sweepIntervalMs)}`,
+    `--log-level=${CONTROLLER_DEFAULTS.logLevel}`,
     `--capture-agent-token-file=${CAPTURE_AGENT_TOKEN_DIR}/token`,
   ];
   return [

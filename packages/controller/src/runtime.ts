@@ -14,6 +14,7 @@ import {
   loadKubeConfig,
 } from '@claimkit/kube';
 import { DispatchingBackend, HttpCaptureBackend, KubeletCaptureBackend } from './backends/index.ts';
+import { CONTROLLER_DEFAULTS } from './flags.ts';
 import { type Logger, silentLogger } from './log.ts';
 import { Manager, type ManagerOptions } from './manager.ts';
 import { ControllerMetrics } from './metrics.ts';
@@ -25,12 +26,14 @@ export interface KubeControllerOptions {
   concurrency?: number;
   sweepIntervalMs?: number;
   resyncMs?: number;
+  /** See ManagerOptions.poolCoalesceMs. */
+  poolCoalesceMs?: number;
   leaderElect?: boolean;
   leaseNamespace?: string;
   identity?: string;
   log?: Logger;
   shutdownGraceMs?: number;
-  /** Per-request timeout of the API client (default 30 s). */
+  /** Per-request timeout of the API client (default: the binary's --request-timeout, 15 s). */
   timeoutMs?: number;
   /** Capture agent request timeout (default 5 s). */
   backendTimeoutMs?: number;
@@ -63,7 +66,7 @@ export function createKubeController(o: KubeControllerOptions = {}): KubeControl
   const log = o.log ?? silentLogger;
   const metrics = new ControllerMetrics();
   const client = createKubeClient(kc, {
-    timeoutMs: o.timeoutMs ?? 30_000,
+    timeoutMs: o.timeoutMs ?? CONTROLLER_DEFAULTS.requestTimeoutMs,
     userAgent: 'claimkit-controller',
     onRequest: (verb, kind, code) => metrics.apiRequests.inc({ verb, resource: kind, code: String(code) }),
   });
@@ -88,7 +91,8 @@ export function createKubeController(o: KubeControllerOptions = {}): KubeControl
     ...(o.concurrency ? { concurrency: o.concurrency } : {}),
     ...(o.sweepIntervalMs ? { sweepIntervalMs: o.sweepIntervalMs } : {}),
     ...(o.resyncMs !== undefined ? { resyncMs: o.resyncMs } : {}),
-    ...(o.shutdownGraceMs ? { shutdownGraceMs: o.shutdownGraceMs } : {}),
+    ...(o.poolCoalesceMs !== undefined ? { poolCoalesceMs: o.poolCoalesceMs } : {}),
+    ...(o.shutdownGraceMs !== undefined ? { shutdownGraceMs: o.shutdownGraceMs } : {}),
     ...(o.queue ? { queue: o.queue } : {}),
     ...(o.watchNodes === false ? { watchNodes: false } : {}),
     backend: (cache) =>
@@ -105,7 +109,7 @@ export function createKubeController(o: KubeControllerOptions = {}): KubeControl
     ...(o.leaderElect
       ? {
           elector: new LeaderElector(client, {
-            namespace: o.leaseNamespace ?? 'claimkit-system',
+            namespace: o.leaseNamespace ?? CONTROLLER_DEFAULTS.leaseNamespace,
             name: 'claimkit-controller',
             identity,
             log,

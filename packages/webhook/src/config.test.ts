@@ -1,3 +1,4 @@
+import { UsageError } from '@claimkit/core/options';
 import { describe, expect, it } from 'vitest';
 import { CONFIG_HELP, ConfigError, parseConfig, readTlsPair, startError, startup } from './config.ts';
 
@@ -11,9 +12,15 @@ describe('startup', () => {
     [['--bogus'], 'claimkit-webhook: unknown flag --bogus (see --help)'],
     [['--bogus=1'], 'claimkit-webhook: unknown flag --bogus (see --help)'],
     [['serve'], 'claimkit-webhook: unexpected argument "serve" (see --help)'],
-    [['--port'], 'claimkit-webhook: flag --port needs a value (see --help)'],
-    [['--port', '70000'], 'claimkit-webhook: invalid port 70000 (see --help)'],
-    [['--claim-index', 'etcd'], 'claimkit-webhook: --claim-index must be kube or off, got etcd (see --help)'],
+    [['--port'], 'claimkit-webhook: --port: needs a value (see --help)'],
+    [
+      ['--port', '70000'],
+      'claimkit-webhook: --port: want an integer from 0 to 65535, got "70000" (see --help)',
+    ],
+    [
+      ['--claim-index', 'etcd'],
+      'claimkit-webhook: --claim-index: want one of kube|off, got "etcd" (see --help)',
+    ],
   ])('answers %j with one line: %s', (argv, line) => {
     const r = startup(argv, {});
     expect(r).toEqual({ error: line });
@@ -78,7 +85,30 @@ describe('startError', () => {
 });
 
 describe('parseConfig', () => {
-  it('throws ConfigError for bad input', () => {
-    expect(() => parseConfig(['--log-level', 'loud'], {})).toThrow(ConfigError);
+  it('throws a UsageError for bad input, naming the flag or the environment variable', () => {
+    expect(() => parseConfig(['--log-level', 'loud'], {})).toThrow(UsageError);
+    expect(() => parseConfig([], { CLAIMKIT_WEBHOOK_PORT: 'x' })).toThrow(
+      '$CLAIMKIT_WEBHOOK_PORT (--port): want an integer from 0 to 65535, got "x"',
+    );
+  });
+
+  it('the defaults, and every option in the help with its environment variable', () => {
+    expect(parseConfig([], {})).toEqual({
+      port: 8443,
+      host: '0.0.0.0',
+      certFile: '/tls/tls.crt',
+      keyFile: '/tls/tls.key',
+      controllerUsers: ['system:serviceaccount:claimkit-system:claimkit-controller'],
+      controllerGroups: [],
+      kubeconfig: '',
+      claimIndex: 'kube',
+      logLevel: 'info',
+    });
+    expect(parseConfig(['--controller-users', 'a, b', '--kubeconfig='], { KUBECONFIG: '/k' })).toMatchObject({
+      controllerUsers: ['a', 'b'],
+      kubeconfig: '',
+    });
+    expect(CONFIG_HELP).toContain('--tls-cert-file PATH');
+    expect(CONFIG_HELP).toMatch(/--port N +listen port \(default 8443, env CLAIMKIT_WEBHOOK_PORT\)/);
   });
 });

@@ -1,7 +1,14 @@
 // Configuration shared by the Node and Deno entries: flags first, then environment variables.
 // Pure: the entry passes its argv and environment in.
 
-import { isLogLevel, LOG_LEVELS, type LogLevel } from '@claimkit/core';
+import { LOG_LEVELS, type LogLevel } from '@claimkit/core';
+import {
+  defineOptions,
+  helpText,
+  type OptionValues,
+  startup as optionsStartup,
+  parseOptions,
+} from '@claimkit/core/options';
 import { DEFAULT_CONTROLLER_USERNAME } from './app.ts';
 
 export interface WebhookConfig {
@@ -18,23 +25,83 @@ export interface WebhookConfig {
   logLevel: LogLevel;
 }
 
-export const CONFIG_HELP = `claimkit-webhook: the claimkit admission webhook (HTTPS only)
+/** The webhook's options: one table for parsing, --help and validation (flags over environment). */
+export const WEBHOOK_OPTIONS = defineOptions({
+  port: {
+    type: 'int',
+    min: 0,
+    max: 65535,
+    default: 8443,
+    env: 'CLAIMKIT_WEBHOOK_PORT',
+    help: 'listen port',
+  },
+  host: {
+    type: 'string',
+    arg: 'ADDR',
+    default: '0.0.0.0',
+    env: 'CLAIMKIT_WEBHOOK_HOST',
+    help: 'listen address',
+  },
+  'tls-cert-file': {
+    type: 'string',
+    arg: 'PATH',
+    default: '/tls/tls.crt',
+    env: 'CLAIMKIT_WEBHOOK_TLS_CERT',
+    help: 'PEM certificate',
+  },
+  'tls-private-key-file': {
+    type: 'string',
+    arg: 'PATH',
+    default: '/tls/tls.key',
+    env: 'CLAIMKIT_WEBHOOK_TLS_KEY',
+    help: 'PEM key',
+  },
+  'controller-users': {
+    type: 'list',
+    allowEmpty: true,
+    default: [DEFAULT_CONTROLLER_USERNAME],
+    env: 'CLAIMKIT_WEBHOOK_CONTROLLER_USERS',
+    help: 'comma-separated usernames allowed to write claim spec podName/nodeName/sourcePod',
+  },
+  'controller-groups': {
+    type: 'list',
+    allowEmpty: true,
+    env: 'CLAIMKIT_WEBHOOK_CONTROLLER_GROUPS',
+    help: 'comma-separated groups with the same right',
+  },
+  kubeconfig: {
+    type: 'string',
+    arg: 'PATH',
+    allowEmpty: true,
+    env: 'KUBECONFIG',
+    defaultText: 'in-cluster',
+    help: 'kubeconfig for the PodClaim watch',
+  },
+  'claim-index': {
+    type: 'enum',
+    values: ['kube', 'off'],
+    default: 'kube',
+    env: 'CLAIMKIT_WEBHOOK_CLAIM_INDEX',
+    help: 'watch PodClaims (kube) or skip pod-reference checks (off)',
+  },
+  'log-level': {
+    type: 'enum',
+    values: LOG_LEVELS,
+    default: 'info',
+    env: 'CLAIMKIT_WEBHOOK_LOG_LEVEL',
+    help: 'the least level logged',
+  },
+});
 
-  --port N                  listen port (env CLAIMKIT_WEBHOOK_PORT, default 8443)
-  --host ADDR               listen address (env CLAIMKIT_WEBHOOK_HOST, default 0.0.0.0)
-  --tls-cert-file PATH      PEM certificate (env CLAIMKIT_WEBHOOK_TLS_CERT, default /tls/tls.crt)
-  --tls-private-key-file P  PEM key (env CLAIMKIT_WEBHOOK_TLS_KEY, default /tls/tls.key)
-  --controller-users LIST   comma-separated usernames allowed to write claim spec podName/nodeName/
-                            sourcePod (env CLAIMKIT_WEBHOOK_CONTROLLER_USERS,
-                            default ${DEFAULT_CONTROLLER_USERNAME})
-  --controller-groups LIST  comma-separated groups with the same right (env CLAIMKIT_WEBHOOK_CONTROLLER_GROUPS)
-  --kubeconfig PATH         kubeconfig for the PodClaim watch (env KUBECONFIG; default in-cluster)
-  --claim-index kube|off    watch PodClaims (default kube) or skip pod-reference checks (off)
-  --log-level LEVEL         debug|info|warn|error (env CLAIMKIT_WEBHOOK_LOG_LEVEL, default info)
+const HELP = {
+  usage: 'usage: claimkit-webhook [flags]: the claimkit admission webhook (HTTPS only)',
+  footer: `Certificates are reloaded when their files change.
+Logs: one JSON object per line on stdout ({"time","level","msg",...}).`,
+};
 
-Certificates are reloaded when their files change.`;
+export const CONFIG_HELP = helpText(WEBHOOK_OPTIONS, HELP).trimEnd();
 
-/** A flag or environment variable the webhook cannot use; the message is one line. */
+/** A configuration the webhook cannot start with (its TLS files); the message is one line. */
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
 }
@@ -42,18 +109,26 @@ export class ConfigError extends Error {
 /** What an entry does with its arguments: print the help, fail on bad input, or run. */
 export type Startup = { help: string } | { error: string } | { config: WebhookConfig };
 
+function configFrom(v: OptionValues<typeof WEBHOOK_OPTIONS>): WebhookConfig {
+  return {
+    port: v.port,
+    host: v.host,
+    certFile: v['tls-cert-file'],
+    keyFile: v['tls-private-key-file'],
+    controllerUsers: v['controller-users'],
+    controllerGroups: v['controller-groups'],
+    kubeconfig: v.kubeconfig ?? '',
+    claimIndex: v['claim-index'],
+    logLevel: v['log-level'],
+  };
+}
+
 /**
  * The entries' start-up decision: `--help` is printed to stdout (exit 0); a bad flag or value is one
- * line on stderr naming the problem and pointing at `--help` (exit 2), never the whole usage.
+ * line on stderr naming every problem and pointing at `--help` (exit 2), never the whole usage.
  */
 export function startup(argv: readonly string[], env: Record<string, string | undefined>): Startup {
-  if (argv.some((a) => a === '--help' || a === '-h')) return { help: `${CONFIG_HELP}\n` };
-  try {
-    return { config: parseConfig(argv, env) };
-  } catch (err) {
-    if (!(err instanceof ConfigError)) throw err;
-    return { error: `claimkit-webhook: ${err.message} (see --help)` };
-  }
+  return optionsStartup('claimkit-webhook', WEBHOOK_OPTIONS, HELP, argv, env, configFrom);
 }
 
 /**
@@ -83,63 +158,7 @@ export function startError(err: unknown): string {
   return `claimkit-webhook: ${msg.split('\n')[0]}`;
 }
 
-const KNOWN_FLAGS = [
-  'port',
-  'host',
-  'tls-cert-file',
-  'tls-private-key-file',
-  'controller-users',
-  'controller-groups',
-  'kubeconfig',
-  'claim-index',
-  'log-level',
-];
-
-function list(s: string | undefined): string[] | undefined {
-  if (s === undefined) return undefined;
-  return s
-    .split(',')
-    .map((x) => x.trim())
-    .filter((x) => x !== '');
-}
-
+/** The configuration from flags, then environment variables, then defaults (a UsageError if bad). */
 export function parseConfig(argv: readonly string[], env: Record<string, string | undefined>): WebhookConfig {
-  const flags = new Map<string, string>();
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    if (!a.startsWith('--')) throw new ConfigError(`unexpected argument ${JSON.stringify(a)}`);
-    const eq = a.indexOf('=');
-    const name = eq >= 0 ? a.slice(2, eq) : a.slice(2);
-    if (!KNOWN_FLAGS.includes(name)) throw new ConfigError(`unknown flag --${name}`);
-    if (eq >= 0) flags.set(name, a.slice(eq + 1));
-    else {
-      const next = argv[i + 1];
-      if (next === undefined) throw new ConfigError(`flag ${a} needs a value`);
-      flags.set(a.slice(2), next);
-      i++;
-    }
-  }
-  const portRaw = flags.get('port') ?? env.CLAIMKIT_WEBHOOK_PORT ?? '8443';
-  const port = Number(portRaw);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`invalid port ${portRaw}`);
-  const claimIndex = flags.get('claim-index') ?? env.CLAIMKIT_WEBHOOK_CLAIM_INDEX ?? 'kube';
-  if (claimIndex !== 'kube' && claimIndex !== 'off') {
-    throw new ConfigError(`--claim-index must be kube or off, got ${claimIndex}`);
-  }
-  const logLevel = flags.get('log-level') ?? env.CLAIMKIT_WEBHOOK_LOG_LEVEL ?? 'info';
-  if (!isLogLevel(logLevel))
-    throw new ConfigError(`invalid log level ${logLevel} (want one of ${LOG_LEVELS.join('|')})`);
-  return {
-    port,
-    host: flags.get('host') ?? env.CLAIMKIT_WEBHOOK_HOST ?? '0.0.0.0',
-    certFile: flags.get('tls-cert-file') ?? env.CLAIMKIT_WEBHOOK_TLS_CERT ?? '/tls/tls.crt',
-    keyFile: flags.get('tls-private-key-file') ?? env.CLAIMKIT_WEBHOOK_TLS_KEY ?? '/tls/tls.key',
-    controllerUsers: list(flags.get('controller-users') ?? env.CLAIMKIT_WEBHOOK_CONTROLLER_USERS) ?? [
-      DEFAULT_CONTROLLER_USERNAME,
-    ],
-    controllerGroups: list(flags.get('controller-groups') ?? env.CLAIMKIT_WEBHOOK_CONTROLLER_GROUPS) ?? [],
-    kubeconfig: flags.get('kubeconfig') ?? env.KUBECONFIG ?? '',
-    claimIndex,
-    logLevel,
-  };
+  return configFrom(parseOptions(WEBHOOK_OPTIONS, argv, env).values);
 }

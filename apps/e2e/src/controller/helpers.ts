@@ -2,7 +2,14 @@
 // the harness's kubeconfig), a client for the test's own writes, polling with deadlines, and the
 // invariant check every test ends with.
 
-import { createKubeController, jsonLogger, type KubeController, kubeClient } from '@claimkit/controller';
+import {
+  controllerDefaults,
+  createKubeController,
+  jsonLogger,
+  type KubeController,
+  kubeClient,
+  kubeControllerOptions,
+} from '@claimkit/controller';
 import { type Capture, getOrUndefined, type Pod, type PodClaim, type PodPool } from '@claimkit/core';
 import { checkConvergence, checkPoolExcessIdle, checkSafety, type Violation } from '@claimkit/core/testing';
 import { waitFor } from '../harness/index.ts';
@@ -33,10 +40,12 @@ export async function startController(
     captureAgentTokenFile?: string;
   } = {},
 ): Promise<RunningController> {
+  // The shipped binary's defaults (its options table); the suites shorten only the sweep (recovery
+  // tests wait for it) and the shutdown grace.
   const ctl = createKubeController({
+    ...kubeControllerOptions(controllerDefaults()),
     kubeconfig: opts.kubeconfig ?? e2eCluster().kubeconfigPath,
     namespace,
-    concurrency: 4,
     sweepIntervalMs: opts.sweepIntervalMs ?? 2000,
     identity: opts.identity ?? `e2e-${process.pid}`,
     shutdownGraceMs: 5000,

@@ -71,7 +71,7 @@ export async function runCapture(ctx: Ctx, argv: string[]): Promise<number> {
   }
   const [opArg, name] = expectPositionals(p, 2, 2, 'claimctl capture OP NAME [flags]');
   const op = oneOf(opArg!, OPS, 'capture operation');
-  const format = oneOf(str(p, 'output') ?? 'text', ['text', 'json'] as const, 'output format');
+  const format = oneOf(str(p, 'output') ?? 'text', ['text', 'json'] as const, '--output');
   const need = (flag: string): string => {
     const v = str(p, flag);
     if (v === undefined || v === '') throw new UsageError(`capture ${op} needs --${flag}`);

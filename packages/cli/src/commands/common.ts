@@ -1,26 +1,52 @@
 // Shared by the cluster commands: cluster flags and the namespace they resolve to.
+import { defineOptions, type OptionTable, optionLines } from '@claimkit/core/options';
 import { type FlagSpecs, type Parsed, str, UsageError } from '../args.ts';
 import type { Connection, Ctx } from '../context.ts';
 
-export const NAMESPACED: FlagSpecs = {
-  kubeconfig: { type: 'string' },
-  context: { type: 'string' },
-  as: { type: 'string' },
-  'as-group': { type: 'string' },
-  namespace: { short: 'n', type: 'string' },
-  'all-namespaces': { short: 'A', type: 'boolean' },
-};
+/** The flags every cluster command takes (kubectl's names): one table for the parsing and the help. */
+export const CLUSTER_OPTIONS = defineOptions({
+  kubeconfig: {
+    type: 'string',
+    arg: 'PATH',
+    defaultText: '$KUBECONFIG, then ~/.kube/config',
+    help: 'kubeconfig file',
+  },
+  context: { type: 'string', arg: 'NAME', defaultText: 'the current context', help: 'kubeconfig context' },
+  as: {
+    type: 'string',
+    arg: 'USER',
+    help: "act as USER (impersonation, e.g. the controller's ServiceAccount system:serviceaccount:claimkit-system:claimkit-controller, whose writes the webhook accepts for doctor --fix)",
+  },
+  'as-group': { type: 'string', arg: 'GROUP', help: 'act with GROUP too (one group; needs --as)' },
+  namespace: {
+    type: 'string',
+    short: 'n',
+    arg: 'NS',
+    defaultText: 'the context\'s namespace, else "default"',
+    help: 'namespace',
+  },
+});
 
-export const CLUSTER_HELP = `Cluster flags:
-      --kubeconfig PATH     kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)
-      --context NAME        kubeconfig context (default: the current context)
-      --as USER             act as USER (impersonation, e.g. the controller's ServiceAccount
-                            system:serviceaccount:claimkit-system:claimkit-controller, whose
-                            writes the webhook accepts for doctor --fix)
-      --as-group GROUP      act with GROUP too (one group; needs --as)
-  -n, --namespace NS        namespace (default: the context's namespace, else "default")`;
+const ALL_NAMESPACES_OPTIONS = defineOptions({
+  'all-namespaces': { type: 'bool', short: 'A', defaultText: 'off', help: 'every namespace' },
+});
 
-export const ALL_NAMESPACES_HELP = '  -A, --all-namespaces      every namespace';
+/** A table's flags as parseFlags takes them. */
+export function flagSpecs(table: OptionTable): FlagSpecs {
+  return Object.fromEntries(
+    Object.entries(table).map(([name, o]) => [
+      name,
+      { type: o.type === 'bool' ? 'boolean' : 'string', ...(o.short ? { short: o.short } : {}) },
+    ]),
+  );
+}
+
+export const NAMESPACED: FlagSpecs = flagSpecs({ ...CLUSTER_OPTIONS, ...ALL_NAMESPACES_OPTIONS });
+
+// Descriptions start at column 28, as in the commands' own flag lists.
+export const CLUSTER_HELP = `Cluster flags:\n${optionLines(CLUSTER_OPTIONS, { col: 26 })}`;
+
+export const ALL_NAMESPACES_HELP = optionLines(ALL_NAMESPACES_OPTIONS, { col: 26 });
 
 export async function connect(ctx: Ctx, p: Parsed): Promise<Connection> {
   const kubeconfig = str(p, 'kubeconfig');

@@ -1,6 +1,6 @@
 // claimctl describe TYPE [NAME...]: every field, conditions and recent Events, kubectl style.
 import type { Client, Condition, KubeEvent, KubeObject, PodClaim } from '@claimkit/core';
-import { type Parsed, parseFlags, str } from '../args.ts';
+import { type Parsed, parseFlags, str, UsageError } from '../args.ts';
 import type { Ctx } from '../context.ts';
 import { age, table } from '../output.ts';
 import { resolveResource, waitingOf } from '../resources.ts';
@@ -167,12 +167,10 @@ export async function runDescribe(ctx: Ctx, argv: string[]): Promise<number> {
     ctx.out(DESCRIBE_HELP);
     return 0;
   }
-  if (p.positionals.length === 0) {
-    ctx.err(
-      'error: you must specify the type of resource to describe (captures, podpools, podclaims, podclaimsets)',
+  if (p.positionals.length === 0)
+    throw new UsageError(
+      'you must specify the type of resource to describe (captures, podpools, podclaims, podclaimsets)',
     );
-    return 2;
-  }
   const r = resolveResource(p.positionals[0]!);
   const conn = await connect(ctx, p);
   const namespace = namespaceOf(p, conn, true);

@@ -7,7 +7,7 @@ import {
   type Finding,
   runDoctor,
 } from '@claimkit/core/doctor';
-import { bool, oneOf, type Parsed, parseDuration, parseFlags, str, UsageError } from '../args.ts';
+import { bool, duration, oneOf, type Parsed, parseFlags, str, UsageError } from '../args.ts';
 import type { Ctx } from '../context.ts';
 import type { Style } from '../output.ts';
 import {
@@ -133,12 +133,11 @@ export async function runDoctorCommand(ctx: Ctx, argv: string[]): Promise<number
     return 0;
   }
   expectPositionals(p, 0, 0, 'claimctl doctor [flags]');
-  const format = oneOf(str(p, 'output') ?? 'text', ['text', 'json'] as const, 'output format');
+  const format = oneOf(str(p, 'output') ?? 'text', ['text', 'json'] as const, '--output');
   const fix = bool(p, 'fix');
   const dryRun = bool(p, 'dry-run');
   if (dryRun && !fix) throw new UsageError('--dry-run needs --fix');
-  const stuck = str(p, 'stuck-after');
-  const stuckAfterMs = stuck === undefined ? DEFAULT_STUCK_AFTER_MS : parseDuration(stuck, 'stuck-after');
+  const stuckAfterMs = duration(p, 'stuck-after', DEFAULT_STUCK_AFTER_MS);
   const conn = await connect(ctx, p);
   const namespace = namespaceOf(p, conn, true);
   const run = await runDoctor(conn.client, {

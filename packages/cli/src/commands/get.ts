@@ -104,15 +104,13 @@ export async function runGet(ctx: Ctx, argv: string[]): Promise<number> {
     ctx.out(GET_HELP);
     return 0;
   }
-  if (p.positionals.length === 0) {
-    ctx.err(
-      'error: you must specify the type of resource to get (captures, podpools, podclaims, podclaimsets)',
+  if (p.positionals.length === 0)
+    throw new UsageError(
+      'you must specify the type of resource to get (captures, podpools, podclaims, podclaimsets)',
     );
-    return 2;
-  }
   const r = resolveResource(p.positionals[0]!);
   const names = p.positionals.slice(1);
-  const format = oneOf(str(p, 'output') ?? 'table', OUTPUTS, 'output format');
+  const format = oneOf(str(p, 'output') ?? 'table', OUTPUTS, '--output');
   const selector = str(p, 'selector');
   const conn = await connect(ctx, p);
   const namespace = namespaceOf(p, conn, true);

@@ -37,7 +37,7 @@ export async function runSimulate(ctx: Ctx, argv: string[]): Promise<number> {
   const steps = int(p, 'steps', 2000, 1);
   const replicas = int(p, 'replicas', 2, 1);
   const faultRate = num(p, 'faults', 0.04, 0, 1);
-  const format = oneOf(str(p, 'output') ?? 'text', ['text', 'json'] as const, 'output format');
+  const format = oneOf(str(p, 'output') ?? 'text', ['text', 'json'] as const, '--output');
   const t0 = Date.now();
   const res = await simulate({ seed, steps, replicas, faultRate });
   const ms = Date.now() - t0;

@@ -18,6 +18,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Logger } from '../log.ts';
 import type { Authenticate } from './auth.ts';
 import { type KubeletCaptureOptions, kubeletCapture } from './kubelet.ts';
 import {
@@ -38,6 +39,11 @@ export type CaptureFn = (req: AgentJobRequest, signal: AbortSignal) => Promise<s
 export type AgentLogLevel = 'debug' | 'info' | 'warn' | 'error';
 /** One log line: level and msg, then fields. */
 export type AgentLogLine = { level: AgentLogLevel; msg: string; [field: string]: unknown };
+
+/** The agent's lines through a Logger, so the bin writes the one log shape of every claimkit binary. */
+export function agentLogTo(logger: Logger): (line: AgentLogLine) => void {
+  return ({ level, msg, ...fields }) => logger[level](msg, fields);
+}
 
 export interface CaptureAgentOptions {
   /** URL path the protocol is served under (default /v1/captures). */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AGENT_OPTIONS, AGENT_USAGE, parseAgentFlags } from './flags.ts';
+import { AGENT_OPTIONS, AGENT_USAGE, agentStartup, parseAgentFlags } from './flags.ts';
 
 const env = { NODE_IP: '10.0.0.7', NODE_NAME: 'node-7' };
 
@@ -9,6 +9,7 @@ describe('claimkit-capture-agent flags', () => {
       help: false,
       listen: { host: '0.0.0.0', port: 8750 },
       allowedCallers: [],
+      logLevel: 'info',
       capture: 'kubelet',
       durationMs: 2000,
       stateDir: '/var/lib/claimkit-agent/state',
@@ -72,16 +73,12 @@ describe('claimkit-capture-agent flags', () => {
 
   it('answers bad values with one line naming the flag', () => {
     for (const [argv, e, msg] of [
-      [['--capture=docker'], env, '--capture: want kubelet or sleep, got "docker"'],
+      [['--capture=docker'], env, '--capture: want one of kubelet|sleep, got "docker"'],
       [['--listen=8750'], env, '--listen: want host:port, got "8750"'],
-      [['--kubelet-port=0'], env, '--kubelet-port: want a port number, got "0"'],
-      [
-        ['--kubelet-timeout=soon'],
-        env,
-        '--kubelet-timeout: not a duration: "soon" (want e.g. 30s, 1m, 500ms)',
-      ],
+      [['--kubelet-port=0'], env, '--kubelet-port: want an integer from 1 to 65535, got "0"'],
+      [['--kubelet-timeout=soon'], env, '--kubelet-timeout: not a duration: "soon" (e.g. 30s, 5m, 1h30m)'],
       [['--kubelet-timeout=10ms'], env, '--kubelet-timeout: must be at least 100ms'],
-      [['--capture=sleep', '--duration-ms=-1'], env, '--duration-ms: want a number >= 0, got "-1"'],
+      [['--capture=sleep', '--duration-ms=-1'], env, '--duration-ms: want an integer >= 0, got "-1"'],
       [['--capture=sleep', '--kubelet-ca=/x'], env, '--kubelet-ca: only with --capture=kubelet'],
       [
         ['--kubelet-ca=/x', '--kubelet-insecure-tls'],
@@ -91,11 +88,11 @@ describe('claimkit-capture-agent flags', () => {
       [[], { NODE_NAME: 'n' }, '--kubelet-host: required for --capture=kubelet ($NODE_IP is not set)'],
       [[], { NODE_IP: '10.0.0.1' }, '--node-name: required for --capture=kubelet ($NODE_NAME is not set)'],
       [['--state-dir='], env, '--state-dir: must not be empty'],
-      [['--bogus'], env, "Unknown option '--bogus'"],
-      [['stray'], env, "Unexpected argument 'stray'"],
+      [['--bogus'], env, 'unknown flag --bogus'],
+      [['stray'], env, 'unexpected argument "stray"'],
     ] as const)
       expect(() => parseAgentFlags([...argv], e), argv.join(' ')).toThrow(
-        expect.objectContaining({ name: 'FlagError', message: expect.stringContaining(msg) }),
+        expect.objectContaining({ name: 'UsageError', message: expect.stringContaining(msg) }),
       );
   });
 
@@ -109,8 +106,24 @@ describe('claimkit-capture-agent flags', () => {
       if (name === 'help') continue;
       // The flag's description runs until the next flag's line; it names a default.
       const rest = AGENT_USAGE.split('\n').slice(line);
-      const end = rest.slice(1).findIndex((l) => /^ {2}-/.test(l));
+      const end = rest.slice(1).findIndex((l) => /^ {2}(-\w, | {4})--/.test(l));
       expect(rest.slice(0, end + 1).join(' '), `--${name}`).toMatch(/\(default\b/);
     }
+  });
+
+  it('every problem at once; the rules across flags; the environment is not a flag', () => {
+    expect(() => parseAgentFlags(['--capture=sleep', '--kubelet-ca=/x', '--store-dir=/s'], env)).toThrow(
+      '--kubelet-ca: only with --capture=kubelet; --store-dir: only with --capture=kubelet',
+    );
+    expect(() => parseAgentFlags([], {})).toThrow(
+      '--kubelet-host: required for --capture=kubelet ($NODE_IP is not set); --node-name: required for --capture=kubelet ($NODE_NAME is not set)',
+    );
+    // $NODE_IP and $NODE_NAME are set on every node (the DaemonSet): the sleep capture ignores them.
+    expect(parseAgentFlags(['--capture=sleep'], env).capture).toBe('sleep');
+    expect(agentStartup(['--bogus', '--kubelet-port=x'], env)).toEqual({
+      error:
+        'claimkit-capture-agent: unknown flag --bogus; --kubelet-port: want an integer from 1 to 65535, got "x" (see --help)',
+    });
+    expect(agentStartup(['-h'], {})).toEqual({ help: AGENT_USAGE });
   });
 });

@@ -1,6 +1,13 @@
-// claimkit-capture-agent's flags. Unknown flags and bad values are a FlagError (one line, exit 2).
-import { parseArgs } from 'node:util';
-import { FlagError, parseDuration } from '../flags.ts';
+// claimkit-capture-agent's options: one table from which the parsing, --help and validation come.
+import {
+  defineOptions,
+  helpText,
+  type OptionValues,
+  parseOptions,
+  type Startup,
+  startup,
+} from '@claimkit/core/options';
+import { LOG_LEVELS, type LogLevel } from '../log.ts';
 import {
   AGENT_STATE_DIR,
   AGENT_STORE_DIR,
@@ -20,6 +27,7 @@ export interface AgentFlags {
   stateDir: string;
   /** Usernames (TokenReview, audience claimkit-capture-agent) that may use the protocol; empty: anyone. */
   allowedCallers: string[];
+  logLevel: LogLevel;
   kubelet: {
     host: string;
     port: number;
@@ -33,56 +41,106 @@ export interface AgentFlags {
   };
 }
 
-export const AGENT_USAGE = `usage: claimkit-capture-agent [flags]
-  --listen HOST:PORT          serve the Http capture protocol here (default 0.0.0.0:${AGENT_PORT})
-  --capture kubelet|sleep     kubelet: checkpoint the holder's container through this node's kubelet;
-                              sleep: wait --duration-ms and report a made-up ref (tests, demos)
-                              (default kubelet)
-  --duration-ms N             how long a sleep capture takes, only with --capture=sleep
-                              (default 2000)
-  --state-dir DIR             fencing tokens and jobs, saved on every change, loaded on start
-                              (default ${AGENT_STATE_DIR})
-  --node-name NAME            this node's name, in refs (default $NODE_NAME)
-  --kubelet-host HOST         the kubelet's address (default $NODE_IP)
-  --kubelet-port PORT         the kubelet's HTTPS port (default ${KUBELET_PORT})
-  --kubelet-token-file FILE   bearer token for the kubelet, re-read on every call
-                              (default ${SERVICE_ACCOUNT_TOKEN_FILE})
-  --kubelet-ca FILE           verify the kubelet's certificate against this PEM CA bundle
-                              (default: the system's CAs)
-  --kubelet-insecure-tls      do not verify the kubelet's certificate (default off)
-  --kubelet-timeout DUR       give up on a kubelet call after DUR, e.g. 5m (default 120s)
-  --checkpoint-dir DIR        the kubelet's checkpoint directory as mounted here
-                              (default ${KUBELET_CHECKPOINT_DIR})
-  --store-dir DIR             archives are kept as DIR/<namespace>/<capture>/<token>.tar
-                              (default ${AGENT_STORE_DIR})
-  --allowed-callers U1,U2     only these users may ask for checkpoints: each request carries a
-                              ServiceAccount token for audience claimkit-capture-agent, reviewed by
-                              the API server (TokenReview); e.g.
-                              system:serviceaccount:claimkit-system:claimkit-controller
-                              (default: none given = anyone who reaches the port; a warning)
-  -h, --help                  this help
-A kubelet capture's ref: checkpoint://<node><stored path>@sha256:<hex of the archive>.
-Logs: one JSON object per line on stderr ({"time","level","msg",...}).
-`;
+const HOST_PORT = /^(?:\[([^\]]+)\]|([^:]*)):(\d{1,5})$/;
 
-/** The flags (node:util parseArgs options). */
-export const AGENT_OPTIONS = {
-  listen: { type: 'string' },
-  capture: { type: 'string' },
-  'duration-ms': { type: 'string' },
-  'state-dir': { type: 'string' },
-  'node-name': { type: 'string' },
-  'kubelet-host': { type: 'string' },
-  'kubelet-port': { type: 'string' },
-  'kubelet-token-file': { type: 'string' },
-  'kubelet-ca': { type: 'string' },
-  'kubelet-insecure-tls': { type: 'boolean' },
-  'kubelet-timeout': { type: 'string' },
-  'checkpoint-dir': { type: 'string' },
-  'store-dir': { type: 'string' },
-  'allowed-callers': { type: 'string' },
-  help: { type: 'boolean', short: 'h' },
-} as const;
+/** The flags. */
+export const AGENT_OPTIONS = defineOptions({
+  listen: {
+    type: 'string',
+    arg: 'HOST:PORT',
+    default: `0.0.0.0:${AGENT_PORT}`,
+    validate: (s: string) =>
+      HOST_PORT.test(s) && Number(HOST_PORT.exec(s)![3]) <= 65535
+        ? undefined
+        : `want host:port, got ${JSON.stringify(s)}`,
+    help: 'serve the Http capture protocol here',
+  },
+  capture: {
+    type: 'enum',
+    values: ['kubelet', 'sleep'],
+    default: 'kubelet',
+    help: "kubelet: checkpoint the holder's container through this node's kubelet; sleep: wait --duration-ms and report a made-up ref (tests, demos)",
+  },
+  'duration-ms': {
+    type: 'int',
+    min: 0,
+    default: 2000,
+    help: 'how long a sleep capture takes, only with --capture=sleep',
+  },
+  'state-dir': {
+    type: 'string',
+    arg: 'DIR',
+    default: AGENT_STATE_DIR,
+    help: 'fencing tokens and jobs, saved on every change, loaded on start',
+  },
+  'node-name': {
+    type: 'string',
+    arg: 'NAME',
+    env: 'NODE_NAME',
+    defaultText: 'none',
+    help: "this node's name, in refs",
+  },
+  'kubelet-host': {
+    type: 'string',
+    arg: 'HOST',
+    env: 'NODE_IP',
+    defaultText: 'none',
+    help: "the kubelet's address",
+  },
+  'kubelet-port': {
+    type: 'int',
+    min: 1,
+    max: 65535,
+    default: KUBELET_PORT,
+    help: "the kubelet's HTTPS port",
+  },
+  'kubelet-token-file': {
+    type: 'string',
+    arg: 'FILE',
+    default: SERVICE_ACCOUNT_TOKEN_FILE,
+    help: 'bearer token for the kubelet, re-read on every call',
+  },
+  'kubelet-ca': {
+    type: 'string',
+    arg: 'FILE',
+    defaultText: "the system's CAs",
+    help: "verify the kubelet's certificate against this PEM CA bundle",
+  },
+  'kubelet-insecure-tls': { type: 'bool', help: "do not verify the kubelet's certificate" },
+  'kubelet-timeout': {
+    type: 'duration',
+    min: 100,
+    default: KUBELET_TIMEOUT_MS,
+    help: 'give up on a kubelet call after DUR',
+  },
+  'checkpoint-dir': {
+    type: 'string',
+    arg: 'DIR',
+    default: KUBELET_CHECKPOINT_DIR,
+    help: "the kubelet's checkpoint directory as mounted here",
+  },
+  'store-dir': {
+    type: 'string',
+    arg: 'DIR',
+    default: AGENT_STORE_DIR,
+    help: 'archives are kept as DIR/<namespace>/<capture>/<token>.tar',
+  },
+  'allowed-callers': {
+    type: 'list',
+    arg: 'U1,U2',
+    defaultText: 'none given = anyone who reaches the port; a warning',
+    help: 'only these users may ask for checkpoints: each request carries a ServiceAccount token for audience claimkit-capture-agent, reviewed by the API server (TokenReview); e.g. system:serviceaccount:claimkit-system:claimkit-controller',
+  },
+  'log-level': { type: 'enum', values: LOG_LEVELS, default: 'info', help: 'the least level logged' },
+});
+
+const HELP = {
+  usage: 'usage: claimkit-capture-agent [flags]',
+  footer: `A kubelet capture's ref: checkpoint://<node><stored path>@sha256:<hex of the archive>.
+Logs: one JSON object per line on stderr ({"time","level","msg",...}).`,
+};
+
+export const AGENT_USAGE = helpText(AGENT_OPTIONS, HELP);
 
 const KUBELET_FLAGS = [
   'kubelet-host',
@@ -95,85 +153,58 @@ const KUBELET_FLAGS = [
   'store-dir',
 ] as const;
 
+type Values = OptionValues<typeof AGENT_OPTIONS>;
+
+/** The rules across flags (run when every flag alone is good, and not for --help). */
+function checks(v: Values, given: Set<keyof typeof AGENT_OPTIONS & string>): (string | undefined)[] {
+  if (v.capture === 'sleep')
+    return KUBELET_FLAGS.filter((k) => given.has(k)).map((k) => `--${k}: only with --capture=kubelet`);
+  return [
+    given.has('duration-ms') ? '--duration-ms: only with --capture=sleep' : undefined,
+    v['kubelet-ca'] !== undefined && v['kubelet-insecure-tls']
+      ? '--kubelet-ca and --kubelet-insecure-tls: give one of them'
+      : undefined,
+    v['kubelet-host'] ? undefined : '--kubelet-host: required for --capture=kubelet ($NODE_IP is not set)',
+    v['node-name'] ? undefined : '--node-name: required for --capture=kubelet ($NODE_NAME is not set)',
+  ];
+}
+
+function flagsFrom(v: Values): AgentFlags {
+  const m = HOST_PORT.exec(v.listen)!;
+  return {
+    listen: { host: m[1] ?? (m[2] || '0.0.0.0'), port: Number(m[3]) },
+    capture: v.capture,
+    durationMs: v['duration-ms'],
+    stateDir: v['state-dir'],
+    allowedCallers: v['allowed-callers'],
+    logLevel: v['log-level'],
+    kubelet: {
+      host: v['kubelet-host'] ?? '',
+      port: v['kubelet-port'],
+      tokenFile: v['kubelet-token-file'],
+      ...(v['kubelet-ca'] !== undefined ? { caFile: v['kubelet-ca'] } : {}),
+      insecureTLS: v['kubelet-insecure-tls'],
+      timeoutMs: v['kubelet-timeout'],
+      checkpointDir: v['checkpoint-dir'],
+      storeDir: v['store-dir'],
+      nodeName: v['node-name'] ?? '',
+    },
+  };
+}
+
+/** The flags (a UsageError listing every problem), and whether --help was asked for. */
 export function parseAgentFlags(
   argv: string[],
   env: Record<string, string | undefined> = process.env,
 ): AgentFlags & { help: boolean } {
-  let values: Record<string, string | boolean | undefined>;
-  try {
-    ({ values } = parseArgs({
-      args: argv,
-      options: AGENT_OPTIONS,
-      strict: true,
-      allowPositionals: false,
-    }));
-  } catch (e) {
-    throw new FlagError((e as Error).message.split('\n')[0]!);
-  }
-  const help = values.help === true;
-  const str = (k: string) => values[k] as string | undefined;
-  for (const [k, v] of Object.entries(values)) if (v === '') throw new FlagError(`--${k}: must not be empty`);
+  const { values, help } = parseOptions(AGENT_OPTIONS, argv, env, { checks });
+  return { ...flagsFrom(values), help };
+}
 
-  const listenText = str('listen') ?? `0.0.0.0:${AGENT_PORT}`;
-  const m = /^(?:\[([^\]]+)\]|([^:]*)):(\d{1,5})$/.exec(listenText);
-  if (!m || Number(m[3]) > 65535)
-    throw new FlagError(`--listen: want host:port, got ${JSON.stringify(listenText)}`);
-  const listen = { host: m[1] ?? (m[2] || '0.0.0.0'), port: Number(m[3]) };
-
-  const capture = str('capture') ?? 'kubelet';
-  if (capture !== 'kubelet' && capture !== 'sleep')
-    throw new FlagError(`--capture: want kubelet or sleep, got ${JSON.stringify(capture)}`);
-  if (capture === 'kubelet' && str('duration-ms') !== undefined)
-    throw new FlagError('--duration-ms: only with --capture=sleep');
-  const durationMs = Number(str('duration-ms') ?? '2000');
-  if (!Number.isFinite(durationMs) || durationMs < 0)
-    throw new FlagError(`--duration-ms: want a number >= 0, got ${JSON.stringify(str('duration-ms'))}`);
-  if (capture === 'sleep') {
-    const given = KUBELET_FLAGS.filter((k) => values[k] !== undefined);
-    if (given.length) throw new FlagError(`--${given[0]}: only with --capture=kubelet`);
-  }
-
-  const port = Number(str('kubelet-port') ?? String(KUBELET_PORT));
-  if (!Number.isInteger(port) || port < 1 || port > 65535)
-    throw new FlagError(`--kubelet-port: want a port number, got ${JSON.stringify(str('kubelet-port'))}`);
-  let timeoutMs = KUBELET_TIMEOUT_MS;
-  if (str('kubelet-timeout') !== undefined) {
-    try {
-      timeoutMs = parseDuration(str('kubelet-timeout')!);
-    } catch (e) {
-      throw new FlagError(`--kubelet-timeout: ${(e as Error).message}`);
-    }
-    if (timeoutMs < 100) throw new FlagError('--kubelet-timeout: must be at least 100ms');
-  }
-  if (str('kubelet-ca') !== undefined && values['kubelet-insecure-tls'] === true)
-    throw new FlagError('--kubelet-ca and --kubelet-insecure-tls: give one of them');
-  const host = str('kubelet-host') ?? env.NODE_IP ?? '';
-  const nodeName = str('node-name') ?? env.NODE_NAME ?? '';
-  // --help answers even where the environment is not a node's.
-  if (capture === 'kubelet' && !help) {
-    if (!host) throw new FlagError('--kubelet-host: required for --capture=kubelet ($NODE_IP is not set)');
-    if (!nodeName) throw new FlagError('--node-name: required for --capture=kubelet ($NODE_NAME is not set)');
-  }
-  return {
-    help,
-    listen,
-    capture,
-    durationMs,
-    stateDir: str('state-dir') ?? AGENT_STATE_DIR,
-    allowedCallers: (str('allowed-callers') ?? '')
-      .split(',')
-      .map((u) => u.trim())
-      .filter(Boolean),
-    kubelet: {
-      host,
-      port,
-      tokenFile: str('kubelet-token-file') ?? SERVICE_ACCOUNT_TOKEN_FILE,
-      ...(str('kubelet-ca') !== undefined ? { caFile: str('kubelet-ca')! } : {}),
-      insecureTLS: values['kubelet-insecure-tls'] === true,
-      timeoutMs,
-      checkpointDir: str('checkpoint-dir') ?? KUBELET_CHECKPOINT_DIR,
-      storeDir: str('store-dir') ?? AGENT_STORE_DIR,
-      nodeName,
-    },
-  };
+/** main.ts's start-up decision: the help, one usage-error line, or the flags. */
+export function agentStartup(
+  argv: readonly string[],
+  env: Record<string, string | undefined>,
+): Startup<AgentFlags> {
+  return startup('claimkit-capture-agent', AGENT_OPTIONS, HELP, argv, env, flagsFrom, { checks });
 }

@@ -26,7 +26,7 @@ describe('claimkit-capture-agent (the bin)', () => {
     });
     expect(r.status).toBe(2);
     expect(r.stderr).toBe(
-      'claimkit-capture-agent: --kubelet-host: required for --capture=kubelet ($NODE_IP is not set) (see --help)\n',
+      'claimkit-capture-agent: --kubelet-host: required for --capture=kubelet ($NODE_IP is not set); --node-name: required for --capture=kubelet ($NODE_NAME is not set) (see --help)\n',
     );
   }, 60_000);
 
@@ -56,6 +56,7 @@ describe('claimkit-capture-agent (the bin)', () => {
     const url = await listening;
     for (const l of lines) {
       expect(Object.keys(l).slice(0, 3)).toEqual(['time', 'level', 'msg']);
+      expect(l.logger).toBe('claimkit-capture-agent'); // the controller's logger, as every bin
       expect(Number.isNaN(Date.parse(l.time as string))).toBe(false);
     }
     const body = { namespace: 'ns', pod: 'p', uid: 'u', container: 'c', node: 'n', capture: 'c1', token: 3 };

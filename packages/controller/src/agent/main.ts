@@ -1,10 +1,10 @@
 #!/usr/bin/env node
 // claimkit-capture-agent: the reference capture agent (Http backend protocol); one per node (the
 // chart's DaemonSet), checkpointing holders' containers through its node's kubelet. Flags: --help.
-import { FlagError } from '../flags.ts';
-import { CaptureAgent } from './agent.ts';
+import { jsonLogger } from '../log.ts';
+import { agentLogTo, CaptureAgent } from './agent.ts';
 import { bearerAuthenticator, inClusterTokenReview } from './auth.ts';
-import { AGENT_USAGE, type AgentFlags, parseAgentFlags } from './flags.ts';
+import { type AgentFlags, agentStartup } from './flags.ts';
 import { AgentStateError } from './state.ts';
 
 const NAME = 'claimkit-capture-agent';
@@ -14,30 +14,19 @@ function fail(msg: string, code: number): never {
   process.exit(code);
 }
 
-/** One JSON object per line on stderr, in the controller's shape: time, level, msg, then the fields. */
-function logLine(line: Record<string, unknown>): void {
-  const { level, msg, ...fields } = line;
-  const head = { time: new Date().toISOString(), level: level ?? 'info', msg: msg ?? '' };
-  let text: string;
-  try {
-    text = JSON.stringify({ ...head, ...fields, ...head }, (_k, v) => (v instanceof Error ? v.message : v));
-  } catch (e) {
-    text = JSON.stringify({ ...head, logError: `fields not serialisable: ${(e as Error).message}` });
-  }
-  process.stderr.write(`${text}\n`);
-}
-
-let flags: AgentFlags & { help: boolean };
-try {
-  flags = parseAgentFlags(process.argv.slice(2));
-} catch (e) {
-  if (e instanceof FlagError) fail(`${e.message} (see --help)`, 2);
-  throw e;
-}
-if (flags.help) {
-  process.stdout.write(AGENT_USAGE);
+const start = agentStartup(process.argv.slice(2), process.env);
+if ('help' in start) {
+  process.stdout.write(start.help);
   process.exit(0);
 }
+if ('error' in start) {
+  process.stderr.write(`${start.error}\n`);
+  process.exit(2);
+}
+const flags: AgentFlags = start.config;
+// The controller's logger (core's one shape: JSON lines of time, level, msg and fields) on stderr.
+const log = jsonLogger(flags.logLevel).with({ logger: NAME });
+const logLine = agentLogTo(log);
 
 let agent: CaptureAgent;
 try {

@@ -1,6 +1,11 @@
 // The Helm chart's own files: Chart.yaml (its version and appVersion are the release's), the values a
 // user sets (values.yaml) and the schema Helm checks them against (values.schema.json).
-import { CAPTURE_AGENT_DATA_DIR, CAPTURE_AGENT_KUBELET_CHECKPOINT_DIR } from '@claimkit/controller';
+import {
+  CAPTURE_AGENT_DATA_DIR,
+  CAPTURE_AGENT_KUBELET_CHECKPOINT_DIR,
+  CONTROLLER_DEFAULTS,
+  CONTROLLER_OPTIONS,
+} from '@claimkit/controller';
 import { DEFAULT_CONTROLLER_SERVICE_ACCOUNT, imageRepository, toYaml } from '@claimkit/core';
 import { WEBHOOK_TLS_SECRET } from '@claimkit/webhook';
 
@@ -51,8 +56,8 @@ controller:
     pullPolicy: IfNotPresent
   # With --leader-elect only the leader runs workers; safety never depends on it.
   replicas: 2
-  concurrency: 4
-  logLevel: info
+  concurrency: ${CONTROLLER_DEFAULTS.concurrency}
+  logLevel: ${CONTROLLER_DEFAULTS.logLevel}
   resources:
 ${nested(d.controllerResources, 4)}
 ${POD_VALUES}
@@ -179,8 +184,13 @@ export const VALUES_SCHEMA = {
     global: { type: 'object' },
     imagePullSecrets,
     controller: component({
-      concurrency: { type: 'integer', minimum: 1 },
-      logLevel: { type: 'string', enum: ['debug', 'info', 'warn', 'error'] },
+      // The binary's own bounds and levels (its options table).
+      concurrency: {
+        type: 'integer',
+        minimum: CONTROLLER_OPTIONS.concurrency.min,
+        maximum: CONTROLLER_OPTIONS.concurrency.max,
+      },
+      logLevel: { type: 'string', enum: [...CONTROLLER_OPTIONS['log-level'].values] },
     }),
     captureAgent: {
       type: 'object',
