@@ -1,27 +1,28 @@
 // The simulator's world: the API model, the capture agent and the invariant tracker, wired as the
-// controller's Manager wires a process: every watched change is routed (core's mapEvent and pod
-// reference index) to the queues of several controller replicas, each with its own lagging cache,
-// which reconcile one key at a time with core's reconcilers.
+// controller's Manager wires a process: every watched change goes through core's event router (claim
+// index, mapEvent, the status-only predicate, pool coalescing, Node routing) to the queues of several
+// controller replicas, each with its own lagging cache, which reconcile one key at a time with core's
+// reconcilers and requeue by core's queue policy and retry limiter, skipping a key while their cache
+// is behind their own write (core's own-writes skip), all on the world's manual clock.
 
-import { isApiError } from '../api/errors.ts';
+import { getOrUndefined, isApiError } from '../api/errors.ts';
 import type { Client, Reader } from '../api/ports.ts';
 import type { AnyObject, Capture, Pod, PodClaim, PodPool } from '../api/types.ts';
 import type { ClusterState } from '../invariants/check.ts';
 import { InvariantTracker } from '../invariants/tracker.ts';
-import {
-  type MapEvent,
-  mapEvent,
-  type RoutingView,
-  WATCHED_KINDS,
-  type WatchedKind,
-} from '../loop/map-event.ts';
+import { DEFAULT_POOL_COALESCE_MS } from '../loop/coalesce.ts';
+import { EventRouter } from '../loop/event-router.ts';
+import { WATCHED_KINDS } from '../loop/map-event.ts';
+import { OWN_WRITES_TTL_MS, OwnWrites, recordingWritesTo } from '../loop/own-writes.ts';
+import { applyQueueAction, type LoopOutcome, type PolicyQueue, queuePolicy } from '../loop/queue-policy.ts';
 import { parseReconcileKey, RECONCILE_KINDS, reconcileKey } from '../loop/reconcile-key.ts';
 import { reconcile } from '../loop/reconcilers.ts';
+import { RetryLimiter } from '../loop/retry-limiter.ts';
+import type { RoutedKind } from '../loop/routed-key.ts';
 import { type ApiModel, ApiModel as Model } from '../model/api-model.ts';
 import { CacheView } from '../model/cache-view.ts';
 import { SimCaptureAgent } from '../model/capture-agent.ts';
 import { ManualClock, Rng } from '../model/clock.ts';
-import { ClaimIndex } from '../pool/claim-index.ts';
 import { PoolExpectations } from '../pool/expectations.ts';
 import { podSeed } from '../pool/source.ts';
 import { SAFETY_RULES, type SafetyRules } from '../reconcile/safety-rules.ts';
@@ -37,8 +38,14 @@ interface Controller {
   cache: CacheView;
   /** The replica's pool expectations (a process's memory: a restart starts with none). */
   expectations: PoolExpectations;
+  /** Key -> due time (a due-time map: one replica works one key at a time, stepped by the run). */
   queue: Map<string, number>;
-  failures: Map<string, number>;
+  /** The replica's retry delays (per-key backoff, token bucket), as the controller's WorkQueue has them. */
+  limiter: RetryLimiter;
+  /** The replica's record of its own writes (a process's memory: a restart starts with none). */
+  ownWrites: OwnWrites;
+  /** Since when the own-writes skip has held a key back (cleared when the key is reconciled). */
+  heldSince: Map<string, number>;
   lagReads: number;
   /**
    * Keys of changes made while this replica's cache lagged. A real informer enqueues a key when its
@@ -47,6 +54,12 @@ interface Controller {
    */
   missed: Set<string>;
 }
+
+/** What a world is built with (the rest of SimOptions drives the run). */
+export type WorldOptions = Pick<
+  SimOptions,
+  'modelOptions' | 'kubectl' | 'mapEvent' | 'statusOnlyChange' | 'coalesce' | 'ownWritesTtlMs' | 'rules'
+>;
 
 export class World {
   readonly clock = new ManualClock(Date.UTC(2026, 0, 1));
@@ -68,32 +81,39 @@ export class World {
   current: Action['t'] | undefined;
   private claimSeq = 0;
   private readonly agentViolationsSeen = new Set<string>();
-  /** Event routing, the controller's own (core's mapEvent) unless a test injects a broken one. */
-  private readonly mapEvent: MapEvent;
   /** The controllers' and holders' rules, core's own unless a test injects a broken one. */
   readonly rules: SafetyRules;
-  /** Which claims reference which pod, fed from the PodClaim watch as the controller's Manager feeds it. */
-  readonly references = new ClaimIndex();
+  /**
+   * Core's event router, as the controller's Manager has it; its parts are core's own unless a test
+   * injects a broken one (SimOptions mapEvent, statusOnlyChange, coalesce).
+   */
+  readonly router: EventRouter;
+  /** How long the replicas' own-writes skip may hold a key (core's TTL unless a test breaks it). */
+  private readonly ownWritesTtlMs: number;
   /** The last version of every watched object: model events carry only the new one. */
   private readonly lastSeen = new Map<string, AnyObject>();
-  private readonly routingView: RoutingView = {
-    captures: (ns) =>
-      this.model.peek('Capture').filter((c) => (c.metadata.namespace ?? '') === ns) as Capture[],
-    claims: (ns) =>
-      this.model.peek('PodClaim').filter((c) => (c.metadata.namespace ?? '') === ns) as PodClaim[],
-    pools: (ns) => this.model.peek('PodPool').filter((p) => (p.metadata.namespace ?? '') === ns) as PodPool[],
-    references: this.references,
-  };
 
-  constructor(
-    seed: number,
-    replicas: number,
-    opts: Pick<SimOptions, 'modelOptions' | 'kubectl' | 'mapEvent' | 'rules'>,
-  ) {
+  constructor(seed: number, replicas: number, opts: WorldOptions) {
     if (opts.kubectl && opts.modelOptions) {
       throw new Error('SimOptions.kubectl sets the model options itself: drop modelOptions');
     }
-    this.mapEvent = opts.mapEvent ?? mapEvent;
+    const inNs = <T extends AnyObject>(kind: 'Capture' | 'PodClaim' | 'PodPool', ns: string) =>
+      this.model.peek(kind).filter((o) => (o.metadata.namespace ?? '') === ns) as T[];
+    this.router = new EventRouter({
+      view: {
+        captures: (ns) => inNs<Capture>('Capture', ns),
+        claims: (ns) => inNs<PodClaim>('PodClaim', ns),
+        pools: (ns) => inNs<PodPool>('PodPool', ns),
+      },
+      allPools: () => this.model.peek('PodPool') as PodPool[],
+      coalesceMs: DEFAULT_POOL_COALESCE_MS,
+      rules: {
+        ...(opts.mapEvent ? { mapEvent: opts.mapEvent } : {}),
+        ...(opts.statusOnlyChange ? { statusOnlyChange: opts.statusOnlyChange } : {}),
+        ...(opts.coalesce ? { coalesce: opts.coalesce } : {}),
+      },
+    });
+    this.ownWritesTtlMs = opts.ownWritesTtlMs ?? OWN_WRITES_TTL_MS;
     this.rules = opts.rules ?? SAFETY_RULES;
     this.admission = opts.kubectl?.admission;
     const modelOptions = this.admission
@@ -113,7 +133,8 @@ export class World {
       (v) => this.violations.push(v),
     );
     for (let i = 0; i < replicas; i++) this.ctls.push(this.newController());
-    for (const kind of WATCHED_KINDS) {
+    // Nodes too: the cluster has none today, but a Node the kubectl actor or a test writes is routed.
+    for (const kind of [...WATCHED_KINDS, 'Node'] as const) {
       this.model.watch(
         kind,
         {},
@@ -186,45 +207,66 @@ export class World {
     cache.onDelete = (o) => {
       if (o.kind === 'Pod') expectations.podDeleted(o as Pod);
     };
+    const now = () => this.clock.now();
     return {
       cache,
       expectations,
       queue: new Map(),
-      failures: new Map(),
+      limiter: new RetryLimiter({ now }),
+      ownWrites: new OwnWrites(now, this.ownWritesTtlMs),
+      heldSince: new Map(),
       lagReads: 0,
       missed: new Set(),
     };
   }
 
+  /** The replica's queue as core's queue policy acts on it. */
+  private policyQueue(ctl: Controller): PolicyQueue {
+    const addAfter = (key: string, ms: number) => this.enqueue(ctl, key, this.clock.now() + ms);
+    return {
+      addAfter,
+      addBackoff: (key) => {
+        const ms = ctl.limiter.backoff(key);
+        addAfter(key, ms);
+        return ms;
+      },
+      addRateLimited: (key) => {
+        const ms = ctl.limiter.when(key);
+        addAfter(key, ms);
+        return ms;
+      },
+      forget: (key) => ctl.limiter.forget(key),
+    };
+  }
+
   /**
-   * Event handlers map every change (old and new object) to the keys it affects, on every replica,
-   * through the same mapEvent and reference index as the controller's Manager.
+   * Event handlers route every change (old and new object) through core's event router, once, and
+   * queue its keys on every replica, each after the delay the router gave it (coalescing).
    */
-  private route(kind: WatchedKind, deleted: boolean, obj: AnyObject): void {
+  private route(kind: RoutedKind, deleted: boolean, obj: AnyObject): void {
     const id = `${kind}|${obj.metadata.namespace ?? ''}/${obj.metadata.name}`;
     const old = this.lastSeen.get(id);
     if (deleted) this.lastSeen.delete(id);
     else this.lastSeen.set(id, obj);
-    if (kind === 'PodClaim') {
-      if (deleted) this.references.remove(obj);
-      else this.references.upsert(obj as PodClaim);
-    }
-    const keys = deleted
-      ? this.mapEvent(kind, old ?? obj, undefined, this.routingView)
-      : this.mapEvent(kind, old, obj, this.routingView);
+    const keys = deleted ? this.router.route(kind, old ?? obj, undefined) : this.router.route(kind, old, obj);
     const now = this.clock.now();
     for (const ctl of this.ctls)
       for (const k of keys) {
-        ctl.queue.set(k, Math.min(ctl.queue.get(k) ?? Infinity, now));
-        if (ctl.cache.lag > 0) ctl.missed.add(k);
+        this.enqueue(ctl, k.key, now + k.delayMs);
+        if (ctl.cache.lag > 0) ctl.missed.add(k.key);
       }
+  }
+
+  /** Queues key on the replica at `due`; an earlier pending due time wins (as in core's WorkQueue). */
+  private enqueue(ctl: Controller, key: string, due: number): void {
+    ctl.queue.set(key, Math.min(ctl.queue.get(key) ?? Infinity, due));
   }
 
   /** The replica's cache has caught up: what changed meanwhile reaches its queue (as events would). */
   caughtUp(ctl: Controller): void {
     ctl.cache.lag = 0;
     const now = this.clock.now();
-    for (const k of ctl.missed) ctl.queue.set(k, Math.min(ctl.queue.get(k) ?? Infinity, now));
+    for (const k of ctl.missed) this.enqueue(ctl, k, now);
     ctl.missed.clear();
   }
 
@@ -277,22 +319,32 @@ export class World {
       ctl.lagReads--;
       if (ctl.lagReads === 0) this.caughtUp(ctl);
     }
+    const { kind, ...key } = parseReconcileKey(next);
+    const queue = this.policyQueue(ctl);
+    const versionBefore = (await getOrUndefined(ctl.cache.get(kind, key)))?.metadata.resourceVersion;
+    // A key reconciled on request (`only`) forces an interleaving: it is never skipped.
+    if (only === undefined && ctl.ownWrites.cacheIsBehind(next, versionBefore)) {
+      this.count('skip.cacheBehind');
+      this.checkHeldBack(ctl, next);
+      applyQueueAction(queue, next, queuePolicy({ cacheBehind: { ttlMs: ctl.ownWrites.ttl } }));
+      return true;
+    }
+    ctl.heldSince.delete(next);
     let client: Client = this.model;
     if (crashAfter !== undefined) client = crashingClient(this.model, crashAfter);
-    const { kind, ...key } = parseReconcileKey(next);
+    const written: string[] = [];
     const deps = {
       cache: ctl.cache as Reader,
-      client,
+      client: recordingWritesTo(client, kind, key, written),
       now: () => this.clock.now(),
       backend: this.agent,
       rules: this.rules,
       expectations: ctl.expectations,
     };
     this.count(`reconcile.${kind}`);
+    let outcome: LoopOutcome;
     try {
-      const res = await reconcile(kind, deps, key);
-      ctl.failures.delete(next);
-      if (res.requeueAfterMs !== undefined) this.requeue(ctl, next, now + res.requeueAfterMs);
+      outcome = { reconciled: await reconcile(kind, deps, key) };
     } catch (e) {
       if (e instanceof CrashNow) {
         this.count('crash');
@@ -308,15 +360,28 @@ export class World {
         return true;
       }
       this.count(`error.${e.reason}`);
-      const n = (ctl.failures.get(next) ?? 0) + 1;
-      ctl.failures.set(next, n);
-      this.requeue(ctl, next, now + Math.min(30_000, 50 * 2 ** n));
+      outcome = { failed: e };
     }
+    applyQueueAction(queue, next, queuePolicy(outcome));
+    ctl.ownWrites.record(next, versionBefore, written);
     return true;
   }
 
-  private requeue(ctl: Controller, key: string, at: number): void {
-    ctl.queue.set(key, Math.min(ctl.queue.get(key) ?? Infinity, at));
+  /**
+   * Liveness of the own-writes skip: it holds a key back only while its record is young (core's
+   * OWN_WRITES_TTL_MS), so a cache that never shows the newer version cannot stop the key for good.
+   */
+  private checkHeldBack(ctl: Controller, key: string): void {
+    const now = this.clock.now();
+    const since = ctl.heldSince.get(key);
+    if (since === undefined) ctl.heldSince.set(key, now);
+    else if (now - since >= OWN_WRITES_TTL_MS) {
+      this.violations.push({
+        invariant: 'held-back',
+        message: `${key} held back by its replica's own-writes skip for ${now - since} ms (at most ${OWN_WRITES_TTL_MS})`,
+        objects: [key],
+      });
+    }
   }
 
   restart(i: number): void {
@@ -335,10 +400,7 @@ export class World {
 /** A set-up world (pool, claim set, workers, captures, one solo claim), controllers not yet run. */
 export async function openWorld(
   seed: number,
-  opts: Pick<
-    SimOptions,
-    'replicas' | 'modelOptions' | 'kubectl' | 'mapEvent' | 'rules' | 'pool' | 'poolSource'
-  > = {},
+  opts: WorldOptions & Pick<SimOptions, 'replicas' | 'pool' | 'poolSource'> = {},
 ): Promise<World> {
   const w = new World(seed, opts.replicas ?? 2, opts);
   await w.setup(new Rng(seed ^ 0x5eed), opts.pool, opts.poolSource);
