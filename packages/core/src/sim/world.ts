@@ -325,8 +325,8 @@ export class World {
     // A key reconciled on request (`only`) forces an interleaving: it is never skipped.
     if (only === undefined && ctl.ownWrites.cacheIsBehind(next, versionBefore)) {
       this.count('skip.cacheBehind');
-      this.checkHeldBack(ctl, next);
       applyQueueAction(queue, next, queuePolicy({ cacheBehind: { ttlMs: ctl.ownWrites.ttl } }));
+      this.checkHeldBack(ctl, next);
       return true;
     }
     ctl.heldSince.delete(next);
@@ -368,17 +368,26 @@ export class World {
   }
 
   /**
-   * Liveness of the own-writes skip: it holds a key back only while its record is young (core's
-   * OWN_WRITES_TTL_MS), so a cache that never shows the newer version cannot stop the key for good.
+   * Liveness of the own-writes skip (core's OWN_WRITES_TTL_MS): a record holds its key back only
+   * while it is younger than the TTL, and every skip queues the key again after at most the TTL, so
+   * a key is never skipped once the TTL has passed since its first skip, and it is tried again within
+   * twice the TTL of it. Otherwise a cache that never shows the newer version would stop it for good.
    */
   private checkHeldBack(ctl: Controller, key: string): void {
     const now = this.clock.now();
-    const since = ctl.heldSince.get(key);
-    if (since === undefined) ctl.heldSince.set(key, now);
-    else if (now - since >= OWN_WRITES_TTL_MS) {
+    const since = ctl.heldSince.get(key) ?? now;
+    ctl.heldSince.set(key, since);
+    const again = ctl.queue.get(key) ?? Infinity;
+    const why =
+      now - since >= OWN_WRITES_TTL_MS
+        ? `skipped ${now - since} ms after its first skip`
+        : again - since >= 2 * OWN_WRITES_TTL_MS
+          ? `not tried again until ${again === Infinity ? 'its next event' : `${again - since} ms after its first skip`}`
+          : undefined;
+    if (why) {
       this.violations.push({
         invariant: 'held-back',
-        message: `${key} held back by its replica's own-writes skip for ${now - since} ms (at most ${OWN_WRITES_TTL_MS})`,
+        message: `${key} held back by its replica's own-writes skip: ${why} (TTL ${OWN_WRITES_TTL_MS} ms)`,
         objects: [key],
       });
     }
