@@ -10,8 +10,8 @@ import {
   type ClaimIndex,
   type Client,
   DEFAULT_POOL_COALESCE_MS,
-  EventRouter,
   type EventRecorder,
+  EventRouter,
   type EventSpec,
   type Kind,
   LABEL_CLAIMED_BY,
@@ -405,7 +405,7 @@ export class Manager {
       action = queuePolicy({ failed: e });
     }
     const delay = applyQueueAction(this.queue, key, action);
-    if (action.then === 'retry-rate-limited') {
+    if (action.next === 'retry-rate-limited') {
       this.metrics.queueRetries.inc({ kind });
       this.log.warn('reconcile failed; retrying', {
         kind,

@@ -7,16 +7,22 @@ import { WorkQueue } from './work-queue.ts';
 
 describe('queuePolicy', () => {
   test('each outcome to its action', () => {
-    expect(queuePolicy({ reconciled: { requeueAfterMs: 0 } })).toEqual({ then: 'backoff', result: 'requeue' });
-    expect(queuePolicy({ reconciled: {} })).toEqual({ then: 'forget', result: 'success' });
+    expect(queuePolicy({ reconciled: { requeueAfterMs: 0 } })).toEqual({
+      next: 'backoff',
+      result: 'requeue',
+    });
+    expect(queuePolicy({ reconciled: {} })).toEqual({ next: 'forget', result: 'success' });
     expect(queuePolicy({ reconciled: { requeueAfterMs: 1500 } })).toEqual({
-      then: 'forget-then-add-after',
+      next: 'forget-then-add-after',
       ms: 1500,
       result: 'success',
     });
-    expect(queuePolicy({ failed: new Error('boom') })).toEqual({ then: 'retry-rate-limited', result: 'error' });
+    expect(queuePolicy({ failed: new Error('boom') })).toEqual({
+      next: 'retry-rate-limited',
+      result: 'error',
+    });
     expect(queuePolicy({ cacheBehind: { ttlMs: OWN_WRITES_TTL_MS } })).toEqual({
-      then: 'forget-then-add-after',
+      next: 'forget-then-add-after',
       ms: OWN_WRITES_TTL_MS,
       result: 'cache_behind',
     });

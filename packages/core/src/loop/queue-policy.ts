@@ -19,21 +19,21 @@ export type LoopOutcome =
  * - retry-rate-limited: failed, again after max(per-key exponential, overall token bucket).
  */
 export type QueueAction =
-  | { then: 'backoff'; result: 'requeue' }
-  | { then: 'forget'; result: 'success' }
-  | { then: 'forget-then-add-after'; ms: number; result: 'success' | 'cache_behind' }
-  | { then: 'retry-rate-limited'; result: 'error' };
+  | { next: 'backoff'; result: 'requeue' }
+  | { next: 'forget'; result: 'success' }
+  | { next: 'forget-then-add-after'; ms: number; result: 'success' | 'cache_behind' }
+  | { next: 'retry-rate-limited'; result: 'error' };
 
 export function queuePolicy(outcome: LoopOutcome): QueueAction {
-  if ('failed' in outcome) return { then: 'retry-rate-limited', result: 'error' };
+  if ('failed' in outcome) return { next: 'retry-rate-limited', result: 'error' };
   if ('cacheBehind' in outcome) {
     // The newer version's watch event enqueues the key; the delayed add is only a safety net.
-    return { then: 'forget-then-add-after', ms: outcome.cacheBehind.ttlMs, result: 'cache_behind' };
+    return { next: 'forget-then-add-after', ms: outcome.cacheBehind.ttlMs, result: 'cache_behind' };
   }
   const ms = outcome.reconciled.requeueAfterMs;
-  if (ms === 0) return { then: 'backoff', result: 'requeue' };
-  if (ms === undefined) return { then: 'forget', result: 'success' };
-  return { then: 'forget-then-add-after', ms, result: 'success' };
+  if (ms === 0) return { next: 'backoff', result: 'requeue' };
+  if (ms === undefined) return { next: 'forget', result: 'success' };
+  return { next: 'forget-then-add-after', ms, result: 'success' };
 }
 
 /** The queue operations a QueueAction needs (WorkQueue has them; so does the simulator's queue). */
@@ -48,7 +48,7 @@ export interface PolicyQueue {
 
 /** Performs `action` for `key` on `queue`; returns the delay the key got (undefined: not queued). */
 export function applyQueueAction(queue: PolicyQueue, key: string, action: QueueAction): number | undefined {
-  switch (action.then) {
+  switch (action.next) {
     case 'backoff':
       return queue.addBackoff(key);
     case 'forget':

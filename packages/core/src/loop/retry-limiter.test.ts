@@ -15,7 +15,14 @@ describe('RetryLimiter', () => {
 
   test('"again at once": 0, then base·2ⁿ up to the low cap, no bucket; forget starts over', () => {
     const l = new RetryLimiter({ now: () => 0, baseDelayMs: 100, burst: 0 });
-    expect([1, 2, 3, 4, 5, 6].map(() => l.backoff('k'))).toEqual([0, 100, 200, 400, 800, REQUEUE_BACKOFF_CAP_MS]);
+    expect([1, 2, 3, 4, 5, 6].map(() => l.backoff('k'))).toEqual([
+      0,
+      100,
+      200,
+      400,
+      800,
+      REQUEUE_BACKOFF_CAP_MS,
+    ]);
     l.forget('k');
     expect(l.backoff('k')).toBe(0);
     expect(l.numRequeues('other')).toBe(0);

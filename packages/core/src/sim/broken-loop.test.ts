@@ -75,7 +75,10 @@ describe('a deliberately broken event → queue layer is caught', () => {
   }
 
   test('an own-writes skip that never expires (seeds)', { timeout: 180_000 }, async () => {
-    const vs = await expectCaught(BROKEN_LOOP['own-writes-never-expire'], 'an own-writes skip that never expires');
+    const vs = await expectCaught(
+      BROKEN_LOOP['own-writes-never-expire'],
+      'an own-writes skip that never expires',
+    );
     expect(vs.map((v) => v.invariant)).toContain('held-back');
   });
 
