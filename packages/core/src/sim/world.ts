@@ -14,10 +14,9 @@ import { DEFAULT_POOL_COALESCE_MS } from '../loop/coalesce.ts';
 import { EventRouter } from '../loop/event-router.ts';
 import { WATCHED_KINDS } from '../loop/map-event.ts';
 import { OWN_WRITES_TTL_MS, OwnWrites, recordingWritesTo } from '../loop/own-writes.ts';
-import { applyQueueAction, type LoopOutcome, type PolicyQueue, queuePolicy } from '../loop/queue-policy.ts';
+import { applyQueueAction, type LoopOutcome, queuePolicy } from '../loop/queue-policy.ts';
 import { parseReconcileKey, RECONCILE_KINDS, reconcileKey } from '../loop/reconcile-key.ts';
 import { reconcile } from '../loop/reconcilers.ts';
-import { RetryLimiter } from '../loop/retry-limiter.ts';
 import type { RoutedKind } from '../loop/routed-key.ts';
 import { type ApiModel, ApiModel as Model } from '../model/api-model.ts';
 import { CacheView } from '../model/cache-view.ts';
@@ -33,15 +32,14 @@ import { CrashNow, crashingClient } from './crashing-client.ts';
 import type { SimOptions } from './options.ts';
 import { watchReleases } from './release-check.ts';
 import type { RepairRecord, SimViolation } from './repair-point.ts';
+import { ReplicaQueue } from './replica-queue.ts';
 
 interface Controller {
   cache: CacheView;
   /** The replica's pool expectations (a process's memory: a restart starts with none). */
   expectations: PoolExpectations;
-  /** Key -> due time (a due-time map: one replica works one key at a time, stepped by the run). */
-  queue: Map<string, number>;
-  /** The replica's retry delays (per-key backoff, token bucket), as the controller's WorkQueue has them. */
-  limiter: RetryLimiter;
+  /** Due keys, with core's queue policy and retry delays (replica-queue.ts). */
+  queue: ReplicaQueue;
   /** The replica's record of its own writes (a process's memory: a restart starts with none). */
   ownWrites: OwnWrites;
   /** Since when the own-writes skip has held a key back (cleared when the key is reconciled). */
@@ -211,31 +209,11 @@ export class World {
     return {
       cache,
       expectations,
-      queue: new Map(),
-      limiter: new RetryLimiter({ now }),
+      queue: new ReplicaQueue(now),
       ownWrites: new OwnWrites(now, this.ownWritesTtlMs),
       heldSince: new Map(),
       lagReads: 0,
       missed: new Set(),
-    };
-  }
-
-  /** The replica's queue as core's queue policy acts on it. */
-  private policyQueue(ctl: Controller): PolicyQueue {
-    const addAfter = (key: string, ms: number) => this.enqueue(ctl, key, this.clock.now() + ms);
-    return {
-      addAfter,
-      addBackoff: (key) => {
-        const ms = ctl.limiter.backoff(key);
-        addAfter(key, ms);
-        return ms;
-      },
-      addRateLimited: (key) => {
-        const ms = ctl.limiter.when(key);
-        addAfter(key, ms);
-        return ms;
-      },
-      forget: (key) => ctl.limiter.forget(key),
     };
   }
 
@@ -252,28 +230,23 @@ export class World {
     const now = this.clock.now();
     for (const ctl of this.ctls)
       for (const k of keys) {
-        this.enqueue(ctl, k.key, now + k.delayMs);
+        ctl.queue.addAt(k.key, now + k.delayMs);
         if (ctl.cache.lag > 0) ctl.missed.add(k.key);
       }
-  }
-
-  /** Queues key on the replica at `due`; an earlier pending due time wins (as in core's WorkQueue). */
-  private enqueue(ctl: Controller, key: string, due: number): void {
-    ctl.queue.set(key, Math.min(ctl.queue.get(key) ?? Infinity, due));
   }
 
   /** The replica's cache has caught up: what changed meanwhile reaches its queue (as events would). */
   caughtUp(ctl: Controller): void {
     ctl.cache.lag = 0;
     const now = this.clock.now();
-    for (const k of ctl.missed) this.enqueue(ctl, k, now);
+    for (const k of ctl.missed) ctl.queue.addAt(k, now);
     ctl.missed.clear();
   }
 
   enqueueAll(ctl: Controller): void {
     for (const kind of RECONCILE_KINDS) {
       for (const o of this.model.listNow(kind))
-        ctl.queue.set(reconcileKey(kind, o.metadata.namespace ?? '', o.metadata.name), this.clock.now());
+        ctl.queue.addAt(reconcileKey(kind, o.metadata.namespace ?? '', o.metadata.name), this.clock.now());
     }
   }
 
@@ -304,28 +277,19 @@ export class World {
    */
   async reconcileNext(i: number, crashAfter?: number, only?: string): Promise<boolean> {
     const ctl = this.ctls[i % this.ctls.length]!;
-    const now = this.clock.now();
-    let next: string | undefined = only;
-    let due = Infinity;
-    for (const [k, d] of only === undefined ? ctl.queue : []) {
-      if (d <= now && d < due) {
-        next = k;
-        due = d;
-      }
-    }
+    const next = only ?? ctl.queue.take(this.clock.now());
     if (next === undefined) return false;
-    ctl.queue.delete(next);
+    ctl.queue.remove(next);
     if (ctl.lagReads > 0) {
       ctl.lagReads--;
       if (ctl.lagReads === 0) this.caughtUp(ctl);
     }
     const { kind, ...key } = parseReconcileKey(next);
-    const queue = this.policyQueue(ctl);
     const versionBefore = (await getOrUndefined(ctl.cache.get(kind, key)))?.metadata.resourceVersion;
     // A key reconciled on request (`only`) forces an interleaving: it is never skipped.
     if (only === undefined && ctl.ownWrites.cacheIsBehind(next, versionBefore)) {
       this.count('skip.cacheBehind');
-      applyQueueAction(queue, next, queuePolicy({ cacheBehind: { ttlMs: ctl.ownWrites.ttl } }));
+      applyQueueAction(ctl.queue, next, queuePolicy({ cacheBehind: { ttlMs: ctl.ownWrites.ttl } }));
       this.checkHeldBack(ctl, next);
       return true;
     }
@@ -362,7 +326,7 @@ export class World {
       this.count(`error.${e.reason}`);
       outcome = { failed: e };
     }
-    applyQueueAction(queue, next, queuePolicy(outcome));
+    applyQueueAction(ctl.queue, next, queuePolicy(outcome));
     ctl.ownWrites.record(next, versionBefore, written);
     return true;
   }
@@ -377,7 +341,7 @@ export class World {
     const now = this.clock.now();
     const since = ctl.heldSince.get(key) ?? now;
     ctl.heldSince.set(key, since);
-    const again = ctl.queue.get(key) ?? Infinity;
+    const again = ctl.queue.dueAt(key) ?? Infinity;
     const why =
       now - since >= OWN_WRITES_TTL_MS
         ? `skipped ${now - since} ms after its first skip`
@@ -401,7 +365,7 @@ export class World {
 
   nextDue(): number {
     let due = Infinity;
-    for (const ctl of this.ctls) for (const d of ctl.queue.values()) due = Math.min(due, d);
+    for (const ctl of this.ctls) due = Math.min(due, ctl.queue.nextDue());
     return due;
   }
 }
