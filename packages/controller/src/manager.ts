@@ -5,7 +5,6 @@
 import {
   type AnyObject,
   ApiError,
-  applyQueueAction,
   type CaptureBackend,
   type ClaimIndex,
   type Client,
@@ -21,16 +20,12 @@ import {
   OwnWrites,
   type PodClaim,
   PoolExpectations,
-  parseReconcileKey,
-  type QueueAction,
-  queuePolicy,
   RECONCILE_KINDS,
   type Reader,
   type ReconcileKind,
   type RoutedKind,
-  reconcile,
   reconcileKey,
-  recordingWritesTo,
+  reconcileTurn,
   sweepCaptures,
   type Timers,
   WorkQueue,
@@ -380,43 +375,31 @@ export class Manager {
     };
   }
 
-  /** One reconcile of one key, with metrics, logs and core's queue policy. */
+  /** One turn of one key (core's reconcileTurn: own-writes skip, reconcile, queue policy), with metrics and logs. */
   async process(key: string): Promise<void> {
-    const { kind, namespace, name } = parseReconcileKey(key);
-    const versionBefore = this.cache.informer(kind)?.get({ namespace, name })?.metadata.resourceVersion;
-    if (this.ownWrites.cacheIsBehind(key, versionBefore)) {
-      const skip = queuePolicy({ cacheBehind: { ttlMs: this.ownWrites.ttl } });
-      applyQueueAction(this.queue, key, skip);
-      this.metrics.reconciles.inc({ kind, result: skip.result });
+    const t0 = performance.now();
+    const turn = await reconcileTurn(key, {
+      cachedVersion: (kind, k) => this.cache.informer(kind)?.get(k)?.metadata.resourceVersion,
+      ownWrites: this.ownWrites,
+      queue: this.queue,
+      deps: this.deps(),
+    });
+    const { kind, namespace, name, action } = turn;
+    const result = action.result;
+    if (turn.skipped) {
+      this.metrics.reconciles.inc({ kind, result });
       return;
     }
-    const t0 = performance.now();
-    const written: string[] = [];
-    let action: QueueAction;
-    let error: unknown;
-    try {
-      const deps = {
-        ...this.deps(),
-        client: recordingWritesTo(this.client, kind, { namespace, name }, written),
-      };
-      action = queuePolicy({ reconciled: await reconcile(kind, deps, { namespace, name }) });
-    } catch (e) {
-      error = e;
-      action = queuePolicy({ failed: e });
-    }
-    const delay = applyQueueAction(this.queue, key, action);
     if (action.next === 'retry-rate-limited') {
       this.metrics.queueRetries.inc({ kind });
       this.log.warn('reconcile failed; retrying', {
         kind,
         namespace,
         name,
-        error: errorText(error),
-        retryInMs: delay,
+        error: errorText(turn.error),
+        retryInMs: turn.delay,
       });
     }
-    const result = action.result;
-    this.ownWrites.record(key, versionBefore, written);
     const secs = (performance.now() - t0) / 1000;
     this.reconciles++;
     this.metrics.reconciles.inc({ kind, result });

@@ -13,10 +13,9 @@ import { InvariantTracker } from '../invariants/tracker.ts';
 import { DEFAULT_POOL_COALESCE_MS } from '../loop/coalesce.ts';
 import { EventRouter } from '../loop/event-router.ts';
 import { WATCHED_KINDS } from '../loop/map-event.ts';
-import { OWN_WRITES_TTL_MS, OwnWrites, recordingWritesTo } from '../loop/own-writes.ts';
-import { applyQueueAction, type LoopOutcome, queuePolicy } from '../loop/queue-policy.ts';
+import { OWN_WRITES_TTL_MS, OwnWrites } from '../loop/own-writes.ts';
 import { parseReconcileKey, RECONCILE_KINDS, reconcileKey } from '../loop/reconcile-key.ts';
-import { reconcile } from '../loop/reconcilers.ts';
+import { reconcileTurn, type Turn } from '../loop/reconcile-turn.ts';
 import type { RoutedKind } from '../loop/routed-key.ts';
 import { type ApiModel, ApiModel as Model } from '../model/api-model.ts';
 import { CacheView } from '../model/cache-view.ts';
@@ -284,50 +283,51 @@ export class World {
       ctl.lagReads--;
       if (ctl.lagReads === 0) this.caughtUp(ctl);
     }
-    const { kind, ...key } = parseReconcileKey(next);
-    const versionBefore = (await getOrUndefined(ctl.cache.get(kind, key)))?.metadata.resourceVersion;
-    // A key reconciled on request (`only`) forces an interleaving: it is never skipped.
-    if (only === undefined && ctl.ownWrites.cacheIsBehind(next, versionBefore)) {
-      this.count('skip.cacheBehind');
-      applyQueueAction(ctl.queue, next, queuePolicy({ cacheBehind: { ttlMs: ctl.ownWrites.ttl } }));
-      this.checkHeldBack(ctl, next);
-      return true;
-    }
-    ctl.heldSince.delete(next);
     let client: Client = this.model;
     if (crashAfter !== undefined) client = crashingClient(this.model, crashAfter);
-    const written: string[] = [];
     const deps = {
       cache: ctl.cache as Reader,
-      client: recordingWritesTo(client, kind, key, written),
+      client,
       now: () => this.clock.now(),
       backend: this.agent,
       rules: this.rules,
       expectations: ctl.expectations,
     };
-    this.count(`reconcile.${kind}`);
-    let outcome: LoopOutcome;
+    let turn: Turn;
     try {
-      outcome = { reconciled: await reconcile(kind, deps, key) };
+      turn = await reconcileTurn(next, {
+        cachedVersion: async (kind, key) =>
+          (await getOrUndefined(ctl.cache.get(kind, key)))?.metadata.resourceVersion,
+        ownWrites: ctl.ownWrites,
+        queue: ctl.queue,
+        deps,
+        // A key reconciled on request (`only`) forces an interleaving: it is never skipped.
+        force: only !== undefined,
+        propagate: (e) => e instanceof CrashNow,
+      });
     } catch (e) {
-      if (e instanceof CrashNow) {
-        this.count('crash');
-        this.restart(i);
-        return true;
-      }
-      if (!isApiError(e)) {
-        this.violations.push({
-          invariant: 'P3',
-          message: `reconciler threw: ${(e as Error)?.stack ?? e}`,
-          objects: [next],
-        });
-        return true;
-      }
-      this.count(`error.${e.reason}`);
-      outcome = { failed: e };
+      if (!(e instanceof CrashNow)) throw e;
+      this.count(`reconcile.${parseReconcileKey(next).kind}`);
+      this.count('crash');
+      this.restart(i);
+      return true;
     }
-    applyQueueAction(ctl.queue, next, queuePolicy(outcome));
-    ctl.ownWrites.record(next, versionBefore, written);
+    if (turn.skipped) {
+      this.count('skip.cacheBehind');
+      this.checkHeldBack(ctl, next);
+      return true;
+    }
+    ctl.heldSince.delete(next);
+    this.count(`reconcile.${turn.kind}`);
+    if (turn.error === undefined) return true;
+    if (!isApiError(turn.error)) {
+      const e = turn.error as Error | undefined;
+      this.violations.push({
+        invariant: 'P3',
+        message: `reconciler threw: ${e?.stack ?? e}`,
+        objects: [next],
+      });
+    } else this.count(`error.${turn.error.reason}`);
     return true;
   }
 
