@@ -1,6 +1,8 @@
-// The controller Manager: informers -> work queue -> core's reconcilers -> API writes. It owns the
-// informers, the queue and its workers, the capture sweep and resync timers, leader election
-// (efficiency only) and metrics. Everything it talks to is a port, so unit tests run the whole loop
+// The controller Manager: informers -> core's event router -> core's work queue -> workers taking
+// core's reconcile turns -> API writes. What happens between an event and a write (routing,
+// coalescing, the status-only predicate, the queue policy, the own-writes skip) is core's loop/, which
+// the simulator drives too; the Manager owns the informers, the workers, the capture sweep and
+// resync timers, leader election (efficiency only), readiness and metrics. Everything it talks to is a port, so unit tests run the whole loop
 // on core's in-memory ApiModel and the process wires @claimkit/kube.
 import {
   type AnyObject,
