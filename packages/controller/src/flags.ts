@@ -1,6 +1,7 @@
 // claimkit-controller's options: one table (DESIGN.md's flags and a few more) from which the
 // parsing, --help and validation come, and the defaults every in-process controller uses too
 // (runtime.ts, `npm start`, the e2e harness, the benches), so they all run what ships.
+import { DEFAULT_POOL_COALESCE_MS } from '@claimkit/core';
 import {
   defineOptions,
   helpText,
@@ -21,7 +22,7 @@ export const CONTROLLER_DEFAULTS = {
   sweepIntervalMs: 30_000,
   requestTimeoutMs: 15_000,
   resyncMs: 600_000,
-  poolCoalesceMs: 500,
+  poolCoalesceMs: DEFAULT_POOL_COALESCE_MS,
   shutdownGraceMs: 20_000,
   leaseNamespace: 'claimkit-system',
   metricsAddr: ':8080',

@@ -10,6 +10,5 @@ export * from './log.ts';
 export * from './manager.ts';
 export * from './manifests.ts';
 export * from './metrics.ts';
-export * from './queue.ts';
 export * from './runtime.ts';
 export * from './server.ts';

@@ -1,45 +1,41 @@
-// The controller Manager: informers -> work queue -> core's reconcilers -> API writes. It owns the
-// informers, the queue and its workers, the capture sweep and resync timers, leader election
-// (efficiency only) and metrics. Everything it talks to is a port, so unit tests run the whole loop
+// The controller Manager: informers -> core's event router -> core's work queue -> workers taking
+// core's reconcile turns -> API writes. What happens between an event and a write (routing,
+// coalescing, the status-only predicate, the queue policy, the own-writes skip) is core's loop/, which
+// the simulator drives too; the Manager owns the informers, the workers, the capture sweep and
+// resync timers, leader election (efficiency only), readiness and metrics. Everything it talks to is a port, so unit tests run the whole loop
 // on core's in-memory ApiModel and the process wires @claimkit/kube.
 import {
   type AnyObject,
   ApiError,
   type CaptureBackend,
-  ClaimIndex,
+  type ClaimIndex,
   type Client,
-  deepEqual,
   type EventRecorder,
+  EventRouter,
   type EventSpec,
   type Kind,
-  type KindMap,
   LABEL_CLAIMED_BY,
   LABEL_POOL,
   LABEL_STATE,
   type ListWatcher,
-  mapEvent,
-  type Node,
-  nodeCanServe,
+  OwnWrites,
   type PodClaim,
   PoolExpectations,
-  parseReconcileKey,
   RECONCILE_KINDS,
   type Reader,
   type ReconcileKind,
-  type RoutingView,
-  reconcile,
+  type RoutedKind,
   reconcileKey,
+  reconcileTurn,
   sweepCaptures,
   type Timers,
-  type WatchedKind,
+  WorkQueue,
 } from '@claimkit/core';
 import { errorText, type Informer, InformerCache, realTimers } from '@claimkit/kube';
 import { CONTROLLER_DEFAULTS } from './flags.ts';
 import { instrumentClient, instrumentSource } from './instrument.ts';
 import { type Logger, silentLogger } from './log.ts';
 import { ControllerMetrics } from './metrics.ts';
-import { OWN_WRITES_TTL_MS, OwnWrites, recordingWritesTo } from './own-writes.ts';
-import { WorkQueue } from './queue.ts';
 import { Readiness } from './readiness.ts';
 
 /** What the Manager campaigns with: @claimkit/kube's LeaderElector (the loop around core's leaseStep). */
@@ -103,8 +99,8 @@ export class Manager {
   readonly cache: InformerCache;
   /** What the reconcilers read: the cache, without Nodes when they are not watched. */
   private readonly reader: Reader;
-  /** Which claims reference which pod, fed from the PodClaim informer; core's event routing reads it. */
-  readonly references = new ClaimIndex();
+  /** Informer events -> queue keys (core's loop/event-router.ts). */
+  private readonly router: EventRouter;
   /** Pool create/delete expectations (core's pool/expectations.ts), fed by the Pod informer's deletes. */
   readonly expectations = new PoolExpectations();
   private readonly opts: ManagerOptions;
@@ -128,6 +124,11 @@ export class Manager {
   private readonly readiness: Readiness;
   /** Reconciles completed (any result), for tests and benches. */
   reconciles = 0;
+
+  /** Which claims reference which pod, kept by the event router from the PodClaim informer. */
+  get references(): ClaimIndex {
+    return this.router.references;
+  }
 
   constructor(opts: ManagerOptions) {
     this.opts = opts;
@@ -189,49 +190,24 @@ export class Manager {
     if (nodes) this.informers.push(nodes as unknown as AnyInformer);
     this.reader = nodes ? this.cache : withoutNodes(this.cache);
     pods.addHandler({ onDelete: (p) => this.expectations.podDeleted(p) });
-    // A node that stops (or starts) serving: every pool re-checks its Idle pods there.
-    // (An unknown node counts as serving, as in core's serving.ts: adding a healthy one changes nothing.)
-    const servingChanged = (before: Node | undefined, after: Node | undefined) => {
-      if ((before ? nodeCanServe(before) : true) === (after ? nodeCanServe(after) : true)) return;
-      for (const p of pools.list()) this.addDerived(reconcileKey('PodPool', ns(p), p.metadata.name));
-    };
-    nodes?.addHandler({
-      onAdd: (n) => servingChanged(undefined, n),
-      onUpdate: (old, n) => servingChanged(old, n),
-      onDelete: (n) => servingChanged(n, undefined),
+    // Every change, Nodes included, goes through core's event router (the simulator routes through
+    // the same one): claim index, mapEvent, the status-only predicate, pool coalescing, Node routing.
+    this.router = new EventRouter({
+      view: {
+        captures: (n) => this.captures.list(n),
+        claims: (n) => this.claims.list(n),
+        pools: (n) => pools.list(n),
+      },
+      allPools: () => pools.list(),
+      coalesceMs: opts.poolCoalesceMs ?? CONTROLLER_DEFAULTS.poolCoalesceMs,
+      sink: { enqueue: (k) => this.queue.add(k), enqueueAfter: (k, ms) => this.queue.addAfter(k, ms) },
     });
-    // Every change goes through core's mapEvent (the simulator routes through the same function).
-    const view: RoutingView = {
-      captures: (n) => this.captures.list(n),
-      claims: (n) => this.claims.list(n),
-      pools: (n) => pools.list(n),
-      references: this.references,
-    };
-    for (const i of [this.captures, sets, pools, this.claims, pods] as AnyInformer[]) {
-      const kind = i.kind as WatchedKind;
-      const route = (before: KindMap[Kind] | undefined, after: KindMap[Kind] | undefined) => {
-        const obj = (after ?? before)!;
-        if (kind === 'PodClaim') {
-          if (after === undefined) this.references.remove(obj);
-          else this.references.upsert(after as PodClaim);
-        }
-        // A pool's own status-only change (mostly the echo of its status write) is coalesced like a
-        // derived event: reconciling at once on it made every status write cause the next one.
-        const own =
-          kind === 'Pod' || (kind === 'PodPool' && onlyStatusChanged(before, after))
-            ? undefined
-            : reconcileKey(kind, ns(obj), obj.metadata.name);
-        for (const k of mapEvent(
-          kind,
-          before as AnyObject | undefined,
-          after as AnyObject | undefined,
-          view,
-        )) {
-          if (k === own) this.add(k);
-          else this.addDerived(k);
-        }
-      };
-      i.addHandler({
+    for (const i of [this.captures, sets, pools, this.claims, pods, nodes]) {
+      if (!i) continue;
+      const kind = i.kind as RoutedKind;
+      const route = (before: AnyObject | undefined, after: AnyObject | undefined) =>
+        this.router.route(kind, before, after);
+      (i as AnyInformer).addHandler({
         onAdd: (o) => route(undefined, o),
         onUpdate: (old, o) => route(old, o),
         onDelete: (o) => route(o, undefined),
@@ -308,7 +284,7 @@ export class Manager {
   resync(): void {
     for (const i of this.informers) {
       if (!RECONCILE_KINDS.includes(i.kind as ReconcileKind)) continue;
-      for (const o of i.list()) this.add(reconcileKey(i.kind as ReconcileKind, ns(o), o.metadata.name));
+      for (const o of i.list()) this.queue.add(reconcileKey(i.kind as ReconcileKind, ns(o), o.metadata.name));
     }
   }
 
@@ -328,20 +304,6 @@ export class Manager {
     } finally {
       this.sweeping = false;
     }
-  }
-
-  private add(key: string): void {
-    this.queue.add(key);
-  }
-
-  /**
-   * Keys derived from another object's change: PodPool keys wait `coalesceMs` so a burst of pod and
-   * claim changes (a wave of binds) becomes one pool reconcile and one status write, not one each.
-   */
-  private addDerived(key: string): void {
-    if (key.startsWith('PodPool|'))
-      this.queue.addAfter(key, this.opts.poolCoalesceMs ?? CONTROLLER_DEFAULTS.poolCoalesceMs);
-    else this.queue.add(key);
   }
 
   private activate(): void {
@@ -417,46 +379,31 @@ export class Manager {
     };
   }
 
-  /** One reconcile of one key, with metrics, logs and the requeue policy. */
+  /** One turn of one key (core's reconcileTurn: own-writes skip, reconcile, queue policy), with metrics and logs. */
   async process(key: string): Promise<void> {
-    const { kind, namespace, name } = parseReconcileKey(key);
-    const versionBefore = this.cache.informer(kind)?.get({ namespace, name })?.metadata.resourceVersion;
-    if (this.ownWrites.cacheIsBehind(key, versionBefore)) {
-      // The newer version's watch event will enqueue the key; the delayed add is only a safety net.
-      this.queue.forget(key);
-      this.queue.addAfter(key, OWN_WRITES_TTL_MS);
-      this.metrics.reconciles.inc({ kind, result: 'cache_behind' });
+    const t0 = performance.now();
+    const turn = await reconcileTurn(key, {
+      cachedVersion: (kind, k) => this.cache.informer(kind)?.get(k)?.metadata.resourceVersion,
+      ownWrites: this.ownWrites,
+      queue: this.queue,
+      deps: this.deps(),
+    });
+    const { kind, namespace, name, action } = turn;
+    const result = action.result;
+    if (turn.skipped) {
+      this.metrics.reconciles.inc({ kind, result });
       return;
     }
-    const t0 = performance.now();
-    let result = 'success';
-    const written: string[] = [];
-    try {
-      const deps = {
-        ...this.deps(),
-        client: recordingWritesTo(this.client, kind, { namespace, name }, written),
-      };
-      const res = await reconcile(kind, deps, { namespace, name });
-      if (res.requeueAfterMs === 0) {
-        result = 'requeue';
-        this.queue.addBackoff(key);
-      } else {
-        this.queue.forget(key);
-        if (res.requeueAfterMs !== undefined) this.queue.addAfter(key, res.requeueAfterMs);
-      }
-    } catch (e) {
-      result = 'error';
-      const delay = this.queue.addRateLimited(key);
+    if (action.next === 'retry-rate-limited') {
       this.metrics.queueRetries.inc({ kind });
       this.log.warn('reconcile failed; retrying', {
         kind,
         namespace,
         name,
-        error: errorText(e),
-        retryInMs: delay,
+        error: errorText(turn.error),
+        retryInMs: turn.delay,
       });
     }
-    this.ownWrites.record(key, versionBefore, written);
     const secs = (performance.now() - t0) / 1000;
     this.reconciles++;
     this.metrics.reconciles.inc({ kind, result });
@@ -513,20 +460,6 @@ function gate(): { promise: Promise<void>; resolve: () => void } {
     resolve = r;
   });
   return { promise, resolve };
-}
-
-/** True when an update changed nothing but status (and the version stamps the server keeps). */
-export function onlyStatusChanged(
-  before: { metadata: object; status?: unknown } | undefined,
-  after: { metadata: object; status?: unknown } | undefined,
-): boolean {
-  if (before === undefined || after === undefined) return false;
-  const rest = (o: { metadata: object; status?: unknown }) => ({
-    ...o,
-    status: undefined,
-    metadata: { ...o.metadata, resourceVersion: undefined, managedFields: undefined },
-  });
-  return deepEqual(rest(before), rest(after));
 }
 
 /**

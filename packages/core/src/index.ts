@@ -195,14 +195,20 @@ export {
   type TakeoverReason,
   toMicroTime,
 } from './lease/leader-lease.ts';
+export { DEFAULT_POOL_COALESCE_MS } from './loop/coalesce.ts';
+export { EventRouter } from './loop/event-router.ts';
 export { mapEvent, type RoutingView, type WatchedKind } from './loop/map-event.ts';
+export { OwnWrites } from './loop/own-writes.ts';
 export {
   parseReconcileKey,
   RECONCILE_KINDS,
   type ReconcileKind,
   reconcileKey,
 } from './loop/reconcile-key.ts';
+export { reconcileTurn } from './loop/reconcile-turn.ts';
 export { reconcile } from './loop/reconcilers.ts';
+export type { RoutedKind } from './loop/routed-key.ts';
+export { WorkQueue } from './loop/work-queue.ts';
 export {
   IMAGE_COMPONENTS,
   IMAGE_REGISTRY,

@@ -17,14 +17,12 @@ import type { ReconcileKind } from './reconcile-key.ts';
  */
 export type ReconcileDeps = CaptureDeps & { expectations?: PoolExpectations };
 
-export const RECONCILERS: Readonly<Record<ReconcileKind, Reconciler<ReconcileDeps, unknown>>> = Object.freeze(
-  {
-    Capture: captureReconciler,
-    PodClaim: podClaimReconciler,
-    PodClaimSet: podClaimSetReconciler,
-    PodPool: podPoolReconciler,
-  },
-);
+const RECONCILERS: Readonly<Record<ReconcileKind, Reconciler<ReconcileDeps, unknown>>> = Object.freeze({
+  Capture: captureReconciler,
+  PodClaim: podClaimReconciler,
+  PodClaimSet: podClaimSetReconciler,
+  PodPool: podPoolReconciler,
+});
 
 /** One reconcile of one key, by the table. */
 export function reconcile(

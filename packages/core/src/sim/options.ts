@@ -1,5 +1,6 @@
 // What a simulation run is asked to do (SimOptions) and what it reports (SimResult).
 import type { MapEvent } from '../loop/map-event.ts';
+import type { KeyStep } from '../loop/routed-key.ts';
 import type { ApiModelOptions } from '../model/api-model.ts';
 import type { SafetyRules } from '../reconcile/safety-rules.ts';
 import type { Action } from './actions.ts';
@@ -29,6 +30,12 @@ export interface SimOptions {
   rules?: SafetyRules;
   /** Test-only: route events through this instead of core's mapEvent (a routing bug on purpose). */
   mapEvent?: MapEvent;
+  /** Test-only: the event router's status-only step instead of core's (sim/broken-loop.ts). */
+  statusOnlyChange?: KeyStep;
+  /** Test-only: the event router's coalescing step instead of core's (sim/broken-loop.ts). */
+  coalesce?: KeyStep;
+  /** Test-only: how long the replicas' own-writes skip may hold a key (default core's 5 s). */
+  ownWritesTtlMs?: number;
   /** Replays spent shrinking a failing trace (default 300; 0 keeps the whole failing prefix). */
   shrinkBudget?: number;
   /** The pool's size (default minIdle 2, maxPods 8); a tight maxPods makes over-creation show as P8. */

@@ -17,8 +17,11 @@ import { checkSelfMigrations } from '../invariants/self-migration.ts';
 
 /** A simulator finding: an invariant, or doctor still reporting after its repair. */
 export type SimViolation = Omit<Violation, 'invariant'> & {
-  /** 'rollout': a pool's warm buffer not restored (current template, minIdle) once quiet. */
-  invariant: InvariantId | 'doctor' | 'rollout';
+  /**
+   * 'rollout': a pool's warm buffer not restored (current template, minIdle) once quiet.
+   * 'held-back': a replica's own-writes skip held a key back longer than core's OWN_WRITES_TTL_MS.
+   */
+  invariant: InvariantId | 'doctor' | 'rollout' | 'held-back';
 };
 
 /**

@@ -1,27 +1,26 @@
 // The simulator's world: the API model, the capture agent and the invariant tracker, wired as the
-// controller's Manager wires a process: every watched change is routed (core's mapEvent and pod
-// reference index) to the queues of several controller replicas, each with its own lagging cache,
-// which reconcile one key at a time with core's reconcilers.
+// controller's Manager wires a process: every watched change goes through core's event router (claim
+// index, mapEvent, the status-only predicate, pool coalescing, Node routing) to the queues of several
+// controller replicas, each with its own lagging cache, which reconcile one key at a time with core's
+// reconcilers and requeue by core's queue policy and retry limiter, skipping a key while their cache
+// is behind their own write (core's own-writes skip), all on the world's manual clock.
 
-import { isApiError } from '../api/errors.ts';
+import { getOrUndefined, isApiError } from '../api/errors.ts';
 import type { Client, Reader } from '../api/ports.ts';
 import type { AnyObject, Capture, Pod, PodClaim, PodPool } from '../api/types.ts';
 import type { ClusterState } from '../invariants/check.ts';
 import { InvariantTracker } from '../invariants/tracker.ts';
-import {
-  type MapEvent,
-  mapEvent,
-  type RoutingView,
-  WATCHED_KINDS,
-  type WatchedKind,
-} from '../loop/map-event.ts';
+import { DEFAULT_POOL_COALESCE_MS } from '../loop/coalesce.ts';
+import { EventRouter } from '../loop/event-router.ts';
+import { WATCHED_KINDS } from '../loop/map-event.ts';
+import { OWN_WRITES_TTL_MS, OwnWrites } from '../loop/own-writes.ts';
 import { parseReconcileKey, RECONCILE_KINDS, reconcileKey } from '../loop/reconcile-key.ts';
-import { reconcile } from '../loop/reconcilers.ts';
+import { reconcileTurn, type Turn } from '../loop/reconcile-turn.ts';
+import type { RoutedKind } from '../loop/routed-key.ts';
 import { type ApiModel, ApiModel as Model } from '../model/api-model.ts';
 import { CacheView } from '../model/cache-view.ts';
 import { SimCaptureAgent } from '../model/capture-agent.ts';
 import { ManualClock, Rng } from '../model/clock.ts';
-import { ClaimIndex } from '../pool/claim-index.ts';
 import { PoolExpectations } from '../pool/expectations.ts';
 import { podSeed } from '../pool/source.ts';
 import { SAFETY_RULES, type SafetyRules } from '../reconcile/safety-rules.ts';
@@ -32,13 +31,18 @@ import { CrashNow, crashingClient } from './crashing-client.ts';
 import type { SimOptions } from './options.ts';
 import { watchReleases } from './release-check.ts';
 import type { RepairRecord, SimViolation } from './repair-point.ts';
+import { ReplicaQueue } from './replica-queue.ts';
 
 interface Controller {
   cache: CacheView;
   /** The replica's pool expectations (a process's memory: a restart starts with none). */
   expectations: PoolExpectations;
-  queue: Map<string, number>;
-  failures: Map<string, number>;
+  /** Due keys, with core's queue policy and retry delays (replica-queue.ts). */
+  queue: ReplicaQueue;
+  /** The replica's record of its own writes (a process's memory: a restart starts with none). */
+  ownWrites: OwnWrites;
+  /** Since when the own-writes skip has held a key back (cleared when the key is reconciled). */
+  heldSince: Map<string, number>;
   lagReads: number;
   /**
    * Keys of changes made while this replica's cache lagged. A real informer enqueues a key when its
@@ -47,6 +51,12 @@ interface Controller {
    */
   missed: Set<string>;
 }
+
+/** What a world is built with (the rest of SimOptions drives the run). */
+export type WorldOptions = Pick<
+  SimOptions,
+  'modelOptions' | 'kubectl' | 'mapEvent' | 'statusOnlyChange' | 'coalesce' | 'ownWritesTtlMs' | 'rules'
+>;
 
 export class World {
   readonly clock = new ManualClock(Date.UTC(2026, 0, 1));
@@ -68,32 +78,39 @@ export class World {
   current: Action['t'] | undefined;
   private claimSeq = 0;
   private readonly agentViolationsSeen = new Set<string>();
-  /** Event routing, the controller's own (core's mapEvent) unless a test injects a broken one. */
-  private readonly mapEvent: MapEvent;
   /** The controllers' and holders' rules, core's own unless a test injects a broken one. */
   readonly rules: SafetyRules;
-  /** Which claims reference which pod, fed from the PodClaim watch as the controller's Manager feeds it. */
-  readonly references = new ClaimIndex();
+  /**
+   * Core's event router, as the controller's Manager has it; its parts are core's own unless a test
+   * injects a broken one (SimOptions mapEvent, statusOnlyChange, coalesce).
+   */
+  readonly router: EventRouter;
+  /** How long the replicas' own-writes skip may hold a key (core's TTL unless a test breaks it). */
+  private readonly ownWritesTtlMs: number;
   /** The last version of every watched object: model events carry only the new one. */
   private readonly lastSeen = new Map<string, AnyObject>();
-  private readonly routingView: RoutingView = {
-    captures: (ns) =>
-      this.model.peek('Capture').filter((c) => (c.metadata.namespace ?? '') === ns) as Capture[],
-    claims: (ns) =>
-      this.model.peek('PodClaim').filter((c) => (c.metadata.namespace ?? '') === ns) as PodClaim[],
-    pools: (ns) => this.model.peek('PodPool').filter((p) => (p.metadata.namespace ?? '') === ns) as PodPool[],
-    references: this.references,
-  };
 
-  constructor(
-    seed: number,
-    replicas: number,
-    opts: Pick<SimOptions, 'modelOptions' | 'kubectl' | 'mapEvent' | 'rules'>,
-  ) {
+  constructor(seed: number, replicas: number, opts: WorldOptions) {
     if (opts.kubectl && opts.modelOptions) {
       throw new Error('SimOptions.kubectl sets the model options itself: drop modelOptions');
     }
-    this.mapEvent = opts.mapEvent ?? mapEvent;
+    const inNs = <T extends AnyObject>(kind: 'Capture' | 'PodClaim' | 'PodPool', ns: string) =>
+      this.model.peek(kind).filter((o) => (o.metadata.namespace ?? '') === ns) as T[];
+    this.router = new EventRouter({
+      view: {
+        captures: (ns) => inNs<Capture>('Capture', ns),
+        claims: (ns) => inNs<PodClaim>('PodClaim', ns),
+        pools: (ns) => inNs<PodPool>('PodPool', ns),
+      },
+      allPools: () => this.model.peek('PodPool') as PodPool[],
+      coalesceMs: DEFAULT_POOL_COALESCE_MS,
+      rules: {
+        ...(opts.mapEvent ? { mapEvent: opts.mapEvent } : {}),
+        ...(opts.statusOnlyChange ? { statusOnlyChange: opts.statusOnlyChange } : {}),
+        ...(opts.coalesce ? { coalesce: opts.coalesce } : {}),
+      },
+    });
+    this.ownWritesTtlMs = opts.ownWritesTtlMs ?? OWN_WRITES_TTL_MS;
     this.rules = opts.rules ?? SAFETY_RULES;
     this.admission = opts.kubectl?.admission;
     const modelOptions = this.admission
@@ -113,7 +130,8 @@ export class World {
       (v) => this.violations.push(v),
     );
     for (let i = 0; i < replicas; i++) this.ctls.push(this.newController());
-    for (const kind of WATCHED_KINDS) {
+    // Nodes too: the cluster has none today, but a Node the kubectl actor or a test writes is routed.
+    for (const kind of [...WATCHED_KINDS, 'Node'] as const) {
       this.model.watch(
         kind,
         {},
@@ -186,37 +204,33 @@ export class World {
     cache.onDelete = (o) => {
       if (o.kind === 'Pod') expectations.podDeleted(o as Pod);
     };
+    const now = () => this.clock.now();
     return {
       cache,
       expectations,
-      queue: new Map(),
-      failures: new Map(),
+      queue: new ReplicaQueue(now),
+      ownWrites: new OwnWrites(now, this.ownWritesTtlMs),
+      heldSince: new Map(),
       lagReads: 0,
       missed: new Set(),
     };
   }
 
   /**
-   * Event handlers map every change (old and new object) to the keys it affects, on every replica,
-   * through the same mapEvent and reference index as the controller's Manager.
+   * Event handlers route every change (old and new object) through core's event router, once, and
+   * queue its keys on every replica, each after the delay the router gave it (coalescing).
    */
-  private route(kind: WatchedKind, deleted: boolean, obj: AnyObject): void {
+  private route(kind: RoutedKind, deleted: boolean, obj: AnyObject): void {
     const id = `${kind}|${obj.metadata.namespace ?? ''}/${obj.metadata.name}`;
     const old = this.lastSeen.get(id);
     if (deleted) this.lastSeen.delete(id);
     else this.lastSeen.set(id, obj);
-    if (kind === 'PodClaim') {
-      if (deleted) this.references.remove(obj);
-      else this.references.upsert(obj as PodClaim);
-    }
-    const keys = deleted
-      ? this.mapEvent(kind, old ?? obj, undefined, this.routingView)
-      : this.mapEvent(kind, old, obj, this.routingView);
+    const keys = deleted ? this.router.route(kind, old ?? obj, undefined) : this.router.route(kind, old, obj);
     const now = this.clock.now();
     for (const ctl of this.ctls)
       for (const k of keys) {
-        ctl.queue.set(k, Math.min(ctl.queue.get(k) ?? Infinity, now));
-        if (ctl.cache.lag > 0) ctl.missed.add(k);
+        ctl.queue.addAt(k.key, now + k.delayMs);
+        if (ctl.cache.lag > 0) ctl.missed.add(k.key);
       }
   }
 
@@ -224,14 +238,14 @@ export class World {
   caughtUp(ctl: Controller): void {
     ctl.cache.lag = 0;
     const now = this.clock.now();
-    for (const k of ctl.missed) ctl.queue.set(k, Math.min(ctl.queue.get(k) ?? Infinity, now));
+    for (const k of ctl.missed) ctl.queue.addAt(k, now);
     ctl.missed.clear();
   }
 
   enqueueAll(ctl: Controller): void {
     for (const kind of RECONCILE_KINDS) {
       for (const o of this.model.listNow(kind))
-        ctl.queue.set(reconcileKey(kind, o.metadata.namespace ?? '', o.metadata.name), this.clock.now());
+        ctl.queue.addAt(reconcileKey(kind, o.metadata.namespace ?? '', o.metadata.name), this.clock.now());
     }
   }
 
@@ -262,24 +276,15 @@ export class World {
    */
   async reconcileNext(i: number, crashAfter?: number, only?: string): Promise<boolean> {
     const ctl = this.ctls[i % this.ctls.length]!;
-    const now = this.clock.now();
-    let next: string | undefined = only;
-    let due = Infinity;
-    for (const [k, d] of only === undefined ? ctl.queue : []) {
-      if (d <= now && d < due) {
-        next = k;
-        due = d;
-      }
-    }
+    const next = only ?? ctl.queue.take(this.clock.now());
     if (next === undefined) return false;
-    ctl.queue.delete(next);
+    ctl.queue.remove(next);
     if (ctl.lagReads > 0) {
       ctl.lagReads--;
       if (ctl.lagReads === 0) this.caughtUp(ctl);
     }
     let client: Client = this.model;
     if (crashAfter !== undefined) client = crashingClient(this.model, crashAfter);
-    const { kind, ...key } = parseReconcileKey(next);
     const deps = {
       cache: ctl.cache as Reader,
       client,
@@ -288,35 +293,68 @@ export class World {
       rules: this.rules,
       expectations: ctl.expectations,
     };
-    this.count(`reconcile.${kind}`);
+    let turn: Turn;
     try {
-      const res = await reconcile(kind, deps, key);
-      ctl.failures.delete(next);
-      if (res.requeueAfterMs !== undefined) this.requeue(ctl, next, now + res.requeueAfterMs);
+      turn = await reconcileTurn(next, {
+        cachedVersion: async (kind, key) =>
+          (await getOrUndefined(ctl.cache.get(kind, key)))?.metadata.resourceVersion,
+        ownWrites: ctl.ownWrites,
+        queue: ctl.queue,
+        deps,
+        // A key reconciled on request (`only`) forces an interleaving: it is never skipped.
+        force: only !== undefined,
+        propagate: (e) => e instanceof CrashNow,
+      });
     } catch (e) {
-      if (e instanceof CrashNow) {
-        this.count('crash');
-        this.restart(i);
-        return true;
-      }
-      if (!isApiError(e)) {
-        this.violations.push({
-          invariant: 'P3',
-          message: `reconciler threw: ${(e as Error)?.stack ?? e}`,
-          objects: [next],
-        });
-        return true;
-      }
-      this.count(`error.${e.reason}`);
-      const n = (ctl.failures.get(next) ?? 0) + 1;
-      ctl.failures.set(next, n);
-      this.requeue(ctl, next, now + Math.min(30_000, 50 * 2 ** n));
+      if (!(e instanceof CrashNow)) throw e;
+      this.count(`reconcile.${parseReconcileKey(next).kind}`);
+      this.count('crash');
+      this.restart(i);
+      return true;
     }
+    if (turn.skipped) {
+      this.count('skip.cacheBehind');
+      this.checkHeldBack(ctl, next);
+      return true;
+    }
+    ctl.heldSince.delete(next);
+    this.count(`reconcile.${turn.kind}`);
+    if (turn.error === undefined) return true;
+    if (!isApiError(turn.error)) {
+      const e = turn.error as Error | undefined;
+      this.violations.push({
+        invariant: 'P3',
+        message: `reconciler threw: ${e?.stack ?? e}`,
+        objects: [next],
+      });
+    } else this.count(`error.${turn.error.reason}`);
     return true;
   }
 
-  private requeue(ctl: Controller, key: string, at: number): void {
-    ctl.queue.set(key, Math.min(ctl.queue.get(key) ?? Infinity, at));
+  /**
+   * Liveness of the own-writes skip (core's OWN_WRITES_TTL_MS): a record holds its key back only
+   * while it is younger than the TTL, and every skip queues the key again after at most the TTL, so
+   * a key is never skipped once the TTL has passed since its first skip, and it is tried again within
+   * twice the TTL of it. Otherwise a cache that never shows the newer version would stop it for good.
+   */
+  private checkHeldBack(ctl: Controller, key: string): void {
+    const now = this.clock.now();
+    const since = ctl.heldSince.get(key) ?? now;
+    ctl.heldSince.set(key, since);
+    const again = ctl.queue.dueAt(key) ?? Infinity;
+    const why =
+      now - since >= OWN_WRITES_TTL_MS
+        ? `skipped ${now - since} ms after its first skip`
+        : again - since >= 2 * OWN_WRITES_TTL_MS
+          ? `not tried again until ${again === Infinity ? 'its next event' : `${again - since} ms after its first skip`}`
+          : undefined;
+    if (why) {
+      this.violations.push({
+        invariant: 'held-back',
+        message: `${key} held back by its replica's own-writes skip: ${why} (TTL ${OWN_WRITES_TTL_MS} ms)`,
+        objects: [key],
+      });
+    }
   }
 
   restart(i: number): void {
@@ -327,7 +365,7 @@ export class World {
 
   nextDue(): number {
     let due = Infinity;
-    for (const ctl of this.ctls) for (const d of ctl.queue.values()) due = Math.min(due, d);
+    for (const ctl of this.ctls) due = Math.min(due, ctl.queue.nextDue());
     return due;
   }
 }
@@ -335,10 +373,7 @@ export class World {
 /** A set-up world (pool, claim set, workers, captures, one solo claim), controllers not yet run. */
 export async function openWorld(
   seed: number,
-  opts: Pick<
-    SimOptions,
-    'replicas' | 'modelOptions' | 'kubectl' | 'mapEvent' | 'rules' | 'pool' | 'poolSource'
-  > = {},
+  opts: WorldOptions & Pick<SimOptions, 'replicas' | 'pool' | 'poolSource'> = {},
 ): Promise<World> {
   const w = new World(seed, opts.replicas ?? 2, opts);
   await w.setup(new Rng(seed ^ 0x5eed), opts.pool, opts.poolSource);

@@ -4,7 +4,10 @@
 // cache would patch the status again (a redundant write) or race the informer. client-go
 // controllers solve the same problem with "expectations"; this is the narrow version: skip only
 // when the cache shows a version we know we superseded, and only for a while.
-import { type AnyObject, type Client, intercept, type Kind, type ObjectKey } from '@claimkit/core';
+import { intercept } from '../api/interceptor.ts';
+import type { ObjectKey } from '../api/meta.ts';
+import type { Client } from '../api/ports.ts';
+import type { AnyObject, Kind } from '../api/types.ts';
 
 /** How long a record of our own writes may hold a key back if its watch event never comes. */
 export const OWN_WRITES_TTL_MS = 5_000;
@@ -18,9 +21,17 @@ interface OwnWrite {
 export class OwnWrites {
   private readonly byKey = new Map<string, OwnWrite>();
   private readonly now: () => number;
+  private readonly ttlMs: number;
 
-  constructor(now: () => number) {
+  /** `ttlMs` is a parameter so the simulator can be handed a skip that never expires (a bug, as data). */
+  constructor(now: () => number, ttlMs = OWN_WRITES_TTL_MS) {
     this.now = now;
+    this.ttlMs = ttlMs;
+  }
+
+  /** How long a record holds a key back at most. */
+  get ttl(): number {
+    return this.ttlMs;
   }
 
   /**
@@ -33,7 +44,7 @@ export class OwnWrites {
     if (
       cachedResourceVersion !== undefined &&
       r.superseded.has(cachedResourceVersion) &&
-      this.now() - r.at < OWN_WRITES_TTL_MS
+      this.now() - r.at < this.ttlMs
     ) {
       return true;
     }

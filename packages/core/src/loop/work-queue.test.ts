@@ -1,8 +1,8 @@
-import { FakeTimers } from '@claimkit/core/testing';
 import { describe, expect, it } from 'vitest';
-import { WorkQueue } from './queue.ts';
+import { FakeTimers } from '../testing/fake-timers.ts';
+import { WorkQueue, type WorkQueueOptions } from './work-queue.ts';
 
-const mk = (opts: ConstructorParameters<typeof WorkQueue>[0] = {}) => {
+const mk = (opts: Omit<WorkQueueOptions, 'timers'> = {}) => {
   const timers = new FakeTimers();
   return { timers, q: new WorkQueue({ timers, ...opts }) };
 };

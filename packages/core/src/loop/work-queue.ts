@@ -1,52 +1,37 @@
 // A level-triggered work queue, after client-go's workqueue: a key is queued at most once however
 // often it is added (dirty set), never handed to two workers at once (processing set: an add while
 // a worker holds the key re-queues it when the worker calls done), delayed adds keep the earliest
-// due time, and failures back off per key (exponential) and overall (token bucket).
-import type { Timers } from '@claimkit/core';
-import { realTimers } from '@claimkit/kube';
+// due time, and failures back off per key (exponential) and overall (token bucket: retry-limiter.ts).
+import type { Timers } from '../api/ports.ts';
+import { RetryLimiter, type RetryLimiterOptions } from './retry-limiter.ts';
 
-export interface WorkQueueOptions {
-  timers?: Timers;
-  /** Per-key backoff: baseDelayMs * 2^failures, capped at maxDelayMs. */
-  baseDelayMs?: number;
-  maxDelayMs?: number;
-  /** Overall rate limit of rate-limited adds (retries): qps with a burst. */
-  qps?: number;
-  burst?: number;
+export interface WorkQueueOptions extends Omit<RetryLimiterOptions, 'now'> {
+  /** Delayed adds wait on these (the process's real timers, FakeTimers in tests). */
+  timers: Timers;
   /** Called whenever the depth changes (for the queue-depth gauge). */
   onDepth?: (depth: number) => void;
 }
 
 export class WorkQueue {
   private readonly timers: Timers;
-  private readonly baseDelayMs: number;
-  private readonly maxDelayMs: number;
-  private readonly qps: number;
-  private readonly burst: number;
+  private readonly limiter: RetryLimiter;
   private readonly onDepth: ((depth: number) => void) | undefined;
 
   private readonly queue: string[] = [];
   private readonly dirty = new Set<string>();
   private readonly processing = new Set<string>();
   private readonly waiting = new Map<string, number>(); // key -> due time
-  private readonly failures = new Map<string, number>();
   private readonly getters: ((key: string | undefined) => void)[] = [];
   private timer: unknown;
   private timerDue = Infinity;
-  private tokens: number;
-  private tokensAt: number;
   private shutdown = false;
   private drainWaiters: (() => void)[] = [];
 
-  constructor(opts: WorkQueueOptions = {}) {
-    this.timers = opts.timers ?? realTimers;
-    this.baseDelayMs = opts.baseDelayMs ?? 5;
-    this.maxDelayMs = opts.maxDelayMs ?? 60_000;
-    this.qps = opts.qps ?? 50;
-    this.burst = opts.burst ?? 200;
-    this.onDepth = opts.onDepth;
-    this.tokens = this.burst;
-    this.tokensAt = this.timers.now();
+  constructor(opts: WorkQueueOptions) {
+    const { timers, onDepth, ...limits } = opts;
+    this.timers = timers;
+    this.limiter = new RetryLimiter({ ...limits, now: () => timers.now() });
+    this.onDepth = onDepth;
   }
 
   /** Queue a key now (de-duplicated). */
@@ -91,10 +76,7 @@ export class WorkQueue {
 
   /** The delay the next rate-limited add of key would get (and counts the failure). */
   when(key: string): number {
-    const n = this.failures.get(key) ?? 0;
-    this.failures.set(key, n + 1);
-    const item = Math.min(this.maxDelayMs, this.baseDelayMs * 2 ** Math.min(n, 40));
-    return Math.max(item, this.reserveToken());
+    return this.limiter.when(key);
   }
 
   /**
@@ -102,22 +84,19 @@ export class WorkQueue {
    * results (a conflict, a step done), so a lagging cache cannot turn into a hot loop; capped low
    * (default 1 s), since such results are expected under contention and are not failures.
    */
-  addBackoff(key: string, maxMs = 1000): number {
-    const n = this.failures.get(key) ?? 0;
-    this.failures.set(key, n + 1);
-    const cap = Math.min(this.maxDelayMs, maxMs);
-    const delay = n === 0 ? 0 : Math.min(cap, this.baseDelayMs * 2 ** Math.min(n - 1, 40));
+  addBackoff(key: string, maxMs?: number): number {
+    const delay = this.limiter.backoff(key, maxMs);
     this.addAfter(key, delay);
     return delay;
   }
 
   /** Clears the key's failure count (after a success). */
   forget(key: string): void {
-    this.failures.delete(key);
+    this.limiter.forget(key);
   }
 
   numRequeues(key: string): number {
-    return this.failures.get(key) ?? 0;
+    return this.limiter.numRequeues(key);
   }
 
   /** The next key to work on; undefined once the queue is shut down. */
@@ -179,14 +158,6 @@ export class WorkQueue {
   drained(): Promise<void> {
     if (this.processing.size === 0) return Promise.resolve();
     return new Promise((r) => this.drainWaiters.push(r));
-  }
-
-  private reserveToken(): number {
-    const now = this.timers.now();
-    this.tokens = Math.min(this.burst, this.tokens + ((now - this.tokensAt) * this.qps) / 1000);
-    this.tokensAt = now;
-    this.tokens -= 1;
-    return this.tokens >= 0 ? 0 : Math.ceil((-this.tokens * 1000) / this.qps);
   }
 
   private arm(): void {

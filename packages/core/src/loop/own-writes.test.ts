@@ -1,7 +1,8 @@
-import { type PodClaim, schemaModelOptions } from '@claimkit/core';
-import { ApiModel } from '@claimkit/core/model';
-import { podClaim } from '@claimkit/core/testing';
 import { describe, expect, it } from 'vitest';
+import type { PodClaim } from '../api/types.ts';
+import { ApiModel } from '../model/api-model.ts';
+import { schemaModelOptions } from '../schema/validate.ts';
+import { podClaim } from '../testing/fixtures.ts';
 import { OWN_WRITES_TTL_MS, OwnWrites, recordingWritesTo } from './own-writes.ts';
 
 const NS = 'default';
