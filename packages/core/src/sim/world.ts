@@ -284,7 +284,8 @@ export class World {
       if (ctl.lagReads === 0) this.caughtUp(ctl);
     }
     let client: Client = this.model;
-    if (crashAfter !== undefined) client = crashingClient(this.model, crashAfter);
+    let crashed = () => false;
+    if (crashAfter !== undefined) ({ client, crashed } = crashingClient(this.model, crashAfter));
     const deps = {
       cache: ctl.cache as Reader,
       client,
@@ -293,7 +294,7 @@ export class World {
       rules: this.rules,
       expectations: ctl.expectations,
     };
-    let turn: Turn;
+    let turn: Turn | undefined;
     try {
       turn = await reconcileTurn(next, {
         cachedVersion: async (kind, key) =>
@@ -307,6 +308,11 @@ export class World {
       });
     } catch (e) {
       if (!(e instanceof CrashNow)) throw e;
+      turn = undefined;
+    }
+    if (turn === undefined || crashed()) {
+      // The process died mid-decision (whether or not the apply step turned the crash into a
+      // failed write): its memory (queue, expectations, own writes) goes with it.
       this.count(`reconcile.${parseReconcileKey(next).kind}`);
       this.count('crash');
       this.restart(i);
