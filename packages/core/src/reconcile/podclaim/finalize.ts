@@ -4,9 +4,8 @@ import { FINALIZER_RELEASE } from '../../api/constants.ts';
 import { type Decision, event, type Write } from '../../api/decision.ts';
 import type { Pod, PodClaim, ReleasePolicy } from '../../api/types.ts';
 import type { ClaimIndex } from '../../pool/claim-index.ts';
-import { claimedBy, isClaimedBy, stateOf, unlabelPodWrite } from '../../pool/pods.ts';
+import { claimedBy, isClaimedBy, type releasePodWrite, stateOf, unlabelPodWrite } from '../../pool/pods.ts';
 import type { PodRelease } from '../../pool/template-hash.ts';
-import type { SafetyRules } from '../safety-rules.ts';
 import type { PodClaimSnapshot } from './snapshot.ts';
 
 /** P3: always completes. Pods we own are released; a pod another claim references keeps that claim. */
@@ -16,7 +15,7 @@ export function finalize(
   byName: Map<string, Pod>,
   labelledOurs: Pod[],
   policy: PodRelease | ReleasePolicy,
-  rules: Pick<SafetyRules, 'releasePodWrite'>,
+  rules: { releasePodWrite: typeof releasePodWrite },
 ): Decision {
   const c = s.claim;
   const ns = c.metadata.namespace ?? '';
@@ -64,7 +63,7 @@ export function releaseStrays(
   policy: PodRelease | ReleasePolicy,
   index: ClaimIndex,
   c: PodClaim,
-  rules: Pick<SafetyRules, 'releasePodWrite'>,
+  rules: { releasePodWrite: typeof releasePodWrite },
 ): Decision {
   const ns = c.metadata.namespace ?? '';
   const writes = strays.map((p) =>

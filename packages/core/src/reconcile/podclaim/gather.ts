@@ -16,7 +16,8 @@ import { isReplacement } from '../../pool/bound-pod.ts';
 import { ClaimIndex } from '../../pool/claim-index.ts';
 import { claimedBy, isClaimedBy } from '../../pool/pods.ts';
 import { readUnservableNodes } from '../../pool/serving.ts';
-import type { PodClaimDeps, PodClaimSnapshot } from './snapshot.ts';
+import type { PodClaimDeps } from './deps.ts';
+import type { PodClaimSnapshot } from './snapshot.ts';
 
 export async function gatherPodClaim(
   deps: PodClaimDeps,

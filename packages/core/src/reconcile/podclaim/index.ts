@@ -4,8 +4,9 @@
 import type { ObjectKey } from '../../api/meta.ts';
 import { type ReconcileResult, type Reconciler, reconcileStep } from '../step.ts';
 import { decidePodClaim } from './decide.ts';
+import type { PodClaimDeps } from './deps.ts';
 import { gatherPodClaim } from './gather.ts';
-import type { PodClaimDeps, PodClaimSnapshot } from './snapshot.ts';
+import type { PodClaimSnapshot } from './snapshot.ts';
 
 export { decidePodClaim } from './decide.ts';
 export { gatherPodClaim } from './gather.ts';

@@ -1,9 +1,6 @@
 // What the PodClaim reconciler decides from: a plain-data snapshot, and the ports it is gathered with.
-import type { Client, Reader } from '../../api/ports.ts';
 import type { Capture, Pod, PodClaim, PodPool } from '../../api/types.ts';
 import type { UnservableNodes } from '../../pool/serving.ts';
-import type { EventRecorder } from '../apply.ts';
-import type { SafetyRules } from '../safety-rules.ts';
 
 /** What a live read of the claim's pod found (P2: Lost only on a live answer). */
 export type PodLookup = { found: true; pod: Pod } | { found: false };
@@ -33,12 +30,3 @@ export interface PodClaimSnapshot {
 
 /** Retry interval when waiting for something outside our control (an Idle pod, a pool). */
 export const WAIT_MS = 5000;
-
-export interface PodClaimDeps {
-  cache: Reader;
-  client: Client;
-  now: () => number;
-  recorder?: EventRecorder;
-  /** The rules decisions apply (default SAFETY_RULES; a test may break one on purpose). */
-  rules?: SafetyRules;
-}
