@@ -46,36 +46,30 @@ export function validatePod(input: AdmissionRequest, ctx: RuleContext): Verdict 
   const inPool = labels[LABEL_POOL] !== undefined || oldLabels[LABEL_POOL] !== undefined;
   if (inPool && !isController(input.userInfo, ctx.controller)) {
     const who = JSON.stringify(input.userInfo.username ?? '<unknown>');
-    if (newClaim !== undefined && newClaim !== oldClaim)
-      v.push({
-        field: labelPath(LABEL_CLAIMED_BY),
-        message: `is set only by the claimkit controller, not by ${who}; anyone may remove it`,
-      });
-    if (newUid !== undefined && newUid !== oldUid)
-      v.push({
-        field: annotationPath(ANNOTATION_CLAIMED_BY_UID),
-        message: `is set only by the claimkit controller, not by ${who}; anyone may remove it`,
-      });
-    // The template hash says which template made the pod (rollout decides on it): set only by the
-    // controller, so an outdated pod cannot be made to look current.
-    const oldHash = oldLabels[LABEL_TEMPLATE_HASH] || undefined;
-    const newHash = labels[LABEL_TEMPLATE_HASH] || undefined;
-    if (newHash !== undefined && newHash !== oldHash)
-      v.push({
-        field: labelPath(LABEL_TEMPLATE_HASH),
-        message: `is set only by the claimkit controller, not by ${who}; anyone may remove it`,
-      });
-    // The source annotations say which fenced Capture result seeded the pod: set only by the
-    // controller, so a pod cannot be made to look seeded from a result it was not started from.
-    for (const key of SOURCE_ANNOTATIONS) {
-      const before = oldAnn[key] || undefined;
-      const after = ann[key] || undefined;
+    // Keys only the controller may set (or change); anyone may remove them. The claim's label and
+    // UID name its holder; the template hash says which template made the pod (rollout decides on
+    // it, so an outdated pod cannot be made to look current); the source annotations say which
+    // fenced Capture result seeded it (so a pod cannot look seeded from a result it was not).
+    const controllerOnly: [string, string | undefined, string | undefined][] = [
+      [labelPath(LABEL_CLAIMED_BY), oldClaim, newClaim],
+      [annotationPath(ANNOTATION_CLAIMED_BY_UID), oldUid, newUid],
+      [
+        labelPath(LABEL_TEMPLATE_HASH),
+        oldLabels[LABEL_TEMPLATE_HASH] || undefined,
+        labels[LABEL_TEMPLATE_HASH] || undefined,
+      ],
+      ...SOURCE_ANNOTATIONS.map((key): [string, string | undefined, string | undefined] => [
+        annotationPath(key),
+        oldAnn[key] || undefined,
+        ann[key] || undefined,
+      ]),
+    ];
+    for (const [field, before, after] of controllerOnly)
       if (after !== undefined && after !== before)
         v.push({
-          field: annotationPath(key),
+          field,
           message: `is set only by the claimkit controller, not by ${who}; anyone may remove it`,
         });
-    }
   }
 
   const pool = labels[LABEL_POOL];
