@@ -35,9 +35,17 @@ interface ReceivedSpan {
   status: { code: number; message?: string };
 }
 
+/** The OTLP/JSON ExportTraceServiceRequest, as much of it as the tests read. */
+interface ExportRequest {
+  resourceSpans: {
+    resource: { attributes: { key: string; value: Record<string, unknown> }[] };
+    scopeSpans: { spans: ReceivedSpan[] }[];
+  }[];
+}
+
 /** An OTLP/HTTP receiver on 127.0.0.1:0 keeping every request's path, content type and body. */
 async function receiver(status = 200) {
-  const requests: { path: string; contentType: string; body: any }[] = [];
+  const requests: { path: string; contentType: string; body: ExportRequest }[] = [];
   const server: Server = createServer((req, res) => {
     let data = '';
     req.on('data', (c) => {
@@ -55,11 +63,7 @@ async function receiver(status = 200) {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   running.push({ stop: () => new Promise<void>((r) => server.close(() => r())) });
   const spans = (): ReceivedSpan[] =>
-    requests.flatMap((q) =>
-      q.body.resourceSpans.flatMap((rs: any) =>
-        rs.scopeSpans.flatMap((ss: any) => ss.spans as ReceivedSpan[]),
-      ),
-    );
+    requests.flatMap((q) => q.body.resourceSpans.flatMap((rs) => rs.scopeSpans.flatMap((ss) => ss.spans)));
   return { endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, requests, spans };
 }
 

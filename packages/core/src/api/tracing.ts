@@ -70,7 +70,7 @@ function fnv64(s: string): string {
  * The root span of an object's trace, derived from its UID: every reconcile of it, in any replica
  * and before or after a restart, finds the same trace without a write to agree on it.
  */
-export function derivedRootContext(uid: string): SpanContext {
+function derivedRootContext(uid: string): SpanContext {
   return {
     traceId: fnv64(`trace/${uid}`) + fnv64(`id/${uid}`),
     spanId: fnv64(`root/${uid}`),
