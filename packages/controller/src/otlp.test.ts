@@ -160,7 +160,7 @@ describe('traces (OTLP/HTTP JSON)', () => {
     for (const q of rx.requests) {
       expect(q.path).toBe('/v1/traces');
       expect(q.contentType).toBe('application/json');
-      expect(q.body.resourceSpans[0].resource.attributes).toContainEqual({
+      expect(q.body.resourceSpans[0]!.resource.attributes).toContainEqual({
         key: 'service.name',
         value: { stringValue: 'ctl-test' },
       });
