@@ -2,6 +2,7 @@
 // decide again when the decision asks to, apply the decision's writes in order (stopping at the
 // first failure), run the follow-up I/O it asks for and decide on its outcome, and turn the last
 // outcome into a requeue policy. Every write and Event of a reconcile is in a Decision.
+// With a tracer in its deps, trace-step.ts wraps each phase and write in a span.
 
 import type { Decision } from '../api/decision.ts';
 import type { ApiError } from '../api/errors.ts';
