@@ -73,6 +73,7 @@ describe('flags', () => {
     [['--request-timeout', '5ms'], /--request-timeout: must be at least 100ms/],
     [['--log-level', 'loud'], /--log-level/],
     [['--metrics-addr', 'nope'], /--metrics-addr/],
+    [['--otlp-endpoint', 'ftp://collector:4318'], /^--otlp-endpoint: want an http\(s\) URL/],
     [['--namespace', ''], /--namespace/],
     [['stray'], /^unexpected argument "stray"$/],
     [['--sweep-interval', '5x'], /^--sweep-interval: not a duration: "5x" \(e\.g\. 30s, 5m, 1h30m\)$/],
@@ -122,7 +123,9 @@ describe('flags', () => {
       logLevel: 'info',
       watchNodes: true,
       leaderElect: false,
+      otlpServiceName: 'claimkit-controller',
     });
+    expect(d.otlpEndpoint).toBeUndefined();
     expect(d).toMatchObject(CONTROLLER_DEFAULTS);
     expect(kubeControllerOptions(parseFlags([], {}))).toMatchObject({
       concurrency: 4,

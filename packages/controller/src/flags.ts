@@ -28,7 +28,21 @@ export const CONTROLLER_DEFAULTS = {
   metricsAddr: ':8080',
   healthAddr: ':8081',
   logLevel: 'info' as LogLevel,
+  otlpServiceName: 'claimkit-controller',
 } as const;
+
+/** An OTLP/HTTP base URL: http(s), no query (the exporter appends /v1/traces). */
+const otlpEndpointProblem = (s: string) => {
+  let u: URL;
+  try {
+    u = new URL(s);
+  } catch {
+    return `want an http(s) URL such as http://otel-collector:4318, got ${JSON.stringify(s)}`;
+  }
+  return u.protocol === 'http:' || u.protocol === 'https:'
+    ? undefined
+    : `want an http(s) URL such as http://otel-collector:4318, got ${JSON.stringify(s)}`;
+};
 
 const ADDR = /^(?:\[([^\]]+)\]|([^:]*)):(\d{1,5})$/;
 const addrProblem = (s: string) =>
@@ -129,6 +143,21 @@ export const CONTROLLER_OPTIONS = defineOptions({
     defaultText: 'none',
     help: 'send this file’s token (re-read per request) to Http capture agents as Authorization: Bearer, e.g. a projected ServiceAccount token for audience claimkit-capture-agent (deploy/controller mounts one)',
   },
+  'otlp-endpoint': {
+    type: 'string',
+    arg: 'URL',
+    env: 'OTEL_EXPORTER_OTLP_ENDPOINT',
+    defaultText: 'none: tracing off',
+    validate: otlpEndpointProblem,
+    help: 'send traces (OTLP/HTTP JSON to URL/v1/traces): a span per reconcile with its gather, decide and writes; one trace per PodClaim from create to Bound, recorded in its annotation claimkit.dev/traceparent',
+  },
+  'otlp-service-name': {
+    type: 'string',
+    arg: 'NAME',
+    env: 'OTEL_SERVICE_NAME',
+    default: CONTROLLER_DEFAULTS.otlpServiceName,
+    help: 'service.name of the traces sent to --otlp-endpoint',
+  },
 });
 
 const HELP = {
@@ -166,6 +195,9 @@ export interface ControllerFlags {
   logLevel: LogLevel;
   /** Sent as a bearer token to Http capture agents (re-read per request). */
   captureAgentTokenFile?: string;
+  /** OTLP/HTTP base URL traces are sent to (unset: tracing off). */
+  otlpEndpoint?: string;
+  otlpServiceName: string;
 }
 
 /** `:8080`, `127.0.0.1:8080`, `[::1]:8080`, or `0` (disabled). */
@@ -209,6 +241,8 @@ function flagsFrom(
       : {}),
     logLevel: v['log-level'],
     ...(v['capture-agent-token-file'] ? { captureAgentTokenFile: v['capture-agent-token-file'] } : {}),
+    ...(v['otlp-endpoint'] ? { otlpEndpoint: v['otlp-endpoint'] } : {}),
+    otlpServiceName: v['otlp-service-name'],
   };
 }
 
@@ -252,5 +286,6 @@ export function kubeControllerOptions(f: ControllerFlags): KubeControllerOptions
     watchNodes: f.watchNodes,
     ...(f.pod ? { pod: f.pod } : {}),
     ...(f.captureAgentTokenFile ? { captureAgentTokenFile: f.captureAgentTokenFile } : {}),
+    ...(f.otlpEndpoint ? { otlp: { endpoint: f.otlpEndpoint, serviceName: f.otlpServiceName } } : {}),
   };
 }

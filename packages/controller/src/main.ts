@@ -61,6 +61,7 @@ log.info('starting', {
   concurrency: flags.concurrency,
   sweepIntervalMs: flags.sweepIntervalMs,
   watchNodes: flags.watchNodes,
+  otlpEndpoint: flags.otlpEndpoint ?? '(none: tracing off)',
   ...servers.addresses,
 });
 try {

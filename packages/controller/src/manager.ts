@@ -29,6 +29,7 @@ import {
   reconcileTurn,
   sweepCaptures,
   type Timers,
+  type Tracer,
   WorkQueue,
 } from '@claimkit/core';
 import { errorText, type Informer, InformerCache, realTimers } from '@claimkit/kube';
@@ -89,6 +90,8 @@ export interface ManagerOptions {
     recoveringProbeIntervalMs?: number;
   };
   queue?: { baseDelayMs?: number; maxDelayMs?: number; qps?: number; burst?: number };
+  /** Spans of every reconcile (otlp.ts); stop() shuts it down after the last reconcile. Absent: off. */
+  tracer?: Tracer & { shutdown?(): Promise<void> };
 }
 
 type AnyInformer = Informer<Kind>;
@@ -276,6 +279,7 @@ export class Manager {
     ]);
     this.timers.clearTimeout(timer);
     await this.flushEvents();
+    await this.opts.tracer?.shutdown?.();
     if (this.opts.elector) await this.opts.elector.stop();
     this.log.info('stopped');
   }
@@ -376,6 +380,7 @@ export class Manager {
       recorder: this.recorder,
       expectations: this.expectations,
       ...(this.backend ? { backend: this.backend } : {}),
+      ...(this.opts.tracer ? { tracer: this.opts.tracer } : {}),
     };
   }
 

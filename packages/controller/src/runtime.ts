@@ -18,6 +18,7 @@ import { CONTROLLER_DEFAULTS } from './flags.ts';
 import { type Logger, silentLogger } from './log.ts';
 import { Manager, type ManagerOptions } from './manager.ts';
 import { ControllerMetrics } from './metrics.ts';
+import { OtlpTracer } from './otlp.ts';
 
 export interface KubeControllerOptions {
   kubeconfig?: string | KubeConfig;
@@ -47,6 +48,8 @@ export interface KubeControllerOptions {
    * recorded on the Lease, and a standby watches the holder's pod and takes over when it is dead.
    */
   pod?: { namespace: string; name: string; uid: string; container?: string };
+  /** Send traces to this OTLP/HTTP endpoint (unset: tracing off; see otlp.ts). */
+  otlp?: { endpoint: string; serviceName?: string };
 }
 
 export interface KubeController {
@@ -95,6 +98,7 @@ export function createKubeController(o: KubeControllerOptions = {}): KubeControl
     ...(o.shutdownGraceMs !== undefined ? { shutdownGraceMs: o.shutdownGraceMs } : {}),
     ...(o.queue ? { queue: o.queue } : {}),
     ...(o.watchNodes === false ? { watchNodes: false } : {}),
+    ...(o.otlp ? { tracer: new OtlpTracer({ ...o.otlp, log }) } : {}),
     backend: (cache) =>
       new DispatchingBackend(cache, {
         Http: new HttpCaptureBackend({

@@ -18,6 +18,7 @@ export {
   ANNOTATION_SOURCE_CAPTURE,
   ANNOTATION_SOURCE_REF,
   ANNOTATION_SOURCE_TOKEN,
+  ANNOTATION_TRACEPARENT,
   API_VERSION,
   CONTROLLER_NAME,
   ENV_SOURCE_REF,
@@ -114,6 +115,14 @@ export type {
   WatchOptions,
   Writer,
 } from './api/ports.ts';
+export {
+  type AttributeValue,
+  parseTraceparent,
+  type Span,
+  type SpanContext,
+  type SpanOptions,
+  type Tracer,
+} from './api/tracing.ts';
 export {
   type AnyObject,
   type Capture,

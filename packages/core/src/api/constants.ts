@@ -13,6 +13,13 @@ export const ANNOTATION_CLAIMED_BY_UID = 'claimkit.dev/claimed-by-uid';
  */
 export const ANNOTATION_POD_UID = 'claimkit.dev/pod-uid';
 
+/**
+ * On a PodClaim, with tracing on: the W3C traceparent (`00-<trace id>-<span id>-01`) of the claim's
+ * trace, recorded by the controller's first spec write of the claim so other tools can join it. Set
+ * at create by a tool, it makes the claim's trace part of that tool's (harmless: trace ids only).
+ */
+export const ANNOTATION_TRACEPARENT = 'claimkit.dev/traceparent';
+
 /** Migration is requested on a PodClaim with these annotations. */
 export const ANNOTATION_MIGRATE = 'claimkit.dev/migrate';
 export const ANNOTATION_MIGRATE_TO = 'claimkit.dev/migrate-to';

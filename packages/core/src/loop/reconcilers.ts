@@ -3,6 +3,7 @@
 // controller's Manager and the simulator's World both dispatch through it (and route events
 // through map-event.ts), so neither has its own idea of which code reconciles what.
 import type { ObjectKey } from '../api/meta.ts';
+import type { Tracer } from '../api/tracing.ts';
 import type { PoolExpectations } from '../pool/expectations.ts';
 import { type CaptureDeps, captureReconciler } from '../reconcile/capture/index.ts';
 import { podClaimReconciler } from '../reconcile/podclaim/index.ts';
@@ -13,9 +14,10 @@ import type { ReconcileKind } from './reconcile-key.ts';
 
 /**
  * What every reconciler may use: the cache, the client, the clock, Events, the capture backend, the
- * rules, and the process's pool expectations (one per process, kept across reconciles).
+ * rules, and the process's pool expectations (one per process, kept across reconciles); with a
+ * tracer, spans (off when absent).
  */
-export type ReconcileDeps = CaptureDeps & { expectations?: PoolExpectations };
+export type ReconcileDeps = CaptureDeps & { expectations?: PoolExpectations; tracer?: Tracer };
 
 const RECONCILERS: Readonly<Record<ReconcileKind, Reconciler<ReconcileDeps, unknown>>> = Object.freeze({
   Capture: captureReconciler,
@@ -30,5 +32,5 @@ export function reconcile(
   deps: ReconcileDeps,
   key: ObjectKey,
 ): Promise<ReconcileResult> {
-  return reconcileStep(RECONCILERS[kind], deps, key);
+  return reconcileStep(RECONCILERS[kind], deps, key, kind);
 }

@@ -9,6 +9,7 @@ import {
   ANNOTATION_SOURCE_CAPTURE,
   ANNOTATION_SOURCE_REF,
   ANNOTATION_SOURCE_TOKEN,
+  ANNOTATION_TRACEPARENT,
   API_VERSION,
   LABEL_CLAIMED_BY,
   LABEL_POOL,
@@ -346,6 +347,27 @@ export const POLICY_CASES: readonly PolicyCase[] = [
     writer: 'controller',
     old: { spec: {} },
     new: { spec: { podName: 'pod-x' }, annotations: { [ANNOTATION_POD_UID]: 'pod-x/uid-1' } },
+    expect: allowed,
+  }),
+  claim({
+    name: 'the controller records the claim’s trace (claimkit.dev/traceparent) with the bind',
+    operation: 'UPDATE',
+    writer: 'controller',
+    old: { spec: {} },
+    new: {
+      spec: { podName: 'pod-x' },
+      annotations: { [ANNOTATION_TRACEPARENT]: `00-${'ab'.repeat(16)}-${'cd'.repeat(8)}-01` },
+    },
+    expect: allowed,
+  }),
+  claim({
+    name: 'anyone may create a claim in their own trace (claimkit.dev/traceparent names trace ids only)',
+    operation: 'CREATE',
+    writer: 'other',
+    new: {
+      spec: {},
+      annotations: { [ANNOTATION_TRACEPARENT]: `00-${'12'.repeat(16)}-${'34'.repeat(8)}-01` },
+    },
     expect: allowed,
   }),
   claim({

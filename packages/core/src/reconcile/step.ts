@@ -2,13 +2,16 @@
 // decide again when the decision asks to, apply the decision's writes in order (stopping at the
 // first failure), run the follow-up I/O it asks for and decide on its outcome, and turn the last
 // outcome into a requeue policy. Every write and Event of a reconcile is in a Decision.
+// With a tracer in its deps, trace-step.ts wraps each phase and write in a span.
 
 import type { Decision } from '../api/decision.ts';
 import type { ApiError } from '../api/errors.ts';
 import type { ObjectKey } from '../api/meta.ts';
 import type { Client } from '../api/ports.ts';
+import type { Tracer } from '../api/tracing.ts';
 import { type ApplyResult, applyDecision, type EventRecorder } from './apply.ts';
 import { SAFETY_RULES, type SafetyRules } from './safety-rules.ts';
+import { type ReconcileTrace, traceStep } from './trace-step.ts';
 
 export interface ReconcileResult {
   requeueAfterMs?: number;
@@ -38,6 +41,8 @@ export interface StepDeps {
   recorder?: EventRecorder;
   /** The rules decisions apply (default SAFETY_RULES; a test may break one on purpose). */
   rules?: SafetyRules;
+  /** Spans for each reconcile, its phases and writes (trace-step.ts); absent: tracing is off. */
+  tracer?: Tracer;
 }
 
 /**
@@ -55,9 +60,30 @@ export interface Reconciler<Deps, Snapshot, D extends Decision = Decision> {
    * Answers the snapshot to decide from next (its outcome recorded in it), or undefined: done.
    */
   followUp?(deps: Deps, snapshot: Snapshot, d: D, applied: ApplyResult): Promise<Snapshot | undefined>;
+  /** How its reconciles join their object's trace when tracing is on (default: a trace each). */
+  trace?: ReconcileTrace<Snapshot, D>;
 }
 
 export async function reconcileStep<Deps extends StepDeps, Snapshot, D extends Decision>(
+  r: Reconciler<Deps, Snapshot, D>,
+  deps: Deps,
+  key: ObjectKey,
+  /** The reconciled kind, named in the reconcile's span. */
+  kind?: string,
+): Promise<ReconcileResult> {
+  if (!deps.tracer) return runStep(r, deps, key);
+  const traced = traceStep(r, deps, key, deps.tracer, kind);
+  try {
+    const result = await runStep(traced.reconciler, traced.deps, key);
+    traced.end();
+    return result;
+  } catch (e) {
+    traced.end(e);
+    throw e;
+  }
+}
+
+async function runStep<Deps extends StepDeps, Snapshot, D extends Decision>(
   r: Reconciler<Deps, Snapshot, D>,
   deps: Deps,
   key: ObjectKey,

@@ -7,6 +7,7 @@ import { decidePodClaim } from './decide.ts';
 import type { PodClaimDeps } from './deps.ts';
 import { gatherPodClaim } from './gather.ts';
 import type { PodClaimSnapshot } from './snapshot.ts';
+import { podClaimTrace } from './trace.ts';
 
 export { decidePodClaim } from './decide.ts';
 export { gatherPodClaim } from './gather.ts';
@@ -16,6 +17,7 @@ export * from './snapshot.ts';
 export const podClaimReconciler: Reconciler<PodClaimDeps, PodClaimSnapshot> = {
   gather: gatherPodClaim,
   decide: decidePodClaim,
+  trace: podClaimTrace,
 };
 
 export function reconcilePodClaim(deps: PodClaimDeps, key: ObjectKey): Promise<ReconcileResult> {
