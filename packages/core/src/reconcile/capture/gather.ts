@@ -2,9 +2,8 @@
 // confirmed live (lookupHolder), and the backend's answer for the recorded job.
 import { getOrUndefined } from '../../api/errors.ts';
 import type { ObjectKey } from '../../api/meta.ts';
-import type { Reader } from '../../api/ports.ts';
 import type { Pod } from '../../api/types.ts';
-import { type HolderLookup, lookupHolder } from '../../capture/holder-liveness.ts';
+import { lookupHolder } from '../../capture/holder-liveness.ts';
 import { jobRequest } from './job-start.ts';
 import type { CaptureDeps, CaptureSnapshot } from './snapshot.ts';
 
