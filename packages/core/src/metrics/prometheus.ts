@@ -135,6 +135,9 @@ export class Histogram implements Metric {
   count(labels: Labels = {}): number {
     return this.values.get(labelText(labels))?.n ?? 0;
   }
+  sum(labels: Labels = {}): number {
+    return this.values.get(labelText(labels))?.sum ?? 0;
+  }
   render(): string {
     const lines = header(this, 'histogram');
     for (const { labels, counts, sum, n } of this.values.values()) {
