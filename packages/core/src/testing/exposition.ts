@@ -60,7 +60,7 @@ function parseLabels(text: string, line: string): Record<string, string> {
   return labels;
 }
 
-const valueOf = (s: string) => (s === '+Inf' ? Infinity : s === '-Inf' ? -Infinity : Number(s));
+const sampleValue = (s: string) => (s === '+Inf' ? Infinity : s === '-Inf' ? -Infinity : Number(s));
 
 /** The family a sample belongs to (a histogram's _bucket/_sum/_count name their family). */
 function familyOf(name: string, families: Map<string, ExpositionFamily>): ExpositionFamily | undefined {
@@ -121,7 +121,7 @@ export function parseExposition(text: string): ExpositionFamily[] {
     const id = `${name}${JSON.stringify(Object.entries(labels).sort())}`;
     if (seenSamples.has(id)) throw new Error(`duplicate sample: ${line}`);
     seenSamples.add(id);
-    f.samples.push({ name, labels, value: valueOf(value) });
+    f.samples.push({ name, labels, value: sampleValue(value) });
   }
   return [...families.values()];
 }
