@@ -147,7 +147,7 @@ export class Manager {
     this.timers = opts.timers ?? realTimers;
     this.log = opts.log ?? silentLogger;
     this.metrics = opts.metrics ?? new ControllerMetrics();
-    this.slis = new Slis(this.metrics);
+    this.slis = new Slis(this.metrics, () => this.active);
     const obs = (r: { verb: string; kind: string; code: number }) =>
       this.metrics.apiRequests.inc({ verb: r.verb, resource: r.kind, code: String(r.code) });
     this.client = intercept(

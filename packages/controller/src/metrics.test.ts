@@ -149,6 +149,8 @@ describe('controller metrics', () => {
     // 42 s after the claim's creationTimestamp, so the histogram shows the objects' timestamps, not
     // how long the test waited.
     const mgr = await startManager(m, { now: () => Date.now() + 42_000 });
+    // A standby sees the same updates and observes none of them (sums across replicas count once).
+    const standby = await startManager(m, { elector: { start: () => {}, stop: async () => {} } });
     await m.create(pool('web', 1, 5));
     await m.create(pool('api', 1, 5));
     await m.create(claim('c1', 'web'));
@@ -168,6 +170,10 @@ describe('controller metrics', () => {
     expect(expected).toBeGreaterThanOrEqual(41);
     expect(mgr.metrics.bindSeconds.sum(web)).toBeCloseTo(expected, 6);
     expect(mgr.metrics.binds.get(web)).toBe(1);
+    await until('the standby cache shows c1 Bound', () =>
+      standby.cachedClaims(NS).some((c) => c.metadata.name === 'c1' && c.status?.phase === 'Bound'),
+    );
+    expect(standby.metrics.bindSeconds.count(web)).toBe(0);
 
     // Lost -> Bound again: a rebind, not a second bind.
     await m.delete('Pod', { namespace: NS, name: c1.spec.podName! });

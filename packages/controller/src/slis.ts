@@ -1,7 +1,8 @@
 // The SLIs of issue 23, measured by the controller from the objects' own timestamps and its cache
 // (never per claim: every label set is per pool, backend, layer or check):
-// - claim transitions seen by the PodClaim informer's update events (so the initial list after a
-//   restart observes nothing again): created -> first Bound, Lost -> Bound, -> Lost;
+// - claim transitions seen by the PodClaim informer's update events while leading (so the initial
+//   list after a restart observes nothing again, and a standby nothing at all): created -> first
+//   Bound, Lost -> Bound, -> Lost;
 // - Capture results seen by the Capture informer's update events: claim acquired -> result written;
 // - gauges computed from the cache once per scrape: pending claims, pool pods by state, targets;
 // - binds, releases and recycles counted from this controller's successful Pod writes (the
@@ -49,15 +50,19 @@ function boundAt(c: PodClaim): number | undefined {
 
 export class Slis {
   private readonly m: ControllerMetrics;
+  /** Transitions are observed by the leader only, so replicas' histograms do not add up twice. */
+  private readonly leading: () => boolean;
   /** Claims whose first bind was observed (by uid), so a claim is observed once however it flaps. */
   private readonly observedBind = new Set<string>();
 
-  constructor(metrics: ControllerMetrics) {
+  constructor(metrics: ControllerMetrics, leading: () => boolean) {
     this.m = metrics;
+    this.leading = leading;
   }
 
   /** A PodClaim update event from the informer (never the initial list's adds). */
   claimUpdated(old: PodClaim, cur: PodClaim): void {
+    if (!this.leading()) return;
     const before = phaseOf(old);
     const after = phaseOf(cur);
     if (before === after) return;
@@ -83,6 +88,7 @@ export class Slis {
 
   /** A Capture update event: a result written (new completionTime) is observed once. */
   captureUpdated(old: Capture, cur: Capture): void {
+    if (!this.leading()) return;
     const r = cur.status?.result;
     if (!r || r.completionTime === old.status?.result?.completionTime) return;
     const claim = cur.status?.claim ?? old.status?.claim;
