@@ -13,14 +13,17 @@ import {
   type EventRecorder,
   EventRouter,
   type EventSpec,
+  intercept,
   type Kind,
   LABEL_CLAIMED_BY,
   LABEL_POOL,
   LABEL_STATE,
   type ListWatcher,
   OwnWrites,
+  type Pod,
   type PodClaim,
   PoolExpectations,
+  parseReconcileKey,
   RECONCILE_KINDS,
   type Reader,
   type ReconcileKind,
@@ -36,8 +39,9 @@ import { errorText, type Informer, InformerCache, realTimers } from '@claimkit/k
 import { CONTROLLER_DEFAULTS } from './flags.ts';
 import { instrumentClient, instrumentSource } from './instrument.ts';
 import { type Logger, silentLogger } from './log.ts';
-import { ControllerMetrics } from './metrics.ts';
+import { ControllerMetrics, LEADER_ELECTION_NAME, WORKQUEUE_NAME } from './metrics.ts';
 import { Readiness } from './readiness.ts';
+import { Slis } from './slis.ts';
 
 /** What the Manager campaigns with: @claimkit/kube's LeaderElector (the loop around core's leaseStep). */
 export interface Elector {
@@ -76,6 +80,8 @@ export interface ManagerOptions {
   watchNodes?: boolean;
   /** PodPool reconciles triggered by pod/claim changes wait this long to coalesce (default 500 ms). */
   poolCoalesceMs?: number;
+  /** Doctor findings over the cache (claimkit_doctor_findings) are refreshed this often while leading (default 60 s; 0 = never). */
+  doctorIntervalMs?: number;
   /** How long stop() waits for in-flight reconciles (default 20 s). */
   shutdownGraceMs?: number;
   /** Count API requests through the wrapper (leave false when the client reports them itself). */
@@ -95,6 +101,9 @@ export interface ManagerOptions {
 }
 
 type AnyInformer = Informer<Kind>;
+
+/** How often the doctor gauge is refreshed from the cache while leading (ManagerOptions.doctorIntervalMs). */
+export const DOCTOR_INTERVAL_MS = 60_000;
 
 export class Manager {
   readonly metrics: ControllerMetrics;
@@ -121,6 +130,9 @@ export class Manager {
   private workers: Promise<void>[] = [];
   private sweepTimer: unknown;
   private resyncTimer: unknown;
+  private doctorTimer: unknown;
+  /** The SLI metrics (slis.ts): claim/capture transitions, cache gauges, pool writes, refusals. */
+  private readonly slis: Slis;
   private sweeping = false;
   private stopping = false;
   private started = false;
@@ -138,9 +150,13 @@ export class Manager {
     this.timers = opts.timers ?? realTimers;
     this.log = opts.log ?? silentLogger;
     this.metrics = opts.metrics ?? new ControllerMetrics();
+    this.slis = new Slis(this.metrics, () => this.active);
     const obs = (r: { verb: string; kind: string; code: number }) =>
       this.metrics.apiRequests.inc({ verb: r.verb, resource: r.kind, code: String(r.code) });
-    this.client = opts.instrument === false ? opts.client : instrumentClient(opts.client, obs);
+    this.client = intercept(
+      opts.instrument === false ? opts.client : instrumentClient(opts.client, obs),
+      this.slis.writeInterceptors((k) => this.cache.informer('Pod')?.get(k) as Pod | undefined),
+    );
     const source = opts.instrument === false ? opts.source : instrumentSource(opts.source, obs);
     const r = opts.readiness ?? {};
     this.readiness = new Readiness({
@@ -161,8 +177,17 @@ export class Manager {
     this.queue = new WorkQueue({
       timers: this.timers,
       ...opts.queue,
-      onDepth: (d) => this.metrics.queueDepth.set(d),
+      onDepth: (d) => {
+        this.metrics.queueDepth.set(d);
+        this.metrics.wqDepth.set(d, { name: WORKQUEUE_NAME });
+      },
+      observer: {
+        added: () => this.metrics.wqAdds.inc({ name: WORKQUEUE_NAME }),
+        taken: (ms) => this.metrics.wqQueueSeconds.observe(ms / 1000, { name: WORKQUEUE_NAME }),
+        finished: (ms) => this.metrics.wqWorkSeconds.observe(ms / 1000, { name: WORKQUEUE_NAME }),
+      },
     });
+    this.metrics.processingMs = () => this.queue.processingMs();
     // Kinds without an informer (none the reconcilers read today) are read live.
     this.cache = new InformerCache(this.source, {
       live: this.client,
@@ -171,7 +196,8 @@ export class Manager {
       log: this.log,
     });
     this.recorder = this.wrapRecorder(opts.recorder);
-    this.backend = typeof opts.backend === 'function' ? opts.backend(this.cache) : opts.backend;
+    const backend = typeof opts.backend === 'function' ? opts.backend(this.cache) : opts.backend;
+    this.backend = backend && this.slis.countAgentRefusals(backend);
     const inf = <K extends Kind>(kind: K) => {
       const i = this.cache.informerFor(kind, {
         // What the reconcilers list by: pool pods by pool, state and claim; claims by the pods they name.
@@ -215,6 +241,24 @@ export class Manager {
         onUpdate: (old, o) => route(old, o),
         onDelete: (o) => route(o, undefined),
       });
+    }
+    // The SLIs see transitions through update events only: a restart's initial list re-observes nothing.
+    this.claims.addHandler({
+      onUpdate: (old, c) => this.slis.claimUpdated(old, c),
+      onDelete: (c) => this.slis.claimDeleted(c),
+    });
+    this.captures.addHandler({ onUpdate: (old, c) => this.slis.captureUpdated(old, c) });
+    this.metrics.cacheGauges = () =>
+      this.slis.cacheGauges({
+        pools: pools.list(),
+        pods: pods.list(),
+        claims: this.claims.list(),
+        now: (opts.now ?? (() => this.timers.now()))(),
+      });
+    const workers = Math.max(1, opts.concurrency ?? CONTROLLER_DEFAULTS.concurrency);
+    for (const k of RECONCILE_KINDS) {
+      this.metrics.crMaxConcurrent.set(workers, { controller: k.toLowerCase() });
+      this.metrics.crActiveWorkers.set(0, { controller: k.toLowerCase() });
     }
     this.metrics.claimPhases = () => {
       const out: Record<string, number> = { Pending: 0, Bound: 0, Migrating: 0, Lost: 0 };
@@ -314,6 +358,7 @@ export class Manager {
     if (this.active || this.stopping) return;
     this.active = true;
     this.metrics.leader.set(1);
+    this.metrics.leaderStatus.set(1, { name: LEADER_ELECTION_NAME });
     this.log.info('running workers', {
       concurrency: this.opts.concurrency ?? CONTROLLER_DEFAULTS.concurrency,
     });
@@ -321,12 +366,14 @@ export class Manager {
     this.activeGate.resolve();
     this.armSweep();
     this.armResync();
+    this.armDoctor(0);
   }
 
   private deactivate(): void {
     if (!this.active) return;
     this.active = false;
     this.metrics.leader.set(0);
+    this.metrics.leaderStatus.set(0, { name: LEADER_ELECTION_NAME });
     this.activeGate = gate();
     this.clearTimers();
     if (!this.stopping) this.log.warn('lost leadership; workers paused');
@@ -335,7 +382,8 @@ export class Manager {
   private clearTimers(): void {
     if (this.sweepTimer !== undefined) this.timers.clearTimeout(this.sweepTimer);
     if (this.resyncTimer !== undefined) this.timers.clearTimeout(this.resyncTimer);
-    this.sweepTimer = this.resyncTimer = undefined;
+    if (this.doctorTimer !== undefined) this.timers.clearTimeout(this.doctorTimer);
+    this.sweepTimer = this.resyncTimer = this.doctorTimer = undefined;
   }
 
   private armSweep(): void {
@@ -355,6 +403,27 @@ export class Manager {
       if (!this.active || this.stopping) return;
       this.resync();
       this.armResync();
+    }, ms);
+  }
+
+  /** Runs core's doctor over the cache now (the timer calls this every doctorIntervalMs while active). */
+  async refreshDoctor(): Promise<void> {
+    try {
+      await this.slis.refreshDoctor(this.cache, {
+        ...(this.opts.namespace ? { namespace: this.opts.namespace } : {}),
+        now: this.deps().now(),
+      });
+    } catch (e) {
+      this.log.warn('doctor over the cache failed', { error: errorText(e) });
+    }
+  }
+
+  private armDoctor(ms = this.opts.doctorIntervalMs ?? DOCTOR_INTERVAL_MS): void {
+    if ((this.opts.doctorIntervalMs ?? DOCTOR_INTERVAL_MS) <= 0) return;
+    this.doctorTimer = this.timers.setTimeout(async () => {
+      if (!this.active || this.stopping) return;
+      await this.refreshDoctor();
+      if (this.active && !this.stopping) this.armDoctor();
     }, ms);
   }
 
@@ -387,12 +456,14 @@ export class Manager {
   /** One turn of one key (core's reconcileTurn: own-writes skip, reconcile, queue policy), with metrics and logs. */
   async process(key: string): Promise<void> {
     const t0 = performance.now();
+    const active = { controller: parseReconcileKey(key).kind.toLowerCase() };
+    this.metrics.crActiveWorkers.add(1, active);
     const turn = await reconcileTurn(key, {
       cachedVersion: (kind, k) => this.cache.informer(kind)?.get(k)?.metadata.resourceVersion,
       ownWrites: this.ownWrites,
       queue: this.queue,
       deps: this.deps(),
-    });
+    }).finally(() => this.metrics.crActiveWorkers.add(-1, active));
     const { kind, namespace, name, action } = turn;
     const result = action.result;
     if (turn.skipped) {
@@ -401,6 +472,7 @@ export class Manager {
     }
     if (action.next === 'retry-rate-limited') {
       this.metrics.queueRetries.inc({ kind });
+      this.metrics.wqRetries.inc({ name: WORKQUEUE_NAME });
       this.log.warn('reconcile failed; retrying', {
         kind,
         namespace,
@@ -413,6 +485,7 @@ export class Manager {
     this.reconciles++;
     this.metrics.reconciles.inc({ kind, result });
     this.metrics.reconcileSeconds.observe(secs, { kind, result });
+    this.metrics.controllerRuntimeTurn(kind, action, secs);
     this.log.debug('reconciled', { kind, namespace, name, result, ms: Math.round(secs * 1000) });
   }
 
@@ -428,6 +501,7 @@ export class Manager {
     return {
       record: async (e: EventSpec) => {
         this.metrics.events.inc({ type: e.type, reason: e.reason });
+        this.slis.recorded(e, (k) => this.claims.get(k));
         if (e.reason === 'TakenOver') {
           const reason = /\(([^)]+)\)/.exec(e.message)?.[1] ?? 'unknown';
           this.metrics.takeovers.inc({ reason });

@@ -13,6 +13,7 @@ import {
   LeaderElector,
   loadKubeConfig,
 } from '@claimkit/kube';
+import { watchNodeRuntime } from '@claimkit/kube/runtime-stats';
 import { DispatchingBackend, HttpCaptureBackend, KubeletCaptureBackend } from './backends/index.ts';
 import { CONTROLLER_DEFAULTS } from './flags.ts';
 import { type Logger, silentLogger } from './log.ts';
@@ -68,6 +69,8 @@ export function createKubeController(o: KubeControllerOptions = {}): KubeControl
         });
   const log = o.log ?? silentLogger;
   const metrics = new ControllerMetrics();
+  // Event-loop lag, GC pauses and /proc for process_* and nodejs_* (ControllerMetrics reads `process` itself).
+  watchNodeRuntime(metrics.runtime);
   const client = createKubeClient(kc, {
     timeoutMs: o.timeoutMs ?? CONTROLLER_DEFAULTS.requestTimeoutMs,
     userAgent: 'claimkit-controller',

@@ -208,6 +208,7 @@ export { DEFAULT_POOL_COALESCE_MS } from './loop/coalesce.ts';
 export { EventRouter } from './loop/event-router.ts';
 export { mapEvent, type RoutingView, type WatchedKind } from './loop/map-event.ts';
 export { OwnWrites } from './loop/own-writes.ts';
+export type { QueueAction } from './loop/queue-policy.ts';
 export {
   parseReconcileKey,
   RECONCILE_KINDS,

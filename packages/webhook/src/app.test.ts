@@ -163,10 +163,23 @@ describe('AdmissionReview protocol', () => {
     expect(text).toContain('claimkit_webhook_requests_total{path="/validate/pods",result="allowed"} 1');
     expect(text).toContain('claimkit_webhook_requests_total{path="/validate/pods",result="denied"} 1');
     expect(text).toContain('claimkit_webhook_requests_total{path="/validate/pods",result="bad_request"} 1');
-    expect(text).toContain('claimkit_webhook_request_duration_seconds_count{path="/validate/pods"} 3');
+    for (const result of ['allowed', 'denied', 'bad_request']) {
+      expect(text).toContain(
+        `claimkit_webhook_request_duration_seconds_count{path="/validate/pods",result="${result}"} 1`,
+      );
+      expect(text).toContain(
+        `claimkit_webhook_request_duration_seconds_bucket{path="/validate/pods",result="${result}",le="+Inf"} 1`,
+      );
+    }
     expect(text).toContain(
-      'claimkit_webhook_request_duration_seconds_bucket{path="/validate/pods",le="+Inf"} 3',
+      'controller_runtime_webhook_requests_total{code="200",webhook="/validate/pods"} 2',
     );
+    expect(text).toContain(
+      'controller_runtime_webhook_requests_total{code="400",webhook="/validate/pods"} 1',
+    );
+    expect(text).toContain('controller_runtime_webhook_latency_seconds_count{webhook="/validate/pods"} 3');
+    expect(text).toMatch(/^process_resident_memory_bytes \d+$/m);
+    expect(text).toMatch(/^nodejs_version_info\{version="v[\d.]+"\} 1$/m);
     expect(text).toContain(
       `claimkit_webhook_violations_total{field="metadata.labels[${LABEL_STATE}]",path="/validate/pods"} 1`,
     );

@@ -72,11 +72,13 @@ export function createWebhookApp(deps: WebhookDeps): Hono {
     app.post(route.path, async (c) => {
       const start = clock.now();
       let result: Result = 'error';
+      let code = 200;
       try {
         const out = await handle(route, c.req.raw);
         result = out.result;
         if (out.result === 'bad_request' && out.response === undefined) {
           log.warn('bad admission request', { path: route.path, error: out.message });
+          code = 400;
           return c.json({ error: out.message }, 400);
         }
         const resp = out.response!;
@@ -95,10 +97,14 @@ export function createWebhookApp(deps: WebhookDeps): Hono {
       } catch (err) {
         // Never reached by design (every rule is total); still never a 500 to the API server.
         log.error('admission handler failed', { path: route.path, error: String(err) });
+        code = 400;
         return c.json({ error: 'internal error while reading the request' }, 400);
       } finally {
+        const secs = (clock.now() - start) / 1000;
         metrics.requests.inc({ path: route.path, result });
-        metrics.latency.observe((clock.now() - start) / 1000, { path: route.path });
+        metrics.latency.observe(secs, { path: route.path, result });
+        metrics.crRequests.inc({ webhook: route.path, code: String(code) });
+        metrics.crLatency.observe(secs, { webhook: route.path });
       }
     });
   }

@@ -1,10 +1,12 @@
 #!/usr/bin/env node
 import { readFile } from 'node:fs/promises';
 import { MemoryPodClaimIndex } from '@claimkit/core/admission';
+import { watchNodeRuntime } from '@claimkit/kube/runtime-stats';
 // The webhook on Node: read configuration, watch PodClaims, serve HTTPS. Nothing else lives here.
 import { createWebhookApp } from './app.ts';
 import { readTlsPair, startError, startup } from './config.ts';
 import { jsonLogger } from './logger.ts';
+import { createWebhookMetrics } from './metrics.ts';
 import { serveNodeHttps } from './serve-node.ts';
 
 async function main(): Promise<void> {
@@ -29,7 +31,10 @@ async function main(): Promise<void> {
         )
       : undefined;
   const index = watched?.index ?? new MemoryPodClaimIndex({ enabled: false, synced: true });
+  const metrics = createWebhookMetrics();
+  watchNodeRuntime(metrics.runtime);
   const app = createWebhookApp({
+    metrics,
     controller: { usernames: cfg.controllerUsers, groups: cfg.controllerGroups },
     index,
     logger,

@@ -1,6 +1,15 @@
 // The webhook's metrics, on core's runtime-free Prometheus registry (shared with the controller), so
 // the app stays a pure Web-standard handler.
-import { Counter, Gauge, Histogram, Registry } from '@claimkit/core/metrics';
+import {
+  Counter,
+  Gauge,
+  Histogram,
+  type ProcessLike,
+  processStats,
+  Registry,
+  type RuntimeMetrics,
+  registerRuntimeMetrics,
+} from '@claimkit/core/metrics';
 
 export { Counter, Gauge, Histogram, Registry };
 
@@ -15,6 +24,11 @@ export interface WebhookMetrics {
   requests: Counter;
   latency: Histogram;
   violations: Counter;
+  /** controller-runtime's webhook metrics: requests by webhook (path) and HTTP code, latency by webhook. */
+  crRequests: Counter;
+  crLatency: Histogram;
+  /** process_* and nodejs_*: `globalThis.process` where there is one (Node, Deno 2); the Node entry adds more. */
+  runtime: RuntimeMetrics;
 }
 
 export function createWebhookMetrics(registry = new Registry()): WebhookMetrics {
@@ -29,12 +43,37 @@ export function createWebhookMetrics(registry = new Registry()): WebhookMetrics 
     latency: registry.register(
       new Histogram(
         'claimkit_webhook_request_duration_seconds',
-        'Time to answer an admission request, by path.',
+        'Time to answer an admission request, by path and result.',
         LATENCY_BUCKETS,
       ),
     ),
     violations: registry.register(
       new Counter('claimkit_webhook_violations_total', 'Violations found, by path and field.'),
     ),
+    crRequests: registry.register(
+      new Counter(
+        'controller_runtime_webhook_requests_total',
+        'Total number of admission requests by HTTP status code.',
+      ),
+    ),
+    crLatency: registry.register(
+      new Histogram(
+        'controller_runtime_webhook_latency_seconds',
+        'Histogram of the latency of processing admission requests.',
+        LATENCY_BUCKETS,
+      ),
+    ),
+    // Read through globalThis, not imported: the app stays a Web-standard handler (Deno runs it too).
+    runtime: registerRuntimeMetrics(registry, runtimeProcess()),
   };
+}
+
+function runtimeProcess() {
+  const proc = (globalThis as { process?: ProcessLike }).process;
+  return proc ? processStats(proc) : {};
+}
+
+/** Every metric name the webhook registers (the chart's dashboard and alerts may query only these). */
+export function webhookMetricNames(): string[] {
+  return createWebhookMetrics().registry.names();
 }

@@ -149,6 +149,10 @@ function suite(runtime: Runtime) {
     expect(metrics.body).toContain(
       'claimkit_webhook_requests_total{path="/validate/pods",result="denied"} 1',
     );
+    // process_* from the runtime's `process` (Node and Deno); the Node entry adds /proc and perf_hooks.
+    expect(metrics.body).toMatch(/^process_resident_memory_bytes \d+$/m);
+    if (runtime === 'node' && process.platform === 'linux')
+      expect(metrics.body).toMatch(/^process_open_fds \d+$/m);
   }, 90_000);
 
   // The API server's webhook client reuses idle connections for up to 90 s; a server that closes

@@ -111,4 +111,29 @@ describe('WorkQueue', () => {
     q.add('b');
     expect(depths.at(-1)).toBe(2);
   });
+
+  it("reports client-go's workqueue metrics to its observer: adds once per queued key, time queued, time worked", async () => {
+    const seen = { added: 0, waited: [] as number[], worked: [] as number[] };
+    const { q, timers } = mk({
+      observer: {
+        added: () => seen.added++,
+        taken: (ms) => seen.waited.push(ms),
+        finished: (ms) => seen.worked.push(ms),
+      },
+    });
+    q.add('a');
+    q.add('a'); // already queued: not an add
+    timers.advance(30);
+    const k = (await q.get())!;
+    expect(seen).toEqual({ added: 1, waited: [30], worked: [] });
+    q.add('a'); // while processing: queued again once done (counted now, waits from now)
+    timers.advance(20);
+    expect(q.processingMs()).toEqual([20]);
+    q.done(k);
+    expect(seen.worked).toEqual([20]);
+    expect(q.processingMs()).toEqual([]);
+    timers.advance(5);
+    await q.get();
+    expect(seen).toEqual({ added: 2, waited: [30, 25], worked: [20] });
+  });
 });

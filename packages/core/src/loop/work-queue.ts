@@ -10,12 +10,27 @@ export interface WorkQueueOptions extends Omit<RetryLimiterOptions, 'now'> {
   timers: Timers;
   /** Called whenever the depth changes (for the queue-depth gauge). */
   onDepth?: (depth: number) => void;
+  /** client-go's workqueue metrics: adds, time queued, time worked (ms on `timers`). */
+  observer?: WorkQueueObserver;
+}
+
+export interface WorkQueueObserver {
+  /** A key entered the queue (not counted when it was already queued). */
+  added?(): void;
+  /** A worker took a key that had waited `waitedMs` since it was added. */
+  taken?(waitedMs: number): void;
+  /** A worker finished a key it held for `workedMs`. */
+  finished?(workedMs: number): void;
 }
 
 export class WorkQueue {
   private readonly timers: Timers;
   private readonly limiter: RetryLimiter;
   private readonly onDepth: ((depth: number) => void) | undefined;
+  private readonly observer: WorkQueueObserver | undefined;
+  /** When each queued key was added, and when each key in processing was taken (for the observer). */
+  private readonly addedAt = new Map<string, number>();
+  private readonly takenAt = new Map<string, number>();
 
   private readonly queue: string[] = [];
   private readonly dirty = new Set<string>();
@@ -28,10 +43,11 @@ export class WorkQueue {
   private drainWaiters: (() => void)[] = [];
 
   constructor(opts: WorkQueueOptions) {
-    const { timers, onDepth, ...limits } = opts;
+    const { timers, onDepth, observer, ...limits } = opts;
     this.timers = timers;
     this.limiter = new RetryLimiter({ ...limits, now: () => timers.now() });
     this.onDepth = onDepth;
+    this.observer = observer;
   }
 
   /** Queue a key now (de-duplicated). */
@@ -40,11 +56,17 @@ export class WorkQueue {
     this.waiting.delete(key);
     if (this.dirty.has(key)) return;
     this.dirty.add(key);
+    // A key re-queued by done() was counted when it was added during processing.
+    if (this.observer && !this.addedAt.has(key)) {
+      this.observer.added?.();
+      this.addedAt.set(key, this.timers.now());
+    }
     if (this.processing.has(key)) return; // re-queued by done()
     const getter = this.getters.shift();
     if (getter) {
       this.dirty.delete(key);
       this.processing.add(key);
+      this.taken(key);
       getter(key);
       return;
     }
@@ -105,6 +127,7 @@ export class WorkQueue {
     if (key !== undefined) {
       this.dirty.delete(key);
       this.processing.add(key);
+      this.taken(key);
       this.depthChanged();
       return Promise.resolve(key);
     }
@@ -114,6 +137,11 @@ export class WorkQueue {
 
   /** A worker finished key; if it was added meanwhile it goes back in the queue. */
   done(key: string): void {
+    const since = this.takenAt.get(key);
+    if (since !== undefined) {
+      this.takenAt.delete(key);
+      this.observer?.finished?.(this.timers.now() - since);
+    }
     this.processing.delete(key);
     if (this.dirty.has(key)) {
       this.dirty.delete(key);
@@ -138,6 +166,12 @@ export class WorkQueue {
     return this.processing.size;
   }
 
+  /** How long each key in processing has been held, in ms (workqueue_unfinished_work_seconds). */
+  processingMs(): number[] {
+    const now = this.timers.now();
+    return [...this.takenAt.values()].map((t) => now - t);
+  }
+
   get shuttingDown(): boolean {
     return this.shutdown;
   }
@@ -150,6 +184,7 @@ export class WorkQueue {
     this.waiting.clear();
     this.queue.length = 0;
     this.dirty.clear();
+    this.addedAt.clear();
     for (const g of this.getters.splice(0)) g(undefined);
     this.depthChanged();
   }
@@ -179,6 +214,15 @@ export class WorkQueue {
       this.add(k);
     }
     this.arm();
+  }
+
+  private taken(key: string): void {
+    if (!this.observer) return;
+    const now = this.timers.now();
+    const at = this.addedAt.get(key);
+    this.addedAt.delete(key);
+    this.takenAt.set(key, now);
+    this.observer.taken?.(at === undefined ? 0 : now - at);
   }
 
   private depthChanged(): void {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { parseExposition } from '../testing/exposition.ts';
 import { Counter, Gauge, Histogram, Registry } from './prometheus.ts';
 
 describe('Prometheus registry', () => {
@@ -69,5 +70,43 @@ describe('Prometheus registry', () => {
     c.inc(labels);
     labels.a = '2';
     expect(c.render()).toContain('m{a="1"} 1');
+  });
+});
+
+describe('parseExposition (the strict reader tests of /metrics use)', () => {
+  it('reads what the registry writes, escapes included', () => {
+    const r = new Registry();
+    r.register(new Counter('a_total', 'A \\ thing\nwith two lines.')).inc({ v: 'x"y\\z\nw' });
+    r.register(new Histogram('h_seconds', 'H.', [0.1, 1])).observe(0.5, { k: 'v' });
+    r.register(new Gauge('g', 'G.')).set(Number.NaN);
+    const fams = parseExposition(r.render());
+    expect(fams.map((f) => [f.name, f.type])).toEqual([
+      ['a_total', 'counter'],
+      ['h_seconds', 'histogram'],
+      ['g', 'gauge'],
+    ]);
+    expect(fams[0]!.samples[0]!.labels).toEqual({ v: 'x"y\\z\nw' });
+    expect(fams[1]!.samples.map((s) => s.name)).toEqual([
+      'h_seconds_bucket',
+      'h_seconds_bucket',
+      'h_seconds_bucket',
+      'h_seconds_sum',
+      'h_seconds_count',
+    ]);
+  });
+
+  it('rejects what Prometheus would not read', () => {
+    const bad = [
+      'x 1\n', // no TYPE
+      '# TYPE x gauge\nx{a="b} 1\n', // unterminated value
+      '# TYPE x gauge\nx{a="\\q"} 1\n', // bad escape
+      '# TYPE x gauge\nx{1a="b"} 1\n', // bad label name
+      '# TYPE x gauge\nx one\n', // bad value
+      '# TYPE x gauge\nx 1\nx 2\n', // duplicate sample
+      '# TYPE x gauge\n# TYPE x gauge\n', // second TYPE
+      '# TYPE h histogram\nh_bucket 1\n', // bucket without le
+      '# TYPE x gauge\nx 1', // no final newline
+    ];
+    for (const text of bad) expect(() => parseExposition(text), text).toThrow();
   });
 });

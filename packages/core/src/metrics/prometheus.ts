@@ -71,14 +71,28 @@ export class Gauge implements Metric {
   readonly name: string;
   readonly help: string;
   private readonly collect: (() => { labels: Labels; v: number }[]) | undefined;
-  /** With `collect`, the series are read at scrape time and `set` is not used. */
-  constructor(name: string, help: string, collect?: () => { labels: Labels; v: number }[]) {
+  private readonly type: 'gauge' | 'counter';
+  /**
+   * With `collect`, the series are read at scrape time and `set` is not used. `type` 'counter' is for
+   * a collected value that only grows (process_cpu_seconds_total).
+   */
+  constructor(
+    name: string,
+    help: string,
+    collect?: () => { labels: Labels; v: number }[],
+    type: 'gauge' | 'counter' = 'gauge',
+  ) {
     this.name = name;
     this.help = help;
     this.collect = collect;
+    this.type = type;
   }
   set(v: number, labels: Labels = {}): void {
     this.values.set(labelText(labels), { labels: { ...labels }, v });
+  }
+  /** Adds `by` (negative to subtract) to a set series. */
+  add(by: number, labels: Labels = {}): void {
+    this.set(this.get(labels) + by, labels);
   }
   get(labels: Labels = {}): number {
     const k = labelText(labels);
@@ -86,7 +100,7 @@ export class Gauge implements Metric {
     return this.values.get(k)?.v ?? 0;
   }
   render(): string {
-    const lines = header(this, 'gauge');
+    const lines = header(this, this.type);
     const series = this.collect ? this.collect() : [...this.values.values()];
     for (const { labels, v } of series) lines.push(`${this.name}${labelText(labels)} ${formatValue(v)}`);
     return lines.join('\n');
@@ -121,6 +135,9 @@ export class Histogram implements Metric {
   count(labels: Labels = {}): number {
     return this.values.get(labelText(labels))?.n ?? 0;
   }
+  sum(labels: Labels = {}): number {
+    return this.values.get(labelText(labels))?.sum ?? 0;
+  }
   render(): string {
     const lines = header(this, 'histogram');
     for (const { labels, counts, sum, n } of this.values.values()) {
@@ -137,13 +154,23 @@ export class Histogram implements Metric {
 
 export class Registry {
   private readonly metrics: Metric[] = [];
+  private readonly beforeRender: (() => void)[] = [];
+  /** Runs `fn` at the start of every render (one snapshot shared by several collected gauges). */
+  onRender(fn: () => void): void {
+    this.beforeRender.push(fn);
+  }
   register<M extends Metric>(m: M): M {
     if (this.metrics.some((x) => x.name === m.name)) throw new Error(`metric ${m.name} registered twice`);
     this.metrics.push(m);
     return m;
   }
+  /** Every registered metric's name, in registration order. */
+  names(): string[] {
+    return this.metrics.map((m) => m.name);
+  }
   /** The text exposition of every registered metric. */
   render(): string {
+    for (const fn of this.beforeRender) fn();
     return `${this.metrics.map((m) => m.render()).join('\n')}\n`;
   }
 }

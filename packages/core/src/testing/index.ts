@@ -8,6 +8,7 @@ export * from '../invariants/pool-size.ts';
 export * from '../invariants/tracker.ts';
 export * from '../policies/cases.ts';
 export * from './broken-rules.ts';
+export * from './exposition.ts';
 export * from './fake-timers.ts';
 export * from './fixtures.ts';
 export * from './model-helpers.ts';
