@@ -121,7 +121,7 @@ export function objectSchema(
 }
 
 /** The summary condition every kind's controller keeps (True when the object does what its spec asks). */
-export const READY_CONDITION = 'Ready';
+const READY_CONDITION = 'Ready';
 
 const readyPath = (field: 'status' | 'reason' | 'message') =>
   `.status.conditions[?(@.type=='${READY_CONDITION}')].${field}`;
