@@ -49,6 +49,8 @@ const COMMANDS: Record<string, () => Promise<Runner>> = {
   simulate: async () => (await import('./commands/simulate.ts')).runSimulate,
   manifests: async () => (await import('./manifests.ts')).runManifests,
   completion: async () => (await import('./completion.ts')).runCompletion,
+  // Hidden: what kubectl_complete-claimkit runs for kubectl's completion of `kubectl claimkit`.
+  __complete: async () => (await import('./completion.ts')).runComplete,
 };
 
 function describeError(e: unknown): string {

@@ -5,11 +5,19 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { world } from '@claimkit/core/testing';
+import { inNamespace, podClaim, podPool, put, world } from '@claimkit/core/testing';
 import { afterAll, describe, expect, test } from 'vitest';
 import { run } from './cli.ts';
 import { COMMAND_SUMMARY } from './command-list.ts';
-import { bashScript, COMPLETIONS, flagsOf, KIND_WORDS, zshScript } from './completion.ts';
+import {
+  bashScript,
+  COMPLETIONS,
+  completeArgs,
+  DIRECTIVE,
+  flagsOf,
+  KIND_WORDS,
+  zshScript,
+} from './completion.ts';
 import type { Ctx } from './context.ts';
 import { makeStyle } from './output.ts';
 
@@ -55,7 +63,10 @@ function asked(): string[] {
 }
 
 async function claimctl(...argv: string[]) {
-  const { model } = world();
+  return claimctlOn(world().model, ...argv);
+}
+
+async function claimctlOn(model: ReturnType<typeof world>['model'], ...argv: string[]) {
   const out: string[] = [];
   const err: string[] = [];
   const ctx: Ctx = {
@@ -182,5 +193,54 @@ describe('zsh', () => {
     for (const line of script.split('\n')) {
       expect(line.replaceAll("'\\''", '').split("'").length % 2, line).toBe(1);
     }
+  });
+});
+
+describe("kubectl claimkit <TAB> (kubectl_complete-claimkit, cobra's __complete protocol)", () => {
+  const names = async (kind: string, cluster: string[]) =>
+    kind === 'pc' || kind === 'podclaims' ? [`a${cluster.join('')}`, 'b'] : [];
+  const words = async (...args: string[]) =>
+    (await completeArgs(args, names)).words.map((w) => w.split('\t')[0]);
+
+  test('the same answers as the scripts, filtered by the word typed', async () => {
+    expect(await words('ge')).toEqual(['get']);
+    expect((await completeArgs([''], names)).words[0]).toBe(
+      'get\tlist captures (cap), podpools (pool), podclaims (pc), podclaimsets (pcs)',
+    );
+    expect(await completeArgs(['get', '--out'], names)).toEqual({
+      words: ['--output\ttable (default), wide, json, yaml, name'],
+      directive: DIRECTIVE.noFiles,
+    });
+    expect(await words('get', '-o', 'y')).toEqual(['yaml']);
+    expect(await words('get', '--output=j')).toEqual(['--output=json']);
+    expect(await words('get', 'podc')).toEqual(['podclaims', 'podclaim', 'podclaimsets', 'podclaimset']);
+    expect(await words('get', 'pc', '-n', 'x', '')).toEqual(['a-nx', 'b']);
+    expect(await words('claim', 'migrate', '--namespace=y', '')).toEqual(['a--namespace=y', 'b']);
+    expect(await words('capture', 'r')).toEqual(['renew', 'release', 'retry']);
+    expect(await words('doctor', '')).toEqual([]);
+    expect((await completeArgs(['get', '--kubeconfig', ''], names)).directive).toBe(DIRECTIVE.default);
+  });
+
+  test('claimctl __complete prints the candidates and the directive; names come from the cluster', async () => {
+    const { model } = world();
+    await put(model, podPool('web'));
+    await put(model, podClaim('web-a'));
+    await put(model, podClaim('web-b'));
+    await put(model, podClaim('other', inNamespace('team-b')));
+    expect(await claimctlOn(model, '__complete', 'get', 'pc', 'w')).toEqual({
+      code: 0,
+      out: 'web-a\nweb-b\n:4',
+      err: '',
+    });
+    expect((await claimctlOn(model, '__complete', 'get', 'pc', '-n', 'team-b', '')).out).toBe('other\n:4');
+    expect((await claimctlOn(model, '__complete', 'get', 'pc', '-A', '')).out).toBe(
+      'web-a\nweb-b\nother\n:4',
+    );
+    // An unknown kind completes nothing (no error on the terminal while typing).
+    expect(await claimctlOn(model, '__complete', 'get', 'nodes', '')).toEqual({
+      code: 0,
+      out: ':4',
+      err: '',
+    });
   });
 });

@@ -5,7 +5,7 @@ import { describe, expect, test } from 'vitest';
 import { run } from './cli.ts';
 import type { Ctx } from './context.ts';
 import { makeStyle } from './output.ts';
-import { asProgram, PLUGIN_BIN, programName } from './program.ts';
+import { asProgram, isPluginCompletion, PLUGIN_BIN, PLUGIN_COMPLETE_BIN, programName } from './program.ts';
 
 async function as(prog: string | undefined, ...argv: string[]) {
   const { model } = world();
@@ -58,8 +58,17 @@ describe('the name claimctl was run as', () => {
       bin: Record<string, string>;
       sideEffects: string[];
     };
-    expect(pkg.bin).toEqual({ claimctl: './dist/main.js', [PLUGIN_BIN]: './dist/kubectl-claimkit.js' });
+    expect(pkg.bin).toEqual({
+      claimctl: './dist/main.js',
+      [PLUGIN_BIN]: './dist/kubectl-claimkit.js',
+      [PLUGIN_COMPLETE_BIN]: './dist/kubectl_complete-claimkit.js',
+    });
     expect(pkg.sideEffects).toContain('./dist/kubectl-claimkit.js');
+    expect(pkg.sideEffects).toContain('./dist/kubectl_complete-claimkit.js');
+    expect(PLUGIN_COMPLETE_BIN).toBe('kubectl_complete-claimkit');
+    expect(isPluginCompletion('/x/dist/kubectl_complete-claimkit.js')).toBe(true);
+    expect(isPluginCompletion('/usr/local/bin/kubectl_complete-claimkit')).toBe(true);
+    expect(isPluginCompletion('/usr/local/bin/kubectl-claimkit')).toBe(false);
     expect(readFileSync(new URL('./kubectl-claimkit.ts', import.meta.url), 'utf8')).toMatch(
       /^#!\/usr\/bin\/env node\n[\s\S]*^import '\.\/main\.ts';$/m,
     );

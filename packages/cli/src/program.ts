@@ -7,6 +7,18 @@ export const CLAIMCTL = 'claimctl';
 /** The kubectl plugin's executable and the krew plugin name (krew refuses generic ones like `claim`). */
 export const PLUGIN_BIN = 'kubectl-claimkit';
 
+/** kubectl's completion helper for the plugin: kubectl_complete-claimkit (kubectl 1.26+ runs it). */
+export const PLUGIN_COMPLETE_BIN = `kubectl_complete-${PLUGIN_BIN.slice('kubectl-'.length)}`;
+
+export function isPluginCompletion(path: string | undefined): boolean {
+  return (
+    (path ?? '')
+      .split(/[\\/]/)
+      .pop()
+      ?.replace(/\.(m?js|ts|exe|cmd)$/, '') === PLUGIN_COMPLETE_BIN
+  );
+}
+
 /**
  * How the user invoked us, from the entry script's path (argv[1]: the npm bin link, or
  * dist/kubectl-claimkit.js behind a pnpm shim) or else the executable's (argv0: a compiled binary that
