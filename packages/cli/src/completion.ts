@@ -1,7 +1,8 @@
 // claimctl completion bash|zsh: completion scripts generated from the tables the commands parse
 // with (their FlagSpecs), the command list help prints and the resource names `get` resolves, so a
 // new flag or command is completed without editing a script. Object names are completed at TAB
-// time by running `claimctl get KIND -o name` with the namespace and context the line names.
+// time by running `claimctl get KIND -o name` with the namespace and context the line names; for
+// kubectl's completion of `kubectl claimkit`, `__complete` answers from the same tables in-process.
 import { type FlagSpecs, GLOBAL_FLAGS, parseFlags, UsageError } from './args.ts';
 import { COMMAND_SUMMARY } from './command-list.ts';
 import { CAPTURE_FLAGS, CAPTURE_HELP, OPS } from './commands/capture.ts';
@@ -18,7 +19,6 @@ import { asProgram, CLAIMCTL, PLUGIN_BIN } from './program.ts';
 import { RESOURCES, resolveResource } from './resources.ts';
 
 export const SHELLS = ['bash', 'zsh'] as const;
-export type Shell = (typeof SHELLS)[number];
 
 /** A positional argument: one of fixed words, names of a kind, or names of the kind argument N gave. */
 export type Positional = { words: readonly string[] } | { namesOf: string } | { namesOfArg: number };
@@ -78,8 +78,8 @@ Or install it once:
   claimctl completion bash > ~/.local/share/bash-completion/completions/claimctl
   claimctl completion zsh > "\${fpath[1]}/_claimctl"     # then start a new shell
 
-Names of objects are completed by running 'claimctl get TYPE -o name' (with the -n, -A, --context
-and --kubeconfig the line has); namespaces and contexts with kubectl when it is on PATH.`;
+Names of objects are completed by running the command itself ('get TYPE -o name', with the -n, -A,
+--context and --kubeconfig the line has); namespaces and contexts with kubectl when it is on PATH.`;
 
 export interface FlagInfo {
   long: string;
