@@ -276,17 +276,27 @@ describe('deploy/crds', () => {
       const shown = cols.filter((c) => !c.priority).map((c) => c.name);
       // Default view: the kind's own columns, then Ready, Reason, Age.
       expect(shown.slice(-3), k.kind).toEqual(['Ready', 'Reason', 'Age']);
-      expect(cols.find((c) => c.name === 'Ready'), k.kind).toEqual({
+      expect(
+        cols.find((c) => c.name === 'Ready'),
+        k.kind,
+      ).toEqual({
         name: 'Ready',
         type: 'string',
         jsonPath: cond('status'),
       });
       expect(cols.find((c) => c.name === 'Reason')?.jsonPath, k.kind).toBe(cond('reason'));
-      expect(cols.find((c) => c.name === 'Message'), k.kind).toMatchObject({
+      expect(
+        cols.find((c) => c.name === 'Message'),
+        k.kind,
+      ).toMatchObject({
         jsonPath: cond('message'),
         priority: 1,
       });
-      expect(cols.at(-1), k.kind).toEqual({ name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' });
+      expect(cols.at(-1), k.kind).toEqual({
+        name: 'Age',
+        type: 'date',
+        jsonPath: '.metadata.creationTimestamp',
+      });
       expect(new Set(cols.map((c) => c.name)).size, k.kind).toBe(cols.length);
     }
   });
