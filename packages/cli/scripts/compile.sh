@@ -3,6 +3,8 @@
 #
 #   bash packages/cli/scripts/compile.sh [OUTPUT] [--target x86_64-unknown-linux-gnu]
 #
+# ENTRY=dist/kubectl-claimkit.js builds the kubectl plugin (help and usage then say `kubectl claimkit`).
+#
 # The compiled file embeds dist/main.js with the package's node_modules (the Deno binary itself
 # excluded). `deno compile` needs the `denort` runtime for the target: Deno downloads it from its
 # release server on first use and caches it; where that server cannot be reached, set DENORT_BIN
@@ -24,5 +26,6 @@ mkdir -p "$(dirname "$out")"
   --exclude node_modules/.bin \
   --output "$out" \
   "$@" \
-  dist/main.js
-"$out" --version
+  "${ENTRY:-dist/main.js}"
+# A binary for another platform cannot run here.
+case " $* " in *" --target "*) ;; *) "$out" --version ;; esac

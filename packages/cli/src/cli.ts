@@ -2,33 +2,41 @@
 // imported for --help, and the Kubernetes client only when a command talks to a cluster).
 import { usageLine } from '@claimkit/core/options';
 import { GLOBAL_FLAGS, UsageError } from './args.ts';
+import { COMMAND_SUMMARY } from './command-list.ts';
 import type { Ctx } from './context.ts';
+import { asProgram, CLAIMCTL, PLUGIN_BIN } from './program.ts';
 import { CLAIMKIT_VERSION } from './version.generated.ts';
 
 /** The release's version (its own copy, written by `pnpm manifests`: --help and --version import nothing of core). */
 export const VERSION = CLAIMKIT_VERSION;
 
-export const HELP = `claimctl: inspect, repair and drive claimkit claims (also: kubectl claim ...)
+/** The top-level help, naming the program as the user ran it (`claimctl` or `kubectl claimkit`). */
+export function helpText(prog: string = CLAIMCTL): string {
+  const also =
+    prog === CLAIMCTL
+      ? `also: kubectl ${PLUGIN_BIN.slice('kubectl-'.length)} ...`
+      : 'claimctl, as a kubectl plugin';
+  const commands = COMMAND_SUMMARY.map((c) => `  ${`${c.name} ${c.args}`.trimEnd().padEnd(28)}${c.summary}`);
+  return asProgram(
+    `claimctl: inspect, repair and drive claimkit claims (${also})
 
 Usage:
   claimctl COMMAND [ARGS] [flags]
 
 Commands:
-  get TYPE [NAME...]          list captures (cap), podpools (pool), podclaims (pc), podclaimsets (pcs)
-  describe TYPE [NAME...]     details with conditions and recent Events
-  doctor [--fix [--dry-run]]  find (and repair) stuck finalizers, residue labels, lost pods, dead holders
-  capture OP NAME             acquire|renew|complete|fail|release|retry a Capture (External backend)
-  claim migrate NAME          ask the controller to migrate a claim to another pod
-  simulate                    run core's deterministic simulator against the invariants
-  manifests                   print deployable YAML (crds, policies, controller, webhook)
-  version                     print the version
+${commands.join('\n')}
 
 Run 'claimctl COMMAND --help' for a command's flags. Global flags:
   -h, --help                  help
   -v, --verbose               show stack traces of errors
 
 Exit status: 0 ok, 1 problems found (doctor, simulate) or not acquired, 2 usage or API error,
-3 superseded capture token.`;
+3 superseded capture token.`,
+    prog,
+  );
+}
+
+export const HELP = helpText();
 
 type Runner = (ctx: Ctx, argv: string[]) => Promise<number>;
 
@@ -40,6 +48,9 @@ const COMMANDS: Record<string, () => Promise<Runner>> = {
   claim: async () => (await import('./commands/claim.ts')).runClaim,
   simulate: async () => (await import('./commands/simulate.ts')).runSimulate,
   manifests: async () => (await import('./manifests.ts')).runManifests,
+  completion: async () => (await import('./completion.ts')).runCompletion,
+  // Hidden: what kubectl_complete-claimkit runs for kubectl's completion of `kubectl claimkit`.
+  __complete: async () => (await import('./completion.ts')).runComplete,
 };
 
 function describeError(e: unknown): string {
@@ -49,6 +60,7 @@ function describeError(e: unknown): string {
 }
 
 export async function run(argv: string[], ctx: Ctx): Promise<number> {
+  const prog = ctx.prog ?? CLAIMCTL;
   const verbose = argv.includes('--verbose') || argv.includes('-v');
   // The command is the first argument that is not a global flag.
   const i = argv.findIndex((a) => !['-v', '--verbose'].includes(a));
@@ -59,7 +71,7 @@ export async function run(argv: string[], ctx: Ctx): Promise<number> {
       if (first === 'help' && rest[0] && COMMANDS[rest[0]]) {
         return await (await COMMANDS[rest[0]]!())(ctx, ['--help']);
       }
-      ctx.out(HELP);
+      ctx.out(helpText(prog));
       return 0;
     }
     if (first === 'version' || first === '--version') {
@@ -76,7 +88,8 @@ export async function run(argv: string[], ctx: Ctx): Promise<number> {
   } catch (e) {
     if (e instanceof UsageError) {
       // The one usage-error wording of every claimkit binary, pointing at the help that applies.
-      ctx.err(usageLine('claimctl', e, first && COMMANDS[first] ? `claimctl ${first} --help` : '--help'));
+      const hint = first && COMMANDS[first] ? `${prog} ${first} --help` : '--help';
+      ctx.err(asProgram(usageLine(prog, e, hint), prog));
       return 2;
     }
     ctx.err(describeError(e));

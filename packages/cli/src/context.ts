@@ -27,6 +27,8 @@ export interface Ctx {
   now(): number;
   env: Record<string, string | undefined>;
   connect(opts: ConnectOptions): Promise<Connection>;
+  /** How the user ran us: `claimctl` (the default) or `kubectl claimkit`; help and usage errors say it. */
+  prog?: string;
 }
 
 /** Exit codes: 0 ok, 1 problems found / not acquired, 2 usage or API error, 3 superseded token. */

@@ -1,8 +1,9 @@
 // claimctl manifests: deployable YAML for the chosen components, embedded in the package
 // (manifests.generated.ts, written by tools/manifests from deploy/).
-import { type Parsed, parseFlags, str, UsageError } from './args.ts';
+import { type FlagSpecs, type Parsed, parseFlags, str, UsageError } from './args.ts';
 import type { Ctx } from './context.ts';
 import { COMPONENTS, MANIFESTS } from './manifests.generated.ts';
+import { asProgram } from './program.ts';
 
 /** One file of deploy/<component>/, as text. */
 export interface ManifestText {
@@ -80,10 +81,13 @@ export function parseComponents(value: string | undefined): Component[] {
   return parts as Component[];
 }
 
+/** The flags of `manifests` (the completion scripts read them too). */
+export const MANIFESTS_FLAGS: FlagSpecs = { components: { type: 'string' } };
+
 export async function runManifests(ctx: Ctx, argv: string[]): Promise<number> {
-  const p: Parsed = parseFlags(argv, { components: { type: 'string' } });
+  const p: Parsed = parseFlags(argv, MANIFESTS_FLAGS);
   if (p.flags.help) {
-    ctx.out(MANIFESTS_HELP);
+    ctx.out(asProgram(MANIFESTS_HELP, ctx.prog));
     return 0;
   }
   if (p.positionals.length > 0)

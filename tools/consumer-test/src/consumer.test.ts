@@ -152,7 +152,7 @@ describe('the bins', () => {
   // bin, the name its messages start with, a flag or command its --help documents
   const bins: [string, string, string][] = [
     ['claimctl', 'claimctl', 'simulate'],
-    ['kubectl-claim', 'claimctl', 'simulate'],
+    ['kubectl-claimkit', 'kubectl claimkit', 'simulate'],
     ['claimkit-controller', 'claimkit-controller', '--leader-elect'],
     ['claimkit-capture-agent', 'claimkit-capture-agent', '--duration-ms'],
     ['claimkit-webhook', 'claimkit-webhook', '--tls-cert-file'],

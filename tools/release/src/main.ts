@@ -11,10 +11,12 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Computed } from './report.ts';
 
-const USAGE = `usage: pnpm release [--dry-run [--json] | --plan] [--out FILE]
+const USAGE = `usage: pnpm release [--dry-run [--json] | --plan | --krew DIR] [--out FILE]
   --dry-run   print every artefact the release would publish (packs the npm packages and the chart)
   --json      with --dry-run: as JSON
   --plan      print the release plan as JSON (no packing)
+  --krew DIR  pack DIR/<os>-<arch>/kubectl-claimkit (compiled per platform) into the plugin's
+              archives and write its krew manifest (claimkit.yaml, with their sha256) in DIR
   --out FILE  write the JSON (--plan, --dry-run --json) to FILE instead of stdout
 Without a flag it publishes, and only in the release workflow (.github/workflows/release.yml).`;
 
@@ -29,9 +31,16 @@ async function main(argv: string[]): Promise<number> {
   const known = new Set(['--dry-run', '--json', '--plan', '--help', '-h']);
   const outAt = argv.indexOf('--out');
   const out = outAt >= 0 ? argv[outAt + 1] : undefined;
-  const unknown = argv.find((a, i) => !known.has(a) && !(outAt >= 0 && (i === outAt || i === outAt + 1)));
+  const krewAt = argv.indexOf('--krew');
+  const krewDir = krewAt >= 0 ? argv[krewAt + 1] : undefined;
+  const flagValue = (at: number, i: number) => at >= 0 && (i === at || i === at + 1);
+  const unknown = argv.find((a, i) => !known.has(a) && !flagValue(outAt, i) && !flagValue(krewAt, i));
   if (outAt >= 0 && (out === undefined || out.startsWith('--'))) {
     console.error('pnpm release: --out needs a file (see --help)');
+    return 2;
+  }
+  if (krewAt >= 0 && (krewDir === undefined || krewDir.startsWith('--'))) {
+    console.error('pnpm release: --krew needs a directory (see --help)');
     return 2;
   }
   const emitJson = (value: unknown) => {
@@ -49,7 +58,7 @@ async function main(argv: string[]): Promise<number> {
   }
   const dryRun = argv.includes('--dry-run');
   const planOnly = argv.includes('--plan');
-  if (!dryRun && !planOnly) {
+  if (!dryRun && !planOnly && krewDir === undefined) {
     const refusal = refusePublishing(process.env);
     if (refusal) {
       console.error(`pnpm release: refused: ${refusal}`);
@@ -87,6 +96,18 @@ async function main(argv: string[]): Promise<number> {
   }
   if (planOnly) {
     emitJson(plan);
+    return 0;
+  }
+  if (krewDir !== undefined) {
+    const { writeKrewArtefacts } = await import('./krew.ts');
+    const problems = writeKrewArtefacts(plan.krew, plan.version, join(root, 'packages/cli/LICENSE'), krewDir);
+    if (problems.length > 0) {
+      console.error(`pnpm release: the kubectl plugin's artefacts cannot be made:\n${problems.join('\n')}`);
+      return 1;
+    }
+    console.log(
+      `${plan.krew.archives.map((a) => a.file).join('\n')}\n${plan.krew.manifestFile}\n(in ${krewDir}: attach them to the GitHub release ${plan.krew.releaseTag})`,
+    );
     return 0;
   }
   if (!dryRun) {

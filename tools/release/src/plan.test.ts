@@ -4,6 +4,7 @@
 import { fileURLToPath } from 'node:url';
 import { CLAIMKIT_VERSION, imageRef, imageRepository } from '@claimkit/core';
 import { describe, expect, it } from 'vitest';
+import { krewArtefact } from './krew.ts';
 import { PLATFORMS, releasePlan, sourceUrl, type Workspace } from './plan.ts';
 import { readWorkspace } from './workspace.ts';
 
@@ -83,6 +84,8 @@ describe('releasePlan', () => {
         repository: 'oci://ghcr.io/claimkit/charts',
         ref: 'ghcr.io/claimkit/charts/claimkit:1.4.2',
       },
+      // The kubectl plugin's archives and krew manifest (krew.test.ts checks them).
+      krew: krewArtefact('1.4.2', 'https://github.com/claimkit/claimkit'),
       gitTags: ['@claimkit/cli@1.4.2', '@claimkit/core@1.4.2', 'v1.4.2'],
     });
   });

@@ -3,6 +3,7 @@
 // the tests check one and the same plan. npm packages of the fixed changesets group, one multi-arch
 // image per component with OCI labels, the Helm chart as an OCI artifact, git tags.
 import { fixedGroupVersion, type WorkspacePackage } from '@claimkit/manifests/version';
+import { type KrewArtefact, krewArtefact } from './krew.ts';
 
 /** What the plan is decided from. */
 export interface Workspace {
@@ -61,6 +62,8 @@ export interface ReleasePlan {
   npm: NpmArtefact[];
   images: ImageArtefact[];
   chart: ChartArtefact;
+  /** The kubectl plugin: an archive per platform on the GitHub release, and its krew manifest. */
+  krew: KrewArtefact;
   /** The git tags the release creates: one per package (as `changeset publish` does) and v<version>. */
   gitTags: string[];
 }
@@ -147,5 +150,6 @@ export function releasePlan(ws: Workspace): { plan: ReleasePlan } | { errors: st
     ref: `${chartRef}/${ws.chart.name}:${version}`,
   };
   const gitTags = [...npm.map((p) => `${p.name}@${version}`), `v${version}`];
-  return { plan: { version, prerelease, revision: ws.revision, npm, images, chart, gitTags } };
+  const krew = krewArtefact(version, source);
+  return { plan: { version, prerelease, revision: ws.revision, npm, images, chart, krew, gitTags } };
 }

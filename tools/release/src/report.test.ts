@@ -75,6 +75,9 @@ describe('formatReport', () => {
       `label org.opencontainers.image.revision=${'c'.repeat(40)}`,
       'oci://ghcr.io/claimkit/charts/claimkit:3.1.0 (appVersion 3.1.0)',
       `digest    ${chart.sha256}`,
+      'kubectl plugin (krew claimkit v3.1.0; attached to the GitHub release v3.1.0):',
+      'kubectl-claimkit_v3.1.0_darwin_arm64.tar.gz (darwin/arm64, deno compile --target aarch64-apple-darwin)',
+      'claimkit.yaml: the krew manifest',
       '@claimkit/core@3.1.0\n  v3.1.0\n',
     ]) {
       expect(text).toContain(want);

@@ -48,6 +48,13 @@ export function formatReport(plan: ReleasePlan, c: Computed): string {
       `    digest    ${c.chart.sha256} (of this package: helm stamps the time, so the pushed one differs)`,
     );
   }
+  lines.push(
+    '',
+    `kubectl plugin (krew ${plan.krew.name} ${plan.krew.version}; attached to the GitHub release ${plan.krew.releaseTag}):`,
+    ...plan.krew.archives.map((a) => `  ${a.file} (${a.os}/${a.arch}, deno compile --target ${a.target})`),
+    `  ${plan.krew.manifestFile}: the krew manifest; its sha256 are those of the archives the workflow packs`,
+    '    (pnpm release --krew DIR, from the binaries it compiles: deno compile needs its runtime from dl.deno.land)',
+  );
   lines.push('', 'git tags:', ...plan.gitTags.map((t) => `  ${t}`));
   return `${lines.join('\n')}\n`;
 }

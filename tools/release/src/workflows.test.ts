@@ -49,6 +49,19 @@ describe('the workflows', () => {
     }
   });
 
+  it('release: the kubectl plugin compiled per krew platform, packed with its manifest, attached to v<version>', () => {
+    for (const want of [
+      "jq -r '.krew.archives[]",
+      'ENTRY=dist/kubectl-claimkit.js bash scripts/toolchain.sh bash packages/cli/scripts/compile.sh',
+      '--target "$target"',
+      'pnpm release --krew "$RUNNER_TEMP/krew"',
+      'gh release create "v$VERSION" --verify-tag',
+      'needs: [plan, tag]',
+    ]) {
+      expect(release).toContain(want);
+    }
+  });
+
   it('ci: runs the README test command', () => {
     expect(workflows.find((w) => w.file === 'ci.yml')?.text).toMatch(/\n\s+- run: npm test\n/);
   });

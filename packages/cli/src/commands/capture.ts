@@ -10,11 +10,13 @@ import {
   renewCapture,
   retryFailedCapture,
 } from '@claimkit/core';
-import { int, oneOf, type Parsed, parseFlags, str, UsageError } from '../args.ts';
+import { type FlagSpecs, int, oneOf, type Parsed, parseFlags, str, UsageError } from '../args.ts';
 import type { Ctx } from '../context.ts';
+import { asProgram } from '../program.ts';
 import { CLUSTER_HELP, connect, expectPositionals, NAMESPACED, namespaceOf } from './common.ts';
 
-const OPS = ['acquire', 'renew', 'complete', 'fail', 'release', 'retry'] as const;
+/** The capture operations (the completion scripts offer them). */
+export const OPS = ['acquire', 'renew', 'complete', 'fail', 'release', 'retry'] as const;
 
 export const CAPTURE_HELP = `Hold and finish a Capture from the holder's side (External backend).
 
@@ -55,18 +57,20 @@ function summary(c: Capture): Record<string, unknown> {
   };
 }
 
+export const CAPTURE_FLAGS: FlagSpecs = {
+  ...NAMESPACED,
+  pod: { type: 'string' },
+  uid: { type: 'string' },
+  token: { type: 'string' },
+  ref: { type: 'string' },
+  error: { type: 'string' },
+  output: { short: 'o', type: 'string' },
+};
+
 export async function runCapture(ctx: Ctx, argv: string[]): Promise<number> {
-  const p: Parsed = parseFlags(argv, {
-    ...NAMESPACED,
-    pod: { type: 'string' },
-    uid: { type: 'string' },
-    token: { type: 'string' },
-    ref: { type: 'string' },
-    error: { type: 'string' },
-    output: { short: 'o', type: 'string' },
-  });
+  const p: Parsed = parseFlags(argv, CAPTURE_FLAGS);
   if (p.flags.help || p.positionals.length === 0) {
-    ctx.out(CAPTURE_HELP);
+    ctx.out(asProgram(CAPTURE_HELP, ctx.prog));
     return p.flags.help ? 0 : 2;
   }
   const [opArg, name] = expectPositionals(p, 2, 2, 'claimctl capture OP NAME [flags]');
@@ -149,7 +153,7 @@ export async function runCapture(ctx: Ctx, argv: string[]): Promise<number> {
         const a = args as { token: number; error: string };
         const c = await failCapture(client, key, a.token, a.error);
         print(
-          `capture ${name}: attempt ${c.status?.attempts} failed; phase ${c.status?.phase}${c.status?.phase === 'Failed' ? ' (maxAttempts reached; claimctl capture retry starts over)' : ''}`,
+          `capture ${name}: attempt ${c.status?.attempts} failed; phase ${c.status?.phase}${c.status?.phase === 'Failed' ? ` (maxAttempts reached; ${ctx.prog ?? 'claimctl'} capture retry starts over)` : ''}`,
           c,
         );
         return 0;

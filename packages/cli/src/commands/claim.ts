@@ -1,7 +1,8 @@
 // claimctl claim migrate NAME [--to POD]: asks the controller to migrate a claim (annotations).
 import { ANNOTATION_MIGRATE, ANNOTATION_MIGRATE_TO } from '@claimkit/core';
-import { oneOf, type Parsed, parseFlags, str } from '../args.ts';
+import { type FlagSpecs, oneOf, type Parsed, parseFlags, str } from '../args.ts';
 import type { Ctx } from '../context.ts';
+import { asProgram } from '../program.ts';
 import { CLUSTER_HELP, connect, expectPositionals, NAMESPACED, namespaceOf } from './common.ts';
 
 export const CLAIM_HELP = `Act on PodClaims.
@@ -17,10 +18,12 @@ Flags:
       --reason TEXT         why (default: claimctl)
 ${CLUSTER_HELP}`;
 
+export const CLAIM_FLAGS: FlagSpecs = { ...NAMESPACED, to: { type: 'string' }, reason: { type: 'string' } };
+
 export async function runClaim(ctx: Ctx, argv: string[]): Promise<number> {
-  const p: Parsed = parseFlags(argv, { ...NAMESPACED, to: { type: 'string' }, reason: { type: 'string' } });
+  const p: Parsed = parseFlags(argv, CLAIM_FLAGS);
   if (p.flags.help || p.positionals.length === 0) {
-    ctx.out(CLAIM_HELP);
+    ctx.out(asProgram(CLAIM_HELP, ctx.prog));
     return p.flags.help ? 0 : 2;
   }
   const [op, name] = expectPositionals(p, 2, 2, 'claimctl claim migrate NAME [--to POD]');

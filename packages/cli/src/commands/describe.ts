@@ -1,8 +1,9 @@
 // claimctl describe TYPE [NAME...]: every field, conditions and recent Events, kubectl style.
 import type { Client, Condition, KubeEvent, KubeObject, PodClaim } from '@claimkit/core';
-import { type Parsed, parseFlags, str, UsageError } from '../args.ts';
+import { type FlagSpecs, type Parsed, parseFlags, str, UsageError } from '../args.ts';
 import type { Ctx } from '../context.ts';
 import { age, table } from '../output.ts';
+import { asProgram } from '../program.ts';
 import { resolveResource, waitingOf } from '../resources.ts';
 import { ALL_NAMESPACES_HELP, CLUSTER_HELP, connect, NAMESPACED, namespaceOf } from './common.ts';
 import { fetchObjects } from './get.ts';
@@ -161,10 +162,12 @@ export function describeObject(o: KubeObject, events: KubeEvent[] | string, now:
   return lines.join('\n');
 }
 
+export const DESCRIBE_FLAGS: FlagSpecs = { ...NAMESPACED, selector: { short: 'l', type: 'string' } };
+
 export async function runDescribe(ctx: Ctx, argv: string[]): Promise<number> {
-  const p: Parsed = parseFlags(argv, { ...NAMESPACED, selector: { short: 'l', type: 'string' } });
+  const p: Parsed = parseFlags(argv, DESCRIBE_FLAGS);
   if (p.flags.help) {
-    ctx.out(DESCRIBE_HELP);
+    ctx.out(asProgram(DESCRIBE_HELP, ctx.prog));
     return 0;
   }
   if (p.positionals.length === 0)

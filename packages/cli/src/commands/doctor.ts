@@ -7,9 +7,10 @@ import {
   type Finding,
   runDoctor,
 } from '@claimkit/core/doctor';
-import { bool, duration, oneOf, type Parsed, parseFlags, str, UsageError } from '../args.ts';
+import { bool, duration, type FlagSpecs, oneOf, type Parsed, parseFlags, str, UsageError } from '../args.ts';
 import type { Ctx } from '../context.ts';
 import type { Style } from '../output.ts';
+import { asProgram } from '../program.ts';
 import {
   ALL_NAMESPACES_HELP,
   CLUSTER_HELP,
@@ -120,16 +121,18 @@ export function formatRun(run: DoctorRun, opts: { fix: boolean; dryRun: boolean 
   return lines.join('\n');
 }
 
+export const DOCTOR_FLAGS: FlagSpecs = {
+  ...NAMESPACED,
+  output: { short: 'o', type: 'string' },
+  fix: { type: 'boolean' },
+  'dry-run': { type: 'boolean' },
+  'stuck-after': { type: 'string' },
+};
+
 export async function runDoctorCommand(ctx: Ctx, argv: string[]): Promise<number> {
-  const p: Parsed = parseFlags(argv, {
-    ...NAMESPACED,
-    output: { short: 'o', type: 'string' },
-    fix: { type: 'boolean' },
-    'dry-run': { type: 'boolean' },
-    'stuck-after': { type: 'string' },
-  });
+  const p: Parsed = parseFlags(argv, DOCTOR_FLAGS);
   if (p.flags.help) {
-    ctx.out(DOCTOR_HELP);
+    ctx.out(asProgram(DOCTOR_HELP, ctx.prog));
     return 0;
   }
   expectPositionals(p, 0, 0, 'claimctl doctor [flags]');

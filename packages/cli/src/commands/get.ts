@@ -3,6 +3,7 @@ import { type AnyObject, type Client, type KubeObject, toYaml } from '@claimkit/
 import { type FlagSpecs, oneOf, type Parsed, parseFlags, str, UsageError } from '../args.ts';
 import type { Ctx } from '../context.ts';
 import { table } from '../output.ts';
+import { asProgram } from '../program.ts';
 import { type ResourceInfo, resolveResource } from '../resources.ts';
 import { ALL_NAMESPACES_HELP, CLUSTER_HELP, connect, NAMESPACED, namespaceOf } from './common.ts';
 
@@ -101,7 +102,7 @@ export function render(
 export async function runGet(ctx: Ctx, argv: string[]): Promise<number> {
   const p: Parsed = parseFlags(argv, GET_FLAGS);
   if (p.flags.help) {
-    ctx.out(GET_HELP);
+    ctx.out(asProgram(GET_HELP, ctx.prog));
     return 0;
   }
   if (p.positionals.length === 0)

@@ -1,7 +1,8 @@
 // claimctl simulate: core's deterministic simulator; a violation prints the seed and shrunk trace.
 import { formatTrace, formatViolations, simulate } from '@claimkit/core/sim';
-import { int, num, oneOf, type Parsed, parseFlags, str } from '../args.ts';
+import { type FlagSpecs, int, num, oneOf, type Parsed, parseFlags, str } from '../args.ts';
 import type { Ctx } from '../context.ts';
+import { asProgram } from '../program.ts';
 import { expectPositionals } from './common.ts';
 
 export const SIMULATE_HELP = `Run core's deterministic simulator: controller replicas, faults, pod churn, migrations,
@@ -20,16 +21,18 @@ Flags:
       --faults RATE         probability of an API fault per step, 0..1 (default 0.04)
   -o, --output FORMAT       text (default) or json`;
 
+export const SIMULATE_FLAGS: FlagSpecs = {
+  seed: { type: 'string' },
+  steps: { type: 'string' },
+  replicas: { type: 'string' },
+  faults: { type: 'string' },
+  output: { short: 'o', type: 'string' },
+};
+
 export async function runSimulate(ctx: Ctx, argv: string[]): Promise<number> {
-  const p: Parsed = parseFlags(argv, {
-    seed: { type: 'string' },
-    steps: { type: 'string' },
-    replicas: { type: 'string' },
-    faults: { type: 'string' },
-    output: { short: 'o', type: 'string' },
-  });
+  const p: Parsed = parseFlags(argv, SIMULATE_FLAGS);
   if (p.flags.help) {
-    ctx.out(SIMULATE_HELP);
+    ctx.out(asProgram(SIMULATE_HELP, ctx.prog));
     return 0;
   }
   expectPositionals(p, 0, 0, 'claimctl simulate [flags]');
@@ -59,7 +62,7 @@ export async function runSimulate(ctx: Ctx, argv: string[]): Promise<number> {
       `${ctx.style.red('violation')}: seed ${seed}, ${steps} steps, ${replicas} replica(s), fault rate ${faultRate}`,
       formatViolations(res.violations),
       '',
-      `shrunk trace (replay: claimctl simulate --seed ${seed} --steps ${steps} --replicas ${replicas} --faults ${faultRate}):`,
+      `shrunk trace (replay: ${ctx.prog ?? 'claimctl'} simulate --seed ${seed} --steps ${steps} --replicas ${replicas} --faults ${faultRate}):`,
       formatTrace(seed, res.trace),
     ].join('\n'),
   );

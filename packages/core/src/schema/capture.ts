@@ -10,6 +10,8 @@ import {
   objectSchema,
   observedGeneration,
   podRef,
+  READY_COLUMNS,
+  READY_MESSAGE,
   str,
   time,
 } from './common.ts';
@@ -199,10 +201,12 @@ export const captureSchema: KindSchema = {
     { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
     { name: 'Holder', type: 'string', jsonPath: '.status.claim.holder.name' },
     { name: 'Token', type: 'integer', jsonPath: '.status.claim.token' },
+    ...READY_COLUMNS,
     { name: 'Epoch', type: 'integer', jsonPath: '.status.epoch', priority: 1 },
     { name: 'Attempts', type: 'integer', jsonPath: '.status.attempts', priority: 1 },
     { name: 'Source Pod', type: 'string', jsonPath: '.status.result.capturedFrom.name', priority: 1 },
     { name: 'Result', type: 'string', jsonPath: '.status.result.ref', priority: 1 },
+    READY_MESSAGE,
     AGE,
   ],
 };

@@ -120,6 +120,29 @@ export function objectSchema(
   };
 }
 
+/** The summary condition every kind's controller keeps (True when the object does what its spec asks). */
+const READY_CONDITION = 'Ready';
+
+const readyPath = (field: 'status' | 'reason' | 'message') =>
+  `.status.conditions[?(@.type=='${READY_CONDITION}')].${field}`;
+
+/**
+ * Ready and Reason, as `kubectl get` shows them for cert-manager's or Cluster API's kinds: the Ready
+ * condition's status and reason in the default view (they go after a kind's own columns, before Age).
+ */
+export const READY_COLUMNS = [
+  { name: 'Ready', type: 'string', jsonPath: readyPath('status') },
+  { name: 'Reason', type: 'string', jsonPath: readyPath('reason') },
+] as const;
+
+/** The Ready condition's message, in `-o wide` only (it can be long). */
+export const READY_MESSAGE = {
+  name: 'Message',
+  type: 'string',
+  jsonPath: readyPath('message'),
+  priority: 1,
+} as const;
+
 export const AGE = {
   name: 'Age',
   type: 'date',

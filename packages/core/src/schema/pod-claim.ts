@@ -1,7 +1,17 @@
 // PodClaim: one claim binds one pool pod (DESIGN.md "PodClaim").
 import { HINT_ANNOTATIONS } from '../api/constants.ts';
 import type { JSONSchemaProps, KindSchema } from '../api/crd-schema.ts';
-import { AGE, conditions, count, objectSchema, observedGeneration, str, time } from './common.ts';
+import {
+  AGE,
+  conditions,
+  count,
+  objectSchema,
+  observedGeneration,
+  READY_COLUMNS,
+  READY_MESSAGE,
+  str,
+  time,
+} from './common.ts';
 
 export const RULE_IMMUTABLE = 'self == oldSelf';
 const RULE_SOURCE_NOT_POD =
@@ -104,6 +114,7 @@ export const podClaimSchema: KindSchema = {
     { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
     { name: 'Pod', type: 'string', jsonPath: '.spec.podName' },
     { name: 'Node', type: 'string', jsonPath: '.spec.nodeName' },
+    ...READY_COLUMNS,
     { name: 'Source Pod', type: 'string', jsonPath: '.spec.sourcePod', priority: 1 },
     { name: 'Migrations', type: 'integer', jsonPath: '.status.migrations', priority: 1 },
     { name: 'Lost Policy', type: 'string', jsonPath: '.spec.lostPolicy', priority: 1 },
@@ -113,6 +124,7 @@ export const podClaimSchema: KindSchema = {
       jsonPath: ".status.conditions[?(@.type=='Bound')].reason",
       priority: 1,
     },
+    READY_MESSAGE,
     AGE,
   ],
 };

@@ -2,7 +2,18 @@
 
 import type { JSONSchemaProps, KindSchema } from '../api/crd-schema.ts';
 import { KIND_INFO } from '../api/types.ts';
-import { AGE, conditions, count, int, objectSchema, observedGeneration, str, stringMap } from './common.ts';
+import {
+  AGE,
+  conditions,
+  count,
+  int,
+  objectSchema,
+  observedGeneration,
+  READY_COLUMNS,
+  READY_MESSAGE,
+  str,
+  stringMap,
+} from './common.ts';
 
 const RULE_MIN_IDLE_LE_MAX_PODS = 'self.minIdle <= self.maxPods';
 
@@ -151,11 +162,13 @@ export const podPoolSchema: KindSchema = {
     { name: 'Total', type: 'integer', jsonPath: '.status.total' },
     { name: 'Idle', type: 'integer', jsonPath: '.status.idle' },
     { name: 'Bound', type: 'integer', jsonPath: '.status.bound' },
+    ...READY_COLUMNS,
     { name: 'Draining', type: 'integer', jsonPath: '.status.draining', priority: 1 },
     { name: 'Updated', type: 'integer', jsonPath: '.status.updated', priority: 1 },
     { name: 'Outdated', type: 'integer', jsonPath: '.status.outdated', priority: 1 },
     { name: 'Policy', type: 'string', jsonPath: '.spec.releasePolicy', priority: 1 },
     { name: 'Source', type: 'string', jsonPath: '.spec.source.captureName', priority: 1 },
+    READY_MESSAGE,
     AGE,
   ],
   scale: KIND_INFO.PodPool.scale,

@@ -269,6 +269,38 @@ describe('deploy/crds', () => {
     });
   });
 
+  it('kubectl get shows Ready, Reason (the Ready condition every kind sets) and Age for every kind', () => {
+    const cond = (f: string) => `.status.conditions[?(@.type=='Ready')].${f}`;
+    for (const k of Object.values(KIND_SCHEMAS)) {
+      const cols = crdFor(k).spec.versions[0]!.additionalPrinterColumns;
+      const shown = cols.filter((c) => !c.priority).map((c) => c.name);
+      // Default view: the kind's own columns, then Ready, Reason, Age.
+      expect(shown.slice(-3), k.kind).toEqual(['Ready', 'Reason', 'Age']);
+      expect(
+        cols.find((c) => c.name === 'Ready'),
+        k.kind,
+      ).toEqual({
+        name: 'Ready',
+        type: 'string',
+        jsonPath: cond('status'),
+      });
+      expect(cols.find((c) => c.name === 'Reason')?.jsonPath, k.kind).toBe(cond('reason'));
+      expect(
+        cols.find((c) => c.name === 'Message'),
+        k.kind,
+      ).toMatchObject({
+        jsonPath: cond('message'),
+        priority: 1,
+      });
+      expect(cols.at(-1), k.kind).toEqual({
+        name: 'Age',
+        type: 'date',
+        jsonPath: '.metadata.creationTimestamp',
+      });
+      expect(new Set(cols.map((c) => c.name)).size, k.kind).toBe(cols.length);
+    }
+  });
+
   it('toYaml round-trips awkward strings', () => {
     const v = {
       a: ['', 'true', 'no', '1', '1.5', '0x1f', 'a: b', 'x #y', '-lead', 'trail:', "it's", '"q"', 'ok text'],
