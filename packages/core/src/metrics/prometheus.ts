@@ -142,6 +142,10 @@ export class Registry {
     this.metrics.push(m);
     return m;
   }
+  /** The names of the registered metrics, in registration order (a histogram's without suffixes). */
+  names(): string[] {
+    return this.metrics.map((m) => m.name);
+  }
   /** The text exposition of every registered metric. */
   render(): string {
     return `${this.metrics.map((m) => m.render()).join('\n')}\n`;

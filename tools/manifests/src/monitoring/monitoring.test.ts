@@ -1,0 +1,243 @@
+// The monitoring shipped with claimkit (deploy/monitoring and the chart's copy): the dashboard and the
+// alert rules name only metrics the controller and the webhook export, the rule file has the alerts
+// docs/operate.md explains, and the chart's templated rule renders the same rules with its default
+// values. `promtool check rules` and `promtool check metrics` run in e2e (apps/e2e/src/helm/chart.test.ts,
+// apps/e2e/src/node/chart-install.test.ts), where promtool is built.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { parse, parseAllDocuments } from 'yaml';
+import { CHART_DIR } from '../helm/chart.ts';
+import { CHART_DASHBOARD } from '../helm/monitoring.ts';
+import { exportedMetricNames, NOT_YET_EXPORTED, registryMetricNames } from './exported.ts';
+import { DASHBOARD_FILE, RULE_FILE } from './files.ts';
+import { metricNames, seriesNames } from './promql.ts';
+import { prometheusRule, RULE_DEFAULTS, type RuleGroup } from './rules.ts';
+
+const root = fileURLToPath(new URL('../../../../', import.meta.url));
+const read = (p: string) => readFileSync(join(root, p), 'utf8');
+
+type Target = { expr: string; refId: string; datasource: { uid: string }; legendFormat: string };
+type Panel = {
+  id: number;
+  type: string;
+  title: string;
+  datasource?: { type: string; uid: string };
+  gridPos: { h: number; w: number; x: number; y: number };
+  targets?: Target[];
+};
+type Variable = {
+  name: string;
+  type: string;
+  query: string | { query: string };
+  datasource?: { uid: string };
+};
+type Dashboard = { schemaVersion: number; uid: string; panels: Panel[]; templating: { list: Variable[] } };
+
+const dashboard = JSON.parse(read(DASHBOARD_FILE)) as Dashboard;
+const ruleObject = parse(read(RULE_FILE)) as ReturnType<typeof prometheusRule>;
+const groups = ruleObject.spec.groups as RuleGroup[];
+
+/** Every PromQL expression of the dashboard: its panels' targets and its query variables. */
+function dashboardExprs(): { where: string; expr: string }[] {
+  const out = dashboard.panels.flatMap((p) =>
+    (p.targets ?? []).map((t) => ({ where: `panel "${p.title}" ${t.refId}`, expr: t.expr })),
+  );
+  for (const v of dashboard.templating.list) {
+    if (v.type !== 'query') continue;
+    const q = typeof v.query === 'string' ? v.query : v.query.query;
+    // label_values(<selector>, <label>): the selector is PromQL, the label is not a metric.
+    const m = /^label_values\((.*),\s*\w+\)$/.exec(q);
+    if (!m) throw new Error(`variable ${v.name}: not a label_values() query: ${q}`);
+    out.push({ where: `variable ${v.name}`, expr: m[1]! });
+  }
+  return out;
+}
+const ruleExprs = () =>
+  groups.flatMap((g) => g.rules.map((r) => ({ where: `alert ${r.alert}`, expr: r.expr })));
+
+describe('PromQL metric names', () => {
+  it('are the selected series, not functions, keywords, labels, strings, ranges or variables', () => {
+    expect(
+      seriesNames(
+        'histogram_quantile(0.99, sum by (namespace, pool, le) (rate(a_seconds_bucket{namespace=~"$namespace", pool="x{y}"}[$__rate_interval])))',
+      ),
+    ).toEqual(['a_seconds_bucket']);
+    expect(
+      seriesNames('max(b) without (instance) / on (pool) group_left (state) c offset 5m > bool 0.5 and d'),
+    ).toEqual(['b', 'c', 'd']);
+    expect(seriesNames('max by (pool) (g) + topk without (a) (3, h) + count(i)')).toEqual(['g', 'h', 'i']);
+    expect(seriesNames('(max(leader) or vector(0)) < 1 unless absent(up) * group_left e')).toEqual([
+      'leader',
+      'up',
+      'e',
+    ]);
+    expect(seriesNames('sum(rate(x_total[5m:30s])) by (job) + ${var} * 1e3 + [[old]]')).toEqual(['x_total']);
+    expect(seriesNames("label_replace(f, 'dst', '$1', \"src\", `(.*)`)")).toEqual(['f']);
+  });
+
+  it("strip a histogram's series suffixes", () => {
+    expect(metricNames('rate(h_bucket[1m]) + h_sum / h_count + g')).toEqual(['h', 'g']);
+  });
+});
+
+describe('the metrics the queries may name', () => {
+  it('are what the registries export, plus the planned names not exported yet (a list that only shrinks)', () => {
+    const exported = registryMetricNames();
+    expect(exported).toContain('claimkit_reconcile_total');
+    expect(exported).toContain('claimkit_webhook_requests_total');
+    const already = NOT_YET_EXPORTED.filter((n) => exported.includes(n));
+    expect(
+      already,
+      'exported now: remove from NOT_YET_EXPORTED (tools/manifests/src/monitoring/exported.ts)',
+    ).toEqual([]);
+  });
+});
+
+describe('the Grafana dashboard (deploy/monitoring/claimkit-dashboard.json)', () => {
+  it('names only metrics the controller and the webhook export, in every query', () => {
+    const exported = exportedMetricNames();
+    const exprs = dashboardExprs();
+    expect(exprs.length).toBeGreaterThan(40);
+    for (const { where, expr } of exprs) {
+      const names = metricNames(expr);
+      expect(names.length, `${where}: ${expr}`).toBeGreaterThan(0);
+      for (const n of names)
+        expect(exported.has(n), `${where} names ${n}, which nothing exports: ${expr}`).toBe(true);
+    }
+  });
+
+  it("shows every claimkit SLI and the controller's, the webhook's and the processes' health", () => {
+    const shown = new Set(dashboardExprs().flatMap((e) => metricNames(e.expr)));
+    for (const m of [
+      'claimkit_podclaim_bind_duration_seconds',
+      'claimkit_podclaims_pending',
+      'claimkit_podclaim_oldest_pending_seconds',
+      'claimkit_pool_pods',
+      'claimkit_pool_headroom_pods',
+      'claimkit_pool_target_idle',
+      'claimkit_pool_binds_total',
+      'claimkit_pool_releases_total',
+      'controller_runtime_reconcile_total',
+      'controller_runtime_reconcile_errors_total',
+      'controller_runtime_reconcile_time_seconds',
+      'workqueue_depth',
+      'claimkit_leader',
+      'claimkit_capture_duration_seconds',
+      'claimkit_capture_takeovers_total',
+      'claimkit_leader_takeovers_total',
+      'claimkit_fenced_refusals_total',
+      'claimkit_doctor_findings',
+      'claimkit_webhook_requests_total',
+      'claimkit_webhook_request_duration_seconds',
+      'process_resident_memory_bytes',
+      'process_cpu_seconds_total',
+    ]) {
+      expect(shown.has(m), m).toBe(true);
+    }
+  });
+
+  it('is a Grafana dashboard (schemaVersion 39+) on a Prometheus datasource variable, with job, namespace and pool variables', () => {
+    expect(dashboard.schemaVersion).toBeGreaterThanOrEqual(39);
+    expect(dashboard.uid).toMatch(/^[\w-]{1,40}$/);
+    const vars = new Map(dashboard.templating.list.map((v) => [v.name, v]));
+    expect(vars.get('datasource')).toMatchObject({ type: 'datasource', query: 'prometheus' });
+    for (const name of ['job', 'namespace', 'pool']) {
+      expect(vars.get(name)?.type, name).toBe('query');
+      expect(vars.get(name)?.datasource?.uid, name).toBe('${datasource}');
+    }
+    const ids = dashboard.panels.map((p) => p.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const p of dashboard.panels.filter((x) => x.type !== 'row')) {
+      expect(p.datasource?.uid, p.title).toBe('${datasource}');
+      expect(p.targets?.length, p.title).toBeGreaterThan(0);
+      for (const t of p.targets ?? []) expect(t.datasource.uid, p.title).toBe('${datasource}');
+      // Pool panels follow the namespace and pool variables.
+      for (const t of p.targets ?? []) {
+        if (/claimkit_(pool_|podclaims_pending|podclaim_)/.test(t.expr)) {
+          expect(t.expr, p.title).toContain('namespace=~"$namespace", pool=~"$pool"');
+        }
+      }
+    }
+  });
+
+  it('lays its panels out on the 24-column grid without overlaps', () => {
+    const cells = new Set<string>();
+    for (const p of dashboard.panels) {
+      const { x, y, w, h } = p.gridPos;
+      expect(x + w, p.title).toBeLessThanOrEqual(24);
+      for (let i = x; i < x + w; i++)
+        for (let j = y; j < y + h; j++) {
+          expect(cells.has(`${i},${j}`), `${p.title} overlaps at ${i},${j}`).toBe(false);
+          cells.add(`${i},${j}`);
+        }
+    }
+  });
+
+  it("is the chart's dashboard byte for byte", () => {
+    expect(read(`${CHART_DIR}/${CHART_DASHBOARD}`)).toBe(read(DASHBOARD_FILE));
+  });
+});
+
+describe('the alert rules (deploy/monitoring/prometheus-rule.yaml)', () => {
+  const alerts = groups.flatMap((g) => g.rules);
+
+  it('parse as a PrometheusRule with the alerts docs/operate.md explains', () => {
+    expect(ruleObject).toMatchObject({ apiVersion: 'monitoring.coreos.com/v1', kind: 'PrometheusRule' });
+    expect(alerts.map((a) => a.alert).sort()).toEqual([
+      'ClaimkitBindLatencyHigh',
+      'ClaimkitClaimsPendingTooLong',
+      'ClaimkitDoctorFindings',
+      'ClaimkitNoLeader',
+      'ClaimkitPoolExhausted',
+      'ClaimkitReconcileErrors',
+      'ClaimkitWebhookErrors',
+    ]);
+    const doc = read('docs/operate.md');
+    const anchors = new Set(
+      [...doc.matchAll(/^#+ (.+)$/gm)].map((m) =>
+        m[1]!
+          .toLowerCase()
+          .replace(/[^\w\- ]/g, '')
+          .replace(/ /g, '-'),
+      ),
+    );
+    for (const a of alerts) {
+      expect(a.labels.severity, a.alert).toMatch(/^(warning|critical)$/);
+      expect(a.for, a.alert).toMatch(/^(\d+(ms|s|m|h|d|w|y))+$/);
+      expect(a.annotations.summary.length, a.alert).toBeGreaterThan(10);
+      const anchor = a.annotations.runbook_url.split('#')[1]!;
+      expect(anchors.has(anchor), `${a.alert}: docs/operate.md has no heading #${anchor}`).toBe(true);
+      expect(doc, `docs/operate.md names ${a.alert}`).toContain(a.alert);
+    }
+  });
+
+  it('name only metrics the controller and the webhook export', () => {
+    const exported = exportedMetricNames();
+    for (const { where, expr } of ruleExprs()) {
+      const names = metricNames(expr);
+      expect(names.length, where).toBeGreaterThan(0);
+      for (const n of names)
+        expect(exported.has(n), `${where} names ${n}, which nothing exports: ${expr}`).toBe(true);
+    }
+  });
+
+  it("are what the chart's template renders with its default values", () => {
+    const template = read(`${CHART_DIR}/templates/monitoring-prometheusrule.yaml`);
+    const values = parse(read(`${CHART_DIR}/values.yaml`)) as {
+      monitoring: { prometheusRule: Record<string, unknown> };
+    };
+    expect(values.monitoring.prometheusRule).toMatchObject({ enabled: false, ...RULE_DEFAULTS });
+    // What Helm does to this template: `{{`...`}}` literals, the values, the if/with blocks.
+    const rendered = template
+      .replace(/\{\{`(.*?)`\}\}/g, '$1')
+      .replace(/\{\{ \.Values\.monitoring\.prometheusRule\.(\w+) \}\}/g, (_m, k: string) =>
+        String(values.monitoring.prometheusRule[k]),
+      )
+      .replace(/\{\{ \.Release\.Namespace \}\}/g, 'claimkit-system')
+      .replace(/^ *\{\{-.*\}\}\n/gm, '');
+    const [doc] = parseAllDocuments(rendered).map((d) => d.toJS());
+    expect(doc.spec).toEqual(JSON.parse(JSON.stringify(prometheusRule().spec)));
+  });
+});
