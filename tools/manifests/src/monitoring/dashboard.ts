@@ -3,7 +3,10 @@
 // exported from a Grafana so its layout, datasource and selectors are uniform; every query names only
 // metrics the controller or the webhook exports (monitoring.test.ts).
 
-const DS = { type: 'prometheus', uid: '${datasource}' };
+/** The datasource template variable every panel and query uses. */
+// biome-ignore lint/suspicious/noTemplateCurlyInString: Grafana's variable syntax, not a JS template.
+export const DATASOURCE_UID = '${datasource}';
+const DS = { type: 'prometheus', uid: DATASOURCE_UID };
 /** A pool's series: the namespace and pool template variables. */
 const POOL = 'namespace=~"$namespace", pool=~"$pool"';
 /** The claimkit processes' series (the job template variable: the controller's and the webhook's). */

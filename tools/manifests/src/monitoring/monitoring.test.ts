@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import { CHART_DIR } from '../helm/chart.ts';
 import { CHART_DASHBOARD } from '../helm/monitoring.ts';
+import { DATASOURCE_UID } from './dashboard.ts';
 import { exportedMetricNames, NOT_YET_EXPORTED, registryMetricNames } from './exported.ts';
 import { DASHBOARD_FILE, RULE_FILE } from './files.ts';
 import { metricNames, seriesNames } from './promql.ts';
@@ -73,6 +74,7 @@ describe('PromQL metric names', () => {
       'up',
       'e',
     ]);
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: Grafana's ${var}, not a JS template.
     expect(seriesNames('sum(rate(x_total[5m:30s])) by (job) + ${var} * 1e3 + [[old]]')).toEqual(['x_total']);
     expect(seriesNames("label_replace(f, 'dst', '$1', \"src\", `(.*)`)")).toEqual(['f']);
   });
@@ -145,14 +147,14 @@ describe('the Grafana dashboard (deploy/monitoring/claimkit-dashboard.json)', ()
     expect(vars.get('datasource')).toMatchObject({ type: 'datasource', query: 'prometheus' });
     for (const name of ['job', 'namespace', 'pool']) {
       expect(vars.get(name)?.type, name).toBe('query');
-      expect(vars.get(name)?.datasource?.uid, name).toBe('${datasource}');
+      expect(vars.get(name)?.datasource?.uid, name).toBe(DATASOURCE_UID);
     }
     const ids = dashboard.panels.map((p) => p.id);
     expect(new Set(ids).size).toBe(ids.length);
     for (const p of dashboard.panels.filter((x) => x.type !== 'row')) {
-      expect(p.datasource?.uid, p.title).toBe('${datasource}');
+      expect(p.datasource?.uid, p.title).toBe(DATASOURCE_UID);
       expect(p.targets?.length, p.title).toBeGreaterThan(0);
-      for (const t of p.targets ?? []) expect(t.datasource.uid, p.title).toBe('${datasource}');
+      for (const t of p.targets ?? []) expect(t.datasource.uid, p.title).toBe(DATASOURCE_UID);
       // Pool panels follow the namespace and pool variables.
       for (const t of p.targets ?? []) {
         if (/claimkit_(pool_|podclaims_pending|podclaim_)/.test(t.expr)) {
