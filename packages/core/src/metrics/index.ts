@@ -1,1 +1,2 @@
 export * from './prometheus.ts';
+export * from './promql.ts';

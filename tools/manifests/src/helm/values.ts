@@ -201,7 +201,19 @@ const imagePullSecrets = {
 
 /** A Prometheus duration (`for:`, `interval:`), as Prometheus parses it. */
 const duration = { type: 'string', pattern: '^(([0-9]+)(ms|s|m|h|d|w|y))+$' };
-const ratio = { type: 'number', exclusiveMinimum: 0, maximum: 1 };
+// `helm --set` passes a decimal like 0.2 as a string: accept the number or its digits.
+const ratio = {
+  anyOf: [
+    { type: 'number', exclusiveMinimum: 0, maximum: 1 },
+    { type: 'string', pattern: '^(0?\\.[0-9]*[1-9][0-9]*|1(\\.0*)?)$' },
+  ],
+};
+const seconds = {
+  anyOf: [
+    { type: 'number', exclusiveMinimum: 0 },
+    { type: 'string', pattern: '^([1-9][0-9]*(\\.[0-9]+)?|0?\\.[0-9]*[1-9][0-9]*)$' },
+  ],
+};
 /** A ServiceMonitor's or PodMonitor's values. */
 const scrape = {
   type: 'object',
@@ -314,9 +326,9 @@ export const VALUES_SCHEMA = {
           properties: {
             enabled: { type: 'boolean' },
             labels: stringMap,
-            pendingSeconds: { type: 'number', exclusiveMinimum: 0 },
+            pendingSeconds: seconds,
             exhaustedFor: duration,
-            bindP99Seconds: { type: 'number', exclusiveMinimum: 0 },
+            bindP99Seconds: seconds,
             noLeaderFor: duration,
             doctorFor: duration,
             reconcileErrorRatio: ratio,

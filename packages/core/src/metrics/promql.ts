@@ -1,4 +1,4 @@
-// The metric names a PromQL expression reads, so a test can hold the dashboard and the alert rules to
+// The metric names a PromQL expression reads, so tests can hold the dashboard and the alert rules to
 // the names the controller and the webhook really export. A tokenizer, not a full parser: it drops
 // strings, label matchers, ranges and Grafana variables, then every identifier that is not a
 // function, an aggregation, a keyword or a label list (`by (...)`, `on (...)`, ...) is a metric name.
@@ -47,7 +47,7 @@ export function seriesNames(expr: string): string[] {
     // Grafana's variables: $var, ${var}, ${var:format}, [[var]], $__rate_interval.
     .replace(/\$\{[^}]*\}|\$\w+|\[\[\w+\]\]/g, ' 1 ');
   s = dropBlocks(dropBlocks(s, '{', '}'), '[', ']');
-  const tokens = s.match(/\d[\w.]*|[A-Za-z_:][\w:]*|\(|\)|[^\s\w()]+/g) ?? [];
+  const tokens: string[] = s.match(/\d[\w.]*|[A-Za-z_:][\w:]*|\(|\)|[^\s\w()]+/g) ?? [];
   const names: string[] = [];
   for (let i = 0; i < tokens.length; i++) {
     const t = tokens[i]!;
