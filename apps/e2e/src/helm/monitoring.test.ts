@@ -4,12 +4,12 @@
 // series they are for and not on others, and the Grafana dashboard ConfigMap carrying
 // deploy/monitoring/claimkit-dashboard.json. (The live controller's and webhook's /metrics are
 // checked with `promtool check metrics` in node/chart-install.test.ts.)
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { repoRoot } from '../harness/paths.ts';
-import { checkRules, type RuleGroups } from './monitoring.ts';
+import { checkRules, dashboardAsRules, type RuleGroups, runTool } from './monitoring.ts';
 import { parseRendered, type RenderedObject, runHelm } from './subchart.ts';
 
 const chart = join(repoRoot, 'deploy/helm/claimkit');
@@ -217,5 +217,14 @@ describe('the monitoring the chart ships (monitoring.*)', () => {
       expect(r.code, bad).not.toBe(0);
       expect(r.stderr, bad).toMatch(/values don't meet the specifications of the schema/);
     }
+  });
+
+  it('every query of the dashboard is PromQL Prometheus parses (promtool check rules, as recording rules)', async () => {
+    const groups = dashboardAsRules();
+    expect(groups[0]!.rules.length).toBeGreaterThan(40);
+    const file = join(scratch, 'dashboard-rules.json');
+    writeFileSync(file, JSON.stringify({ groups }));
+    const r = await runTool(promtool, ['check', 'rules', file]);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
   });
 });

@@ -244,6 +244,32 @@ export function alertTests(ruleFile: string) {
   };
 }
 
+/** Grafana's variables as a query sends them to Prometheus: every value, and a 1m rate interval. */
+function withVariables(expr: string): string {
+  return expr.replaceAll('$__rate_interval', '1m').replace(/\$(namespace|pool|job)\b/g, '.*');
+}
+
+/**
+ * Every query of the shipped dashboard as a recording rule (`dashboard:panel_<id>_<refId>`), so
+ * `promtool check rules` parses each one as Prometheus would.
+ */
+export function dashboardAsRules(): RuleGroups {
+  const dashboard = JSON.parse(
+    readFileSync(join(repoRoot, 'deploy/monitoring/claimkit-dashboard.json'), 'utf8'),
+  ) as { panels: { id: number; targets?: { expr: string; refId: string }[] }[] };
+  return [
+    {
+      name: 'claimkit-dashboard',
+      rules: dashboard.panels.flatMap((p) =>
+        (p.targets ?? []).map((t) => ({
+          record: `dashboard:panel_${p.id}_${t.refId}`,
+          expr: withVariables(t.expr),
+        })),
+      ),
+    },
+  ];
+}
+
 /** Every metric name the shipped dashboard's and rules' queries read (deploy/monitoring). */
 export function monitoringMetricNames(): string[] {
   const dir = join(repoRoot, 'deploy/monitoring');
