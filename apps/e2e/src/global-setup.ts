@@ -2,7 +2,7 @@
 // CLAIMKIT_E2E_PROVIDER, default local), handed to test files with provide/inject, stopped in
 // teardown. The local provider also cleans up on signals and through a watchdog if we are killed.
 import type { TestProject } from 'vitest/node';
-import { ensureHelm, makeClients, providerFromEnv, startCluster } from './harness/index.ts';
+import { ensureHelm, ensurePromtool, makeClients, providerFromEnv, startCluster } from './harness/index.ts';
 import type { LocalCluster } from './harness/local.ts';
 import type { E2EClusterInfo } from './harness/vitest.ts';
 
@@ -14,8 +14,14 @@ export default async function setup(project: TestProject) {
     (path) => ({ path }),
     (err: unknown) => ({ error: String(err) }),
   );
+  // promtool for the monitoring checks, the same way (cached after its first build).
+  const promtool = ensurePromtool().then(
+    (path) => ({ path }),
+    (err: unknown) => ({ error: String(err) }),
+  );
   const cluster = await startCluster(provider);
   project.provide('claimkitHelm', await helm);
+  project.provide('claimkitPromtool', await promtool);
   let kubernetesVersion: string;
   let stateDir: string | undefined;
   let node: Pick<E2EClusterInfo, 'realNode' | 'realNodeMissing' | 'images' | 'imagesFailed'> = {};

@@ -7,6 +7,7 @@ import { componentFiles } from './components.ts';
 import { crdFiles } from './crds.ts';
 import type { GeneratedFile } from './generated-file.ts';
 import { CHART_DIR, chartFiles } from './helm/chart.ts';
+import { MONITORING_DIR, monitoringFiles } from './monitoring/files.ts';
 import { versionModules } from './version-modules.ts';
 
 /**
@@ -20,6 +21,7 @@ export const GENERATED_DIRS = [
   'deploy/controller',
   'deploy/webhook',
   CHART_DIR,
+  MONITORING_DIR,
 ];
 
 export interface GenerateOptions {
@@ -30,5 +32,11 @@ export interface GenerateOptions {
 export function generatedFiles(o: GenerateOptions): GeneratedFile[] {
   const crds = crdFiles();
   const deploy = [...crds, ...componentFiles(o.version)];
-  return [...deploy, ...chartFiles(crds, o.version), cliModule(deploy), ...versionModules(o.version)];
+  return [
+    ...deploy,
+    ...chartFiles(crds, o.version),
+    ...monitoringFiles(),
+    cliModule(deploy),
+    ...versionModules(o.version),
+  ];
 }

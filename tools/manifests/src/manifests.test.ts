@@ -23,12 +23,13 @@ describe('generated files', () => {
     expect(report, `run: ${GENERATE_COMMAND}`).toEqual({ outOfDate: [], notGenerated: [] });
   });
 
-  it('cover deploy/crds, policies, controller, webhook, the chart, the CLI module and the version modules', () => {
+  it('cover deploy/crds, policies, controller, webhook, the chart, monitoring, the CLI module and the version modules', () => {
     const dirs = new Set(files.map((f) => f.path.split('/').slice(0, 2).join('/')));
     expect([...dirs].sort()).toEqual([
       'deploy/controller',
       'deploy/crds',
       'deploy/helm',
+      'deploy/monitoring',
       'deploy/policies',
       'deploy/webhook',
       'packages/cli',

@@ -52,6 +52,14 @@ export function ensureHelm(): Promise<string> {
   return runBuildScript('build-helm.sh');
 }
 
+/**
+ * Runs apps/e2e/controlplane/build-promtool.sh (cached, or built from the Go module proxy): promtool's
+ * path, for the monitoring checks (rules of the chart, a live /metrics).
+ */
+export function ensurePromtool(): Promise<string> {
+  return runBuildScript('build-promtool.sh');
+}
+
 /** Runs a script of apps/e2e/controlplane that prints its result as the last line of stdout. */
 function runBuildScript(script: string, args: string[] = []): Promise<string> {
   return new Promise((resolve, reject) => {

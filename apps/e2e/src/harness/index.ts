@@ -6,7 +6,7 @@ import { startKindCluster } from './kind.ts';
 import { type LocalClusterOptions, startLocalCluster } from './local.ts';
 import type { ClusterHandle, ProviderName } from './types.ts';
 
-export { controlPlaneVersions, ensureBinaries, ensureHelm } from './binaries.ts';
+export { controlPlaneVersions, ensureBinaries, ensureHelm, ensurePromtool } from './binaries.ts';
 export { type CheckpointNode, type RestoredContainer, restoreCheckpoint } from './checkpoint-restore.ts';
 export {
   type Fault,

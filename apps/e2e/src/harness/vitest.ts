@@ -41,6 +41,8 @@ declare module 'vitest' {
     claimkitE2E: E2EClusterInfo;
     /** The helm binary for the chart test, or why it could not be built. */
     claimkitHelm: { path?: string; error?: string };
+    /** The promtool binary for the monitoring checks, or why it could not be built. */
+    claimkitPromtool: { path?: string; error?: string };
   }
 }
 

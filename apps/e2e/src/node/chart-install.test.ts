@@ -4,6 +4,8 @@
 // through its Service with the CA bundle a user without cert-manager gives. Then `helm upgrade` from
 // the chart of an earlier commit while claims bind and migrate, the leader's pod deleted and its
 // container killed (a standby takes over without waiting for the Lease), and `helm uninstall`.
+// The live controller's and webhook's /metrics pass `promtool check metrics` and declare every metric
+// the shipped dashboard and alerts query.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -28,6 +30,7 @@ import {
   e2eClients,
   e2eCluster,
 } from '../harness/vitest.ts';
+import { exposedMetricNames, monitoringMetricNames, runTool } from '../helm/monitoring.ts';
 import { runHelm } from '../helm/subchart.ts';
 import { killContainer, realPool, runningContainer, unlessAlreadyExists, unlessNotFound } from './helpers.ts';
 
@@ -46,6 +49,7 @@ const RELEASE = 'claimkit';
 const SYSTEM = SYSTEM_NAMESPACE;
 
 const helmInfo = inject('claimkitHelm');
+const promtoolInfo = inject('claimkitPromtool');
 
 describeOnRealNode('the packaged chart on the real node', ['controller', 'webhook', 'workload'], (node) => {
   const helm = helmInfo.path ?? '';
@@ -348,6 +352,60 @@ describeOnRealNode('the packaged chart on the real node', ['controller', 'webhoo
       return holder !== undefined && lease.metadata?.annotations?.[LEASE_HOLDER_UID] === holder.metadata.uid;
     });
   }, 300_000);
+
+  it("promtool check metrics passes on every controller's and webhook's /metrics; together they declare every metric the dashboard and the alerts query; one replica leads, the standby says 0", async () => {
+    const promtool = promtoolInfo.path;
+    if (!promtool) throw new Error(`no promtool for the metrics check: ${promtoolInfo.error}`);
+    const { core } = e2eClients();
+    const pods = async (component: string) =>
+      (
+        await core.listNamespacedPod({
+          namespace: SYSTEM,
+          labelSelector: `app.kubernetes.io/component=${component}`,
+        })
+      ).items.filter((p) => !p.metadata?.deletionTimestamp);
+    const declared = new Set<string>();
+    for (const [component, target] of [
+      ['controller', (pod: string) => `${pod}:8080`],
+      ['webhook', (pod: string) => `https:${pod}:8443`],
+    ] as const) {
+      const found = await pods(component);
+      expect(found.length, component).toBeGreaterThan(0);
+      for (const p of found) {
+        const name = p.metadata?.name ?? '';
+        const text = String(
+          await core.connectGetNamespacedPodProxyWithPath({
+            namespace: SYSTEM,
+            name: target(name),
+            path: 'metrics',
+          }),
+        );
+        const r = await runTool(promtool, ['check', 'metrics'], text);
+        expect(r.code, `promtool check metrics on ${component} ${name}:\n${r.stdout}${r.stderr}`).toBe(0);
+        for (const n of exposedMetricNames(text)) declared.add(n);
+      }
+    }
+    expect(monitoringMetricNames().filter((n) => !declared.has(n))).toEqual([]);
+    // Every replica exports claimkit_leader (ClaimkitNoLeader reads it): 1 on the leader, 0 on the standby.
+    let leaders: (number | undefined)[] = [];
+    await until('claimkit_leader 1 on one controller replica and 0 on the other', async () => {
+      leaders = [];
+      for (const p of await pods('controller')) {
+        const text = String(
+          await core.connectGetNamespacedPodProxyWithPath({
+            namespace: SYSTEM,
+            name: `${p.metadata?.name}:8080`,
+            path: 'metrics',
+          }),
+        );
+        const m = /^claimkit_leader (\S+)$/m.exec(text);
+        leaders.push(m ? Number(m[1]) : undefined);
+      }
+      return JSON.stringify([...leaders].sort()) === '[0,1]';
+    }).catch((e: Error) => {
+      throw new Error(`${e.message}; claimkit_leader per replica: ${JSON.stringify(leaders)}`);
+    });
+  }, 90_000);
 
   /** Runs the fault on the leader, creates a claim at once: Bound within 2 s, then all converges. */
   async function standbyBindsAfter(what: string, claimName: string, fault: () => Promise<void>) {

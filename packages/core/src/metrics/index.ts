@@ -1,2 +1,3 @@
 export * from './prometheus.ts';
+export * from './promql.ts';
 export * from './runtime.ts';

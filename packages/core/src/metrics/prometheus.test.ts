@@ -64,6 +64,14 @@ describe('Prometheus registry', () => {
     expect(() => r.register(new Counter('c', 'C again.'))).toThrow(/twice/);
   });
 
+  it('names its metrics in registration order, histograms without their series suffixes', () => {
+    const r = new Registry();
+    r.register(new Counter('b_total', 'B.'));
+    r.register(new Histogram('a_seconds', 'A.', [1]));
+    r.register(new Gauge('c', 'C.'));
+    expect(r.names()).toEqual(['b_total', 'a_seconds', 'c']);
+  });
+
   it('keeps the labels it was given even when the caller mutates its object later', () => {
     const c = new Counter('m', 'M.');
     const labels = { a: '1' };

@@ -164,7 +164,7 @@ export class Registry {
     this.metrics.push(m);
     return m;
   }
-  /** Every registered metric's name, in registration order. */
+  /** The names of the registered metrics, in registration order (a histogram's without suffixes). */
   names(): string[] {
     return this.metrics.map((m) => m.name);
   }

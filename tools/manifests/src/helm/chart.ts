@@ -14,6 +14,8 @@ import {
 import { type ImageComponent, imageRef, type ManifestFile, policiesManifests, toYaml } from '@claimkit/core';
 import { WEBHOOK_NAMESPACE, WEBHOOK_TLS_SECRET, webhookManifests } from '@claimkit/webhook';
 import { type GeneratedFile, generatedHeader } from '../generated-file.ts';
+import { dashboardJson } from '../monitoring/dashboard.ts';
+import { CHART_DASHBOARD, monitoringTemplates } from './monitoring.ts';
 import { chartYaml, VALUES_SCHEMA, valuesYaml } from './values.ts';
 
 export const CHART_DIR = 'deploy/helm/claimkit';
@@ -26,6 +28,11 @@ const POLICIES_HEADER = generatedHeader(
   '#',
   'the admission policies of packages/core (src/policies)',
   'change the policies',
+);
+const MONITORING_HEADER = generatedHeader(
+  '#',
+  'the monitoring builders of tools/manifests (src/monitoring, src/helm/monitoring.ts)',
+  'change them',
 );
 const CA_BUNDLE = '__CLAIMKIT_CA_BUNDLE__';
 
@@ -276,6 +283,8 @@ export function chartFiles(crds: readonly GeneratedFile[], version: string): Gen
     ...webhookTemplates(version),
     ...captureAgentTemplates(version),
     ...policiesTemplates(),
+    ...monitoringTemplates(MONITORING_HEADER),
+    { path: CHART_DASHBOARD, text: dashboardJson() },
   ];
   return files.map((f) => ({ path: `${CHART_DIR}/${f.path}`, text: f.text }));
 }

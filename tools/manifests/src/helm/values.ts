@@ -8,6 +8,7 @@ import {
 } from '@claimkit/controller';
 import { DEFAULT_CONTROLLER_SERVICE_ACCOUNT, imageRepository, toYaml } from '@claimkit/core';
 import { WEBHOOK_TLS_SECRET } from '@claimkit/webhook';
+import { RULE_DEFAULTS } from '../monitoring/rules.ts';
 
 export const CHART_NAME = 'claimkit';
 
@@ -112,6 +113,54 @@ policies:
   # More usernames, and groups, with the controller's right (e.g. a controller outside the cluster).
   controllerUsers: []
   controllerGroups: []
+
+# Monitoring (each off by default; ServiceMonitor, PodMonitor and PrometheusRule need the Prometheus
+# Operator's CRDs). The scrape configs keep the metrics' own namespace and pool labels (honorLabels).
+monitoring:
+  # One ServiceMonitor each for the controller (port metrics) and the webhook (port https, /metrics).
+  serviceMonitor:
+    enabled: false
+    # Added to the ServiceMonitors' labels (e.g. what your Prometheus's serviceMonitorSelector wants).
+    labels: {}
+    interval: 30s
+    scrapeTimeout: ""
+  # Or PodMonitors, scraping the pods directly (no Service needed).
+  podMonitor:
+    enabled: false
+    labels: {}
+    interval: 30s
+    scrapeTimeout: ""
+  # The webhook's scrape tlsConfig. Empty: the CA in webhook.tlsSecretName's ca.crt with
+  # cert-manager, else no verification.
+  webhookTLSConfig: {}
+  # The alerts (docs/operate.md says what each means and what to do).
+  prometheusRule:
+    enabled: false
+    labels: {}
+    # ClaimkitClaimsPendingTooLong: a claim Pending longer than this many seconds.
+    pendingSeconds: ${RULE_DEFAULTS.pendingSeconds}
+    # ClaimkitPoolExhausted: a pool at maxPods with claims Pending for this long.
+    exhaustedFor: ${RULE_DEFAULTS.exhaustedFor}
+    # ClaimkitBindLatencyHigh: the claim -> Bound p99 of a pool over this many seconds (for 15m).
+    bindP99Seconds: ${RULE_DEFAULTS.bindP99Seconds}
+    # ClaimkitNoLeader: no controller replica leading for this long.
+    noLeaderFor: ${RULE_DEFAULTS.noLeaderFor}
+    # ClaimkitDoctorFindings: a doctor finding present for this long.
+    doctorFor: ${RULE_DEFAULTS.doctorFor}
+    # ClaimkitReconcileErrors: the fraction of reconciles ending in an error (for 15m).
+    reconcileErrorRatio: ${RULE_DEFAULTS.reconcileErrorRatio}
+    # ClaimkitWebhookErrors: the fraction of admission requests answered with an error (for 5m).
+    webhookErrorRatio: ${RULE_DEFAULTS.webhookErrorRatio}
+  # The Grafana dashboard as a ConfigMap (claimkit-dashboard) for Grafana's dashboard sidecar.
+  dashboard:
+    enabled: false
+    # Default: the release's namespace.
+    namespace: ""
+    # The label the sidecar looks for (kube-prometheus-stack's default).
+    labels:
+      grafana_dashboard: "1"
+    # e.g. the sidecar's folder annotation.
+    annotations: {}
 `;
 }
 
@@ -147,6 +196,34 @@ const imagePullSecrets = {
     type: 'object',
     required: ['name'],
     properties: { name: { type: 'string', minLength: 1 } },
+  },
+};
+
+/** A Prometheus duration (`for:`, `interval:`), as Prometheus parses it. */
+const duration = { type: 'string', pattern: '^(([0-9]+)(ms|s|m|h|d|w|y))+$' };
+// `helm --set` passes a decimal like 0.2 as a string: accept the number or its digits.
+const ratio = {
+  anyOf: [
+    { type: 'number', exclusiveMinimum: 0, maximum: 1 },
+    { type: 'string', pattern: '^(0?\\.[0-9]*[1-9][0-9]*|1(\\.0*)?)$' },
+  ],
+};
+const seconds = {
+  anyOf: [
+    { type: 'number', exclusiveMinimum: 0 },
+    { type: 'string', pattern: '^([1-9][0-9]*(\\.[0-9]+)?|0?\\.[0-9]*[1-9][0-9]*)$' },
+  ],
+};
+/** A ServiceMonitor's or PodMonitor's values. */
+const scrape = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    enabled: { type: 'boolean' },
+    labels: stringMap,
+    interval: duration,
+    // Empty: Prometheus's default.
+    scrapeTimeout: { anyOf: [duration, { type: 'string', maxLength: 0 }] },
   },
 };
 
@@ -234,6 +311,40 @@ export const VALUES_SCHEMA = {
         },
         controllerUsers: { type: 'array', items: { type: 'string', minLength: 1 } },
         controllerGroups: { type: 'array', items: { type: 'string', minLength: 1 } },
+      },
+    },
+    monitoring: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        serviceMonitor: scrape,
+        podMonitor: scrape,
+        webhookTLSConfig: { type: 'object' },
+        prometheusRule: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            enabled: { type: 'boolean' },
+            labels: stringMap,
+            pendingSeconds: seconds,
+            exhaustedFor: duration,
+            bindP99Seconds: seconds,
+            noLeaderFor: duration,
+            doctorFor: duration,
+            reconcileErrorRatio: ratio,
+            webhookErrorRatio: ratio,
+          },
+        },
+        dashboard: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            enabled: { type: 'boolean' },
+            namespace: { type: 'string', pattern: '^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)?$' },
+            labels: stringMap,
+            annotations: stringMap,
+          },
+        },
       },
     },
   },
