@@ -227,6 +227,34 @@ describe('the Helm chart (deploy/helm/claimkit)', () => {
     expect(other.stdout).not.toContain('claimkit-system');
   });
 
+  it('turns tracing on and passes extra controller flags from values (off and none by default)', async () => {
+    type Dep = { spec: { template: { spec: { containers: { args: string[] }[] } } } };
+    const argsOf = (objs: Obj[]) =>
+      (byKey(objs).get('Deployment/claimkit-controller') as unknown as Dep).spec.template.spec.containers[0]!
+        .args;
+    const byDefault = argsOf(await template());
+    expect(byDefault.filter((a) => a.startsWith('--otlp-endpoint'))).toEqual([]);
+    const args = argsOf(
+      await templateWith({
+        controller: {
+          otlpEndpoint: 'http://otel-collector.observability:4318',
+          extraArgs: ['--pool-coalesce=250ms', '--log-level=debug'],
+        },
+      }),
+    );
+    expect(args).toContain('--otlp-endpoint=http://otel-collector.observability:4318');
+    expect(args).toContain('--pool-coalesce=250ms');
+    // An extra flag comes after the chart's own, so it wins where the binary takes the last one.
+    expect(args.lastIndexOf('--log-level=debug')).toBeGreaterThan(
+      args.findIndex((a) => a.startsWith('--log-level=')),
+    );
+    for (const bad of ['controller.otlpEndpoint=otel:4318', 'controller.extraArgs[0]=pool-coalesce']) {
+      const r = await run(helm, ['template', 'claimkit', chart, '--set', bad]);
+      expect(r.code, bad).not.toBe(0);
+      expect(r.stderr, bad).toMatch(/values don't meet the specifications of the schema/);
+    }
+  });
+
   it("fills the policies' controller identity from values (the release namespace by default)", async () => {
     const identity = async (...set: string[]) => {
       const r = await run(helm, [

@@ -137,6 +137,18 @@ function controllerTemplates(version: string): ChartFile[] {
         .replace(/\n {2}replicas: \d+\n/, '\n  replicas: {{ .Values.controller.replicas }}\n')
         .replace(/--concurrency=\d+/, '--concurrency={{ .Values.controller.concurrency }}')
         .replace(/--log-level=\w+/, '--log-level={{ .Values.controller.logLevel }}');
+      text = must(
+        text,
+        /(\n {8}- "--log-level=[^\n]*")\n/,
+        '$1\n' +
+          '        {{- with .Values.controller.otlpEndpoint }}\n' +
+          '        - "--otlp-endpoint={{ . }}"\n' +
+          '        {{- end }}\n' +
+          '        {{- range .Values.controller.extraArgs }}\n' +
+          '        - {{ . | quote }}\n' +
+          '        {{- end }}\n',
+        'controller args (otlpEndpoint, extraArgs)',
+      );
     }
     out.push({
       path: `templates/controller-${f.file}`,

@@ -59,6 +59,10 @@ controller:
   replicas: 2
   concurrency: ${CONTROLLER_DEFAULTS.concurrency}
   logLevel: ${CONTROLLER_DEFAULTS.logLevel}
+  # OTLP/HTTP endpoint for traces (one per claim, create to Bound); empty: tracing off.
+  otlpEndpoint: ""
+  # More flags for claimkit-controller (see its --help), e.g. ["--pool-coalesce=250ms"].
+  extraArgs: []
   resources:
 ${nested(d.controllerResources, 4)}
 ${POD_VALUES}
@@ -268,6 +272,8 @@ export const VALUES_SCHEMA = {
         maximum: CONTROLLER_OPTIONS.concurrency.max,
       },
       logLevel: { type: 'string', enum: [...CONTROLLER_OPTIONS['log-level'].values] },
+      otlpEndpoint: { type: 'string', pattern: '^(https?://[^\\s"]+)?$' },
+      extraArgs: { type: 'array', items: { type: 'string', pattern: '^--[a-z]' } },
     }),
     captureAgent: {
       type: 'object',
