@@ -5,7 +5,7 @@
 import { type EventSpec, event } from '../../api/decision.ts';
 import type { Pod, PodClaim } from '../../api/types.ts';
 
-export const REASON_FOREIGN_LABEL_REMOVED = 'ForeignLabelRemoved';
+const REASON_FOREIGN_LABEL_REMOVED = 'ForeignLabelRemoved';
 
 /** The Warning on the pod and on each distinct claim (by uid, else name) among `claims`. */
 export function foreignLabelEvents(pod: Pod, claims: (PodClaim | undefined)[], message: string): EventSpec[] {
