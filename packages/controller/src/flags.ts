@@ -11,7 +11,7 @@ import {
   startup,
   UsageError,
 } from '@claimkit/core/options';
-import { LOG_LEVELS, type LogLevel } from './log.ts';
+import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from './log.ts';
 import type { KubeControllerOptions } from './runtime.ts';
 
 export { parseDuration, UsageError } from '@claimkit/core/options';
@@ -28,6 +28,7 @@ export const CONTROLLER_DEFAULTS = {
   metricsAddr: ':8080',
   healthAddr: ':8081',
   logLevel: 'info' as LogLevel,
+  logFormat: 'json' as LogFormat,
 } as const;
 
 const ADDR = /^(?:\[([^\]]+)\]|([^:]*)):(\d{1,5})$/;
@@ -123,6 +124,12 @@ export const CONTROLLER_OPTIONS = defineOptions({
     default: CONTROLLER_DEFAULTS.logLevel,
     help: 'the least level logged',
   },
+  'log-format': {
+    type: 'enum',
+    values: LOG_FORMATS,
+    default: CONTROLLER_DEFAULTS.logFormat,
+    help: 'json: one object per line; text: the same keys as logfmt',
+  },
   'capture-agent-token-file': {
     type: 'string',
     arg: 'PATH',
@@ -136,7 +143,7 @@ const HELP = {
   footer: `environment (downward API, set by deploy/controller): POD_NAME, POD_NAMESPACE, POD_UID and
   CONTAINER_NAME name the pod and container this replica runs in; with --leader-elect the leader
   records them on the Lease, and a standby takes over at once when that pod or container is dead
-Logs: one JSON object per line on stderr ({"time","level","msg",...}).`,
+Logs: one JSON object per line on stderr ({"ts","level","msg",...}), or logfmt with --log-format text.`,
 };
 export const USAGE = helpText(CONTROLLER_OPTIONS, HELP);
 
@@ -164,6 +171,7 @@ export interface ControllerFlags {
    */
   pod?: { namespace: string; name: string; uid: string; container?: string };
   logLevel: LogLevel;
+  logFormat: LogFormat;
   /** Sent as a bearer token to Http capture agents (re-read per request). */
   captureAgentTokenFile?: string;
 }
@@ -208,6 +216,7 @@ function flagsFrom(
         }
       : {}),
     logLevel: v['log-level'],
+    logFormat: v['log-format'],
     ...(v['capture-agent-token-file'] ? { captureAgentTokenFile: v['capture-agent-token-file'] } : {}),
   };
 }
