@@ -77,11 +77,12 @@ describe('createLogger', () => {
       empty: '',
       error: new Error('a "quoted" failure'),
       gone: undefined,
+      bell: 'a\u0007b',
       msg: 'never replaces msg',
     });
     expect(lines).toEqual([
       'ts=2026-01-01T00:00:00.000Z level=info msg="caches synced" logger=claimkit-controller ' +
-        'objects="{\\"Pod\\":3}" ok=true n=2 empty="" error="a \\"quoted\\" failure"',
+        'objects="{\\"Pod\\":3}" ok=true n=2 empty="" error="a \\"quoted\\" failure" bell="a\\u0007b"',
     ]);
   });
 

@@ -75,7 +75,7 @@ function logfmtValue(v: unknown): string {
   } catch {
     text = '[not serialisable]';
   }
-  return text === '' || /[\s"=\\]|[\x00-\x1f]/.test(text) ? JSON.stringify(text) : text;
+  return text === '' || /[\s"=\\]|\p{Cc}/u.test(text) ? JSON.stringify(text) : text;
 }
 
 /** One logfmt line with the JSON line's keys in the same order (ts, level, msg, then the fields). */
