@@ -74,7 +74,7 @@ describe('one usage-error wording for every binary', () => {
 });
 
 describe('one log shape for every binary', () => {
-  it('controller, webhook and capture agent write time, level, msg, then the fields', () => {
+  it('controller, webhook and capture agent write ts (RFC 3339, ms), level, msg, then the fields', () => {
     const lines: Record<string, string[]> = { controller: [], webhook: [], agent: [] };
     controllerLogger('info', (l) => lines.controller!.push(l))
       .with({ logger: 'x' })
@@ -90,14 +90,14 @@ describe('one log shape for every binary', () => {
     const shapes = Object.values(lines).map((ls) =>
       ls.map((l) => {
         const o = JSON.parse(l) as Record<string, unknown>;
-        expect(Number.isNaN(Date.parse(o.time as string))).toBe(false);
-        return { keys: Object.keys(o), ...o, time: '<time>' };
+        expect(o.ts).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+        return { keys: Object.keys(o), ...o, ts: '<ts>' };
       }),
     );
     expect(shapes[0]).toEqual([
       {
-        keys: ['time', 'level', 'msg', 'logger', 'a'],
-        time: '<time>',
+        keys: ['ts', 'level', 'msg', 'logger', 'a'],
+        ts: '<ts>',
         level: 'warn',
         msg: 'm',
         logger: 'x',
@@ -109,5 +109,21 @@ describe('one log shape for every binary', () => {
     // The agent's debug lines are dropped at info, as the others' are.
     agentLogTo(controllerLogger('info', (l) => lines.agent!.push(l)))({ level: 'debug', msg: 'quiet' });
     expect(lines.agent).toHaveLength(1);
+  });
+
+  it('is JSON unless --log-format text says otherwise, in every binary', () => {
+    const formats = (argv: string[]) =>
+      [controllerStartup(argv, {}), agentStartup(argv, NODE), webhookStartup(argv, {})].map((s) =>
+        'config' in s ? s.config.logFormat : s,
+      );
+    expect(formats([])).toEqual(['json', 'json', 'json']);
+    expect(formats(['--log-format=text'])).toEqual(['text', 'text', 'text']);
+    const text: string[] = [];
+    controllerLogger('info', (l) => text.push(l), undefined, 'text').info('caches synced', { a: 1 });
+    webhookLogger('info', (l) => text.push(l), undefined, 'text').info('caches synced', { a: 1 });
+    expect(text.map((l) => l.replace(/^ts=\S+ /, ''))).toEqual([
+      'level=info msg="caches synced" a=1',
+      'level=info msg="caches synced" a=1',
+    ]);
   });
 });

@@ -121,6 +121,7 @@ describe('flags', () => {
       metricsAddr: ':8080',
       healthAddr: ':8081',
       logLevel: 'info',
+      logFormat: 'json',
       watchNodes: true,
       leaderElect: false,
       otlpServiceName: 'claimkit-controller',

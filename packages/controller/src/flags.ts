@@ -11,7 +11,7 @@ import {
   startup,
   UsageError,
 } from '@claimkit/core/options';
-import { LOG_LEVELS, type LogLevel } from './log.ts';
+import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from './log.ts';
 import type { KubeControllerOptions } from './runtime.ts';
 
 export { parseDuration, UsageError } from '@claimkit/core/options';
@@ -29,6 +29,7 @@ export const CONTROLLER_DEFAULTS = {
   healthAddr: ':8081',
   logLevel: 'info' as LogLevel,
   otlpServiceName: 'claimkit-controller',
+  logFormat: 'json' as LogFormat,
 } as const;
 
 /** An OTLP/HTTP base URL: http(s), no query (the exporter appends /v1/traces). */
@@ -137,6 +138,12 @@ export const CONTROLLER_OPTIONS = defineOptions({
     default: CONTROLLER_DEFAULTS.logLevel,
     help: 'the least level logged',
   },
+  'log-format': {
+    type: 'enum',
+    values: LOG_FORMATS,
+    default: CONTROLLER_DEFAULTS.logFormat,
+    help: 'json: one object per line; text: the same keys as logfmt',
+  },
   'capture-agent-token-file': {
     type: 'string',
     arg: 'PATH',
@@ -165,7 +172,7 @@ const HELP = {
   footer: `environment (downward API, set by deploy/controller): POD_NAME, POD_NAMESPACE, POD_UID and
   CONTAINER_NAME name the pod and container this replica runs in; with --leader-elect the leader
   records them on the Lease, and a standby takes over at once when that pod or container is dead
-Logs: one JSON object per line on stderr ({"time","level","msg",...}).`,
+Logs: one JSON object per line on stderr ({"ts","level","msg",...}), or logfmt with --log-format text.`,
 };
 export const USAGE = helpText(CONTROLLER_OPTIONS, HELP);
 
@@ -193,6 +200,7 @@ export interface ControllerFlags {
    */
   pod?: { namespace: string; name: string; uid: string; container?: string };
   logLevel: LogLevel;
+  logFormat: LogFormat;
   /** Sent as a bearer token to Http capture agents (re-read per request). */
   captureAgentTokenFile?: string;
   /** OTLP/HTTP base URL traces are sent to (unset: tracing off). */
@@ -240,6 +248,7 @@ function flagsFrom(
         }
       : {}),
     logLevel: v['log-level'],
+    logFormat: v['log-format'],
     ...(v['capture-agent-token-file'] ? { captureAgentTokenFile: v['capture-agent-token-file'] } : {}),
     ...(v['otlp-endpoint'] ? { otlpEndpoint: v['otlp-endpoint'] } : {}),
     otlpServiceName: v['otlp-service-name'],

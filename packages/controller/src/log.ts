@@ -1,18 +1,26 @@
-// The controller writes core's one log shape (api/log.ts: JSON lines of time, level, msg and
-// fields) to stderr.
-import { createLogger, type LogFields, type Logger, type LogLevel } from '@claimkit/core';
+// The controller writes core's one log shape (api/log.ts: JSON lines of ts, level, msg and
+// fields, or the same keys as logfmt with --log-format text) to stderr.
+import { createLogger, type LogFields, type LogFormat, type Logger, type LogLevel } from '@claimkit/core';
 
-export { LOG_LEVELS, type Logger, type LogLevel, silentLogger } from '@claimkit/core';
+export {
+  LOG_FORMATS,
+  LOG_LEVELS,
+  type LogFormat,
+  type Logger,
+  type LogLevel,
+  silentLogger,
+} from '@claimkit/core';
 
 const stderrLine = (line: string): void => {
   process.stderr.write(`${line}\n`);
 };
 
-/** core's JSON logger on stderr, or on `write` (which gets each line without its newline). */
+/** core's logger (JSON unless `format` says text) on stderr, or on `write` (each line without its newline). */
 export function jsonLogger(
   level: LogLevel = 'info',
   write: (line: string) => void = stderrLine,
   fields?: LogFields,
+  format: LogFormat = 'json',
 ): Logger {
-  return createLogger({ level, write, ...(fields ? { fields } : {}) });
+  return createLogger({ level, write, format, ...(fields ? { fields } : {}) });
 }

@@ -21,7 +21,9 @@ if ('error' in start) {
 }
 const flags: ControllerFlags = start.config;
 
-const log = jsonLogger(flags.logLevel).with({ logger: 'claimkit-controller' });
+const log = jsonLogger(flags.logLevel, undefined, undefined, flags.logFormat).with({
+  logger: 'claimkit-controller',
+});
 // Loaded after the flags: --help and a bad flag answer without loading the Kubernetes client.
 const { createKubeController, explainStartError } = await import('./runtime.ts');
 let ctl: ReturnType<typeof createKubeController>;

@@ -19,6 +19,7 @@ import { ApiModel, SimCaptureAgent } from '@claimkit/core/model';
 import { checkConvergence, checkSafety } from '@claimkit/core/testing';
 import { LeaderElector } from '@claimkit/kube';
 import { afterEach, describe, expect, it } from 'vitest';
+import { jsonLogger } from './log.ts';
 import { Manager } from './manager.ts';
 
 const NS = 'ns1';
@@ -553,5 +554,48 @@ describe('Manager on the in-memory API model', () => {
     expect(Date.now() - t0).toBeLessThan(coalesceMs);
     await settled(m);
     expectInvariants(m);
+  });
+});
+
+describe('Manager logs', () => {
+  it('a reconcile’s lines carry controller, namespace, name and a fresh reconcileID; a bind writes one debug line with its stages', async () => {
+    const m = model();
+    kubelet(m);
+    const lines: Record<string, unknown>[] = [];
+    await startManager(m, { log: jsonLogger('debug', (l) => lines.push(JSON.parse(l))) });
+    await m.create(pool(1));
+    await m.create({
+      apiVersion: 'claimkit.dev/v1alpha1',
+      kind: 'PodClaim',
+      metadata: { name: 'c1', namespace: NS },
+      spec: { poolName: 'web' },
+    });
+    await until('c1 bound', () => bound(m).length === 1);
+    const binds = await until('the bind line', () => {
+      const b = lines.filter((l) => l.msg === 'bind');
+      return b.length > 0 && b;
+    });
+    expect(binds).toHaveLength(1);
+    const bind = binds[0]!;
+    expect(Object.keys(bind).slice(0, 3)).toEqual(['ts', 'level', 'msg']);
+    expect(bind).toMatchObject({
+      level: 'debug',
+      controller: 'podclaim',
+      namespace: NS,
+      name: 'c1',
+      pod: m.getNow('PodClaim', { namespace: NS, name: 'c1' }).spec.podName,
+      reconcileID: expect.stringMatching(/^[0-9a-f-]{36}$/),
+    });
+    for (const stage of ['gatherMs', 'decideMs', 'applyMs', 'followUpMs'])
+      expect(typeof bind[stage], stage).toBe('number');
+    // The same turn's 'reconciled' line has the same id; every turn has its own.
+    const reconciled = lines.filter((l) => l.msg === 'reconciled');
+    expect(reconciled.filter((l) => l.reconcileID === bind.reconcileID)).toHaveLength(1);
+    expect(new Set(reconciled.map((l) => l.reconcileID)).size).toBe(reconciled.length);
+    for (const l of reconciled) {
+      expect(l.controller).toMatch(/^(podclaim|podpool|podclaimset|capture)$/);
+      expect(typeof l.namespace).toBe('string');
+      expect(typeof l.name).toBe('string');
+    }
   });
 });

@@ -4,6 +4,7 @@
 // the simulator drives too; the Manager owns the informers, the workers, the capture sweep and
 // resync timers, leader election (efficiency only), readiness and metrics. Everything it talks to is a port, so unit tests run the whole loop
 // on core's in-memory ApiModel and the process wires @claimkit/kube.
+import { randomUUID } from 'node:crypto';
 import {
   type AnyObject,
   ApiError,
@@ -19,6 +20,7 @@ import {
   LABEL_POOL,
   LABEL_STATE,
   type ListWatcher,
+  type LogFields,
   OwnWrites,
   type Pod,
   type PodClaim,
@@ -30,9 +32,11 @@ import {
   type RoutedKind,
   reconcileKey,
   reconcileTurn,
+  type StepObserver,
   sweepCaptures,
   type Timers,
   type Tracer,
+  type TurnIdentity,
   WorkQueue,
 } from '@claimkit/core';
 import { errorText, type Informer, InformerCache, realTimers } from '@claimkit/kube';
@@ -463,8 +467,10 @@ export class Manager {
       ownWrites: this.ownWrites,
       queue: this.queue,
       deps: this.deps(),
+      newReconcileID,
+      stepObserver: (t) => bindLogger(this.log, turnFields(t)),
     }).finally(() => this.metrics.crActiveWorkers.add(-1, active));
-    const { kind, namespace, name, action } = turn;
+    const { kind, action } = turn;
     const result = action.result;
     if (turn.skipped) {
       this.metrics.reconciles.inc({ kind, result });
@@ -474,9 +480,7 @@ export class Manager {
       this.metrics.queueRetries.inc({ kind });
       this.metrics.wqRetries.inc({ name: WORKQUEUE_NAME });
       this.log.warn('reconcile failed; retrying', {
-        kind,
-        namespace,
-        name,
+        ...turnFields(turn),
         error: errorText(turn.error),
         retryInMs: turn.delay,
       });
@@ -486,7 +490,7 @@ export class Manager {
     this.metrics.reconciles.inc({ kind, result });
     this.metrics.reconcileSeconds.observe(secs, { kind, result });
     this.metrics.controllerRuntimeTurn(kind, action, secs);
-    this.log.debug('reconciled', { kind, namespace, name, result, ms: Math.round(secs * 1000) });
+    this.log.debug('reconciled', { ...turnFields(turn), result, ms: Math.round(secs * 1000) });
   }
 
   private readonly pendingEvents = new Set<Promise<unknown>>();
@@ -532,6 +536,44 @@ export class Manager {
 }
 
 const ns = (o: { metadata: { namespace?: string } }) => o.metadata.namespace ?? '';
+
+/** A reconcile turn's id in the logs: random, so replicas and restarts never repeat one. */
+const newReconcileID = (): string => randomUUID();
+
+/** The fields of a reconcile's log lines, as controller-runtime names them (`controller` is the kind, lower-case). */
+function turnFields(t: TurnIdentity): LogFields {
+  return {
+    controller: t.kind.toLowerCase(),
+    namespace: t.namespace,
+    name: t.name,
+    ...(t.reconcileID ? { reconcileID: t.reconcileID } : {}),
+  };
+}
+
+const ms = (x: number) => Math.round(x * 1000) / 1000;
+
+/** One debug line per bind (a Bound Event in a decision applied without failure), with its stages' durations. */
+function bindLogger(log: Logger, fields: LogFields): StepObserver {
+  return {
+    now: () => performance.now(),
+    done: (applied, stages) => {
+      for (const { decision, result } of applied) {
+        const bound = decision.events.some((e) => e.reason === 'Bound' && e.regarding.kind === 'PodClaim');
+        if (!bound || result.failed) continue;
+        const claim = decision.writes.find((w) => w.op === 'update' && w.object.kind === 'PodClaim');
+        log.debug('bind', {
+          ...fields,
+          ...(claim?.op === 'update' ? { pod: (claim.object as PodClaim).spec.podName } : {}),
+          writes: result.applied,
+          gatherMs: ms(stages.gatherMs),
+          decideMs: ms(stages.decideMs),
+          applyMs: ms(stages.applyMs),
+          followUpMs: ms(stages.followUpMs),
+        });
+      }
+    },
+  };
+}
 
 function gate(): { promise: Promise<void>; resolve: () => void } {
   let resolve!: () => void;

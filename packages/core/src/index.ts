@@ -70,9 +70,12 @@ export { matchesList } from './api/list-match.ts';
 export {
   createLogger,
   formatLogLine,
+  formatTextLine,
   isLogLevel,
+  LOG_FORMATS,
   LOG_LEVELS,
   type LogFields,
+  type LogFormat,
   type Logger,
   type LoggerOptions,
   type LogLevel,
@@ -215,7 +218,7 @@ export {
   type ReconcileKind,
   reconcileKey,
 } from './loop/reconcile-key.ts';
-export { reconcileTurn } from './loop/reconcile-turn.ts';
+export { reconcileTurn, type TurnIdentity } from './loop/reconcile-turn.ts';
 export { reconcile } from './loop/reconcilers.ts';
 export type { RoutedKind } from './loop/routed-key.ts';
 export { WorkQueue } from './loop/work-queue.ts';
@@ -251,6 +254,7 @@ export { reconcilePodClaim } from './reconcile/podclaim/index.ts';
 export { type PodClaimSetDeps, reconcilePodClaimSet } from './reconcile/podclaimset/index.ts';
 export { type PodPoolDeps, reconcilePodPool } from './reconcile/podpool/index.ts';
 export { SAFETY_RULES, type SafetyRules } from './reconcile/safety-rules.ts';
+export type { AppliedDecision, StepObserver, StepStages } from './reconcile/step.ts';
 export { crdFileName, crdFor } from './schema/crd.ts';
 export { KIND_SCHEMAS } from './schema/kinds.ts';
 export { isDnsSubdomain } from './schema/pod-pool.ts';

@@ -103,7 +103,9 @@ describe('parseConfig', () => {
       kubeconfig: '',
       claimIndex: 'kube',
       logLevel: 'info',
+      logFormat: 'json',
     });
+    expect(parseConfig([], { CLAIMKIT_WEBHOOK_LOG_FORMAT: 'text' }).logFormat).toBe('text');
     expect(parseConfig(['--controller-users', 'a, b', '--kubeconfig='], { KUBECONFIG: '/k' })).toMatchObject({
       controllerUsers: ['a', 'b'],
       kubeconfig: '',

@@ -1,7 +1,7 @@
 // Configuration shared by the Node and Deno entries: flags first, then environment variables.
 // Pure: the entry passes its argv and environment in.
 
-import { LOG_LEVELS, type LogLevel } from '@claimkit/core';
+import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from '@claimkit/core';
 import {
   defineOptions,
   helpText,
@@ -23,6 +23,7 @@ export interface WebhookConfig {
   /** `kube` watches PodClaims through the API server; `off` skips pod-reference checks (warning). */
   claimIndex: 'kube' | 'off';
   logLevel: LogLevel;
+  logFormat: LogFormat;
 }
 
 /** The webhook's options: one table for parsing, --help and validation (flags over environment). */
@@ -91,12 +92,19 @@ export const WEBHOOK_OPTIONS = defineOptions({
     env: 'CLAIMKIT_WEBHOOK_LOG_LEVEL',
     help: 'the least level logged',
   },
+  'log-format': {
+    type: 'enum',
+    values: LOG_FORMATS,
+    default: 'json',
+    env: 'CLAIMKIT_WEBHOOK_LOG_FORMAT',
+    help: 'json: one object per line; text: the same keys as logfmt',
+  },
 });
 
 const HELP = {
   usage: 'usage: claimkit-webhook [flags]: the claimkit admission webhook (HTTPS only)',
   footer: `Certificates are reloaded when their files change.
-Logs: one JSON object per line on stdout ({"time","level","msg",...}).`,
+Logs: one JSON object per line on stdout ({"ts","level","msg",...}), or logfmt with --log-format text.`,
 };
 
 export const CONFIG_HELP = helpText(WEBHOOK_OPTIONS, HELP).trimEnd();
@@ -120,6 +128,7 @@ function configFrom(v: OptionValues<typeof WEBHOOK_OPTIONS>): WebhookConfig {
     kubeconfig: v.kubeconfig ?? '',
     claimIndex: v['claim-index'],
     logLevel: v['log-level'],
+    logFormat: v['log-format'],
   };
 }
 

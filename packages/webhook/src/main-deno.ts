@@ -55,7 +55,9 @@ function fail(err: unknown): never {
   return Deno.exit(1);
 }
 await readTlsPair(cfg, (path) => Deno.readTextFile(path)).catch(fail);
-const logger = jsonLogger(cfg.logLevel).with({ logger: 'claimkit-webhook' });
+const logger = jsonLogger(cfg.logLevel, undefined, undefined, cfg.logFormat).with({
+  logger: 'claimkit-webhook',
+});
 let stopIndex = async () => {};
 let index = new MemoryPodClaimIndex({ enabled: false, synced: true });
 if (cfg.claimIndex === 'kube') {

@@ -21,7 +21,9 @@ async function main(): Promise<void> {
   }
   const cfg = start.config;
   await readTlsPair(cfg, (path) => readFile(path));
-  const logger = jsonLogger(cfg.logLevel).with({ logger: 'claimkit-webhook' });
+  const logger = jsonLogger(cfg.logLevel, undefined, undefined, cfg.logFormat).with({
+    logger: 'claimkit-webhook',
+  });
   // Loaded only when used (as on Deno): --help, a bad flag and `--claim-index off` never load the
   // Kubernetes client.
   const watched =

@@ -120,12 +120,21 @@ describe('the packed packages', () => {
   });
 });
 
-describe('an operator on @claimkit/core', () => {
+describe('an operator on @claimkit/core and a client on @claimkit/kube', () => {
   const tsc = join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
 
   // With a `source` condition of the user's own, and even the workspace's `@claimkit/source` (which the
-  // published packages do not carry): neither reaches claimkit's sources.
-  const configs = ['nodenext', 'bundler', 'source-condition', 'claimkit-source-condition'];
+  // published packages do not carry): neither reaches claimkit's sources. `defaults` sets only what
+  // the files need (tsc's defaults otherwise, skipLibCheck false among them): a user's library
+  // check reaches every published type and what it imports (client-node's, isomorphic-ws's).
+  const configs = ['defaults', 'nodenext', 'bundler', 'source-condition', 'claimkit-source-condition'];
+  it('checks the libraries too (skipLibCheck is never on)', () => {
+    for (const config of configs) {
+      const text = readFileSync(join(app, `tsconfig.${config}.json`), 'utf8');
+      expect(text, config).not.toMatch(/"skipLibCheck":\s*true/);
+    }
+    expect(readFileSync(join(app, 'tsconfig.defaults.json'), 'utf8')).not.toContain('skipLibCheck');
+  });
   it.each(configs)('type-checks with tsconfig.%s.json', (config) => {
     const r = runIn(app, process.execPath, [tsc, '-p', `tsconfig.${config}.json`]);
     expect(r.stdout + r.stderr).toBe('');

@@ -10,6 +10,7 @@ describe('claimkit-capture-agent flags', () => {
       listen: { host: '0.0.0.0', port: 8750 },
       allowedCallers: [],
       logLevel: 'info',
+      logFormat: 'json',
       capture: 'kubelet',
       durationMs: 2000,
       stateDir: '/var/lib/claimkit-agent/state',

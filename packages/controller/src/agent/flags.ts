@@ -7,7 +7,7 @@ import {
   type Startup,
   startup,
 } from '@claimkit/core/options';
-import { LOG_LEVELS, type LogLevel } from '../log.ts';
+import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from '../log.ts';
 import {
   AGENT_STATE_DIR,
   AGENT_STORE_DIR,
@@ -28,6 +28,7 @@ export interface AgentFlags {
   /** Usernames (TokenReview, audience claimkit-capture-agent) that may use the protocol; empty: anyone. */
   allowedCallers: string[];
   logLevel: LogLevel;
+  logFormat: LogFormat;
   kubelet: {
     host: string;
     port: number;
@@ -132,12 +133,18 @@ export const AGENT_OPTIONS = defineOptions({
     help: 'only these users may ask for checkpoints: each request carries a ServiceAccount token for audience claimkit-capture-agent, reviewed by the API server (TokenReview); e.g. system:serviceaccount:claimkit-system:claimkit-controller',
   },
   'log-level': { type: 'enum', values: LOG_LEVELS, default: 'info', help: 'the least level logged' },
+  'log-format': {
+    type: 'enum',
+    values: LOG_FORMATS,
+    default: 'json',
+    help: 'json: one object per line; text: the same keys as logfmt',
+  },
 });
 
 const HELP = {
   usage: 'usage: claimkit-capture-agent [flags]',
   footer: `A kubelet capture's ref: checkpoint://<node><stored path>@sha256:<hex of the archive>.
-Logs: one JSON object per line on stderr ({"time","level","msg",...}).`,
+Logs: one JSON object per line on stderr ({"ts","level","msg",...}), or logfmt with --log-format text.`,
 };
 
 export const AGENT_USAGE = helpText(AGENT_OPTIONS, HELP);
@@ -178,6 +185,7 @@ function flagsFrom(v: Values): AgentFlags {
     stateDir: v['state-dir'],
     allowedCallers: v['allowed-callers'],
     logLevel: v['log-level'],
+    logFormat: v['log-format'],
     kubelet: {
       host: v['kubelet-host'] ?? '',
       port: v['kubelet-port'],

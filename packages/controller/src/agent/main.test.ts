@@ -55,9 +55,9 @@ describe('claimkit-capture-agent (the bin)', () => {
     });
     const url = await listening;
     for (const l of lines) {
-      expect(Object.keys(l).slice(0, 3)).toEqual(['time', 'level', 'msg']);
+      expect(Object.keys(l).slice(0, 3)).toEqual(['ts', 'level', 'msg']);
       expect(l.logger).toBe('claimkit-capture-agent'); // the controller's logger, as every bin
-      expect(Number.isNaN(Date.parse(l.time as string))).toBe(false);
+      expect(l.ts).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     }
     const body = { namespace: 'ns', pod: 'p', uid: 'u', container: 'c', node: 'n', capture: 'c1', token: 3 };
     const started = await fetch(url, { method: 'POST', body: JSON.stringify(body) });

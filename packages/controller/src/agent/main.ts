@@ -24,8 +24,8 @@ if ('error' in start) {
   process.exit(2);
 }
 const flags: AgentFlags = start.config;
-// The controller's logger (core's one shape: JSON lines of time, level, msg and fields) on stderr.
-const log = jsonLogger(flags.logLevel).with({ logger: NAME });
+// The controller's logger (core's one shape: JSON lines of ts, level, msg and fields) on stderr.
+const log = jsonLogger(flags.logLevel, undefined, undefined, flags.logFormat).with({ logger: NAME });
 const logLine = agentLogTo(log);
 
 let agent: CaptureAgent;

@@ -10,11 +10,11 @@ function capture(level?: (typeof LOG_LEVELS)[number]) {
 }
 
 describe('createLogger', () => {
-  it('writes one JSON object per line: time, level, msg, then the fields', () => {
+  it('writes one JSON object per line: ts, level, msg, then the fields', () => {
     const { log, lines } = capture();
     log.info('caches synced', { objects: { Pod: 3 } });
     expect(lines).toEqual([
-      '{"time":"2026-01-01T00:00:00.000Z","level":"info","msg":"caches synced","objects":{"Pod":3}}',
+      '{"ts":"2026-01-01T00:00:00.000Z","level":"info","msg":"caches synced","objects":{"Pod":3}}',
     ]);
     expect(lines[0]).not.toContain('\n');
   });
@@ -39,32 +39,51 @@ describe('createLogger', () => {
     log.info('plain');
     expect(parsed()).toEqual([
       {
-        time: '2026-01-01T00:00:00.000Z',
+        ts: '2026-01-01T00:00:00.000Z',
         level: 'debug',
         msg: 'reconciled',
         logger: 'claimkit-controller',
         kind: 'PodClaim',
         name: 'p1',
       },
-      { time: '2026-01-01T00:00:00.000Z', level: 'info', msg: 'plain' },
+      { ts: '2026-01-01T00:00:00.000Z', level: 'info', msg: 'plain' },
     ]);
   });
 
-  it('never lets a field replace time, level or msg, and never throws on odd fields', () => {
+  it('never lets a field replace ts, level or msg, and never throws on odd fields', () => {
     const { log, parsed } = capture();
     const cyclic: Record<string, unknown> = {};
     cyclic.self = cyclic;
-    log.warn('m', { level: 'debug', msg: 'other', time: 0, error: new Error('boom'), n: 10n });
+    log.warn('m', { level: 'debug', msg: 'other', ts: 0, error: new Error('boom'), n: 10n });
     expect(() => log.error('cyclic', { cyclic })).not.toThrow();
     const [odd, cyc] = parsed();
     expect(odd).toEqual({
-      time: '2026-01-01T00:00:00.000Z',
+      ts: '2026-01-01T00:00:00.000Z',
       level: 'warn',
       msg: 'm',
       error: 'boom',
       n: '10',
     });
     expect(cyc).toMatchObject({ level: 'error', msg: 'cyclic', logError: expect.stringMatching(/serialis/) });
+  });
+
+  it('text format: the same keys in the same order as logfmt, values quoted only when they must be', () => {
+    const lines: string[] = [];
+    const log = createLogger({ format: 'text', write: (l) => lines.push(l), now: () => T0 });
+    log.with({ logger: 'claimkit-controller' }).info('caches synced', {
+      objects: { Pod: 3 },
+      ok: true,
+      n: 2,
+      empty: '',
+      error: new Error('a "quoted" failure'),
+      gone: undefined,
+      bell: 'a\u0007b',
+      msg: 'never replaces msg',
+    });
+    expect(lines).toEqual([
+      'ts=2026-01-01T00:00:00.000Z level=info msg="caches synced" logger=claimkit-controller ' +
+        'objects="{\\"Pod\\":3}" ok=true n=2 empty="" error="a \\"quoted\\" failure" bell="a\\u0007b"',
+    ]);
   });
 
   it('silentLogger writes nothing, also through with()', () => {

@@ -1,9 +1,16 @@
-// The one log shape of every claimkit process: one JSON object per line,
-//   {"time":"2026-01-01T00:00:00.000Z","level":"info","msg":"caches synced",...fields}
+// The one log shape of every claimkit process: one JSON object per line (the default),
+//   {"ts":"2026-01-01T00:00:00.000Z","level":"info","msg":"caches synced",...fields}
+// (`ts`, `level`, `msg`: the keys people grep in controller-runtime's and klog's JSON), or the same
+// keys as logfmt for a person at a terminal (`--log-format text`):
+//   ts=2026-01-01T00:00:00.000Z level=info msg="caches synced" objects="{\"Pod\":3}"
 // Runtime-free: the process says where lines go (the controller: stderr, the webhook: stdout).
 
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** How a line is written: one JSON object (default), or logfmt `key=value` pairs. */
+export const LOG_FORMATS = ['json', 'text'] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
 
 export type LogFields = Record<string, unknown>;
 
@@ -21,8 +28,10 @@ export interface LoggerOptions {
   level?: LogLevel;
   /** Receives each line, without a trailing newline. */
   write: (line: string) => void;
-  /** Wall clock for `time` (ms since the epoch). Default Date.now. */
+  /** Wall clock for `ts` (ms since the epoch). Default Date.now. */
   now?: () => number;
+  /** Default json. */
+  format?: LogFormat;
   /** Fields on every line. */
   fields?: LogFields;
 }
@@ -46,9 +55,9 @@ function jsonValue(_key: string, v: unknown): unknown {
   return v;
 }
 
-/** One line: time, level and msg first and never overridden by a field of the same name. */
+/** One JSON line: ts, level and msg first and never overridden by a field of the same name. */
 export function formatLogLine(time: number, level: LogLevel, msg: string, fields: LogFields): string {
-  const head = { time: new Date(time).toISOString(), level, msg };
+  const head = { ts: new Date(time).toISOString(), level, msg };
   try {
     return JSON.stringify({ ...head, ...fields, ...head }, jsonValue);
   } catch (e) {
@@ -57,13 +66,35 @@ export function formatLogLine(time: number, level: LogLevel, msg: string, fields
   }
 }
 
+// A logfmt value: bare when it has no space, quote, `=` or control character, else a JSON string.
+function logfmtValue(v: unknown): string {
+  let text: string;
+  try {
+    const n = jsonValue('', v);
+    text = typeof n === 'string' ? n : (JSON.stringify(n, jsonValue) ?? String(n));
+  } catch {
+    text = '[not serialisable]';
+  }
+  return text === '' || /[\s"=\\]|\p{Cc}/u.test(text) ? JSON.stringify(text) : text;
+}
+
+/** One logfmt line with the JSON line's keys in the same order (ts, level, msg, then the fields). */
+export function formatTextLine(time: number, level: LogLevel, msg: string, fields: LogFields): string {
+  const head = { ts: new Date(time).toISOString(), level, msg };
+  return Object.entries({ ...head, ...fields, ...head })
+    .filter(([, v]) => v !== undefined)
+    .map(([k, v]) => `${k}=${logfmtValue(v)}`)
+    .join(' ');
+}
+
 export function createLogger(opts: LoggerOptions): Logger {
   const min = RANK[opts.level ?? 'info'];
   const now = opts.now ?? Date.now;
   const base = opts.fields ?? {};
+  const format = opts.format === 'text' ? formatTextLine : formatLogLine;
   const emit = (level: LogLevel, msg: string, fields?: LogFields) => {
     if (RANK[level] < min) return;
-    opts.write(formatLogLine(now(), level, msg, fields ? { ...base, ...fields } : base));
+    opts.write(format(now(), level, msg, fields ? { ...base, ...fields } : base));
   };
   return {
     debug: (m, f) => emit('debug', m, f),

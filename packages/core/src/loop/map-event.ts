@@ -8,6 +8,7 @@ import { matchesSelector } from '../api/labels.ts';
 import type { AnyObject, Capture, Pod, PodClaim, PodPool } from '../api/types.ts';
 import type { ClaimIndex } from '../pool/claim-index.ts';
 import { claimedBy, poolOf } from '../pool/pods.ts';
+import { poolWaitReason } from '../reconcile/podclaim/waiting.ts';
 import { type ReconcileKind, reconcileKey } from './reconcile-key.ts';
 
 /** The kinds whose changes are routed: the reconciled ones and Pods. */
@@ -48,8 +49,9 @@ export const mapEvent: MapEvent = (kind, old, cur, view) => {
       return keysForClaim(ns, cur as PodClaim | undefined, old as PodClaim | undefined);
     case 'Capture':
       return keysForCapture(ns, obj.metadata.name, view);
-    case 'PodClaimSet':
     case 'PodPool':
+      return keysForPool(ns, cur as PodPool | undefined, old as PodPool | undefined, view);
+    case 'PodClaimSet':
       return [reconcileKey(kind, ns, obj.metadata.name)];
   }
 };
@@ -75,10 +77,7 @@ function keysForPod(ns: string, cur: Pod | undefined, old: Pod | undefined, view
   }
   const pool = cur && poolOf(cur);
   if (cur && pool && cur.metadata.labels?.[LABEL_STATE] === 'Idle' && !cur.metadata.deletionTimestamp) {
-    for (const c of view.claims(ns)) {
-      if (c.spec.poolName === pool && !c.spec.podName && !c.metadata.deletionTimestamp)
-        keys.add(reconcileKey('PodClaim', ns, c.metadata.name));
-    }
+    for (const k of waitingClaimKeys(ns, pool, view)) keys.add(k);
   }
   const name = (cur ?? old)!.metadata.name;
   for (const c of view.captures(ns)) {
@@ -91,6 +90,34 @@ function keysForPod(ns: string, cur: Pod | undefined, old: Pod | undefined, view
     }
   }
   return [...keys];
+}
+
+/** The claims of a pool still waiting for a pod (no podName, not deleting). */
+function waitingClaimKeys(ns: string, pool: string, view: RoutingView): string[] {
+  const keys: string[] = [];
+  for (const c of view.claims(ns)) {
+    if (c.spec.poolName === pool && !c.spec.podName && !c.metadata.deletionTimestamp)
+      keys.push(reconcileKey('PodClaim', ns, c.metadata.name));
+  }
+  return keys;
+}
+
+/**
+ * A pool change reaches the pool and, when it changes what its waiting claims would say or do (the
+ * wait reason: created, deleted, at maxPods or not; or more Idle pods), those claims: they say why
+ * they wait from the pool's status, and would otherwise keep the old reason until their own requeue.
+ */
+function keysForPool(
+  ns: string,
+  cur: PodPool | undefined,
+  old: PodPool | undefined,
+  view: RoutingView,
+): string[] {
+  const name = (cur ?? old)!.metadata.name;
+  const keys = [reconcileKey('PodPool', ns, name)];
+  const moreIdle = (cur?.status?.idle ?? 0) > (old?.status?.idle ?? 0);
+  if (moreIdle || poolWaitReason(old) !== poolWaitReason(cur)) keys.push(...waitingClaimKeys(ns, name, view));
+  return keys;
 }
 
 /**

@@ -6,12 +6,13 @@ import type { PodClaim } from '../api/types.ts';
 import { ApiModel } from '../model/api-model.ts';
 import { CacheView } from '../model/cache-view.ts';
 import { ManualClock } from '../model/clock.ts';
+import type { AppliedDecision, StepStages } from '../reconcile/step.ts';
 import { schemaModelOptions } from '../schema/validate.ts';
 import { FakeTimers } from '../testing/fake-timers.ts';
-import { podClaim } from '../testing/fixtures.ts';
+import { idle, inPool, onNode, pod, podClaim, podPool, withMinIdle } from '../testing/fixtures.ts';
 import { OWN_WRITES_TTL_MS, OwnWrites } from './own-writes.ts';
 import { reconcileKey } from './reconcile-key.ts';
-import { reconcileTurn, type TurnOptions } from './reconcile-turn.ts';
+import { reconcileTurn, type TurnIdentity, type TurnOptions } from './reconcile-turn.ts';
 import { WorkQueue } from './work-queue.ts';
 
 async function world() {
@@ -70,5 +71,40 @@ describe('reconcileTurn', () => {
       reconcileTurn(key, { ...opts, deps: { ...opts.deps, cache: model }, propagate: () => true }),
     ).rejects.toMatchObject({ reason: 'Unavailable' });
     expect(queue.numRequeues(key)).toBe(1);
+  });
+
+  test('each turn gets a fresh id from the injected source, and its step observer knows the turn', async () => {
+    const { model, opts, key } = await world();
+    await model.create(podPool('web', withMinIdle(0)));
+    const p = await model.create(pod('p1', inPool('web'), onNode('n1'), idle()));
+    model.setPodStatusNow(keyOf(p), { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] });
+    let n = 0;
+    let ms = 0;
+    const seen: { turn: TurnIdentity; applied: AppliedDecision[]; stages: StepStages }[] = [];
+    const observed: TurnOptions = {
+      ...opts,
+      deps: { ...opts.deps, cache: model },
+      newReconcileID: () => `r${++n}`,
+      // A clock that moves 1 ms per read: every stage that ran took at least 1 ms.
+      stepObserver: (turn) => ({
+        now: () => ms++,
+        done: (applied, stages) => void seen.push({ turn, applied: [...applied], stages }),
+      }),
+    };
+    const turns = [];
+    for (let i = 0; i < 5; i++) turns.push(await reconcileTurn(key, observed));
+    expect(turns.map((t) => t.reconcileID)).toEqual(['r1', 'r2', 'r3', 'r4', 'r5']);
+    expect(seen.map((s) => s.turn)).toEqual(
+      turns.map((t) => ({ kind: 'PodClaim', namespace: 'default', name: 'a', reconcileID: t.reconcileID })),
+    );
+    // The bind: one decision applied, its Bound Event among its Events, every stage timed.
+    const bind = seen.find((s) => s.applied.some((a) => a.decision.events.some((e) => e.reason === 'Bound')));
+    expect(bind?.applied[0]?.result.failed).toBeUndefined();
+    expect(bind?.stages.gatherMs).toBeGreaterThan(0);
+    expect(bind?.stages.decideMs).toBeGreaterThan(0);
+    expect(bind?.stages.applyMs).toBeGreaterThan(0);
+    expect(model.getNow('PodClaim', { namespace: 'default', name: 'a' }).spec.podName).toBe('p1');
+    // Without the options a turn has no id and the step reads no clock.
+    expect((await reconcileTurn(key, opts)).reconcileID).toBeUndefined();
   });
 });

@@ -3,6 +3,7 @@
 // reconcile with its writes to its own object recorded, core's queue policy performed on the queue,
 // and the own writes remembered for the next turn. Metrics, logs and checks stay with the caller.
 import type { ObjectKey } from '../api/meta.ts';
+import type { StepObserver } from '../reconcile/step.ts';
 import type { OwnWrites } from './own-writes.ts';
 import { recordingWritesTo } from './own-writes.ts';
 import {
@@ -25,12 +26,24 @@ export interface TurnOptions {
   force?: boolean;
   /** Errors that end the turn as they are, nothing queued or recorded (the simulator's crash). */
   propagate?: (error: unknown) => boolean;
+  /**
+   * A fresh id for each turn (the logs' `reconcileID`), from the caller: core reads no random source
+   * or clock of its own. Unset: turns have none.
+   */
+  newReconcileID?: () => string;
+  /** Watches the reconcile's stages (reconcile/step.ts), made per turn so it knows the turn. */
+  stepObserver?: (turn: TurnIdentity) => StepObserver | undefined;
 }
 
-export interface Turn {
+/** Which turn this is: the key's parts and its id. */
+export interface TurnIdentity {
   kind: ReconcileKind;
   namespace: string;
   name: string;
+  reconcileID?: string;
+}
+
+export interface Turn extends TurnIdentity {
   /** Not reconciled: the cache was behind this controller's own write. */
   skipped: boolean;
   action: QueueAction;
@@ -42,14 +55,21 @@ export interface Turn {
 
 export async function reconcileTurn(key: string, t: TurnOptions): Promise<Turn> {
   const { kind, namespace, name } = parseReconcileKey(key);
+  const reconcileID = t.newReconcileID?.();
+  const id: TurnIdentity = { kind, namespace, name, ...(reconcileID !== undefined ? { reconcileID } : {}) };
   const objectKey = { namespace, name };
   const versionBefore = await t.cachedVersion(kind, objectKey);
   if (!t.force && t.ownWrites.cacheIsBehind(key, versionBefore)) {
     const action = queuePolicy({ cacheBehind: { ttlMs: t.ownWrites.ttl } });
-    return { kind, namespace, name, skipped: true, action, delay: applyQueueAction(t.queue, key, action) };
+    return { ...id, skipped: true, action, delay: applyQueueAction(t.queue, key, action) };
   }
   const written: string[] = [];
-  const deps = { ...t.deps, client: recordingWritesTo(t.deps.client, kind, objectKey, written) };
+  const stepObserver = t.stepObserver?.(id);
+  const deps = {
+    ...t.deps,
+    client: recordingWritesTo(t.deps.client, kind, objectKey, written),
+    ...(stepObserver ? { stepObserver } : {}),
+  };
   let outcome: LoopOutcome;
   try {
     outcome = { reconciled: await reconcile(kind, deps, objectKey) };
@@ -61,9 +81,7 @@ export async function reconcileTurn(key: string, t: TurnOptions): Promise<Turn> 
   const delay = applyQueueAction(t.queue, key, action);
   t.ownWrites.record(key, versionBefore, written);
   return {
-    kind,
-    namespace,
-    name,
+    ...id,
     skipped: false,
     action,
     delay,

@@ -187,6 +187,44 @@ describe('P7: which label takes a pod away', () => {
   });
 });
 
+describe('P7: an unlabelled pod two claims reference', () => {
+  test('a cache that still shows an older rival (gone on the server) never makes the claim give up its pod', async () => {
+    // Soak seed 2013 (three replicas): a legacy writer pointed claim-b at claim-a's pod and stripped
+    // its label; claim-a went away, but a lagging replica's cache still showed it referencing the pod.
+    // The older-rival rule took the pod from claim-b on that cached reference: nobody held pod-x.
+    const w = harness({ lag: 0 });
+    await putAll(
+      w.model,
+      podPool('web', (p) => {
+        p.spec.minIdle = 0;
+      }),
+      webClaim('claim-a', createdAt(0), boundTo('pod-x', 'n1')),
+      webClaim('claim-b', createdAt(1), boundTo('pod-x', 'n1')),
+      poolPod('pod-x', withState('Bound')),
+    );
+    w.cache.lag = 1; // the cache will not see claim-a go
+    w.tracker.externalWriter = true;
+    const a = w.model.getNow('PodClaim', key('claim-a'));
+    await w.model.update({ ...a, metadata: { ...a.metadata, finalizers: [] } });
+    w.cache.lag = 2;
+    await w.model.delete('PodClaim', key('claim-a'));
+    w.tracker.externalWriter = false;
+    expect(w.model.tryGetNow('PodClaim', key('claim-a'))).toBeUndefined();
+    expect((await w.cache.get('PodClaim', key('claim-a'))).spec.podName).toBe('pod-x');
+    await reconcilePodClaim(w.deps, key('claim-b'));
+    const b = w.model.getNow('PodClaim', key('claim-b'));
+    expect(b.spec.podName).toBe('pod-x');
+    expect(b.status?.phase).not.toBe('Lost');
+    expect(w.tracker.violations).toEqual([]);
+    w.cache.lag = 0;
+    await settleAll(w, reconcilePodClaim, 'PodClaim', ['claim-b'], {
+      eachRound: () => reconcilePodPool(w.deps, key('web')),
+    });
+    expect(w.model.getNow('Pod', key('pod-x')).metadata.labels?.[LABEL_CLAIMED_BY]).toBe('claim-b');
+    expect(w.tracker.violations).toEqual([]);
+  });
+});
+
 describe('P7: sourcePod == podName', () => {
   test('the controller clears sourcePod and never releases the claim’s own pod', async () => {
     // Without the CRD's CEL (a cluster that predates it, or a legacy writer), the state gets in.

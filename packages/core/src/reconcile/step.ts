@@ -35,6 +35,34 @@ export interface GatherOptions<Snapshot> {
   cached?: Snapshot;
 }
 
+/** How long each stage of one reconcile step took, in the observer's clock (ms). */
+export interface StepStages {
+  /** Every gather: from the cache, and live when a decision asked for it. */
+  gatherMs: number;
+  /** Every decide (pure). */
+  decideMs: number;
+  /** Every apply: the decision's writes and Events. */
+  applyMs: number;
+  /** Every follow-up I/O (a backend call, a live re-read). */
+  followUpMs: number;
+}
+
+/** One decision a step applied, and what its apply did. */
+export interface AppliedDecision {
+  decision: Decision;
+  result: ApplyResult;
+}
+
+/**
+ * Watches one reconcile step's stages (the Manager's debug line per bind). Unset, the step reads no
+ * clock. `done` gets every decision the step applied, in order, and the stages summed over the step.
+ */
+export interface StepObserver {
+  /** A monotonic clock in ms. */
+  now(): number;
+  done(applied: readonly AppliedDecision[], stages: StepStages): void;
+}
+
 /** What every reconciler's ports include. */
 export interface StepDeps {
   client: Client;
@@ -43,6 +71,8 @@ export interface StepDeps {
   rules?: SafetyRules;
   /** Spans for each reconcile, its phases and writes (trace-step.ts); absent: tracing is off. */
   tracer?: Tracer;
+  /** Told each step's stage durations (optional: no cost when unset). */
+  stepObserver?: StepObserver;
 }
 
 /**
@@ -89,24 +119,46 @@ async function runStep<Deps extends StepDeps, Snapshot, D extends Decision>(
   key: ObjectKey,
 ): Promise<ReconcileResult> {
   const rules = deps.rules ?? SAFETY_RULES;
+  const obs = deps.stepObserver;
+  // Stage timing only with an observer: `lap` is a no-op otherwise.
+  const stages: StepStages = { gatherMs: 0, decideMs: 0, applyMs: 0, followUpMs: 0 };
+  const done: AppliedDecision[] = [];
+  let mark = obs?.now() ?? 0;
+  const lap = (stage: keyof StepStages) => {
+    if (!obs) return;
+    const t = obs.now();
+    stages[stage] += t - mark;
+    mark = t;
+  };
   const cached = await r.gather(deps, key, { live: false });
+  lap('gatherMs');
   if (cached === undefined) return {};
   let snap: Snapshot = cached;
   let d = r.decide(snap, rules);
+  lap('decideMs');
   if (d.needsLiveRead) {
     const live = await r.gather(deps, key, { live: true, cached });
+    lap('gatherMs');
     if (live === undefined) return {};
     snap = live;
     d = r.decide(snap, rules);
+    lap('decideMs');
   }
   for (;;) {
     const applied = r.apply
       ? await r.apply(deps, d, snap)
       : await applyDecision(deps.client, d, deps.recorder);
+    lap('applyMs');
+    if (obs) done.push({ decision: d, result: applied });
     const next: Snapshot | undefined = r.followUp ? await r.followUp(deps, snap, d, applied) : undefined;
-    if (next === undefined) return requeueOf(d, applied);
+    lap('followUpMs');
+    if (next === undefined) {
+      obs?.done(done, stages);
+      return requeueOf(d, applied);
+    }
     snap = next;
     d = r.decide(snap, rules);
+    lap('decideMs');
   }
 }
 

@@ -34,6 +34,7 @@ import {
   withoutPodUid,
 } from './claim-writes.ts';
 import { releaseStrays } from './finalize.ts';
+import { foreignLabelEvents } from './foreign-label.ts';
 import { continueMigration, repairSelfMigration, startMigration } from './migration.ts';
 import { type PodClaimSnapshot, WAIT_MS } from './snapshot.ts';
 import { holdLost, waitDecision, waitReason } from './waiting.ts';
@@ -112,10 +113,14 @@ const keepReferencedPod: Check = ({ s, c, index, byName, rules }) => {
   if (hold.kind === 'foreignLabel') {
     // P7: a label naming a claim that does not hold the pod never takes it from us. Remove it
     // (never relabel A->B in one write, P1); the next pass labels the pod ours.
-    const msg = `pod ${c.spec.podName} was labelled for ${hold.labelled}, which ${hold.why}; the claim keeps its pod`;
+    const msg =
+      `pod ${c.spec.podName} was labelled for ${hold.labelled}, which ${hold.why}; ` +
+      `the label is removed and claim ${c.metadata.name} keeps the pod`;
+    // The claim the label names (if it exists) is told too: its own reconcile will not see the label.
+    const named = s.labelHolder?.found ? s.labelHolder.claim : undefined;
     return {
       writes: [unlabelPodWrite(hold.pod, `drop label: ${hold.labelled} ${hold.why}`)],
-      events: [event(c, 'Warning', 'ForeignLabelRemoved', msg)],
+      events: foreignLabelEvents(hold.pod, [c, named], msg),
       requeueAfterMs: 0,
     };
   }

@@ -1,11 +1,12 @@
 // P3: a deleting claim's finalizer always completes; and the release of pods labelled ours that we
 // do not reference. A pod another claim references keeps that claim: only our label goes.
 import { FINALIZER_RELEASE } from '../../api/constants.ts';
-import { type Decision, event, type Write } from '../../api/decision.ts';
+import { type Decision, type EventSpec, event, type Write } from '../../api/decision.ts';
 import type { Pod, PodClaim, ReleasePolicy } from '../../api/types.ts';
 import type { ClaimIndex } from '../../pool/claim-index.ts';
 import { claimedBy, isClaimedBy, type releasePodWrite, stateOf, unlabelPodWrite } from '../../pool/pods.ts';
 import type { PodRelease } from '../../pool/template-hash.ts';
+import { foreignLabelEvents, ownLabelOnOthersPodMessage } from './foreign-label.ts';
 import type { PodClaimSnapshot } from './snapshot.ts';
 
 /** P3: always completes. Pods we own are released; a pod another claim references keeps that claim. */
@@ -20,6 +21,7 @@ export function finalize(
   const c = s.claim;
   const ns = c.metadata.namespace ?? '';
   const writes: Write[] = [];
+  const repairs: EventSpec[] = [];
   const seen = new Set<string>();
   const involved = [c.spec.podName, c.spec.sourcePod, ...labelledOurs.map((p) => p.metadata.name)];
   for (const name of involved) {
@@ -30,10 +32,14 @@ export function finalize(
     const ours = isClaimedBy(pod, c);
     const other = index.otherReference(ns, name, c);
     if (other) {
-      if (ours)
+      if (ours) {
         writes.push(
           unlabelPodWrite(pod, `finalize: ${name} belongs to ${other.claim.metadata.name}; drop our label`),
         );
+        repairs.push(
+          ...foreignLabelEvents(pod, [c, other.claim], ownLabelOnOthersPodMessage(pod, c, other.claim)),
+        );
+      }
       continue;
     }
     if (ours || claimedBy(pod) === undefined) {
@@ -51,10 +57,12 @@ export function finalize(
   }
   return {
     writes,
-    events:
-      writes.length > 0
+    events: [
+      ...repairs,
+      ...(writes.length > 0
         ? [event(c, 'Normal', 'Finalized', `released ${writes.length - 1} pod(s); finalizer removed`)]
-        : [],
+        : []),
+    ],
   };
 }
 
@@ -66,14 +74,19 @@ export function releaseStrays(
   rules: { releasePodWrite: typeof releasePodWrite },
 ): Decision {
   const ns = c.metadata.namespace ?? '';
-  const writes = strays.map((p) =>
-    index.otherReference(ns, p.metadata.name, c)
-      ? unlabelPodWrite(p, `pod ${p.metadata.name} is referenced by another claim: drop our label`)
-      : rules.releasePodWrite(
-          p,
-          policy,
-          `release stray pod ${p.metadata.name} labelled for ${c.metadata.name}`,
-        ),
-  );
-  return { writes, events: [], requeueAfterMs: 0 };
+  const events: EventSpec[] = [];
+  const writes = strays.map((p) => {
+    const other = index.otherReference(ns, p.metadata.name, c);
+    if (!other)
+      return rules.releasePodWrite(
+        p,
+        policy,
+        `release stray pod ${p.metadata.name} labelled for ${c.metadata.name}`,
+      );
+    // The claim that references the pod would have removed this label itself (with a Warning): the
+    // same repair from this side leaves the same Warning.
+    events.push(...foreignLabelEvents(p, [c, other.claim], ownLabelOnOthersPodMessage(p, c, other.claim)));
+    return unlabelPodWrite(p, `pod ${p.metadata.name} is referenced by another claim: drop our label`);
+  });
+  return { writes, events, requeueAfterMs: 0 };
 }

@@ -120,6 +120,16 @@ export async function gatherPodClaim(
         const holder = await getOrUndefined(deps.client.get('PodClaim', { namespace: ns, name: labelled }));
         snap.labelHolder = holder ? { found: true, claim: holder } : { found: false };
       }
+      // An unlabelled pod stays with the oldest claim referencing it (hold.ts): which claims do is
+      // read live too, so a cache still showing a rival that moved on or is gone takes nothing (P7).
+      const rivalInCache = claims.some(
+        (c) =>
+          c.metadata.uid !== claim.metadata.uid &&
+          (c.spec.podName === claim.spec.podName || c.spec.sourcePod === claim.spec.podName),
+      );
+      if (pod && !isDeleting(pod) && claimedBy(pod) === undefined && rivalInCache && !deleting && !hasStray) {
+        snap.claims = (await deps.client.list('PodClaim', { namespace: ns })).items;
+      }
     }
   }
   snap.now = deps.now();

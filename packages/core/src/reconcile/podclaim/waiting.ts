@@ -17,6 +17,17 @@ export interface Wait {
   message: string;
 }
 
+/**
+ * The reason a claim waiting on `pool` gives, from the pool alone (undefined: not found). Event
+ * routing compares it before and after a pool change to wake the pool's waiting claims.
+ */
+export function poolWaitReason(pool: PodPool | undefined): Exclude<WaitReason, 'LostPolicyFail'> {
+  if (!pool) return 'PoolNotFound';
+  const total = pool.status?.total ?? 0;
+  const idle = pool.status?.idle ?? 0;
+  return total >= pool.spec.maxPods && idle === 0 ? 'PoolAtMaxPods' : 'NoReadyPod';
+}
+
 /** Why a claim that wants a pod found no candidate, from its pool (undefined: not found). */
 export function waitReason(c: PodClaim, pool: PodPool | undefined): Wait {
   const ns = c.metadata.namespace ?? '';
@@ -29,7 +40,7 @@ export function waitReason(c: PodClaim, pool: PodPool | undefined): Wait {
   const total = pool.status?.total ?? 0;
   const idle = pool.status?.idle ?? 0;
   const max = pool.spec.maxPods;
-  if (total >= max && idle === 0) {
+  if (poolWaitReason(pool) === 'PoolAtMaxPods') {
     return {
       reason: 'PoolAtMaxPods',
       message: `pool ${pool.metadata.name} is at maxPods (${total} of ${max} pods, none Idle); waiting for a pod to be released`,
