@@ -120,11 +120,32 @@ describe('Seed B: finalize during a migration and scale-in', () => {
     await c.delete('PodClaim', { namespace: ns.name, name: a!.metadata.name });
     ctl = await startController(ns.name);
     const t0 = Date.now();
-    await until('a finalized', async () => !(await claim(a!.metadata.name)), 10_000);
+    await until(
+      'a finalized',
+      async () => {
+        // By UID: the set's replacement claim may take the same name (claim-set names are derived
+        // from the set's UID and an ordinal) as soon as a is gone.
+        const left = await claim(a!.metadata.name);
+        if (!left || left.metadata.uid !== a!.metadata.uid) return true;
+        // Say what holds it (the wait reports this when it times out).
+        const pods = (await c.list('Pod', { namespace: ns.name })).items.map(
+          (p) =>
+            `${p.metadata.name}:${p.metadata.labels?.[LABEL_CLAIMED_BY] ?? '-'}/${p.metadata.labels?.[LABEL_STATE] ?? '-'}`,
+        );
+        throw new Error(
+          `claim ${left.metadata.name} (uid ${left.metadata.uid}, deleting since ${left.metadata.deletionTimestamp}) still there: finalizers ${JSON.stringify(left.metadata.finalizers)}, ` +
+            `podName ${left.spec.podName}, sourcePod ${left.spec.sourcePod}, phase ${left.status?.phase}, ` +
+            `conditions ${JSON.stringify(left.status?.conditions?.map((x) => [x.type, x.status, x.reason]))}; ` +
+            `pods ${pods.join(' ')}; PodClaim reconciles ${JSON.stringify(ctl?.manager.metrics.reconciles.get({ kind: 'PodClaim', result: 'success' }))}`,
+        );
+      },
+      10_000,
+    );
     const finalizeMs = Date.now() - t0;
     expect(finalizeMs).toBeLessThan(1000);
+    // No pod is left claimed by a (by UID: a replacement of the same name may hold one by now).
     for (const p of (await c.list('Pod', { namespace: ns.name })).items)
-      expect(p.metadata.labels?.[LABEL_CLAIMED_BY], p.metadata.name).not.toBe(a!.metadata.name);
+      expect(p.metadata.annotations?.[ANNOTATION_CLAIMED_BY_UID], p.metadata.name).not.toBe(a!.metadata.uid);
     const srcPod = await pod(source);
     // a's own source pod went back to the pool; the set's replacement claim may already have bound it.
     if (srcPod && srcPod.metadata.labels?.[LABEL_STATE] !== 'Idle') {
