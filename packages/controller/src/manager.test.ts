@@ -21,39 +21,10 @@ import { LeaderElector } from '@claimkit/kube';
 import { afterEach, describe, expect, it } from 'vitest';
 import { jsonLogger } from './log.ts';
 import { Manager } from './manager.ts';
+import { kubelet, model, running, stopRunning, until } from './testing/loop-harness.ts';
 
 const NS = 'ns1';
-const running: { stop(): Promise<void> | void }[] = [];
-afterEach(async () => {
-  for (const r of running.splice(0).reverse()) await r.stop();
-});
-
-function model(): ApiModel {
-  return new ApiModel({ clock: { now: () => Date.now() }, ...schemaModelOptions() });
-}
-
-/** A scheduler + kubelet: place pods, make them Running and Ready, finish graceful deletions. */
-function kubelet(m: ApiModel, place: () => string = () => 'node-1') {
-  let busy = false;
-  const t = setInterval(async () => {
-    if (busy) return;
-    busy = true;
-    try {
-      m.completePodDeletions();
-      for (const p of m.listNow('Pod')) {
-        if (p.metadata.deletionTimestamp) continue;
-        if (!p.spec.nodeName) await m.patch('Pod', keyOf(p), { spec: { nodeName: place() } }).catch(() => {});
-        else if (p.status?.phase !== 'Running')
-          m.setPodStatusNow(keyOf(p), { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] });
-      }
-    } finally {
-      busy = false;
-    }
-  }, 5);
-  const r = { stop: () => clearInterval(t) };
-  running.push(r);
-  return r;
-}
+afterEach(stopRunning);
 
 async function startManager(m: ApiModel, extra: Partial<ConstructorParameters<typeof Manager>[0]> = {}) {
   const mgr = new Manager({
@@ -67,16 +38,6 @@ async function startManager(m: ApiModel, extra: Partial<ConstructorParameters<ty
   running.push(mgr);
   await mgr.start();
   return mgr;
-}
-
-async function until<T>(what: string, f: () => T | undefined | false, ms = 10_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = f();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
 }
 
 function state(m: ApiModel) {

@@ -1,58 +1,22 @@
 // The controller's /metrics (issue 23): the SLIs from the objects' own timestamps and the cache, the
 // controller-runtime names, the standby's leader samples, and an exposition Prometheus can read.
 // On core's in-memory API model with the whole Manager, as manager.test.ts runs it.
-import { keyOf, type PodClaim, type PodPool, parseTimestamp, schemaModelOptions } from '@claimkit/core';
-import { ApiModel } from '@claimkit/core/model';
+import { keyOf, type PodClaim, type PodPool, parseTimestamp } from '@claimkit/core';
+import type { ApiModel } from '@claimkit/core/model';
 import { parseExposition } from '@claimkit/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Elector, Manager } from './manager.ts';
 import { controllerMetricNames } from './metrics.ts';
+import { kubelet, model, running, stopRunning, until } from './testing/loop-harness.ts';
 
 const NS = 'ns1';
-const running: { stop(): Promise<void> | void }[] = [];
-afterEach(async () => {
-  for (const r of running.splice(0).reverse()) await r.stop();
-});
-
-const model = () => new ApiModel({ clock: { now: () => Date.now() }, ...schemaModelOptions() });
-
-/** A scheduler + kubelet: place pods, make them Running and Ready, finish graceful deletions. */
-function kubelet(m: ApiModel) {
-  let busy = false;
-  const t = setInterval(async () => {
-    if (busy) return;
-    busy = true;
-    try {
-      m.completePodDeletions();
-      for (const p of m.listNow('Pod')) {
-        if (p.metadata.deletionTimestamp) continue;
-        if (!p.spec.nodeName)
-          await m.patch('Pod', keyOf(p), { spec: { nodeName: 'node-1' } }).catch(() => {});
-        else if (p.status?.phase !== 'Running')
-          m.setPodStatusNow(keyOf(p), { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] });
-      }
-    } finally {
-      busy = false;
-    }
-  }, 5);
-  running.push({ stop: () => clearInterval(t) });
-}
+afterEach(stopRunning);
 
 async function startManager(m: ApiModel, extra: Partial<ConstructorParameters<typeof Manager>[0]> = {}) {
   const mgr = new Manager({ client: m, source: m, concurrency: 2, resyncMs: 0, ...extra });
   running.push(mgr);
   await mgr.start();
   return mgr;
-}
-
-async function until<T>(what: string, f: () => T | undefined | false, ms = 10_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = f();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
 }
 
 const pool = (name: string, minIdle: number, maxPods: number): PodPool => ({

@@ -3,25 +3,15 @@
 // in the claim's claimkit.dev/traceparent. Off by default: no endpoint, nothing sent, no annotation.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import {
-  ANNOTATION_TRACEPARENT,
-  keyOf,
-  type PodClaim,
-  type PodPool,
-  parseTraceparent,
-  schemaModelOptions,
-} from '@claimkit/core';
-import { ApiModel } from '@claimkit/core/model';
+import { ANNOTATION_TRACEPARENT, type PodClaim, type PodPool, parseTraceparent } from '@claimkit/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { controllerDefaults, kubeControllerOptions, parseFlags } from './flags.ts';
 import { Manager } from './manager.ts';
 import { OtlpTracer } from './otlp.ts';
+import { kubelet, model, running, stopRunning, until } from './testing/loop-harness.ts';
 
 const NS = 'ns1';
-const running: { stop(): Promise<void> | void }[] = [];
-afterEach(async () => {
-  for (const r of running.splice(0).reverse()) await r.stop();
-});
+afterEach(stopRunning);
 
 interface ReceivedSpan {
   traceId: string;
@@ -65,42 +55,6 @@ async function receiver(status = 200) {
   const spans = (): ReceivedSpan[] =>
     requests.flatMap((q) => q.body.resourceSpans.flatMap((rs) => rs.scopeSpans.flatMap((ss) => ss.spans)));
   return { endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, requests, spans };
-}
-
-function model(): ApiModel {
-  return new ApiModel({ clock: { now: () => Date.now() }, ...schemaModelOptions() });
-}
-
-/** A scheduler + kubelet: place pods and make them Running and Ready. */
-function kubelet(m: ApiModel) {
-  let busy = false;
-  const t = setInterval(async () => {
-    if (busy) return;
-    busy = true;
-    try {
-      m.completePodDeletions();
-      for (const p of m.listNow('Pod')) {
-        if (p.metadata.deletionTimestamp) continue;
-        if (!p.spec.nodeName)
-          await m.patch('Pod', keyOf(p), { spec: { nodeName: 'node-1' } }).catch(() => {});
-        else if (p.status?.phase !== 'Running')
-          m.setPodStatusNow(keyOf(p), { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] });
-      }
-    } finally {
-      busy = false;
-    }
-  }, 5);
-  running.push({ stop: () => clearInterval(t) });
-}
-
-async function until<T>(what: string, f: () => T | undefined | false, ms = 10_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = f();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
 }
 
 const pool: PodPool = {
