@@ -2,6 +2,7 @@
 // Absent from the deps means off: the reconcile step then runs exactly as without it. The runtime
 // (the controller's OTLP exporter, a test's recording tracer) makes the ids, the clock and the export.
 // The W3C trace context (traceparent) is how a trace crosses processes: here, an object annotation.
+import { fnv1a64 } from './hash.ts';
 
 /** A span's ids: 32 and 16 lowercase hex digits. */
 export interface SpanContext {
@@ -51,29 +52,14 @@ export function formatTraceparent(c: SpanContext): string {
   return `00-${c.traceId}-${c.spanId}-01`;
 }
 
-/** 64-bit FNV-1a as 16 hex digits (core has no node:crypto; ids need spread, not secrecy). */
-function fnv64(s: string): string {
-  let hi = 0xcbf29ce4;
-  let lo = 0x84222325;
-  for (let i = 0; i < s.length; i++) {
-    lo = (lo ^ s.charCodeAt(i)) >>> 0;
-    const loMul = lo * 0x1b3;
-    const carry = Math.floor(loMul / 0x100000000);
-    const newLo = loMul >>> 0;
-    hi = (Math.imul(hi, 0x1b3) + carry + (lo << 8)) >>> 0;
-    lo = newLo;
-  }
-  return hi.toString(16).padStart(8, '0') + lo.toString(16).padStart(8, '0');
-}
-
 /**
  * The root span of an object's trace, derived from its UID: every reconcile of it, in any replica
  * and before or after a restart, finds the same trace without a write to agree on it.
  */
 function derivedRootContext(uid: string): SpanContext {
   return {
-    traceId: fnv64(`trace/${uid}`) + fnv64(`id/${uid}`),
-    spanId: fnv64(`root/${uid}`),
+    traceId: fnv1a64(`trace/${uid}`) + fnv1a64(`id/${uid}`),
+    spanId: fnv1a64(`root/${uid}`),
   };
 }
 

@@ -1,6 +1,7 @@
 // Template hash: every pool pod carries the hash of the PodPool template it was created from (as a
 // ReplicaSet's pods carry pod-template-hash), so a template change can tell outdated pods apart.
 // Pods without the label were created before the label existed and count as outdated.
+import { fnv1a64 } from '../api/hash.ts';
 import type { Pod, PodPool, PodTemplateSpec, ReleasePolicy } from '../api/types.ts';
 import { NO_SOURCE, type PoolSeed, type PoolSourceState } from './source.ts';
 
@@ -15,22 +16,6 @@ function canonicalJson(v: unknown): string {
     .filter((k) => o[k] !== undefined)
     .sort();
   return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`).join(',')}}`;
-}
-
-/** 64-bit FNV-1a over UTF-16 code units, as two 32-bit halves (core has no node:crypto). */
-function fnv1a64(s: string): string {
-  let hi = 0xcbf29ce4;
-  let lo = 0x84222325;
-  for (let i = 0; i < s.length; i++) {
-    lo = (lo ^ s.charCodeAt(i)) >>> 0;
-    // multiply (hi, lo) by the 64-bit FNV prime 0x100000001b3 = 2^40 + 0x1b3
-    const loMul = lo * 0x1b3;
-    const carry = Math.floor(loMul / 0x100000000);
-    const newLo = loMul >>> 0;
-    hi = (Math.imul(hi, 0x1b3) + carry + (lo << 8)) >>> 0;
-    lo = newLo;
-  }
-  return hi.toString(16).padStart(8, '0') + lo.toString(16).padStart(8, '0');
 }
 
 /** A label-safe, stable hash of a pod template (10 hex characters). */
