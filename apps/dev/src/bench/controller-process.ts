@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { repoRoot } from '@claimkit/e2e/harness';
 
 /** V8 flags the controller image runs with (packages/controller/Dockerfile): a small young generation, a heap tuned for size. */
-export const CONTROLLER_NODE_FLAGS = ['--max-semi-space-size=1', '--optimize-for-size'];
+export const CONTROLLER_NODE_FLAGS = process.env.CK_NODE_FLAGS !== undefined ? process.env.CK_NODE_FLAGS.split(' ').filter(Boolean) : ['--max-semi-space-size=1', '--optimize-for-size'];
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve) => {
