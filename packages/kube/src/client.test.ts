@@ -24,7 +24,8 @@ async function failure(p: Promise<unknown>): Promise<ApiError> {
   throw new Error('expected a failure');
 }
 
-describe('KubeClient over a local API server', () => {
+// Both HTTP libraries the transport has: node:http (Node) and client-node's fetch (Deno, proxies).
+describe.each(['node', 'fetch'] as const)('KubeClient over a local API server (%s)', (http) => {
   let srv: FakeApiServer;
   let client: KubeClient;
   let calls: [RequestVerb, string, number][];
@@ -33,6 +34,7 @@ describe('KubeClient over a local API server', () => {
     srv = await startFakeApiServer();
     calls = [];
     client = createKubeClient(srv.kubeConfig(), {
+      http,
       timeoutMs: 500,
       onRequest: (verb, kind, code) => calls.push([verb, kind, code]),
     });
@@ -204,6 +206,7 @@ describe('KubeClient over a local API server', () => {
     );
     await client.get('ConfigMap', { namespace: 'ns', name: 'a' });
     const as = createKubeClient(srv.kubeConfig(), {
+      http,
       impersonate: { user: 'system:serviceaccount:x:y', group: 'g' },
     });
     await as.get('ConfigMap', { namespace: 'ns', name: 'a' });
@@ -232,7 +235,10 @@ describe('KubeClient over a local API server', () => {
         json(res, 200, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a', namespace: 'ns' } }),
     );
     const t0 = performance.now();
-    const got = await createKubeClient(srv.kubeConfig(), { timeoutMs: 500 }).get('ConfigMap', {
+    const got = await createKubeClient(srv.kubeConfig(), {
+      http,
+      timeoutMs: 500,
+    }).get('ConfigMap', {
       namespace: 'ns',
       name: 'a',
     });
@@ -248,7 +254,11 @@ describe('KubeClient over a local API server', () => {
       true,
     );
     const e = await failure(
-      createKubeClient(srv.kubeConfig(), { timeoutMs: 500, retryThrottled: 1 }).get('ConfigMap', {
+      createKubeClient(srv.kubeConfig(), {
+        http,
+        timeoutMs: 500,
+        retryThrottled: 1,
+      }).get('ConfigMap', {
         namespace: 'ns',
         name: 'a',
       }),
@@ -260,6 +270,7 @@ describe('KubeClient over a local API server', () => {
   it('maps every HTTP failure to ApiError with reason, code, causes and Retry-After', async () => {
     // One answer per request: no retries here, so that each answer is mapped on its own.
     client = createKubeClient(srv.kubeConfig(), {
+      http,
       timeoutMs: 500,
       retryThrottled: 0,
       onRequest: (verb, kind, code) => calls.push([verb, kind, code]),
@@ -378,7 +389,7 @@ describe('KubeClient over a local API server', () => {
       contexts: [{ name: 'c', cluster: 'c', user: 'u' }],
       currentContext: 'c',
     });
-    const c = createKubeClient(kc);
+    const c = createKubeClient(kc, { http });
     const e = await failure(c.list('Pod', { namespace: 'ns' }));
     expect(e.reason).toBe('Unavailable');
     expect(e.message).toContain(`cannot reach the API server at ${url}: connection refused`);

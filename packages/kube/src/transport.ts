@@ -1,16 +1,14 @@
-// The HTTP side of the kube client. client-node's KubeConfig authenticates each request (client
-// certificates, tokens, exec plugins, TLS) and its fetch-based library sends it over one kept-alive
-// connection pool. Every request has a timeout; an answer that says the server did not process it
-// (429, or 5xx with Retry-After) is sent again after the wait the server asked for; a request that
-// got no answer at all becomes an ApiError naming the server.
-import {
-  type HttpMethod,
-  IsomorphicFetchHttpLibrary,
-  type KubeConfig,
-  RequestContext,
-  type ResponseContext,
-} from '@kubernetes/client-node';
+// The HTTP side of the kube client. client-node's KubeConfig supplies the credentials (client
+// certificates, tokens, exec plugins, TLS); an HttpBackend sends the request over one kept-alive
+// connection pool (node:http on Node; client-node's fetch library on Deno or behind a proxy-url).
+// Every request has a timeout; an answer that says the server did not process it (429, or 5xx
+// with Retry-After) is sent again after the wait the server asked for; a request that got no
+// answer at all becomes an ApiError naming the server.
+import type { KubeConfig } from '@kubernetes/client-node';
 import { type RequestDescription, transportError } from './errors.ts';
+import { FetchHttpBackend } from './fetch-http.ts';
+import type { BackendResponse, HttpBackend, PreparedRequest } from './http-backend.ts';
+import { NodeHttpBackend } from './node-http.ts';
 
 export interface TransportOptions {
   /** Per-request timeout (a watch: until its response headers). Default 30 s. */
@@ -26,6 +24,11 @@ export interface TransportOptions {
   retryThrottled?: number;
   /** Act as another user (kubectl --as / --as-group): Impersonate-User and Impersonate-Group headers. */
   impersonate?: { user: string; group?: string };
+  /**
+   * The HTTP library: `node` (node:http, one kept-alive agent; the default on Node) or `fetch`
+   * (client-node's, the default on Deno and when the kubeconfig names a proxy-url).
+   */
+  http?: 'node' | 'fetch';
 }
 
 export interface HttpRequest {
@@ -63,16 +66,21 @@ export function throttleWait(r: Pick<HttpResponse, 'status' | 'headers'>): numbe
   return Math.min(wait, MAX_RETRY_AFTER_SECONDS);
 }
 
+/** Node runs node:http; Deno (whose node:http sits on fetch) and proxies use client-node's fetch. */
+function defaultHttp(kc: KubeConfig): 'node' | 'fetch' {
+  if ('Deno' in globalThis) return 'fetch';
+  return kc.getCurrentCluster()?.proxyUrl ? 'fetch' : 'node';
+}
+
 export class KubeTransport {
   readonly kubeConfig: KubeConfig;
   /** The API server URL of the current context, without a trailing slash. */
   readonly server: string;
   readonly timeoutMs: number;
-  private readonly http = new IsomorphicFetchHttpLibrary();
+  private readonly backend: HttpBackend;
   private readonly retryThrottled: number;
-  private readonly impersonate: { user: string; group?: string } | undefined;
-  private readonly userAgent: string;
-  private dispatcher: ReturnType<RequestContext['getDispatcher']>;
+  /** Accept, User-Agent and impersonation: the same on every request. */
+  private readonly headers: Record<string, string>;
 
   constructor(kc: KubeConfig, opts: TransportOptions = {}) {
     const cluster = kc.getCurrentCluster();
@@ -83,12 +91,24 @@ export class KubeTransport {
     this.server = cluster.server.replace(/\/+$/, '');
     this.timeoutMs = opts.timeoutMs ?? 30_000;
     this.retryThrottled = Math.max(0, opts.retryThrottled ?? 3);
-    this.impersonate = opts.impersonate;
-    this.userAgent = opts.userAgent ?? 'claimkit';
+    this.headers = { Accept: JSON_CT, 'User-Agent': opts.userAgent ?? 'claimkit' };
+    if (opts.impersonate) {
+      this.headers['Impersonate-User'] = opts.impersonate.user;
+      if (opts.impersonate.group) this.headers['Impersonate-Group'] = opts.impersonate.group;
+    }
+    this.backend =
+      (opts.http ?? defaultHttp(kc)) === 'node'
+        ? new NodeHttpBackend(kc, this.server)
+        : new FetchHttpBackend(kc, this.server);
   }
 
   describe(req: Pick<HttpRequest, 'what'> & { method: string }): RequestDescription {
     return { method: req.method, what: req.what, server: this.server };
+  }
+
+  /** Closes kept-alive connections (a client that is done). */
+  close(): void {
+    this.backend.close();
   }
 
   /**
@@ -109,20 +129,20 @@ export class KubeTransport {
   /** One request, no retries, with the per-request timeout (or `timeoutMs`). */
   async sendOnce(req: HttpRequest, timeoutMs = this.timeoutMs): Promise<HttpResponse> {
     try {
-      const resp = await this.open(req, AbortSignal.timeout(timeoutMs));
-      return { status: resp.httpStatusCode, headers: resp.headers, text: await resp.body.text() };
+      const resp = await this.backend.send(this.prepare(req), { timeoutMs });
+      return { status: resp.status, headers: resp.headers, text: await resp.text() };
     } catch (e) {
       throw transportError(e, this.describe(req));
     }
   }
 
   /**
-   * Sends the request and resolves at the response headers, leaving the body to the caller (a
-   * watch streams it). `signal` aborts it at any point. Failures are thrown as they come.
+   * Sends the request and resolves at the response headers (within the per-request timeout),
+   * leaving the body to the caller (a watch streams it). `signal` aborts it at any point. Failures
+   * are thrown as they come.
    */
-  async open(req: HttpRequest, signal: AbortSignal): Promise<ResponseContext> {
-    const ctx = await this.context(req, signal);
-    return this.http.send(ctx).toPromise();
+  open(req: HttpRequest, signal: AbortSignal): Promise<BackendResponse> {
+    return this.backend.send(this.prepare(req), { timeoutMs: this.timeoutMs, signal });
   }
 
   private async attempt(req: HttpRequest, observe: AttemptObserver | undefined): Promise<HttpResponse> {
@@ -138,32 +158,18 @@ export class KubeTransport {
     return r;
   }
 
-  private async context(req: HttpRequest, signal: AbortSignal): Promise<RequestContext> {
-    const url = new URL(this.server + req.path);
-    for (const [k, v] of Object.entries(req.query ?? {})) if (v !== undefined) url.searchParams.set(k, v);
-    const ctx = new RequestContext(
-      url.toString(),
-      req.method as (typeof HttpMethod)[keyof typeof HttpMethod],
-    );
-    ctx.setHeaderParam('Accept', JSON_CT);
-    ctx.setHeaderParam('User-Agent', this.userAgent);
-    if (this.impersonate) {
-      ctx.setHeaderParam('Impersonate-User', this.impersonate.user);
-      if (this.impersonate.group) ctx.setHeaderParam('Impersonate-Group', this.impersonate.group);
+  private prepare(req: HttpRequest): PreparedRequest {
+    let query = '';
+    for (const [k, v] of Object.entries(req.query ?? {})) {
+      if (v !== undefined) query += `${query ? '&' : '?'}${encodeURIComponent(k)}=${encodeURIComponent(v)}`;
     }
-    if (req.body !== undefined) {
-      ctx.setHeaderParam('Content-Type', req.contentType ?? JSON_CT);
-      ctx.setBody(JSON.stringify(req.body));
-    }
-    ctx.setSignal(signal);
-    await this.kubeConfig.applySecurityAuthentication(ctx);
-    // client-node builds a new connection pool (an undici Agent) for every request it authenticates:
-    // keep the first one, so requests reuse kept-alive TLS connections instead of a handshake each.
-    const dispatcher = ctx.getDispatcher();
-    if (dispatcher !== undefined) {
-      this.dispatcher ??= dispatcher;
-      ctx.setDispatcher(this.dispatcher);
-    }
-    return ctx;
+    if (req.body === undefined)
+      return { method: req.method, pathAndQuery: req.path + query, headers: this.headers };
+    return {
+      method: req.method,
+      pathAndQuery: req.path + query,
+      headers: { ...this.headers, 'Content-Type': req.contentType ?? JSON_CT },
+      body: JSON.stringify(req.body),
+    };
   }
 }

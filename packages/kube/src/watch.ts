@@ -36,36 +36,51 @@ export type WatchFrame =
 /**
  * Turns the bytes of a watch response into frames. Chunks may split a line, or a character, anywhere;
  * blank and unparseable lines are skipped (as client-go's decoder resynchronises on the next line).
+ * Lines are found in the bytes and decoded one at a time: no string is rebuilt per event.
  */
 export class WatchStreamDecoder {
-  private readonly text = new TextDecoder();
-  private buf = '';
+  /** The start of a line that has not ended yet (bytes of earlier chunks). */
+  private pending: Buffer[] = [];
 
   push(chunk: Uint8Array): WatchFrame[] {
-    this.buf += this.text.decode(chunk, { stream: true });
+    const buf = Buffer.isBuffer(chunk)
+      ? chunk
+      : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
     const out: WatchFrame[] = [];
-    let nl = this.buf.indexOf('\n');
+    let start = 0;
+    let nl = buf.indexOf(NEWLINE, start);
     while (nl >= 0) {
-      const frame = decodeLine(this.buf.slice(0, nl));
+      let line: string;
+      if (this.pending.length > 0) {
+        this.pending.push(buf.subarray(start, nl));
+        line = Buffer.concat(this.pending).toString('utf8');
+        this.pending = [];
+      } else {
+        line = buf.toString('utf8', start, nl);
+      }
+      const frame = decodeLine(line);
       if (frame) out.push(frame);
-      this.buf = this.buf.slice(nl + 1);
-      nl = this.buf.indexOf('\n');
+      start = nl + 1;
+      nl = buf.indexOf(NEWLINE, start);
     }
+    // Copied: the caller may reuse the chunk's memory.
+    if (start < buf.length) this.pending.push(Buffer.from(buf.subarray(start)));
     return out;
   }
 
   /** The stream ended: a last line without its newline still counts. */
   end(): WatchFrame[] {
-    const rest = this.buf + this.text.decode();
-    this.buf = '';
+    const rest = Buffer.concat(this.pending).toString('utf8');
+    this.pending = [];
     const frame = decodeLine(rest);
     return frame ? [frame] : [];
   }
 }
 
-function decodeLine(raw: string): WatchFrame | undefined {
-  const line = raw.trim();
-  if (line === '') return undefined;
+const NEWLINE = 0x0a;
+
+function decodeLine(line: string): WatchFrame | undefined {
+  if (line.trim() === '') return undefined;
   let ev: { type?: unknown; object?: unknown };
   try {
     ev = JSON.parse(line);
@@ -175,33 +190,29 @@ async function runWatch<K extends Kind>(
   try {
     arm(transport.timeoutMs);
     const resp = await transport.open(req, abort.signal);
-    observe(resp.httpStatusCode, performance.now() - t0);
+    observe(resp.status, performance.now() - t0);
     observed = true;
-    if (resp.httpStatusCode !== 200) {
-      const text = await resp.body.text();
-      close(httpError(resp.httpStatusCode, text, desc, resp.headers['retry-after']));
-      return;
-    }
-    const stream = resp.body.stream();
-    if (!stream) {
-      close();
+    if (resp.status !== 200) {
+      const text = await resp.text();
+      close(httpError(resp.status, text, desc, resp.headers['retry-after']));
       return;
     }
     arm(inactivityMs);
-    const reader = stream.getReader();
     const decoder = new WatchStreamDecoder();
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
+    let over = false;
+    await resp.stream((chunk) => {
       arm(inactivityMs);
-      if (!deliver(decoder.push(value))) return;
-    }
-    if (!deliver(decoder.end())) return;
+      over = !deliver(decoder.push(chunk));
+      return !over;
+    });
+    if (over || !deliver(decoder.end())) return;
     close();
   } catch (e) {
     if (!observed) observe(0, performance.now() - t0);
     // Our own abort (stop or inactivity) is a normal end: resume from the last resourceVersion.
-    if (isStopped() || idle) close();
+    // No headers within the request timeout is a quiet server: resume as after an idle end.
+    const headersTimedOut = !observed && (e as { name?: unknown } | undefined)?.name === 'TimeoutError';
+    if (isStopped() || idle || headersTimedOut) close();
     else close(transportError(e, desc));
   } finally {
     if (timer !== undefined) clearTimeout(timer);
