@@ -197,6 +197,35 @@ describe.each(['node', 'fetch'] as const)('KubeClient over a local API server (%
     expect(await client.delete('ConfigMap', { namespace: 'ns', name: 'c' })).toBeUndefined();
   });
 
+  it('sends the bearer token; after a 401 the next request reads the credentials again (rotated token)', async () => {
+    const ok = (_r: unknown, res: Parameters<typeof json>[0]) =>
+      json(res, 200, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a', namespace: 'ns' } });
+    srv.on(() => true, ok);
+    srv.on(
+      () => true,
+      (_r, res) => json(res, 401, status(401, 'Unauthorized', 'Unauthorized')),
+    );
+    srv.on(() => true, ok);
+    const kc = srv.kubeConfig();
+    const c = createKubeClient(kc, { http });
+    const key = { namespace: 'ns', name: 'a' };
+    await c.get('ConfigMap', key);
+    // The token file / exec plugin now yields another token; the old one is refused once.
+    kc.loadFromOptions({
+      clusters: kc.getClusters(),
+      users: [{ name: 'u', token: 'rotated' }],
+      contexts: kc.getContexts(),
+      currentContext: kc.getCurrentContext(),
+    });
+    expect((await failure(c.get('ConfigMap', key))).code).toBe(401);
+    await c.get('ConfigMap', key);
+    expect(srv.requests.map((r) => r.headers.authorization)).toEqual([
+      'Bearer t0ken',
+      http === 'node' ? 'Bearer t0ken' : 'Bearer rotated',
+      'Bearer rotated',
+    ]);
+  });
+
   it('impersonates (kubectl --as / --as-group) on every request when asked', async () => {
     srv.on(
       () => true,

@@ -72,6 +72,20 @@ describe('Prometheus registry', () => {
     expect(r.names()).toEqual(['b_total', 'a_seconds', 'c']);
   });
 
+  it('one label set is one series whatever order its names are given in', () => {
+    const c = new Counter('c_total', 'c');
+    c.inc({ a: '1', b: '2' });
+    c.inc({ b: '2', a: '1' }, 2);
+    c.inc({ a: '1', b: '3' });
+    expect(c.get({ b: '2', a: '1' })).toBe(3);
+    expect(c.render().split('\n').slice(2)).toEqual(['c_total{a="1",b="2"} 3', 'c_total{a="1",b="3"} 1']);
+    const h = new Histogram('h_seconds', 'h', [1]);
+    h.observe(0.5, { x: 'a', y: 'b' });
+    h.observe(2, { y: 'b', x: 'a' });
+    expect(h.count({ x: 'a', y: 'b' })).toBe(2);
+    expect(h.sum({ y: 'b', x: 'a' })).toBe(2.5);
+  });
+
   it('keeps the labels it was given even when the caller mutates its object later', () => {
     const c = new Counter('m', 'M.');
     const labels = { a: '1' };

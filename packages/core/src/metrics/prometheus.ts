@@ -14,6 +14,45 @@ function labelText(labels: Labels, le?: string): string {
   return pairs.length === 0 ? '' : `{${pairs.join(',')}}`;
 }
 
+/**
+ * Series by label set. The canonical key is labelText (sorted, escaped); a metric updated on every
+ * API request or reconcile finds its series by a cheaper key first (names and values in the order
+ * given, unescaped), so the hot path neither sorts nor escapes. Both keys lead to one series.
+ */
+class SeriesTable<T extends { labels: Labels }> {
+  private readonly canonical = new Map<string, T>();
+  private readonly fast = new Map<string, T>();
+
+  find(labels: Labels): T | undefined {
+    return this.fast.get(fastKey(labels)) ?? this.canonical.get(labelText(labels));
+  }
+
+  /** The series for `labels`, made by `create` the first time. */
+  upsert(labels: Labels, create: () => T): T {
+    const fk = fastKey(labels);
+    let cur = this.fast.get(fk);
+    if (cur) return cur;
+    const k = labelText(labels);
+    cur = this.canonical.get(k);
+    if (!cur) {
+      cur = create();
+      this.canonical.set(k, cur);
+    }
+    this.fast.set(fk, cur);
+    return cur;
+  }
+
+  values(): IterableIterator<T> {
+    return this.canonical.values();
+  }
+}
+
+function fastKey(labels: Labels): string {
+  let k = '';
+  for (const name in labels) k += `${name}\u0001${labels[name]}\u0002`;
+  return k;
+}
+
 /** Sample values as Prometheus writes them (+Inf, -Inf, NaN). */
 function formatValue(n: number): string {
   if (n === Number.POSITIVE_INFINITY) return '+Inf';
@@ -34,7 +73,7 @@ function header(m: { name: string; help: string }, type: string): string[] {
 }
 
 export class Counter implements Metric {
-  private readonly values = new Map<string, { labels: Labels; v: number }>();
+  private readonly values = new SeriesTable<{ labels: Labels; v: number }>();
   readonly name: string;
   readonly help: string;
   constructor(name: string, help: string) {
@@ -42,13 +81,10 @@ export class Counter implements Metric {
     this.help = help;
   }
   inc(labels: Labels = {}, by = 1): void {
-    const k = labelText(labels);
-    const cur = this.values.get(k);
-    if (cur) cur.v += by;
-    else this.values.set(k, { labels: { ...labels }, v: by });
+    this.values.upsert(labels, () => ({ labels: { ...labels }, v: 0 })).v += by;
   }
   get(labels: Labels = {}): number {
-    return this.values.get(labelText(labels))?.v ?? 0;
+    return this.values.find(labels)?.v ?? 0;
   }
   /** The sum over every series whose labels include `filter`. */
   total(filter: Partial<Labels> = {}): number {
@@ -108,7 +144,7 @@ export class Gauge implements Metric {
 }
 
 export class Histogram implements Metric {
-  private readonly values = new Map<string, { labels: Labels; counts: number[]; sum: number; n: number }>();
+  private readonly values = new SeriesTable<{ labels: Labels; counts: number[]; sum: number; n: number }>();
   readonly name: string;
   readonly help: string;
   readonly buckets: readonly number[];
@@ -122,21 +158,21 @@ export class Histogram implements Metric {
     this.buckets = [...buckets];
   }
   observe(v: number, labels: Labels = {}): void {
-    const k = labelText(labels);
-    let cur = this.values.get(k);
-    if (!cur) {
-      cur = { labels: { ...labels }, counts: this.buckets.map(() => 0), sum: 0, n: 0 };
-      this.values.set(k, cur);
-    }
+    const cur = this.values.upsert(labels, () => ({
+      labels: { ...labels },
+      counts: this.buckets.map(() => 0),
+      sum: 0,
+      n: 0,
+    }));
     for (let i = 0; i < this.buckets.length; i++) if (v <= this.buckets[i]!) cur.counts[i]!++;
     cur.sum += v;
     cur.n++;
   }
   count(labels: Labels = {}): number {
-    return this.values.get(labelText(labels))?.n ?? 0;
+    return this.values.find(labels)?.n ?? 0;
   }
   sum(labels: Labels = {}): number {
-    return this.values.get(labelText(labels))?.sum ?? 0;
+    return this.values.find(labels)?.sum ?? 0;
   }
   render(): string {
     const lines = header(this, 'histogram');
