@@ -74,9 +74,9 @@ describe('flags', () => {
     expect(parseFlags(['--disable-claim-events=true'], {}).disableClaimEvents).toBe(true);
     expect(parseFlags(['--disable-claim-events=false'], {}).disableClaimEvents).toBe(false);
     // The last one given wins, as for every flag (the chart's extraArgs come after its own).
-    expect(parseFlags(['--disable-claim-events', '--disable-claim-events=false'], {}).disableClaimEvents).toBe(
-      false,
-    );
+    expect(
+      parseFlags(['--disable-claim-events', '--disable-claim-events=false'], {}).disableClaimEvents,
+    ).toBe(false);
   });
 
   it.each([
