@@ -64,6 +64,21 @@ describe('flags', () => {
     expect(parseFlags([], {}).watchNodes).toBe(true);
   });
 
+  it('--disable-claim-events (agent-sandbox’s name): off by default, on by the flag, passed to the controller', () => {
+    expect(parseFlags([], {}).disableClaimEvents).toBe(false);
+    expect(controllerDefaults().disableClaimEvents).toBe(false);
+    expect(kubeControllerOptions(parseFlags([], {})).disableClaimEvents).toBe(false);
+    const on = parseFlags(['--disable-claim-events'], {});
+    expect(on.disableClaimEvents).toBe(true);
+    expect(kubeControllerOptions(on).disableClaimEvents).toBe(true);
+    expect(parseFlags(['--disable-claim-events=true'], {}).disableClaimEvents).toBe(true);
+    expect(parseFlags(['--disable-claim-events=false'], {}).disableClaimEvents).toBe(false);
+    // The last one given wins, as for every flag (the chart's extraArgs come after its own).
+    expect(
+      parseFlags(['--disable-claim-events', '--disable-claim-events=false'], {}).disableClaimEvents,
+    ).toBe(false);
+  });
+
   it.each([
     [['--bogus'], /^unknown flag --bogus$/],
     [['--concurrency', '0'], /--concurrency/],
@@ -75,6 +90,8 @@ describe('flags', () => {
     [['--metrics-addr', 'nope'], /--metrics-addr/],
     [['--otlp-endpoint', 'ftp://collector:4318'], /^--otlp-endpoint: want an http\(s\) URL/],
     [['--namespace', ''], /--namespace/],
+    [['--disable-claim-events=yes'], /^--disable-claim-events: want true or false, got "yes"$/],
+    [['--no-disable-claim-events'], /^unknown flag --no-disable-claim-events$/],
     [['stray'], /^unexpected argument "stray"$/],
     [['--sweep-interval', '5x'], /^--sweep-interval: not a duration: "5x" \(e\.g\. 30s, 5m, 1h30m\)$/],
   ])('%j is a one-line UsageError', (argv, re) => {
@@ -125,6 +142,7 @@ describe('flags', () => {
       watchNodes: true,
       leaderElect: false,
       otlpServiceName: 'claimkit-controller',
+      disableClaimEvents: false,
     });
     expect(d.otlpEndpoint).toBeUndefined();
     expect(d).toMatchObject(CONTROLLER_DEFAULTS);
@@ -147,6 +165,7 @@ describe('flags', () => {
     expect(USAGE).toMatch(/--concurrency N +reconcile workers \(default 4\)/);
     expect(USAGE).toMatch(/--sweep-interval DUR +capture recovery sweep period \(default 30s\)/);
     expect(USAGE).toMatch(/--request-timeout DUR [^-]*\(default 15s\)/);
+    expect(USAGE).toMatch(/--disable-claim-events +write no Normal Events about PodClaims/);
     expect(controllerStartup(['--help', '--bogus'], {})).toEqual({ help: USAGE });
     expect(controllerStartup(['--bogus'], {})).toEqual({
       error: 'claimkit-controller: unknown flag --bogus (see --help)',

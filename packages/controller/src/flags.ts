@@ -30,6 +30,7 @@ export const CONTROLLER_DEFAULTS = {
   logLevel: 'info' as LogLevel,
   otlpServiceName: 'claimkit-controller',
   logFormat: 'json' as LogFormat,
+  disableClaimEvents: false,
 } as const;
 
 /** An OTLP/HTTP base URL: http(s), no query (the exporter appends /v1/traces). */
@@ -132,6 +133,11 @@ export const CONTROLLER_OPTIONS = defineOptions({
     default: true,
     help: 'watch Nodes (a cluster-wide read) so pods on NotReady or cordoned nodes are not bound; with --no-watch-nodes a pod’s own Ready condition is the only health signal for bind candidates',
   },
+  'disable-claim-events': {
+    type: 'bool',
+    default: CONTROLLER_DEFAULTS.disableClaimEvents,
+    help: 'write no Normal Events about PodClaims (Pending, Bound, Finalized, ...: one write per claim and step); Warnings and Events on pools, claim sets, captures and pods are still written, and every Event is still logged and counted in claimkit_events_total',
+  },
   'log-level': {
     type: 'enum',
     values: LOG_LEVELS,
@@ -193,6 +199,8 @@ export interface ControllerFlags {
   shutdownGraceMs: number;
   /** Watch Nodes (cluster-wide get/list/watch) so pods on NotReady or cordoned nodes are not handed out. */
   watchNodes: boolean;
+  /** Write no Normal Events about PodClaims (claim-event-filter.ts). */
+  disableClaimEvents: boolean;
   /**
    * The pod this process runs in (downward API: $POD_NAME, $POD_NAMESPACE, $POD_UID, $CONTAINER_NAME),
    * recorded on the leader Lease so a standby takes over at once when it is dead. Unset unless the
@@ -237,6 +245,7 @@ function flagsFrom(
     poolCoalesceMs: v['pool-coalesce'],
     shutdownGraceMs: v['shutdown-grace'],
     watchNodes: v['watch-nodes'],
+    disableClaimEvents: v['disable-claim-events'],
     ...(env.POD_NAME && env.POD_NAMESPACE && env.POD_UID
       ? {
           pod: {
@@ -293,6 +302,7 @@ export function kubeControllerOptions(f: ControllerFlags): KubeControllerOptions
     identity: f.identity,
     timeoutMs: f.requestTimeoutMs,
     watchNodes: f.watchNodes,
+    disableClaimEvents: f.disableClaimEvents,
     ...(f.pod ? { pod: f.pod } : {}),
     ...(f.captureAgentTokenFile ? { captureAgentTokenFile: f.captureAgentTokenFile } : {}),
     ...(f.otlpEndpoint ? { otlp: { endpoint: f.otlpEndpoint, serviceName: f.otlpServiceName } } : {}),

@@ -63,6 +63,7 @@ log.info('starting', {
   concurrency: flags.concurrency,
   sweepIntervalMs: flags.sweepIntervalMs,
   watchNodes: flags.watchNodes,
+  disableClaimEvents: flags.disableClaimEvents,
   otlpEndpoint: flags.otlpEndpoint ?? '(none: tracing off)',
   ...servers.addresses,
 });

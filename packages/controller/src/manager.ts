@@ -40,6 +40,7 @@ import {
   WorkQueue,
 } from '@claimkit/core';
 import { errorText, type Informer, InformerCache, realTimers } from '@claimkit/kube';
+import { withoutClaimEvents } from './claim-event-filter.ts';
 import { CONTROLLER_DEFAULTS } from './flags.ts';
 import { instrumentClient, instrumentSource } from './instrument.ts';
 import { type Logger, silentLogger } from './log.ts';
@@ -71,6 +72,12 @@ export interface ManagerOptions {
   now?: () => number;
   log?: Logger;
   recorder?: EventRecorder;
+  /**
+   * --disable-claim-events: `recorder` does not write the Normal Events about PodClaims (one per
+   * claim and step, a write each); Warnings and Events on other kinds are written, and every Event
+   * is still logged and counted. See claim-event-filter.ts.
+   */
+  disableClaimEvents?: boolean;
   /** A backend, or one built over the manager's cache (to pick by spec.backend.type). */
   backend?: CaptureBackend | ((cache: Reader) => CaptureBackend);
   metrics?: ControllerMetrics;
@@ -199,7 +206,9 @@ export class Manager {
       timers: this.timers,
       log: this.log,
     });
-    this.recorder = this.wrapRecorder(opts.recorder);
+    this.recorder = this.wrapRecorder(
+      opts.recorder && opts.disableClaimEvents ? withoutClaimEvents(opts.recorder) : opts.recorder,
+    );
     const backend = typeof opts.backend === 'function' ? opts.backend(this.cache) : opts.backend;
     this.backend = backend && this.slis.countAgentRefusals(backend);
     const inf = <K extends Kind>(kind: K) => {

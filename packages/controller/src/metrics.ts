@@ -51,7 +51,10 @@ export class ControllerMetrics {
     ),
   );
   readonly events = this.registry.register(
-    new Counter('claimkit_events_total', 'Kubernetes Events recorded by type and reason.'),
+    new Counter(
+      'claimkit_events_total',
+      'Kubernetes Events recorded by type and reason (also those --disable-claim-events does not write).',
+    ),
   );
   readonly sweeps = this.registry.register(
     new Counter('claimkit_capture_sweeps_total', 'Capture recovery sweeps by result.'),

@@ -44,6 +44,8 @@ export interface KubeControllerOptions {
   queue?: ManagerOptions['queue'];
   /** Watch Nodes (default true; see ManagerOptions.watchNodes). */
   watchNodes?: boolean;
+  /** --disable-claim-events (default false; see ManagerOptions.disableClaimEvents). */
+  disableClaimEvents?: boolean;
   /**
    * The pod (and container) this process runs in, from the downward API: with leaderElect it is
    * recorded on the Lease, and a standby watches the holder's pod and takes over when it is dead.
@@ -101,6 +103,7 @@ export function createKubeController(o: KubeControllerOptions = {}): KubeControl
     ...(o.shutdownGraceMs !== undefined ? { shutdownGraceMs: o.shutdownGraceMs } : {}),
     ...(o.queue ? { queue: o.queue } : {}),
     ...(o.watchNodes === false ? { watchNodes: false } : {}),
+    ...(o.disableClaimEvents ? { disableClaimEvents: true } : {}),
     ...(o.otlp ? { tracer: new OtlpTracer({ ...o.otlp, log }) } : {}),
     backend: (cache) =>
       new DispatchingBackend(cache, {

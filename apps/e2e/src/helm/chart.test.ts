@@ -255,6 +255,27 @@ describe('the Helm chart (deploy/helm/claimkit)', () => {
     }
   });
 
+  it('controller.disableClaimEvents passes --disable-claim-events (off by default); a non-boolean is refused', async () => {
+    type Dep = { spec: { template: { spec: { containers: { args: string[] }[] } } } };
+    const argsOf = (objs: Obj[]) =>
+      (byKey(objs).get('Deployment/claimkit-controller') as unknown as Dep).spec.template.spec.containers[0]!
+        .args;
+    const flag = (args: string[]) => args.filter((a) => a.startsWith('--disable-claim-events'));
+    expect(flag(argsOf(await template()))).toEqual([]);
+    expect(flag(argsOf(await templateWith({ controller: { disableClaimEvents: false } })))).toEqual([]);
+    expect(flag(argsOf(await templateWith({ controller: { disableClaimEvents: true } })))).toEqual([
+      '--disable-claim-events',
+    ]);
+    expect(flag(argsOf(await template('controller.disableClaimEvents=true')))).toEqual([
+      '--disable-claim-events',
+    ]);
+    for (const bad of ['controller.disableClaimEvents=yes', 'controller.disableClaimEvents=1']) {
+      const r = await run(helm, ['template', 'claimkit', chart, '--set', bad]);
+      expect(r.code, bad).not.toBe(0);
+      expect(r.stderr, bad).toMatch(/values don't meet the specifications of the schema/);
+    }
+  });
+
   it("fills the policies' controller identity from values (the release namespace by default)", async () => {
     const identity = async (...set: string[]) => {
       const r = await run(helm, [

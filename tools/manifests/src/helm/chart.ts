@@ -144,10 +144,13 @@ function controllerTemplates(version: string): ChartFile[] {
           '        {{- with .Values.controller.otlpEndpoint }}\n' +
           '        - "--otlp-endpoint={{ . }}"\n' +
           '        {{- end }}\n' +
+          '        {{- if .Values.controller.disableClaimEvents }}\n' +
+          '        - "--disable-claim-events"\n' +
+          '        {{- end }}\n' +
           '        {{- range .Values.controller.extraArgs }}\n' +
           '        - {{ . | quote }}\n' +
           '        {{- end }}\n',
-        'controller args (otlpEndpoint, extraArgs)',
+        'controller args (otlpEndpoint, disableClaimEvents, extraArgs)',
       );
     }
     out.push({

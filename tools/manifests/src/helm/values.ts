@@ -61,6 +61,9 @@ controller:
   logLevel: ${CONTROLLER_DEFAULTS.logLevel}
   # OTLP/HTTP endpoint for traces (one per claim, create to Bound); empty: tracing off.
   otlpEndpoint: ""
+  # --disable-claim-events: no Normal Events about PodClaims (Pending, Bound, ...: a write each per
+  # claim); Warnings and Events on other kinds are still written.
+  disableClaimEvents: ${CONTROLLER_DEFAULTS.disableClaimEvents}
   # More flags for claimkit-controller (see its --help), e.g. ["--pool-coalesce=250ms"].
   extraArgs: []
   resources:
@@ -273,6 +276,7 @@ export const VALUES_SCHEMA = {
       },
       logLevel: { type: 'string', enum: [...CONTROLLER_OPTIONS['log-level'].values] },
       otlpEndpoint: { type: 'string', pattern: '^(https?://[^\\s"]+)?$' },
+      disableClaimEvents: { type: 'boolean' },
       extraArgs: { type: 'array', items: { type: 'string', pattern: '^--[a-z]' } },
     }),
     captureAgent: {
