@@ -237,7 +237,6 @@ export class Manager {
     this.router = new EventRouter({
       view: {
         captures: (n) => this.captures.list(n),
-        claims: (n) => this.claims.list(n),
         pools: (n) => pools.list(n),
       },
       allPools: () => pools.list(),

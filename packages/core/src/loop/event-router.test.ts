@@ -31,7 +31,6 @@ function router(
   const r = new EventRouter({
     view: {
       captures: (ns) => inNs(opts.captures, ns),
-      claims: (ns) => inNs(opts.claims, ns),
       pools: (ns) => inNs(opts.pools, ns),
     },
     allPools: () => opts.pools ?? [],
@@ -42,6 +41,8 @@ function router(
     },
     ...(opts.rules ? { rules: opts.rules } : {}),
   });
+  // The claims the router already saw through the PodClaim watch.
+  for (const c of opts.claims ?? []) r.references.upsert(c);
   return { r, sent };
 }
 

@@ -30,7 +30,6 @@ function view(opts: { captures?: Capture[]; claims?: PodClaim[]; pools?: PodPool
   const claims = opts.claims ?? [];
   return {
     captures: (ns) => (opts.captures ?? []).filter((c) => (c.metadata.namespace ?? '') === ns),
-    claims: (ns) => claims.filter((c) => (c.metadata.namespace ?? '') === ns),
     pools: (ns) => (opts.pools ?? []).filter((p) => (p.metadata.namespace ?? '') === ns),
     references: new ClaimIndex(claims),
   };

@@ -19,12 +19,13 @@ export const WATCHED_KINDS: readonly WatchedKind[] = ['Capture', 'PodClaim', 'Po
 export interface RoutingView {
   /** Captures of a namespace: a pod change reaches those selecting the pod or held by it. */
   captures(namespace: string): readonly Capture[];
-  /** PodClaims of a namespace: an Idle pod wakes the claims of its pool still waiting for a pod. */
-  claims(namespace: string): readonly PodClaim[];
   /** PodPools of a namespace: a Capture's change wakes the pools whose spec.source names it. */
   pools(namespace: string): readonly PodPool[];
-  /** Which claims reference which pod (P6), fed from the PodClaim watch before its events are mapped. */
-  readonly references: Pick<ClaimIndex, 'referencingIncludingDeleting'>;
+  /**
+   * Which claims reference which pod (P6), and which wait on a pool (an Idle pod or a pool change
+   * wakes them), fed from the PodClaim watch before its events are mapped.
+   */
+  readonly references: Pick<ClaimIndex, 'referencingIncludingDeleting' | 'waitingFor'>;
 }
 
 /**
@@ -94,12 +95,7 @@ function keysForPod(ns: string, cur: Pod | undefined, old: Pod | undefined, view
 
 /** The claims of a pool still waiting for a pod (no podName, not deleting). */
 function waitingClaimKeys(ns: string, pool: string, view: RoutingView): string[] {
-  const keys: string[] = [];
-  for (const c of view.claims(ns)) {
-    if (c.spec.poolName === pool && !c.spec.podName && !c.metadata.deletionTimestamp)
-      keys.push(reconcileKey('PodClaim', ns, c.metadata.name));
-  }
-  return keys;
+  return view.references.waitingFor(ns, pool).map((name) => reconcileKey('PodClaim', ns, name));
 }
 
 /**

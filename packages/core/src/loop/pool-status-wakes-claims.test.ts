@@ -5,6 +5,7 @@
 import { describe, expect, test } from 'vitest';
 import { findCondition } from '../api/conditions.ts';
 import type { AnyObject, PodClaim, PodPool } from '../api/types.ts';
+import { ClaimIndex } from '../pool/claim-index.ts';
 import { bindPodWrite } from '../pool/pods.ts';
 import { applyDecision } from '../reconcile/apply.ts';
 import { reconcilePodClaim } from '../reconcile/podclaim/index.ts';
@@ -40,7 +41,6 @@ function routed(w: World) {
   const router = new EventRouter({
     view: {
       captures: (ns) => w.model.listNow('Capture', { namespace: ns }),
-      claims: (ns) => w.model.listNow('PodClaim', { namespace: ns }),
       pools: (ns) => w.model.listNow('PodPool', { namespace: ns }),
     },
     allPools: () => w.model.listNow('PodPool', {}),
@@ -127,9 +127,8 @@ describe('a pool status change that matters reaches its waiting claims at once',
 describe('mapEvent: which pool changes reach its waiting claims', () => {
   const view = (claims: PodClaim[]): RoutingView => ({
     captures: () => [],
-    claims: () => claims,
     pools: () => [],
-    references: { referencingIncludingDeleting: () => [] },
+    references: new ClaimIndex(claims),
   });
   const claims = [
     podClaim('waiting', forPool('web')),

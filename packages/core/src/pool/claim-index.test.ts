@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { boundTo, deleting, inNamespace, migratingFrom, podClaim } from '../testing/fixtures.ts';
+import { boundTo, deleting, forPool, inNamespace, migratingFrom, podClaim } from '../testing/fixtures.ts';
 import { ClaimIndex } from './claim-index.ts';
 
 const NS = 'default';
@@ -56,5 +56,31 @@ describe('ClaimIndex: one rule for deleting claims', () => {
     expect(names(index.referencing('x', 'p9'))).toEqual(['broken.podName', 'broken.sourcePod']);
     index.remove(podClaim('broken', inNamespace('x')));
     expect(index.referencing('x', 'p9')).toEqual([]);
+  });
+});
+
+describe('ClaimIndex: the claims waiting on a pool', () => {
+  test('a claim waits from creation until it is bound or deleted; a pool change moves it', () => {
+    const idx = new ClaimIndex([
+      podClaim('a', forPool('web')),
+      podClaim('b', forPool('web')),
+      podClaim('c', forPool('db')),
+      podClaim('d', forPool('web'), boundTo('p1')),
+      podClaim('e', forPool('web'), deleting()),
+      podClaim('f', forPool('web'), inNamespace('other')),
+    ]);
+    expect(idx.waitingFor('default', 'web')).toEqual(['a', 'b']);
+    expect(idx.waitingFor('default', 'db')).toEqual(['c']);
+    expect(idx.waitingFor('other', 'web')).toEqual(['f']);
+    idx.upsert(podClaim('a', forPool('web'), boundTo('p2')));
+    idx.upsert(podClaim('b', forPool('db')));
+    expect(idx.waitingFor('default', 'web')).toEqual([]);
+    expect(idx.waitingFor('default', 'db')).toEqual(['c', 'b']);
+    idx.remove(podClaim('c'));
+    idx.upsert(podClaim('b', forPool('db'), deleting()));
+    expect(idx.waitingFor('default', 'db')).toEqual([]);
+    idx.replace([podClaim('g', forPool('web'))]);
+    expect(idx.waitingFor('default', 'web')).toEqual(['g']);
+    expect(idx.waitingFor('other', 'web')).toEqual([]);
   });
 });

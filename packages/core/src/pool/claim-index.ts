@@ -11,7 +11,7 @@ import type { PodClaim } from '../api/types.ts';
 /** The part of a PodClaim the index reads (the webhook feeds it objects it parsed itself). */
 export interface ReferencingClaim {
   metadata: { name: string; namespace?: string; uid?: string; deletionTimestamp?: string };
-  spec: { podName?: string; sourcePod?: string };
+  spec: { podName?: string; sourcePod?: string; poolName?: string };
 }
 
 export interface PodReference<C extends ReferencingClaim = PodClaim> {
@@ -24,6 +24,11 @@ function holdsReferencedPods(claim: ReferencingClaim): boolean {
   return !claim.metadata.deletionTimestamp;
 }
 
+/** A claim of a pool still waiting for a pod: no spec.podName yet, not being deleted. */
+function waitsForPod(claim: ReferencingClaim): boolean {
+  return !!claim.spec.poolName && !claim.spec.podName && !claim.metadata.deletionTimestamp;
+}
+
 const claimKey = (c: { metadata: { namespace?: string; name: string } }) =>
   keyString({ namespace: c.metadata.namespace ?? '', name: c.metadata.name });
 
@@ -31,6 +36,8 @@ export class ClaimIndex<C extends ReferencingClaim = PodClaim> {
   /** pod key -> claim key -> that claim's references to the pod (podName first, then sourcePod). */
   private readonly byPod = new Map<string, Map<string, PodReference<C>[]>>();
   private readonly claims = new Map<string, C>();
+  /** pool key -> names of its claims waiting for a pod (an Idle pod or a pool change wakes them). */
+  private readonly waiting = new Map<string, Set<string>>();
 
   /** An index over `claims`; later versions of a claim (same namespace/name) replace earlier ones. */
   constructor(claims: Iterable<C> = []) {
@@ -49,6 +56,15 @@ export class ClaimIndex<C extends ReferencingClaim = PodClaim> {
     const ns = claim.metadata.namespace ?? '';
     if (claim.spec.podName) this.add(ns, claim.spec.podName, ck, { claim, field: 'podName' });
     if (claim.spec.sourcePod) this.add(ns, claim.spec.sourcePod, ck, { claim, field: 'sourcePod' });
+    if (waitsForPod(claim)) {
+      const pk = keyString({ namespace: ns, name: claim.spec.poolName! });
+      let names = this.waiting.get(pk);
+      if (!names) {
+        names = new Set();
+        this.waiting.set(pk, names);
+      }
+      names.add(claim.metadata.name);
+    }
   }
 
   /** Forgets a claim (by namespace/name). */
@@ -60,6 +76,7 @@ export class ClaimIndex<C extends ReferencingClaim = PodClaim> {
   replace(claims: Iterable<C>): void {
     this.claims.clear();
     this.byPod.clear();
+    this.waiting.clear();
     for (const c of claims) this.upsert(c);
   }
 
@@ -81,6 +98,15 @@ export class ClaimIndex<C extends ReferencingClaim = PodClaim> {
     self: { metadata: { uid?: string } },
   ): PodReference<C> | undefined {
     return this.referencing(namespace, pod).find((r) => r.claim.metadata.uid !== self.metadata.uid);
+  }
+
+  /**
+   * The names of the pool's claims waiting for a pod (no spec.podName, not being deleted), without
+   * reading every claim of the namespace: asked on every Idle pod's event.
+   */
+  waitingFor(namespace: string, pool: string): readonly string[] {
+    const names = this.waiting.get(keyString({ namespace, name: pool }));
+    return names ? [...names] : [];
   }
 
   /** Whether some claim holds this pod. */
@@ -110,6 +136,12 @@ export class ClaimIndex<C extends ReferencingClaim = PodClaim> {
     if (!old) return;
     this.claims.delete(ck);
     const ns = old.metadata.namespace ?? '';
+    if (waitsForPod(old)) {
+      const pk = keyString({ namespace: ns, name: old.spec.poolName! });
+      const names = this.waiting.get(pk);
+      names?.delete(old.metadata.name);
+      if (names && names.size === 0) this.waiting.delete(pk);
+    }
     for (const pod of new Set([old.spec.podName, old.spec.sourcePod])) {
       if (!pod) continue;
       const pk = keyString({ namespace: ns, name: pod });

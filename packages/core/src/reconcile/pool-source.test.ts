@@ -419,7 +419,6 @@ describe("a Capture's change wakes the pools that name it", () => {
     await putAll(w.model, warmPool(), podPool('other', withSource('elsewhere')), podPool('plain'), snap());
     const view: RoutingView = {
       captures: (ns) => w.model.listNow('Capture', { namespace: ns }),
-      claims: (ns) => w.model.listNow('PodClaim', { namespace: ns }),
       pools: (ns) => w.model.listNow('PodPool', { namespace: ns }),
       references: new ClaimIndex([]),
     };

@@ -188,7 +188,6 @@ describe('seed B: a claim whose pod is gone', () => {
 describe('seed B: pod events reach claims through spec.podName and spec.sourcePod (P6)', () => {
   const routingView = (claims: PodClaim[]): RoutingView => ({
     captures: () => [],
-    claims: () => claims,
     pools: () => [],
     references: new ClaimIndex(claims),
   });

@@ -1,9 +1,15 @@
 // Event routing broken on purpose, for tests that prove the simulator catches a routing bug. They pass
 // one of these as SimOptions.mapEvent; production code never imports this file.
-import { type MapEvent, mapEvent } from '../loop/map-event.ts';
-import { ClaimIndex } from '../pool/claim-index.ts';
+import { type MapEvent, mapEvent, type RoutingView } from '../loop/map-event.ts';
 
-const NO_REFERENCES = new ClaimIndex();
+/** The view with no claim referencing any pod (the claims waiting on a pool still wake). */
+const withoutReferences = (view: RoutingView): RoutingView => ({
+  ...view,
+  references: {
+    referencingIncludingDeleting: () => [],
+    waitingFor: (ns, pool) => view.references.waitingFor(ns, pool),
+  },
+});
 
 /**
  * Seed B's bug: a pod event reaches claims only through the claimed-by label of the object the event
@@ -12,12 +18,12 @@ const NO_REFERENCES = new ClaimIndex();
  */
 export const labelOnlyPodEvents: MapEvent = (kind, old, cur, view) =>
   kind === 'Pod'
-    ? mapEvent(kind, cur ? undefined : old, cur, { ...view, references: NO_REFERENCES })
+    ? mapEvent(kind, cur ? undefined : old, cur, withoutReferences(view))
     : mapEvent(kind, old, cur, view);
 
 /** Pod events stop reaching claims through spec.podName/spec.sourcePod; labels (old and new) still route. */
 export const noReferenceRoutes: MapEvent = (kind, old, cur, view) =>
-  mapEvent(kind, old, cur, kind === 'Pod' ? { ...view, references: NO_REFERENCES } : view);
+  mapEvent(kind, old, cur, kind === 'Pod' ? withoutReferences(view) : view);
 
 /** Every update is mapped from its new object only: what an old label or selector match named is lost. */
 export const newObjectOnly: MapEvent = (kind, old, cur, view) =>

@@ -99,7 +99,6 @@ export class World {
     this.router = new EventRouter({
       view: {
         captures: (ns) => inNs<Capture>('Capture', ns),
-        claims: (ns) => inNs<PodClaim>('PodClaim', ns),
         pools: (ns) => inNs<PodPool>('PodPool', ns),
       },
       allPools: () => this.model.peek('PodPool') as PodPool[],
