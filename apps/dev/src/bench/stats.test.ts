@@ -17,6 +17,7 @@ import {
   splitEvenly,
   targetTable,
   warmPoolBaseline,
+  warmPoolScaleKey,
 } from './stats.ts';
 
 describe('percentile (nearest rank)', () => {
@@ -193,7 +194,7 @@ describe('targets', () => {
     expect(atLeast(0.89, 0.9).met).toBe(false);
   });
 
-  it('computes CPU per bind, the ratio and the per-bind counts against issue 22\'s targets', () => {
+  it("computes CPU per bind, the ratio and the per-bind counts against issue 22's targets", () => {
     const e = efficiency({
       controllerCpuSeconds: 48.6,
       apiServerCpuSeconds: 73.08,
@@ -240,5 +241,17 @@ describe('warmPoolBaseline', () => {
   it('is undefined without a stored run', () => {
     expect(warmPoolBaseline(undefined)).toBeUndefined();
     expect(warmPoolBaseline({ steady: {} })).toBeUndefined();
+  });
+});
+
+describe('warmPoolScaleKey', () => {
+  it('keeps the existing keys at the presets and names scaled runs by pods x namespaces', () => {
+    const k = (quick: boolean, pods: number, namespaces: number) =>
+      warmPoolScaleKey({ quick, pods, presetPods: quick ? 370 : 3700, namespaces });
+    expect(k(false, 3700, 1)).toBe('warm-pool-scale');
+    expect(k(true, 370, 1)).toBe('warm-pool-scale-quick');
+    expect(k(false, 37_000, 13)).toBe('warm-pool-scale-37000x13');
+    expect(k(false, 3700, 2)).toBe('warm-pool-scale-3700x2');
+    expect(k(true, 3700, 13)).toBe('warm-pool-scale-3700x13-quick');
   });
 });

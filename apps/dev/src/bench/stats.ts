@@ -189,8 +189,14 @@ export interface PoolPlan {
  * the `refill` pods the pools may create beyond them (while claims bind) split the same way, so
  * maxPods = minIdle + its share of `refill`. Claim i goes to pool i % pools (round-robin).
  */
-export function planPools(o: { warm: number; refill: number; namespaces: number; pools: number }): PoolPlan[] {
-  if (o.pools % o.namespaces !== 0) throw new Error(`${o.pools} pools do not spread evenly over ${o.namespaces} namespaces`);
+export function planPools(o: {
+  warm: number;
+  refill: number;
+  namespaces: number;
+  pools: number;
+}): PoolPlan[] {
+  if (o.pools % o.namespaces !== 0)
+    throw new Error(`${o.pools} pools do not spread evenly over ${o.namespaces} namespaces`);
   const perNs = o.pools / o.namespaces;
   const warm = splitEvenly(o.warm, o.pools);
   const refill = splitEvenly(o.refill, o.pools);
@@ -255,16 +261,23 @@ export function targetTable(rows: ReadonlyArray<readonly [string, Target]>): str
     t.met ? 'met' : 'MISSED',
   ]);
   const widths = [0, 1, 2, 3].map((c) => Math.max(...cells.map((r) => r[c]!.length), 0));
-  return cells.map((r) => r.map((x, c) => x.padEnd(widths[c]!)).join('  ').trimEnd()).join('\n');
+  return cells
+    .map((r) =>
+      r
+        .map((x, c) => x.padEnd(widths[c]!))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 /**
  * The figures a scaled warm-pool-scale run is compared with, from a stored warm-pool-scale entry
  * (its steady claim -> Bound p50/p99, controller CPU ms per claim), or undefined if it has none.
  */
-export function warmPoolBaseline(entry: unknown):
-  | { p50Ms: number; p99Ms: number; controllerCpuMsPerClaim: number; date?: string }
-  | undefined {
+export function warmPoolBaseline(
+  entry: unknown,
+): { p50Ms: number; p99Ms: number; controllerCpuMsPerClaim: number; date?: string } | undefined {
   const e = entry as {
     date?: string;
     steadyClaims?: number;
@@ -290,4 +303,18 @@ export function warmPoolBaseline(entry: unknown):
     controllerCpuMsPerClaim: perClaim,
     ...(e?.date ? { date: e.date } : {}),
   };
+}
+
+/**
+ * Where a warm-pool-scale run is stored in bench/results.json: `warm-pool-scale` (`-quick`) at its
+ * preset's scale in one namespace, else `warm-pool-scale-<pods>x<namespaces>` (`-quick`).
+ */
+export function warmPoolScaleKey(o: {
+  quick: boolean;
+  pods: number;
+  presetPods: number;
+  namespaces: number;
+}) {
+  const scaled = o.pods !== o.presetPods || o.namespaces !== 1 ? `-${o.pods}x${o.namespaces}` : '';
+  return `warm-pool-scale${scaled}${o.quick ? '-quick' : ''}`;
 }
