@@ -107,7 +107,12 @@ if (existsSync(opts.results)) {
   }
 }
 // A scaled warm-pool-scale run is compared with the stored run at the preset's scale.
-const presetKey = warmPoolScaleKey({ quick: opts.quick, pods: 1, presetPods: 1, namespaces: 1 });
+const presetKey = warmPoolScaleKey({
+  quick: opts.quick,
+  pods: preset.warm,
+  presetPods: preset.warm,
+  namespaces: 1,
+});
 const baseline =
   warmPoolKey === presetKey
     ? undefined
@@ -143,6 +148,14 @@ const out: Record<string, unknown> = {
     ? 'CLAIMKIT_BENCH_KUBECONFIG'
     : 'local control plane (apps/e2e harness: etcd, kube-apiserver, KCM, scheduler, kwok), all on this machine',
 };
+/** Each pool benchmark's targets with met/missed, said together at the end. */
+const summaries: Array<{ title: string; rows: Array<[string, Target]> }> = [];
+/** A pool benchmark's title line: its key and the steady phase's CPU-seconds per bound claim. */
+const titleOf = (
+  key: string,
+  e: { controllerCpuSecondsPerBind: number; apiServerCpuSecondsPerBind: number },
+) =>
+  `${key} (steady: controller ${e.controllerCpuSecondsPerBind} CPU-s per bound claim, API server ${e.apiServerCpuSecondsPerBind})`;
 const run: Record<Benchmark, { label: string; bench: () => Promise<unknown> }> = {
   takeover: { label: 'takeover latency', bench: () => benchTakeover(ctx, opts.trials) },
   finalize: { label: 'finalize latency', bench: () => benchFinalize(ctx) },
@@ -164,7 +177,7 @@ const run: Record<Benchmark, { label: string; bench: () => Promise<unknown> }> =
         cleanup: Boolean(given) || opts.only.includes('agent-sandbox'),
         ...(opts.cpuProfDir ? { cpuProfDir: opts.cpuProfDir } : {}),
       });
-      summaries.push([warmPoolKey, warmPoolScaleRows(r)]);
+      summaries.push({ title: titleOf(warmPoolKey, r.steady.efficiency), rows: warmPoolScaleRows(r) });
       return {
         date: new Date().toISOString(),
         command: out.command,
@@ -186,13 +199,11 @@ const run: Record<Benchmark, { label: string; bench: () => Promise<unknown> }> =
         cleanup: Boolean(given),
         ...(opts.cpuProfDir ? { cpuProfDir: opts.cpuProfDir } : {}),
       });
-      summaries.push(['agent-sandbox', agentSandboxRows(r)]);
+      summaries.push({ title: titleOf('agent-sandbox', r.steady.efficiency), rows: agentSandboxRows(r) });
       return { date: new Date().toISOString(), command: out.command, machine: out.machine, ...r };
     },
   },
 };
-/** Each pool benchmark's targets with met/missed, said together at the end. */
-const summaries: Array<[string, Array<[string, Target]>]> = [];
 try {
   for (const name of BENCHMARKS) {
     if (!opts.only.includes(name)) continue;
@@ -224,7 +235,7 @@ for (const [key, entry] of Object.entries(out)) {
 }
 writeFileSync(opts.results, `${JSON.stringify(all, null, 2)}\n`);
 say(`results merged into ${opts.results} (key \`controller\`)`);
-for (const [title, rows] of summaries) sayTargets(say, title, rows);
+for (const { title, rows } of summaries) sayTargets(say, title, rows);
 if (!opts.controllerOnly) {
   say('webhook latency benchmark ...');
   execFileSync(

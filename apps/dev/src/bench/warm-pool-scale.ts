@@ -264,7 +264,11 @@ export async function benchWarmPoolScale(ctx: BenchContext, o: WarmPoolScaleOpti
       timeoutMs: 120_000,
       intervalMs: 100,
     });
-    if (inspectPort) profiler = await connectProfiler(inspectPort);
+    if (inspectPort)
+      profiler = await connectProfiler(inspectPort).catch((e: Error) => {
+        say(`no CPU profile: ${e.message}`);
+        return undefined;
+      });
 
     // 1. Warm: the pools' minIdle add up to warm, their maxPods to warm + refill.
     const poolsText =
