@@ -12,6 +12,7 @@ import {
   percentile,
   planPools,
   poissonSchedule,
+  reconcilesByKind,
   requestCounts,
   seededRandom,
   splitEvenly,
@@ -234,8 +235,14 @@ describe('warmPoolBaseline', () => {
       }),
     ).toEqual({ p50Ms: 23.7, p99Ms: 382.8, controllerCpuMsPerClaim: 15.417, date: 'd' });
     expect(
-      warmPoolBaseline({ steady: { ...steady, efficiency: { controllerCpuMsPerClaim: { value: 1.9 } } } }),
-    ).toEqual({ p50Ms: 23.7, p99Ms: 382.8, controllerCpuMsPerClaim: 1.9 });
+      warmPoolBaseline({
+        steady: {
+          ...steady,
+          efficiency: { controllerCpuMsPerClaim: { value: 1.9 } },
+          reconcilesByKind: { PodPool: { meanMs: 4.2 } },
+        },
+      }),
+    ).toEqual({ p50Ms: 23.7, p99Ms: 382.8, controllerCpuMsPerClaim: 1.9, podPoolReconcileMeanMs: 4.2 });
   });
 
   it('is undefined without a stored run', () => {
@@ -253,5 +260,21 @@ describe('warmPoolScaleKey', () => {
     expect(k(false, 37_000, 13)).toBe('warm-pool-scale-37000x13');
     expect(k(false, 3700, 2)).toBe('warm-pool-scale-3700x2');
     expect(k(true, 3700, 13)).toBe('warm-pool-scale-3700x13-quick');
+  });
+});
+
+describe('reconcilesByKind', () => {
+  it('diffs the duration histogram count and sum by kind', () => {
+    const scrape = (pool: [number, number], claim: [number, number]) =>
+      [
+        `claimkit_reconcile_duration_seconds_bucket{kind="PodPool",le="0.1"} ${pool[0]}`,
+        `claimkit_reconcile_duration_seconds_sum{kind="PodPool"} ${pool[1]}`,
+        `claimkit_reconcile_duration_seconds_count{kind="PodPool"} ${pool[0]}`,
+        `claimkit_reconcile_duration_seconds_sum{kind="PodClaim"} ${claim[1]}`,
+        `claimkit_reconcile_duration_seconds_count{kind="PodClaim"} ${claim[0]}`,
+      ].join('\n');
+    expect(reconcilesByKind(scrape([10, 1], [5, 0.5]), scrape([30, 1.5], [5, 0.5]))).toEqual({
+      PodPool: { n: 20, seconds: 0.5, meanMs: 25 },
+    });
   });
 });

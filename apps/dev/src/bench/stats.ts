@@ -275,9 +275,15 @@ export function targetTable(rows: ReadonlyArray<readonly [string, Target]>): str
  * The figures a scaled warm-pool-scale run is compared with, from a stored warm-pool-scale entry
  * (its steady claim -> Bound p50/p99, controller CPU ms per claim), or undefined if it has none.
  */
-export function warmPoolBaseline(
-  entry: unknown,
-): { p50Ms: number; p99Ms: number; controllerCpuMsPerClaim: number; date?: string } | undefined {
+export function warmPoolBaseline(entry: unknown):
+  | {
+      p50Ms: number;
+      p99Ms: number;
+      controllerCpuMsPerClaim: number;
+      podPoolReconcileMeanMs?: number;
+      date?: string;
+    }
+  | undefined {
   const e = entry as {
     date?: string;
     steadyClaims?: number;
@@ -285,6 +291,7 @@ export function warmPoolBaseline(
       latency?: { addedToBound?: { p50Ms?: number; p99Ms?: number } };
       cpu?: { controller?: { cpuSeconds?: number } };
       efficiency?: { controllerCpuMsPerClaim?: { value?: number } };
+      reconcilesByKind?: { PodPool?: { meanMs?: number } };
     };
   } | null;
   const lat = e?.steady?.latency?.addedToBound;
@@ -301,6 +308,9 @@ export function warmPoolBaseline(
     p50Ms: lat.p50Ms,
     p99Ms: lat.p99Ms,
     controllerCpuMsPerClaim: perClaim,
+    ...(typeof e?.steady?.reconcilesByKind?.PodPool?.meanMs === 'number'
+      ? { podPoolReconcileMeanMs: e.steady.reconcilesByKind.PodPool.meanMs }
+      : {}),
     ...(e?.date ? { date: e.date } : {}),
   };
 }
@@ -317,4 +327,30 @@ export function warmPoolScaleKey(o: {
 }) {
   const scaled = o.pods !== o.presetPods || o.namespaces !== 1 ? `-${o.pods}x${o.namespaces}` : '';
   return `warm-pool-scale${scaled}${o.quick ? '-quick' : ''}`;
+}
+
+/**
+ * Reconciles by kind between two /metrics scrapes (claimkit_reconcile_duration_seconds' _count and
+ * _sum): how many, their total seconds and mean ms. A pool reconcile's cost should not grow with
+ * the pool's idle pods (issue 22), which the mean PodPool ms shows across scales.
+ */
+export function reconcilesByKind(before: string, after: string) {
+  const byKind = (text: string, suffix: string) => {
+    const out: Record<string, number> = {};
+    for (const s of parseCounter(text, `claimkit_reconcile_duration_seconds_${suffix}`)) {
+      const kind = s.labels.kind ?? '';
+      out[kind] = (out[kind] ?? 0) + s.value;
+    }
+    return out;
+  };
+  const n = diffCounts(byKind(before, 'count'), byKind(after, 'count'));
+  const sec = diffCounts(byKind(before, 'sum'), byKind(after, 'sum'));
+  const out: Record<string, { n: number; seconds: number; meanMs: number }> = {};
+  for (const [kind, count] of Object.entries(n))
+    out[kind] = {
+      n: count,
+      seconds: r3(sec[kind] ?? 0),
+      meanMs: r3(((sec[kind] ?? 0) / count) * 1000),
+    };
+  return out;
 }

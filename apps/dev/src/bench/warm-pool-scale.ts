@@ -39,6 +39,7 @@ import {
   parseCounter,
   planPools,
   poissonSchedule,
+  reconcilesByKind,
   requestCounts,
   splitEvenly,
   type Target,
@@ -506,6 +507,7 @@ export async function benchWarmPoolScale(ctx: BenchContext, o: WarmPoolScaleOpti
     const bindsPerSecCapacity = podPatchesPerSec / writesPerBind;
     const burstTargetSeconds = 2 * (o.burst / bindsPerSecCapacity);
     // Issue 22's figures for the steady phase: CPU per bound claim (unrounded CPU-second deltas).
+    const steadyReconciles = reconcilesByKind(m0, m1);
     const steadyEfficiency = efficiency({
       controllerCpuSeconds: cpuOf('controller'),
       apiServerCpuSeconds: cpuOf('kube-apiserver'),
@@ -529,6 +531,11 @@ export async function benchWarmPoolScale(ctx: BenchContext, o: WarmPoolScaleOpti
                   ratio(steadyEfficiency.controllerCpuMsPerClaim.value, base.controllerCpuMsPerClaim),
                   1.2,
                 ),
+                // No target of its own: a pool reconcile should cost the same at either scale.
+                podPoolReconcileMeanMs: {
+                  value: steadyReconciles.PodPool?.meanMs ?? Number.NaN,
+                  baseline: base.podPoolReconcileMeanMs ?? Number.NaN,
+                },
               }
             : { baseline: 'none stored' }),
           rssPeakMb: atMost(rssPeakMb, 400),
@@ -581,6 +588,8 @@ export async function benchWarmPoolScale(ctx: BenchContext, o: WarmPoolScaleOpti
         latencyOverTime: steadyOverTime,
         requests: steadyReq,
         reconciles: reconciles(m1) - reconciles(m0),
+        /** Per kind: reconciles, their seconds and mean ms (a pool's should not grow with its idle pods). */
+        reconcilesByKind: steadyReconciles,
         events: events(m1) - events(m0),
         /** CPU each process used during the steady phase (cores = CPU seconds / phase seconds). */
         cpu: steadyCpu,
