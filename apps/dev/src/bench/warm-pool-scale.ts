@@ -161,7 +161,10 @@ export async function benchWarmPoolScale(ctx: BenchContext, o: WarmPoolScaleOpti
   const { kube, say } = ctx;
   const maxPods = warmPoolMaxPods(o);
   const plan = planPools(o);
-  const perNamespace = Math.ceil(maxPods / o.namespaces);
+  const podsPerNamespace = new Map<number, number>();
+  for (const p of plan)
+    podsPerNamespace.set(p.namespace, (podsPerNamespace.get(p.namespace) ?? 0) + p.maxPods);
+  const perNamespace = Math.max(...podsPerNamespace.values());
   if (perNamespace > PODS_PER_NAMESPACE_THRESHOLD)
     say(
       `note: ${perNamespace} pods per namespace, over Kubernetes' threshold of ${PODS_PER_NAMESPACE_THRESHOLD}`,
