@@ -145,13 +145,22 @@ export async function rawPodPatchesPerSec(
   podNames: string[],
   concurrency: number,
 ): Promise<number> {
-  const t0 = performance.now();
-  await forEachConcurrently(podNames, concurrency, (name) =>
-    ctx.kube.patch(
-      'Pod',
-      { namespace: ns, name },
-      { metadata: { annotations: { 'bench.claimkit.dev/raw': String(t0) } } },
-    ),
+  return rawPodPatchesPerSecOf(
+    ctx,
+    podNames.map((name) => ({ namespace: ns, name })),
+    concurrency,
   );
-  return podNames.length / ((performance.now() - t0) / 1000);
+}
+
+/** rawPodPatchesPerSec over pods in any namespaces. */
+export async function rawPodPatchesPerSecOf(
+  ctx: BenchContext,
+  pods: Array<{ namespace: string; name: string }>,
+  concurrency: number,
+): Promise<number> {
+  const t0 = performance.now();
+  await forEachConcurrently(pods, concurrency, (ref) =>
+    ctx.kube.patch('Pod', ref, { metadata: { annotations: { 'bench.claimkit.dev/raw': String(t0) } } }),
+  );
+  return pods.length / ((performance.now() - t0) / 1000);
 }

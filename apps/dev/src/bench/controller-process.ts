@@ -7,7 +7,10 @@ import { join } from 'node:path';
 import { repoRoot } from '@claimkit/e2e/harness';
 
 /** V8 flags the controller image runs with (packages/controller/Dockerfile): a small young generation, a heap tuned for size. */
-export const CONTROLLER_NODE_FLAGS = process.env.CK_NODE_FLAGS !== undefined ? process.env.CK_NODE_FLAGS.split(' ').filter(Boolean) : ['--max-semi-space-size=1', '--optimize-for-size'];
+export const CONTROLLER_NODE_FLAGS =
+  process.env.CK_NODE_FLAGS !== undefined
+    ? process.env.CK_NODE_FLAGS.split(' ').filter(Boolean)
+    : ['--max-semi-space-size=1', '--optimize-for-size'];
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -27,11 +30,12 @@ export const rssMb = (pid: number): number => {
 
 /**
  * The controller as shipped (dist/main.js with its image's Node flags) in its own process, watching
- * one namespace, /metrics and /healthz on 127.0.0.1:`port`, warnings on stderr.
+ * one namespace (or all without one), /metrics and /healthz on 127.0.0.1:`port`, warnings on stderr.
  */
 export function spawnShippedController(o: {
   kubeconfig: string;
-  namespace: string;
+  /** Watch this namespace only; all namespaces when undefined (the flag takes one or all). */
+  namespace: string | undefined;
   port: number;
   /** More Node flags (e.g. --cpu-prof). */
   nodeFlags?: string[];
@@ -46,8 +50,7 @@ export function spawnShippedController(o: {
       join(repoRoot, 'packages/controller/dist/main.js'),
       '--kubeconfig',
       o.kubeconfig,
-      '--namespace',
-      o.namespace,
+      ...(o.namespace === undefined ? [] : ['--namespace', o.namespace]),
       ...(o.args ?? []),
       '--metrics-addr',
       `127.0.0.1:${o.port}`,

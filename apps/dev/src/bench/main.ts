@@ -5,38 +5,52 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { makeClients, repoRoot, startLocalCluster } from '@claimkit/e2e/harness';
+import {
+  AGENT_SANDBOX_PUBLISHED,
+  agentSandboxMaxPods,
+  agentSandboxRows,
+  benchAgentSandbox,
+} from './agent-sandbox.ts';
+import {
+  BENCHMARKS,
+  type Benchmark,
+  DEFAULT_BENCHMARKS,
+  type Options,
+  parseArgs,
+  SELF_DESCRIBED,
+  UsageError,
+} from './args.ts';
 import { benchBinds } from './binds.ts';
 import { benchContext, r1 } from './context.ts';
 import { benchFinalize } from './finalize.ts';
 import { benchRss } from './rss.ts';
-import { mergeResults } from './stats.ts';
+import { mergeResults, type Target, warmPoolBaseline, warmPoolScaleKey } from './stats.ts';
 import { benchTakeover } from './takeover.ts';
 import {
   benchWarmPoolScale,
+  sayTargets,
   WARM_POOL_SCALE_FULL,
   WARM_POOL_SCALE_QUICK,
   warmPoolMaxPods,
+  warmPoolScaleRows,
 } from './warm-pool-scale.ts';
 
-const BENCHMARKS = ['takeover', 'finalize', 'binds', 'rss', 'warm-pool-scale'] as const;
-type Benchmark = (typeof BENCHMARKS)[number];
-/** Run only when named (it takes about a quarter of an hour at full scale). */
-const DEFAULT_BENCHMARKS: Benchmark[] = ['takeover', 'finalize', 'binds', 'rss'];
 /** Pods one kwok node takes (controlplane/kwok-stages/node-initialize.yaml). */
 const PODS_PER_NODE = 500;
 
 const USAGE = `usage: pnpm bench [BENCHMARK...] [--only ${BENCHMARKS.join(',')}] [--controller-only]
                   [--trials 25] [--binds 500] [--rss 10000] [--concurrency 8] [--results FILE]
-                  [--quick] [--cpu-prof DIR]
+                  [--quick] [--pods N] [--namespaces M] [--seconds S] [--seed N]
+                  [--cpu-prof DIR] [--controller-arg ARG]...
 
 Controller benchmarks on a local control plane started for the run, or on a running cluster with
 CLAIMKIT_BENCH_KUBECONFIG=<kubeconfig> (e.g. \`pnpm cluster up\`'s), merged into the results file
 under \`controller\`; then the webhook's latency benchmark.
   BENCHMARK, --only LIST
                       the controller benchmarks to run, comma-separated or as arguments (default:
-                      ${DEFAULT_BENCHMARKS.join(', ')}; warm-pool-scale only when named)
+                      ${DEFAULT_BENCHMARKS.join(', ')}; warm-pool-scale and agent-sandbox only when named)
   --controller-only   skip the webhook's latency benchmark
   --trials N          takeover trials
   --binds N           claims bound from a warm pool
@@ -45,76 +59,18 @@ under \`controller\`; then the webhook's latency benchmark.
   --results FILE      where the controller's results are merged (default bench/results.json)
   --quick             warm-pool-scale at a tenth of its scale (${WARM_POOL_SCALE_QUICK.warm} pods, ${WARM_POOL_SCALE_QUICK.steady} + ${WARM_POOL_SCALE_QUICK.burst} claims)
                       instead of agent-sandbox's (${WARM_POOL_SCALE_FULL.warm} pods, ${WARM_POOL_SCALE_FULL.steady} claims at ${WARM_POOL_SCALE_FULL.rate}/s + ${WARM_POOL_SCALE_FULL.burst} at once)
-  --cpu-prof DIR      warm-pool-scale: write the controller's V8 CPU profile into DIR`;
-
-interface Options {
-  only: Benchmark[];
-  controllerOnly: boolean;
-  trials: number;
-  binds: number;
-  rss: number;
-  concurrency: number;
-  results: string;
-  quick: boolean;
-  cpuProfDir?: string;
-}
-
-class UsageError extends Error {}
-
-function parseArgs(argv: string[]): Options {
-  const o: Options = {
-    only: [...DEFAULT_BENCHMARKS],
-    controllerOnly: false,
-    quick: false,
-    trials: 25,
-    binds: 500,
-    rss: 10_000,
-    concurrency: 8,
-    results: join(repoRoot, 'bench/results.json'),
-  };
-  const count = (flag: string, v: string | undefined) => {
-    const n = Number(v);
-    if (!Number.isInteger(n) || n < 1) throw new UsageError(`${flag} needs a positive integer (got ${v})`);
-    return n;
-  };
-  const benchmarks = (flag: string, value: string) => {
-    const names = value.split(',').filter((s) => s !== '');
-    const unknown = names.find((n) => !(BENCHMARKS as readonly string[]).includes(n));
-    if (unknown !== undefined || names.length === 0)
-      throw new UsageError(`${flag} takes ${BENCHMARKS.join(', ')} (got ${JSON.stringify(value)})`);
-    return names as Benchmark[];
-  };
-  const positional: Benchmark[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const flag = argv[i]!;
-    if (flag === '--controller-only') {
-      o.controllerOnly = true;
-      continue;
-    }
-    if (flag === '--quick') {
-      o.quick = true;
-      continue;
-    }
-    if (!flag.startsWith('-')) {
-      positional.push(...benchmarks('a benchmark argument', flag));
-      continue;
-    }
-    const value = argv[++i];
-    if (value === undefined) throw new UsageError(`${flag} needs a value`);
-    if (flag === '--only') o.only = benchmarks(flag, value);
-    else if (flag === '--cpu-prof') o.cpuProfDir = resolve(value);
-    else if (flag === '--trials') o.trials = count(flag, value);
-    else if (flag === '--binds') o.binds = count(flag, value);
-    else if (flag === '--rss') o.rss = count(flag, value);
-    else if (flag === '--concurrency') o.concurrency = count(flag, value);
-    else if (flag === '--results') o.results = resolve(value);
-    else throw new UsageError(`unknown flag ${JSON.stringify(flag)}`);
-  }
-  if (positional.length > 0) o.only = positional;
-  // Benchmarks named as arguments run alone (no webhook benchmark after them).
-  if (positional.length > 0) o.controllerOnly = true;
-  return o;
-}
+  --pods N            warm-pool-scale: N warm pods instead of the preset's (same claims, same rate);
+                      stored under warm-pool-scale-<N>x<M> and compared with the stored preset run
+  --namespaces M      warm-pool-scale: the pods over M PodPools, one per namespace (default 1; with
+                      more than one the controller watches all namespaces). The 37,000-pod run:
+                      pnpm bench warm-pool-scale --pods 37000 --namespaces 13
+  --seconds S         agent-sandbox: the steady phase's length (default 60: ${AGENT_SANDBOX_PUBLISHED.rate} x 60 = 2,700 claims)
+  --seed N            agent-sandbox: the Poisson arrivals' seed (default 1)
+  --cpu-prof DIR      warm-pool-scale, agent-sandbox: profile the controller's steady phase (V8,
+                      through its inspector) into DIR and summarise it in the results
+  --controller-arg ARG
+                      warm-pool-scale, agent-sandbox: pass ARG to the controller (repeatable; e.g.
+                      --controller-arg=--some-flag)`;
 
 const say = (s: string) => process.stderr.write(`[bench] ${s}\n`);
 const argv = process.argv.slice(2);
@@ -124,20 +80,55 @@ if (argv.includes('--help') || argv.includes('-h')) {
 }
 let opts: Options;
 try {
-  opts = parseArgs(argv);
+  opts = parseArgs(argv, join(repoRoot, 'bench/results.json'));
 } catch (e) {
   if (!(e instanceof UsageError)) throw e;
   console.error(`${e.message}\n\n${USAGE}`);
   process.exit(2);
 }
 
+// The warm-pool-scale preset, its pod count overridden by --pods (the refill stays the preset's).
+const preset = opts.quick ? WARM_POOL_SCALE_QUICK : WARM_POOL_SCALE_FULL;
+const warmPoolScale = { ...preset, warm: opts.pods ?? preset.warm };
+const warmPoolKey = warmPoolScaleKey({
+  quick: opts.quick,
+  pods: warmPoolScale.warm,
+  presetPods: preset.warm,
+  namespaces: opts.namespaces,
+});
+const resultKey = (name: string) => (name === 'warm-pool-scale' ? warmPoolKey : name);
+
+let all: Record<string, unknown> = {};
+if (existsSync(opts.results)) {
+  try {
+    all = JSON.parse(readFileSync(opts.results, 'utf8'));
+  } catch {
+    say(`${opts.results} was not JSON; starting it anew`);
+  }
+}
+// A scaled warm-pool-scale run is compared with the stored run at the preset's scale.
+const presetKey = warmPoolScaleKey({
+  quick: opts.quick,
+  pods: preset.warm,
+  presetPods: preset.warm,
+  namespaces: 1,
+});
+const baseline =
+  warmPoolKey === presetKey
+    ? undefined
+    : warmPoolBaseline((all.controller as Record<string, unknown> | undefined)?.[presetKey]);
+if (opts.only.includes('warm-pool-scale') && warmPoolKey !== presetKey && !baseline)
+  say(`no stored ${presetKey} run in ${opts.results} to compare with: only the RSS limit is checked`);
+
 const given = process.env.CLAIMKIT_BENCH_KUBECONFIG;
 let cluster: { kubeconfigPath: string; stop(): Promise<void> };
 if (given) cluster = { kubeconfigPath: given, stop: async () => {} };
 else {
-  // Enough kwok nodes for the warm pool (kwok nodes take ${PODS_PER_NODE} pods each), and at least 2.
-  const scale = opts.quick ? WARM_POOL_SCALE_QUICK : WARM_POOL_SCALE_FULL;
-  const pods = opts.only.includes('warm-pool-scale') ? warmPoolMaxPods(scale) : 0;
+  // Enough kwok nodes for the warm pools (kwok nodes take ${PODS_PER_NODE} pods each), and at least
+  // 2; both pool benchmarks' pods when both run (the first's namespaces may still be going).
+  const pods =
+    (opts.only.includes('warm-pool-scale') ? warmPoolMaxPods(warmPoolScale) : 0) +
+    (opts.only.includes('agent-sandbox') ? agentSandboxMaxPods(opts.seconds) : 0);
   const nodes = Math.max(2, Math.ceil((pods * 1.2) / PODS_PER_NODE));
   say(`starting the local control plane (${nodes} kwok nodes) ...`);
   // kwok nodes only: a real node's kubelet and runtime would share the cores the figures measure.
@@ -157,27 +148,60 @@ const out: Record<string, unknown> = {
     ? 'CLAIMKIT_BENCH_KUBECONFIG'
     : 'local control plane (apps/e2e harness: etcd, kube-apiserver, KCM, scheduler, kwok), all on this machine',
 };
+/** Each pool benchmark's targets with met/missed, said together at the end. */
+const summaries: Array<{ title: string; rows: Array<[string, Target]> }> = [];
+/** A pool benchmark's title line: its key and the steady phase's CPU-seconds per bound claim. */
+const titleOf = (
+  key: string,
+  e: { controllerCpuSecondsPerBind: number; apiServerCpuSecondsPerBind: number },
+) =>
+  `${key} (steady: controller ${e.controllerCpuSecondsPerBind} CPU-s per bound claim, API server ${e.apiServerCpuSecondsPerBind})`;
 const run: Record<Benchmark, { label: string; bench: () => Promise<unknown> }> = {
   takeover: { label: 'takeover latency', bench: () => benchTakeover(ctx, opts.trials) },
   finalize: { label: 'finalize latency', bench: () => benchFinalize(ctx) },
   binds: { label: 'binds/s', bench: () => benchBinds(ctx, opts.binds, opts.concurrency) },
   rss: { label: 'RSS', bench: () => benchRss(ctx, opts.rss) },
   'warm-pool-scale': {
-    label: `warm-pool-scale${opts.quick ? ' (quick)' : ''}`,
-    bench: async () => ({
-      date: new Date().toISOString(),
-      command: out.command,
-      machine: out.machine,
-      quick: opts.quick,
-      ...(await benchWarmPoolScale(ctx, {
-        ...(opts.quick ? WARM_POOL_SCALE_QUICK : WARM_POOL_SCALE_FULL),
+    label: `warm-pool-scale${opts.quick ? ' (quick)' : ''} (${warmPoolKey})`,
+    bench: async () => {
+      const r = await benchWarmPoolScale(ctx, {
+        ...warmPoolScale,
+        namespaces: opts.namespaces,
+        pools: opts.namespaces,
+        key: warmPoolKey,
+        controllerArgs: opts.controllerArgs,
+        ...(warmPoolKey === presetKey ? {} : { compare: { baseline } }),
         concurrency: opts.concurrency,
         rawWrites: 2000,
-        // warm-pool-scale runs last; a local cluster is stopped right after it.
+        // A local cluster is stopped right after the last benchmark; agent-sandbox may follow.
+        cleanup: Boolean(given) || opts.only.includes('agent-sandbox'),
+        ...(opts.cpuProfDir ? { cpuProfDir: opts.cpuProfDir } : {}),
+      });
+      summaries.push({ title: titleOf(warmPoolKey, r.steady.efficiency), rows: warmPoolScaleRows(r) });
+      return {
+        date: new Date().toISOString(),
+        command: out.command,
+        machine: out.machine,
+        quick: opts.quick,
+        ...r,
+      };
+    },
+  },
+  'agent-sandbox': {
+    label: 'agent-sandbox (head to head at its published load)',
+    bench: async () => {
+      const r = await benchAgentSandbox(ctx, {
+        seconds: opts.seconds,
+        seed: opts.seed,
+        concurrency: opts.concurrency,
+        controllerArgs: opts.controllerArgs,
+        rawWrites: 2000,
         cleanup: Boolean(given),
         ...(opts.cpuProfDir ? { cpuProfDir: opts.cpuProfDir } : {}),
-      })),
-    }),
+      });
+      summaries.push({ title: titleOf('agent-sandbox', r.steady.efficiency), rows: agentSandboxRows(r) });
+      return { date: new Date().toISOString(), command: out.command, machine: out.machine, ...r };
+    },
   },
 };
 try {
@@ -192,28 +216,26 @@ try {
   await cluster.stop();
 }
 
-let all: Record<string, unknown> = {};
+// Re-read: the file may have changed during the run (only this run's keys are replaced).
 if (existsSync(opts.results)) {
   try {
     all = JSON.parse(readFileSync(opts.results, 'utf8'));
   } catch {
     say(`${opts.results} was not JSON; starting it anew`);
+    all = {};
   }
 }
-// warm-pool-scale --quick is a development run: its numbers go under their own key.
-// The run's date/machine describe the other benchmarks' entries; warm-pool-scale carries its own.
-const onlyWarmPool = opts.only.every((b) => b === 'warm-pool-scale');
+// warm-pool-scale --quick is a development run and a scaled one (--pods, --namespaces) another:
+// their numbers go under their own keys (warmPoolScaleKey). The run's date/machine describe the
+// other benchmarks' entries; warm-pool-scale and agent-sandbox carry their own.
+const onlySelfDescribed = opts.only.every((b) => SELF_DESCRIBED.includes(b));
 for (const [key, entry] of Object.entries(out)) {
-  if (onlyWarmPool && !(BENCHMARKS as readonly string[]).includes(key)) continue;
-  all = mergeResults(
-    all,
-    'controller',
-    key === 'warm-pool-scale' && opts.quick ? 'warm-pool-scale-quick' : key,
-    entry,
-  );
+  if (onlySelfDescribed && !(BENCHMARKS as readonly string[]).includes(key)) continue;
+  all = mergeResults(all, 'controller', resultKey(key), entry);
 }
 writeFileSync(opts.results, `${JSON.stringify(all, null, 2)}\n`);
 say(`results merged into ${opts.results} (key \`controller\`)`);
+for (const { title, rows } of summaries) sayTargets(say, title, rows);
 if (!opts.controllerOnly) {
   say('webhook latency benchmark ...');
   execFileSync(

@@ -1,5 +1,6 @@
-// The benchmarks' pure parts: percentiles, Prometheus counter text -> request counts by class, and
-// the merge of one benchmark's entry into bench/results.json (other entries kept).
+// The benchmarks' pure parts: percentiles, Prometheus counter text -> request counts by class, the
+// merge of one benchmark's entry into bench/results.json (other entries kept), arrival schedules
+// (even and seeded Poisson), how pods and claims are split over pools, and targets with met/missed.
 
 /** Nearest-rank percentile (p in 0..100) of `xs`; NaN for no samples. */
 export function percentile(xs: readonly number[], p: number): number {
@@ -70,10 +71,20 @@ export function diffCounts(before: Record<string, number>, after: Record<string,
  * also per `per` (claims); the bind's writes are those to Pods and PodClaims other than creates.
  */
 export function classifyRequests(requests: Record<string, number>, per: number) {
-  const c = { reads: 0, writes: 0, eventWrites: 0, podCreates: 0, bindWrites: 0, poolWrites: 0, errors: 0 };
+  const c = {
+    reads: 0,
+    writes: 0,
+    eventWrites: 0,
+    podCreates: 0,
+    bindWrites: 0,
+    poolWrites: 0,
+    errors: 0,
+    conflicts409: 0,
+  };
   for (const [k, n] of Object.entries(requests)) {
     const [verb = '', resource = '', code = ''] = k.split(' ');
     if (!code.startsWith('2')) c.errors += n;
+    if (code === '409') c.conflicts409 += n;
     if (resource === 'Event') {
       if (WRITE_VERBS.has(verb)) c.eventWrites += n;
       continue;
@@ -95,6 +106,8 @@ export function classifyRequests(requests: Record<string, number>, per: number) 
     eventWritesPerClaim: r2(c.eventWrites),
     /** Successful Pod/PodClaim writes other than pod creates, per claim: the bind's own writes. */
     writesPerBind: r2(c.bindWrites),
+    /** 409 Conflict answers (any verb and resource, Events included) per claim. */
+    conflictsPerBind: Math.round((c.conflicts409 / Math.max(1, per)) * 1000) / 1000,
   };
 }
 
@@ -123,4 +136,221 @@ export function mergeResults(
 /** Times (ms since start) at which `n` arrivals at `perSec` are due: an open loop's schedule. */
 export function arrivalSchedule(n: number, perSec: number): number[] {
   return Array.from({ length: n }, (_, i) => (i * 1000) / perSec);
+}
+
+/**
+ * A seeded PRNG (mulberry32): uniform in [0, 1), the same sequence for the same seed, so a Poisson
+ * schedule can be replayed exactly.
+ */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/**
+ * Times (ms since start) of `n` arrivals of a Poisson process at `perSec`: exponential inter-arrival
+ * times drawn from a PRNG seeded with `seed` (the first arrival one gap after 0).
+ */
+export function poissonSchedule(n: number, perSec: number, seed: number): number[] {
+  const rand = seededRandom(seed);
+  const out: number[] = [];
+  let t = 0;
+  for (let i = 0; i < n; i++) {
+    // 1 - U is in (0, 1], so the log is finite.
+    t += (-Math.log(1 - rand()) * 1000) / perSec;
+    out.push(t);
+  }
+  return out;
+}
+
+/** `total` split into `parts` as evenly as can be (the first `total % parts` one more). */
+export function splitEvenly(total: number, parts: number): number[] {
+  const base = Math.floor(total / parts);
+  return Array.from({ length: parts }, (_, i) => base + (i < total % parts ? 1 : 0));
+}
+
+/** A PodPool the load runs against: its namespace (index), name, warm pods and cap. */
+export interface PoolPlan {
+  namespace: number;
+  name: string;
+  minIdle: number;
+  maxPods: number;
+}
+
+/**
+ * `pools` pools spread over `namespaces` namespaces (pools / namespaces each, named `warm` when a
+ * namespace holds one, else `warm-0`, `warm-1`, ...): the `warm` pods split evenly as minIdle, and
+ * the `refill` pods the pools may create beyond them (while claims bind) split the same way, so
+ * maxPods = minIdle + its share of `refill`. Claim i goes to pool i % pools (round-robin).
+ */
+export function planPools(o: {
+  warm: number;
+  refill: number;
+  namespaces: number;
+  pools: number;
+}): PoolPlan[] {
+  if (o.pools % o.namespaces !== 0)
+    throw new Error(`${o.pools} pools do not spread evenly over ${o.namespaces} namespaces`);
+  const perNs = o.pools / o.namespaces;
+  const warm = splitEvenly(o.warm, o.pools);
+  const refill = splitEvenly(o.refill, o.pools);
+  return warm.map((w, j) => ({
+    namespace: Math.floor(j / perNs),
+    name: perNs === 1 ? 'warm' : `warm-${j % perNs}`,
+    minIdle: w,
+    maxPods: w + refill[j]!,
+  }));
+}
+
+/** A measured value beside its target: met when value <= target (or >= for `atLeast`). */
+export interface Target {
+  value: number;
+  target: number;
+  met: boolean;
+  atLeast?: true;
+}
+
+export function atMost(value: number, target: number): Target {
+  return { value, target, met: Number.isFinite(value) && value <= target };
+}
+
+export function atLeast(value: number, target: number): Target {
+  return { value, target, met: Number.isFinite(value) && value >= target, atLeast: true };
+}
+
+/** `x` to 3 significant decimals (CPU per claim is small). */
+const r3 = (x: number) => Math.round(x * 1000) / 1000;
+
+/**
+ * Issue 22's efficiency figures for one phase: controller and API server CPU-seconds per bound claim
+ * (from unrounded CPU-second deltas), their ratio, controller CPU ms per claim, 409s per bind and
+ * writes per bind, each with its target.
+ */
+export function efficiency(o: {
+  controllerCpuSeconds: number;
+  apiServerCpuSeconds: number;
+  binds: number;
+  conflicts409: number;
+  writesPerBind: number;
+}) {
+  const binds = Math.max(1, o.binds);
+  const ctl = o.controllerCpuSeconds / binds;
+  const api = o.apiServerCpuSeconds / binds;
+  return {
+    controllerCpuSecondsPerBind: Math.round(ctl * 1e6) / 1e6,
+    apiServerCpuSecondsPerBind: Math.round(api * 1e6) / 1e6,
+    cpuRatio: atMost(r3(api > 0 ? ctl / api : Number.NaN), 0.15),
+    controllerCpuMsPerClaim: atMost(r3(ctl * 1000), 2),
+    conflictsPerBind: atMost(r3(o.conflicts409 / binds), 0.05),
+    writesPerBind: atMost(o.writesPerBind, 3),
+  };
+}
+
+/** Rows of `name  value  target  met|missed`, aligned: the run's summary for a human. */
+export function targetTable(rows: ReadonlyArray<readonly [string, Target]>): string {
+  const cells = rows.map(([name, t]) => [
+    name,
+    String(t.value),
+    `${t.atLeast ? '>=' : '<='} ${t.target}`,
+    t.met ? 'met' : 'MISSED',
+  ]);
+  const widths = [0, 1, 2, 3].map((c) => Math.max(...cells.map((r) => r[c]!.length), 0));
+  return cells
+    .map((r) =>
+      r
+        .map((x, c) => x.padEnd(widths[c]!))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
+}
+
+/**
+ * The figures a scaled warm-pool-scale run is compared with, from a stored warm-pool-scale entry
+ * (its steady claim -> Bound p50/p99, controller CPU ms per claim), or undefined if it has none.
+ */
+export function warmPoolBaseline(entry: unknown):
+  | {
+      p50Ms: number;
+      p99Ms: number;
+      controllerCpuMsPerClaim: number;
+      podPoolReconcileMeanMs?: number;
+      date?: string;
+    }
+  | undefined {
+  const e = entry as {
+    date?: string;
+    steadyClaims?: number;
+    steady?: {
+      latency?: { addedToBound?: { p50Ms?: number; p99Ms?: number } };
+      cpu?: { controller?: { cpuSeconds?: number } };
+      efficiency?: { controllerCpuMsPerClaim?: { value?: number } };
+      reconcilesByKind?: { PodPool?: { meanMs?: number } };
+    };
+  } | null;
+  const lat = e?.steady?.latency?.addedToBound;
+  if (typeof lat?.p50Ms !== 'number' || typeof lat.p99Ms !== 'number') return undefined;
+  const stored = e?.steady?.efficiency?.controllerCpuMsPerClaim?.value;
+  const cpu = e?.steady?.cpu?.controller?.cpuSeconds;
+  const perClaim =
+    typeof stored === 'number'
+      ? stored
+      : typeof cpu === 'number' && e?.steadyClaims
+        ? r3((cpu / e.steadyClaims) * 1000)
+        : Number.NaN;
+  return {
+    p50Ms: lat.p50Ms,
+    p99Ms: lat.p99Ms,
+    controllerCpuMsPerClaim: perClaim,
+    ...(typeof e?.steady?.reconcilesByKind?.PodPool?.meanMs === 'number'
+      ? { podPoolReconcileMeanMs: e.steady.reconcilesByKind.PodPool.meanMs }
+      : {}),
+    ...(e?.date ? { date: e.date } : {}),
+  };
+}
+
+/**
+ * Where a warm-pool-scale run is stored in bench/results.json: `warm-pool-scale` (`-quick`) at its
+ * preset's scale in one namespace, else `warm-pool-scale-<pods>x<namespaces>` (`-quick`).
+ */
+export function warmPoolScaleKey(o: {
+  quick: boolean;
+  pods: number;
+  presetPods: number;
+  namespaces: number;
+}) {
+  const scaled = o.pods !== o.presetPods || o.namespaces !== 1 ? `-${o.pods}x${o.namespaces}` : '';
+  return `warm-pool-scale${scaled}${o.quick ? '-quick' : ''}`;
+}
+
+/**
+ * Reconciles by kind between two /metrics scrapes (claimkit_reconcile_duration_seconds' _count and
+ * _sum): how many, their total seconds and mean ms. A pool reconcile's cost should not grow with
+ * the pool's idle pods (issue 22), which the mean PodPool ms shows across scales.
+ */
+export function reconcilesByKind(before: string, after: string) {
+  const byKind = (text: string, suffix: string) => {
+    const out: Record<string, number> = {};
+    for (const s of parseCounter(text, `claimkit_reconcile_duration_seconds_${suffix}`)) {
+      const kind = s.labels.kind ?? '';
+      out[kind] = (out[kind] ?? 0) + s.value;
+    }
+    return out;
+  };
+  const n = diffCounts(byKind(before, 'count'), byKind(after, 'count'));
+  const sec = diffCounts(byKind(before, 'sum'), byKind(after, 'sum'));
+  const out: Record<string, { n: number; seconds: number; meanMs: number }> = {};
+  for (const [kind, count] of Object.entries(n))
+    out[kind] = {
+      n: count,
+      seconds: r3(sec[kind] ?? 0),
+      meanMs: r3(((sec[kind] ?? 0) / count) * 1000),
+    };
+  return out;
 }

@@ -1,15 +1,20 @@
-// warm-pool-scale: agent-sandbox's load test on kwok. A PodPool warms `warm` pods (all Idle and
-// Ready), then `steady` PodClaims arrive open-loop at `rate`/s, then `burst` at once. The controller
-// runs as shipped (dist/main.js with its image's Node flags) in its own process, so its RSS, CPU
-// profile and /metrics are its own and the bench client's clock is not slowed by its work.
+// warm-pool-scale: agent-sandbox's load test on kwok. PodPools warm `warm` pods in all (all Idle
+// and Ready), then `steady` PodClaims arrive open-loop at `rate`/s (evenly spaced, or a seeded
+// Poisson process), round-robin over the pools, then `burst` at once. The controller runs as shipped
+// (dist/main.js with its image's Node flags) in its own process, so its RSS, CPU profile and
+// /metrics are its own and the bench client's clock is not slowed by its work. agent-sandbox.ts runs
+// the same load with its own shape (4 pools, Poisson arrivals, refilling).
 //
-// Sizing: minIdle = warm and maxPods = steady + burst, so the pool starts with `warm` warm pods, tops
-// itself up to maxPods while the steady claims bind (as a warm pool under load does), and the burst
-// finds `burst` warm pods. Pods needed = maxPods; nothing is released, so any create beyond that is
-// over-creation.
+// Sizing: the pools' minIdle add up to `warm` and their maxPods to warm + `refill`, so they start
+// with `warm` warm pods and top themselves up by `refill` while the steady claims bind (as a warm
+// pool under load does); at the preset (one pool, warm 3,700, refill 200) maxPods = steady + burst
+// and the burst finds `burst` warm pods. Pods needed = warm + refill; nothing is released, so any
+// create beyond that is over-creation.
 import { execFileSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { LABEL_CLAIMED_BY, LABEL_STATE, type Pod, type PodClaim } from '@claimkit/core';
+import { join } from 'node:path';
+import { LABEL_CLAIMED_BY, LABEL_POOL, LABEL_STATE, type Pod, type PodClaim } from '@claimkit/core';
 import { repoRoot, testPool, waitFor } from '@claimkit/e2e/harness';
 import {
   type BenchContext,
@@ -18,24 +23,53 @@ import {
   isReady,
   r1,
   rawConfigMapCreatesPerSec,
-  rawPodPatchesPerSec,
+  rawPodPatchesPerSecOf,
 } from './context.ts';
 import { CONTROLLER_NODE_FLAGS, freePort, rssMb, spawnShippedController } from './controller-process.ts';
+import { connectProfiler, type PhaseProfiler } from './inspector-profile.ts';
 import { componentPids, cpuBetween, snapshotCpu } from './process-cpu.ts';
+import { summariseProfile } from './profile-summary.ts';
 import {
   arrivalSchedule,
+  atMost,
   classifyRequests,
   diffCounts,
+  efficiency,
   latencySummary,
   parseCounter,
+  planPools,
+  poissonSchedule,
+  reconcilesByKind,
   requestCounts,
+  splitEvenly,
+  type Target,
+  targetTable,
+  type warmPoolBaseline,
 } from './stats.ts';
 
 export interface WarmPoolScaleOptions {
+  /** Warm pods in all: the pools' minIdle add up to it. */
   warm: number;
+  /** Pods the pools may create beyond `warm` while claims bind: their maxPods add up to warm + refill. */
+  refill: number;
   steady: number;
   rate: number;
   burst: number;
+  /** Namespaces the pools are spread over (the controller watches all namespaces when > 1). */
+  namespaces: number;
+  /** PodPools in all, the same number in each namespace. */
+  pools: number;
+  /** Poisson arrivals from a PRNG with this seed; evenly spaced without. */
+  poissonSeed?: number;
+  /** Where the run is stored in bench/results.json (also names its CPU profile). */
+  key: string;
+  /** Extra controller flags, passed through as given (e.g. --disable-claim-events). */
+  controllerArgs: string[];
+  /**
+   * A run at another scale than the preset's is compared with the stored preset run (`baseline`,
+   * when there is one) and held to the RSS limit (issue 22: flat in the number of pods).
+   */
+  compare?: { baseline: ReturnType<typeof warmPoolBaseline> };
   /** The controller's reconcile workers (--concurrency). */
   concurrency: number;
   /** Raw writes of each kind measured after the burst. */
@@ -45,16 +79,22 @@ export interface WarmPoolScaleOptions {
    * right after anyway.
    */
   cleanup: boolean;
-  /** Write the controller's V8 CPU profile (--cpu-prof) into this directory. */
+  /**
+   * Profile the controller's steady phase (V8, through its inspector) into this directory, and
+   * summarise the profile in the results.
+   */
   cpuProfDir?: string;
 }
 
-export const WARM_POOL_SCALE_FULL = { warm: 3700, steady: 3600, rate: 30, burst: 300 } as const;
-export const WARM_POOL_SCALE_QUICK = { warm: 370, steady: 360, rate: 30, burst: 30 } as const;
+/** agent-sandbox's test: 3,700 warm pods, 3,600 claims at 30/s, 300 at once; maxPods = 3,600 + 300. */
+export const WARM_POOL_SCALE_FULL = { warm: 3700, refill: 200, steady: 3600, rate: 30, burst: 300 } as const;
+export const WARM_POOL_SCALE_QUICK = { warm: 370, refill: 20, steady: 360, rate: 30, burst: 30 } as const;
 
-/** Pods the pool holds at most (and the kwok nodes must fit). */
-export const warmPoolMaxPods = (o: { warm: number; steady: number; burst: number }) =>
-  Math.max(o.warm, o.steady + o.burst);
+/** Pods the pools hold at most in all (and the kwok nodes must fit). */
+export const warmPoolMaxPods = (o: { warm: number; refill: number }) => o.warm + o.refill;
+
+/** Kubernetes' scalability threshold: pods per namespace. */
+const PODS_PER_NAMESPACE_THRESHOLD = 3000;
 
 /** Cores the control plane and the controller may use, together, for the cluster to count as settled. */
 const SETTLED_CORES = 0.3;
@@ -120,59 +160,90 @@ interface ClaimTimes {
 export async function benchWarmPoolScale(ctx: BenchContext, o: WarmPoolScaleOptions) {
   const { kube, say } = ctx;
   const maxPods = warmPoolMaxPods(o);
+  const plan = planPools(o);
+  const podsPerNamespace = new Map<number, number>();
+  for (const p of plan)
+    podsPerNamespace.set(p.namespace, (podsPerNamespace.get(p.namespace) ?? 0) + p.maxPods);
+  const perNamespace = Math.max(...podsPerNamespace.values());
+  if (perNamespace > PODS_PER_NAMESPACE_THRESHOLD)
+    say(
+      `note: ${perNamespace} pods per namespace, over Kubernetes' threshold of ${PODS_PER_NAMESPACE_THRESHOLD}`,
+    );
   const loadBefore = loadavg().map(r1);
   say('building the controller (run as shipped: dist/, with its image Node flags) ...');
   execFileSync('pnpm', ['turbo', 'run', 'build', '--filter=@claimkit/controller...'], {
     cwd: repoRoot,
     stdio: 'ignore',
   });
-  const ns = await benchNamespace(ctx, 'bench-wps');
+  const prefix = o.key === 'agent-sandbox' ? 'bench-as' : 'bench-wps';
+  const namespaces: string[] = [];
+  for (let i = 0; i < o.namespaces; i++)
+    namespaces.push(await benchNamespace(ctx, o.namespaces === 1 ? prefix : `${prefix}-${i}`));
+  const ns = namespaces[0]!;
+  // Claim i (steady s-i, burst b-i) goes to pool i % pools, in that pool's namespace.
+  const poolOf = (i: number) => plan[i % plan.length]!;
+  const nsOf = (i: number) => namespaces[poolOf(i).namespace]!;
+  const poolKey = (namespace: string, pool: string) => `${namespace}/${pool}`;
 
-  // The bench's own view, from its watches: every pod ever seen, the pool's Idle Ready pods, and
-  // per claim when its ADDED and its first Bound event arrived.
+  // The bench's own view, from its watches (one per namespace and kind): every pod ever seen, each
+  // pool's Idle Ready pods, and per claim (`ns/name`) when its ADDED and its first Bound event arrived.
   const podsSeen = new Set<string>();
-  const idleReady = new Set<string>();
+  const idleReady = new Map<string, Set<string>>(
+    plan.map((p) => [poolKey(namespaces[p.namespace]!, p.name), new Set<string>()]),
+  );
+  const idleTotal = () => [...idleReady.values()].reduce((a, s) => a + s.size, 0);
   const claims = new Map<string, ClaimTimes>();
   let boundCount = 0;
   const boundWaiters: Array<() => void> = [];
-  const stopPods = keepWatching(ctx, 'Pod', ns, (type, p, at) => {
-    const name = p.metadata.name;
-    podsSeen.add(name);
-    const ok =
-      type !== 'DELETED' &&
-      !p.metadata.deletionTimestamp &&
-      isReady(p) &&
-      p.metadata.labels?.[LABEL_STATE] === 'Idle';
-    if (ok) idleReady.add(name);
-    else idleReady.delete(name);
-    const by = p.metadata.labels?.[LABEL_CLAIMED_BY];
-    if (by && type !== 'DELETED') {
-      const t = claims.get(by) ?? {};
-      claims.set(by, t);
-      t.podLabelledAt ??= at;
-    }
-  });
-  const stopClaims = keepWatching(ctx, 'PodClaim', ns, (type, c, at) => {
-    const t = claims.get(c.metadata.name) ?? {};
-    claims.set(c.metadata.name, t);
-    if (t.addedAt === undefined) t.addedAt = at;
-    if (type !== 'DELETED' && c.spec.podName) t.specAt ??= at;
-    if (type !== 'DELETED' && t.boundAt === undefined && c.status?.phase === 'Bound' && c.spec.podName) {
-      t.boundAt = at;
-      boundCount++;
-      for (const w of boundWaiters.splice(0)) w();
-    }
-  });
+  const stopWatches: Array<() => void> = [];
+  for (const n of namespaces) {
+    stopWatches.push(
+      keepWatching(ctx, 'Pod', n, (type, p, at) => {
+        const name = `${n}/${p.metadata.name}`;
+        podsSeen.add(name);
+        const ok =
+          type !== 'DELETED' &&
+          !p.metadata.deletionTimestamp &&
+          isReady(p) &&
+          p.metadata.labels?.[LABEL_STATE] === 'Idle';
+        const idle = idleReady.get(poolKey(n, p.metadata.labels?.[LABEL_POOL] ?? ''));
+        if (ok) idle?.add(name);
+        else for (const s of idleReady.values()) s.delete(name);
+        const by = p.metadata.labels?.[LABEL_CLAIMED_BY];
+        if (by && type !== 'DELETED') {
+          const t = claims.get(`${n}/${by}`) ?? {};
+          claims.set(`${n}/${by}`, t);
+          t.podLabelledAt ??= at;
+        }
+      }),
+      keepWatching(ctx, 'PodClaim', n, (type, c, at) => {
+        const key = `${n}/${c.metadata.name}`;
+        const t = claims.get(key) ?? {};
+        claims.set(key, t);
+        if (t.addedAt === undefined) t.addedAt = at;
+        if (type !== 'DELETED' && c.spec.podName) t.specAt ??= at;
+        if (type !== 'DELETED' && t.boundAt === undefined && c.status?.phase === 'Bound' && c.spec.podName) {
+          t.boundAt = at;
+          boundCount++;
+          for (const w of boundWaiters.splice(0)) w();
+        }
+      }),
+    );
+  }
 
   const port = await freePort();
   const metricsUrl = `http://127.0.0.1:${port}/metrics`;
+  const inspectPort = o.cpuProfDir ? await freePort() : undefined;
+  // The controller's --namespace takes one namespace or none (all): several namespaces are
+  // watched cluster-wide, the bench's being the only ones with claimkit objects.
   const child = spawnShippedController({
     kubeconfig: ctx.kubeconfig,
-    namespace: ns,
+    namespace: o.namespaces === 1 ? ns : undefined,
     port,
-    nodeFlags: o.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${o.cpuProfDir}`] : [],
-    args: ['--concurrency', String(o.concurrency)],
+    nodeFlags: inspectPort ? [`--inspect=127.0.0.1:${inspectPort}`] : [],
+    args: ['--concurrency', String(o.concurrency), ...o.controllerArgs],
   });
+  let profiler: PhaseProfiler | undefined;
   let rssPeak = 0;
   const rssSampler = setInterval(() => {
     try {
@@ -184,8 +255,9 @@ export async function benchWarmPoolScale(ctx: BenchContext, o: WarmPoolScaleOpti
   const scrape = async () => (await fetch(metricsUrl)).text();
   const stopAll = async () => {
     clearInterval(rssSampler);
-    stopPods();
-    stopClaims();
+    for (const stop of stopWatches.splice(0)) stop();
+    profiler?.close();
+    profiler = undefined;
     if (child.exitCode === null) {
       child.kill('SIGTERM');
       await new Promise((r) => child.once('exit', r));
@@ -196,22 +268,41 @@ export async function benchWarmPoolScale(ctx: BenchContext, o: WarmPoolScaleOpti
       timeoutMs: 120_000,
       intervalMs: 100,
     });
+    if (inspectPort)
+      profiler = await connectProfiler(inspectPort).catch((e: Error) => {
+        say(`no CPU profile: ${e.message}`);
+        return undefined;
+      });
 
-    // 1. Warm: minIdle = warm, maxPods = steady + burst.
-    say(`warming ${o.warm} pods (PodPool minIdle ${o.warm}, maxPods ${maxPods}) ...`);
+    // 1. Warm: the pools' minIdle add up to warm, their maxPods to warm + refill.
+    const poolsText =
+      plan.length === 1
+        ? `PodPool minIdle ${o.warm}, maxPods ${maxPods}`
+        : `${plan.length} PodPools in ${o.namespaces} namespace(s), minIdle ${plan.map((p) => p.minIdle).join('/')}, maxPods ${plan.map((p) => p.maxPods).join('/')}`;
+    say(`warming ${o.warm} pods (${poolsText}) ...`);
     const tw0 = performance.now();
-    await kube.create(
-      testPool(ns, 'warm', { minIdle: o.warm, maxPods, image: 'registry.k8s.io/pause:3.10' }),
+    await Promise.all(
+      plan.map((p) =>
+        kube.create(
+          testPool(namespaces[p.namespace]!, p.name, {
+            minIdle: p.minIdle,
+            maxPods: p.maxPods,
+            image: 'registry.k8s.io/pause:3.10',
+          }),
+        ),
+      ),
     );
+    const poolsHave = (want: (j: number) => number) =>
+      plan.every((p, j) => (idleReady.get(poolKey(namespaces[p.namespace]!, p.name))?.size ?? 0) >= want(j));
     let lastLog = 0;
     await waitFor(
       `${o.warm} Idle Ready pods`,
       () => {
         if (performance.now() - lastLog > 15_000) {
           lastLog = performance.now();
-          say(`  ${idleReady.size}/${o.warm} Idle Ready, ${podsSeen.size} pods seen`);
+          say(`  ${idleTotal()}/${o.warm} Idle Ready, ${podsSeen.size} pods seen`);
         }
-        return idleReady.size >= o.warm;
+        return poolsHave((j) => plan[j]!.minIdle);
       },
       { timeoutMs: 1_800_000, intervalMs: 250 },
     );
@@ -257,16 +348,18 @@ export async function benchWarmPoolScale(ctx: BenchContext, o: WarmPoolScaleOpti
       }
     };
     const createErrors: string[] = [];
-    const createClaim = (name: string) => {
-      const t: ClaimTimes = claims.get(name) ?? {};
-      claims.set(name, t);
+    // Claims are named `ns/name`; `i` picks the pool (round-robin).
+    const createClaim = (name: string, i: number) => {
+      const namespace = nsOf(i);
+      const t: ClaimTimes = claims.get(`${namespace}/${name}`) ?? {};
+      claims.set(`${namespace}/${name}`, t);
       t.sentAt = performance.now();
       return kube
         .create({
           apiVersion: 'claimkit.dev/v1alpha1',
           kind: 'PodClaim',
-          metadata: { name, namespace: ns },
-          spec: { poolName: 'warm' },
+          metadata: { name, namespace },
+          spec: { poolName: poolOf(i).name },
         } as PodClaim)
         .catch((e) => {
           createErrors.push(`${name}: ${(e as Error).message}`);
@@ -305,26 +398,38 @@ export async function benchWarmPoolScale(ctx: BenchContext, o: WarmPoolScaleOpti
         },
       };
     };
+    await profiler?.start();
     const cpu0 = snapshotCpu(cpuGroups);
     const m0 = await scrape();
-    say(`steady: ${o.steady} claims at ${o.rate}/s ...`);
-    const schedule = arrivalSchedule(o.steady, o.rate);
-    const steadyNames = schedule.map((_, i) => `s-${i}`);
+    const schedule =
+      o.poissonSeed === undefined
+        ? arrivalSchedule(o.steady, o.rate)
+        : poissonSchedule(o.steady, o.rate, o.poissonSeed);
+    say(
+      `steady: ${o.steady} claims at ${o.rate}/s${o.poissonSeed === undefined ? '' : ` (Poisson, seed ${o.poissonSeed})`} ...`,
+    );
+    const steadyNames = schedule.map((_, i) => `${nsOf(i)}/s-${i}`);
     const ts0 = performance.now();
     let sendLateMax = 0;
     const inFlight: Promise<unknown>[] = [];
     for (let i = 0; i < o.steady; i++) {
       await sleep(ts0 + schedule[i]! - performance.now());
       sendLateMax = Math.max(sendLateMax, performance.now() - ts0 - schedule[i]!);
-      inFlight.push(createClaim(steadyNames[i]!));
+      inFlight.push(createClaim(`s-${i}`, i));
     }
     await Promise.all(inFlight);
     await awaitBound(o.steady, 'steady');
     const steadySeconds = (performance.now() - ts0) / 1000;
-    const steadyCpu = cpuBetween(cpu0, snapshotCpu(cpuGroups), steadySeconds);
+    const cpu1 = snapshotCpu(cpuGroups);
+    const steadyCpu = cpuBetween(cpu0, cpu1, steadySeconds);
+    const steadyProfile = await profiler?.stop().catch((e: Error) => {
+      say(`the steady phase's CPU profile failed: ${e.message}`);
+      return undefined;
+    });
     await sleep(3000); // the no-op reconciles and coalesced pool writes that follow the last binds
     const m1 = await scrape();
     const rssSteady = rssMb(child.pid!);
+    const cpuOf = (name: string) => (cpu1.get(name) ?? 0) - (cpu0.get(name) ?? 0);
 
     // The steady numbers are said now, so a burst that never gets its warm pods loses nothing.
     say(
@@ -336,19 +441,21 @@ export async function benchWarmPoolScale(ctx: BenchContext, o: WarmPoolScaleOpti
       })}`,
     );
 
-    // 3. Burst: `burst` claims at once, once that many pods are warm again (the pool tops itself up).
+    // 3. Burst: `burst` claims at once, once each pool has its share of them warm again (the pools
+    // top themselves up).
     const tr0 = performance.now();
-    await waitFor(`${o.burst} Idle Ready pods for the burst`, () => idleReady.size >= o.burst, {
+    const burstShare = splitEvenly(o.burst, plan.length);
+    await waitFor(`${o.burst} Idle Ready pods for the burst`, () => poolsHave((j) => burstShare[j]!), {
       timeoutMs: 900_000,
       intervalMs: 250,
     });
     const refillSeconds = (performance.now() - tr0) / 1000;
     await sleep(2000);
     const m2 = await scrape();
-    say(`burst: ${o.burst} claims at once (${idleReady.size} Idle Ready pods) ...`);
-    const burstNames = Array.from({ length: o.burst }, (_, i) => `b-${i}`);
+    say(`burst: ${o.burst} claims at once (${idleTotal()} Idle Ready pods) ...`);
+    const burstNames = Array.from({ length: o.burst }, (_, i) => `${nsOf(i)}/b-${i}`);
     const tb0 = performance.now();
-    await Promise.all(burstNames.map(createClaim));
+    await Promise.all(burstNames.map((_, i) => createClaim(`b-${i}`, i)));
     const burstCreateSeconds = (performance.now() - tb0) / 1000;
     await awaitBound(o.steady + o.burst, 'burst');
     const burstLastBound = Math.max(...burstNames.map((n) => claims.get(n)?.boundAt ?? Number.NaN));
@@ -364,24 +471,28 @@ export async function benchWarmPoolScale(ctx: BenchContext, o: WarmPoolScaleOpti
     const nRaw = Math.min(o.rawWrites, maxPods);
     const configMapCreatesPerSec = await rawConfigMapCreatesPerSec(ctx, ns, nRaw, rawC);
     const boundPods = [...claims.values()].length;
-    const podNames = (await kube.list('PodClaim', { namespace: ns })).items
-      .map((c) => c.spec.podName)
-      .filter((n): n is string => !!n)
+    const podNames = (await Promise.all(namespaces.map((n) => kube.list('PodClaim', { namespace: n }))))
+      .flatMap((l) => l.items)
+      .filter((c) => !!c.spec.podName)
+      .map((c) => ({ namespace: c.metadata.namespace!, name: c.spec.podName! }))
       .slice(0, nRaw);
-    const podPatchesPerSec = await rawPodPatchesPerSec(ctx, ns, podNames, rawC);
+    const podPatchesPerSec = await rawPodPatchesPerSecOf(ctx, podNames, rawC);
     const m4 = await scrape();
     const rssEnd = rssMb(child.pid!);
 
     const steadyLat = latencyOf(steadyNames);
     // By arrival time in 10 s windows: a transient (the pool's first refill, a GC) shows where it is.
-    const steadyOverTime = Array.from({ length: Math.ceil(o.steady / o.rate / 10) }, (_, w) => {
-      const inWindow = steadyNames.filter((n) => {
-        const at = (claims.get(n)?.addedAt ?? Number.NaN) - ts0;
-        return at >= w * 10_000 && at < (w + 1) * 10_000;
-      });
-      const { n, p50Ms, p99Ms, maxMs } = latencyOf(inWindow).addedToBound;
-      return { fromSecond: w * 10, n, p50Ms, p99Ms, maxMs };
-    });
+    const steadyOverTime = Array.from(
+      { length: Math.ceil(((schedule.at(-1) ?? 0) + 1) / 10_000) },
+      (_, w) => {
+        const inWindow = steadyNames.filter((n) => {
+          const at = (claims.get(n)?.addedAt ?? Number.NaN) - ts0;
+          return at >= w * 10_000 && at < (w + 1) * 10_000;
+        });
+        const { n, p50Ms, p99Ms, maxMs } = latencyOf(inWindow).addedToBound;
+        return { fromSecond: w * 10, n, p50Ms, p99Ms, maxMs };
+      },
+    );
     const burstLat = latencyOf(burstNames);
     const steadyReq = classifyRequests(diffCounts(requestCounts(m0), requestCounts(m1)), o.steady);
     const burstReq = classifyRequests(diffCounts(requestCounts(m2), requestCounts(m3)), o.burst);
@@ -398,21 +509,70 @@ export async function benchWarmPoolScale(ctx: BenchContext, o: WarmPoolScaleOpti
     const writesPerBind = Math.max(steadyReq.writesPerBind, 1);
     const bindsPerSecCapacity = podPatchesPerSec / writesPerBind;
     const burstTargetSeconds = 2 * (o.burst / bindsPerSecCapacity);
+    // Issue 22's figures for the steady phase: CPU per bound claim (unrounded CPU-second deltas).
+    const steadyReconciles = reconcilesByKind(m0, m1);
+    const steadyEfficiency = efficiency({
+      controllerCpuSeconds: cpuOf('controller'),
+      apiServerCpuSeconds: cpuOf('kube-apiserver'),
+      binds: o.steady,
+      conflicts409: steadyReq.conflicts409,
+      writesPerBind: steadyReq.writesPerBind,
+    });
+    const rssPeakMb = Math.max(rssPeak, rssEnd);
+    // A run at another scale than the preset's, against the stored preset run (issue 22: flat in
+    // the number of pods): p50/p99 within 1.5x, controller CPU per claim within 1.2x, RSS <= 400 MB.
+    const base = o.compare?.baseline;
+    const ratio = (a: number, b: number) => Math.round((a / b) * 100) / 100;
+    const comparison = o.compare
+      ? {
+          ...(base
+            ? {
+                baseline: base,
+                p50Ratio: atMost(ratio(steadyLat.addedToBound.p50Ms, base.p50Ms), 1.5),
+                p99Ratio: atMost(ratio(steadyLat.addedToBound.p99Ms, base.p99Ms), 1.5),
+                controllerCpuPerClaimRatio: atMost(
+                  ratio(steadyEfficiency.controllerCpuMsPerClaim.value, base.controllerCpuMsPerClaim),
+                  1.2,
+                ),
+                // No target of its own: a pool reconcile should cost the same at either scale.
+                podPoolReconcileMeanMs: {
+                  value: steadyReconciles.PodPool?.meanMs ?? Number.NaN,
+                  baseline: base.podPoolReconcileMeanMs ?? Number.NaN,
+                },
+              }
+            : { baseline: 'none stored' }),
+          rssPeakMb: atMost(rssPeakMb, 400),
+        }
+      : undefined;
+    const pools =
+      plan.length === 1
+        ? `PodPool minIdle ${o.warm}, maxPods ${maxPods}`
+        : `${plan.length} PodPools over ${o.namespaces} namespace(s) (${plan.length / o.namespaces} per namespace), minIdle ${plan[0]!.minIdle}${plan.some((p) => p.minIdle !== plan[0]!.minIdle) ? ' or one less' : ''} each (${o.warm} in all), maxPods = minIdle + an even share of ${o.refill} (${maxPods} in all, at most ${perNamespace} pods per namespace)`;
     const result = {
       method: [
-        `kwok; PodPool minIdle ${o.warm}, maxPods ${maxPods} (= steady + burst: the pool starts with ${o.warm} warm pods and tops up to ${maxPods} while the steady claims bind, so the burst finds ${o.burst} warm pods; nothing is released, so pods needed = ${maxPods}).`,
-        `Controller: dist/main.js (node ${CONTROLLER_NODE_FLAGS.join(' ')}) in its own process, --concurrency ${o.concurrency}, --namespace.`,
+        `kwok; ${pools}: the pools start with ${o.warm} warm pods and top up by ${o.refill} while the steady claims bind, so the burst finds ${o.burst} warm pods; nothing is released, so pods needed = ${maxPods}.`,
+        `Controller: dist/main.js (node ${CONTROLLER_NODE_FLAGS.join(' ')}) in its own process, --concurrency ${o.concurrency}${o.controllerArgs.length ? ` ${o.controllerArgs.join(' ')}` : ''}, ${o.namespaces === 1 ? '--namespace (one namespace)' : `watching all namespaces (its --namespace takes one or none; the bench's ${o.namespaces} namespaces are the only ones with claimkit objects${process.env.CLAIMKIT_BENCH_KUBECONFIG ? ' unless the given cluster has others' : ''}; it also sees the cluster's system pods)`}.`,
         `Settle: after warm-up, the steady phase starts once the control plane and the controller together used < ${SETTLED_CORES} cores over 2 s (at most 2 min).`,
-        `Steady: ${o.steady} PodClaims created open-loop at ${o.rate}/s (each create sent on schedule, not waiting for earlier answers). Burst: ${o.burst} creates sent at once after ${o.burst} pods are Idle and Ready again.`,
+        `Steady: ${o.steady} PodClaims created open-loop at ${o.rate}/s ${o.poissonSeed === undefined ? 'evenly spaced' : `as a Poisson process (exponential inter-arrival times from a PRNG seeded ${o.poissonSeed})`} (each create sent on schedule, not waiting for earlier answers), claim i to pool i mod ${plan.length}. Burst: ${o.burst} creates sent at once (round-robin likewise) after each pool has its share of them Idle and Ready again.`,
         "Latency: measured by the bench client on its own PodClaim watch: arrival of the claim's ADDED event -> arrival of its first event with phase Bound and spec.podName (same clock, same stream: creationTimestamp has 1 s resolution and the watch delay cancels); createSentToBound adds the create's round trip.",
         "Requests: the controller's claimkit_api_requests_total (its client counts every request by verb/resource/code) diffed around each phase; reads = get/list/watch, writes = create/update/patch/delete (status included), Events apart; writesPerBind = successful Pod/PodClaim writes other than pod creates per claim.",
         `Raw writes: after the burst, controller still running, ${nRaw} ConfigMap creates, then a merge patch of ${podNames.length} Bound pods' annotations, ${rawC} in flight, same client as the claims.`,
         'Burst target: 2 x (burst / bindsPerSecCapacity), bindsPerSecCapacity = rawPodPatchesPerSec / writesPerBind (the binds/s the API server allows for the writes a bind needs).',
         'RSS: /proc/<pid>/status VmRSS of the controller process, sampled every 250 ms.',
+        'Efficiency (steady phase): controller and kube-apiserver CPU-seconds (/proc/<pid>/stat) per bound claim and their ratio; 409s per bind from claimkit_api_requests_total (any verb and resource).',
+        ...(o.cpuProfDir
+          ? [
+              "CPU profile: the controller's steady phase only (V8 profiler through its inspector, --inspect on loopback, 1 ms sampling), busy time only ((idle) left out); the controller's CPU figures include the profiler's own cost.",
+            ]
+          : []),
       ].join(' '),
       load: { loadAvgBefore: loadBefore, loadAvgAfter: loadavg().map(r1) },
       warm: o.warm,
       maxPods,
+      namespaces: o.namespaces,
+      pools: plan.length === 1 ? undefined : plan.map((p) => ({ ...p, namespace: namespaces[p.namespace] })),
+      controllerArgs: o.controllerArgs,
+      arrivals: o.poissonSeed === undefined ? 'even' : { poisson: { seed: o.poissonSeed } },
       steadyClaims: o.steady,
       rate: o.rate,
       burstClaims: o.burst,
@@ -431,9 +591,12 @@ export async function benchWarmPoolScale(ctx: BenchContext, o: WarmPoolScaleOpti
         latencyOverTime: steadyOverTime,
         requests: steadyReq,
         reconciles: reconciles(m1) - reconciles(m0),
+        /** Per kind: reconciles, their seconds and mean ms (a pool's should not grow with its idle pods). */
+        reconcilesByKind: steadyReconciles,
         events: events(m1) - events(m0),
         /** CPU each process used during the steady phase (cores = CPU seconds / phase seconds). */
         cpu: steadyCpu,
+        efficiency: steadyEfficiency,
       },
       burst: {
         /** From the last steady claim Bound until `burst` pods were Idle and Ready again. */
@@ -464,8 +627,9 @@ export async function benchWarmPoolScale(ctx: BenchContext, o: WarmPoolScaleOpti
         afterSteady: rssSteady,
         afterBurst: rssAfterBurst,
         end: rssEnd,
-        peak: Math.max(rssPeak, rssEnd),
+        peak: rssPeakMb,
       },
+      ...(comparison ? { comparison } : {}),
       requestsWholeRun: allReq,
       claimsObserved: boundPods,
       targets: {
@@ -479,16 +643,64 @@ export async function benchWarmPoolScale(ctx: BenchContext, o: WarmPoolScaleOpti
           steadyP99: steadyLat.addedToBound.p99Ms <= 500,
           burst: burstSeconds <= burstTargetSeconds,
           writesPerBind: steadyReq.writesPerBind <= 3 && burstReq.writesPerBind <= 3,
-          rss: Math.max(rssPeak, rssEnd) <= 200,
+          rss: rssPeakMb <= 200,
           overCreation: Math.max(podCreates, podsSeen.size) - maxPods <= 0,
         },
       },
     };
     await stopAll();
+    const cpuProfile =
+      steadyProfile && o.cpuProfDir ? saveProfile(o.cpuProfDir, o.key, steadyProfile) : undefined;
+    if (cpuProfile) say(`steady-phase CPU profile: ${cpuProfile.file}`);
     say(JSON.stringify({ ...result, method: undefined, requestsWholeRun: undefined }));
-    if (o.cleanup) await cleanup(ctx, ns);
-    return result;
+    if (o.cleanup) await Promise.all(namespaces.map((n) => cleanup(ctx, n)));
+    return { ...result, ...(cpuProfile ? { cpuProfile } : {}) };
   } finally {
     await stopAll();
   }
+}
+
+/** Writes the profile into `dir` and returns its summary (top 15 self time, categories). */
+function saveProfile(dir: string, key: string, profile: Parameters<typeof summariseProfile>[0]) {
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, `${key}-steady-${new Date().toISOString().replace(/[:.]/g, '-')}.cpuprofile`);
+  writeFileSync(file, JSON.stringify(profile));
+  return { file, phase: 'steady', ...summariseProfile(profile, 15) };
+}
+
+export type WarmPoolScaleResult = Awaited<ReturnType<typeof benchWarmPoolScale>>;
+
+/** The rows a warm-pool-scale run reports with met/missed: latency, issue 22's, the comparison. */
+export function warmPoolScaleRows(r: WarmPoolScaleResult): Array<[string, Target]> {
+  const c = r.comparison;
+  return [
+    ['steady: claim -> Bound p50 ms', atMost(r.steady.latency.addedToBound.p50Ms, r.targets.steadyP50Ms)],
+    ['steady: claim -> Bound p99 ms', atMost(r.steady.latency.addedToBound.p99Ms, r.targets.steadyP99Ms)],
+    ['burst: all Bound, s', atMost(r.burst.allBoundSeconds, r.burst.targetSeconds)],
+    ...efficiencyRows(r.steady.efficiency),
+    ...(c && 'p50Ratio' in c
+      ? ([
+          ['vs the preset run: p50 ratio', c.p50Ratio],
+          ['vs the preset run: p99 ratio', c.p99Ratio],
+          ['vs the preset run: controller CPU per claim ratio', c.controllerCpuPerClaimRatio],
+        ] as Array<[string, Target]>)
+      : []),
+    ...(c ? ([['controller RSS peak MB', c.rssPeakMb]] as Array<[string, Target]>) : []),
+  ];
+}
+
+/** The rows every run reports with met/missed (issue 22). */
+export function efficiencyRows(e: ReturnType<typeof efficiency>): Array<[string, Target]> {
+  return [
+    ['steady: controller / API server CPU per bind', e.cpuRatio],
+    ['steady: controller CPU ms per claim', e.controllerCpuMsPerClaim],
+    ['steady: 409s per bind', e.conflictsPerBind],
+    ['steady: writes per bind', e.writesPerBind],
+  ];
+}
+
+/** Says the run's targets as a table, one line each, with met/missed. */
+export function sayTargets(say: (s: string) => void, title: string, rows: Array<[string, Target]>) {
+  say(`${title}:`);
+  for (const line of targetTable(rows).split('\n')) say(`  ${line}`);
 }

@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_BENCHMARKS, parseArgs, UsageError } from './args.ts';
+
+const parse = (...argv: string[]) => parseArgs(argv, '/r/bench/results.json');
+
+describe('pnpm bench arguments', () => {
+  it('defaults: the four quick benchmarks, one namespace, no controller args', () => {
+    expect(parse()).toMatchObject({
+      only: DEFAULT_BENCHMARKS,
+      controllerOnly: false,
+      namespaces: 1,
+      seconds: 60,
+      seed: 1,
+      controllerArgs: [],
+      results: '/r/bench/results.json',
+    });
+    expect(parse().pods).toBeUndefined();
+  });
+
+  it('the 37,000-pod run: a named benchmark runs alone, with its scale', () => {
+    expect(parse('warm-pool-scale', '--pods', '37000', '--namespaces', '13')).toMatchObject({
+      only: ['warm-pool-scale'],
+      controllerOnly: true,
+      pods: 37_000,
+      namespaces: 13,
+    });
+  });
+
+  it('passes controller args through, repeatable, as --flag=value or --flag value', () => {
+    const o = parse(
+      'agent-sandbox',
+      '--controller-arg=--disable-claim-events',
+      '--controller-arg',
+      '--pool-coalesce=1s',
+      '--seconds=30',
+      '--seed',
+      '7',
+    );
+    expect(o).toMatchObject({
+      only: ['agent-sandbox'],
+      controllerArgs: ['--disable-claim-events', '--pool-coalesce=1s'],
+      seconds: 30,
+      seed: 7,
+    });
+  });
+
+  it('refuses what it does not know or cannot count', () => {
+    expect(() => parse('--pods', '0')).toThrow(UsageError);
+    expect(() => parse('--namespaces', 'x')).toThrow(UsageError);
+    expect(() => parse('--controller-arg')).toThrow(/needs a value/);
+    expect(() => parse('nope')).toThrow(UsageError);
+    expect(() => parse('--nope', '1')).toThrow(/unknown flag/);
+  });
+});

@@ -1,0 +1,103 @@
+// `pnpm bench`'s arguments (pure, so they are unit-tested): which benchmarks, their sizes and flags.
+import { resolve } from 'node:path';
+
+export const BENCHMARKS = [
+  'takeover',
+  'finalize',
+  'binds',
+  'rss',
+  'warm-pool-scale',
+  'agent-sandbox',
+] as const;
+export type Benchmark = (typeof BENCHMARKS)[number];
+/** warm-pool-scale and agent-sandbox run only when named (each takes a quarter of an hour or more). */
+export const DEFAULT_BENCHMARKS: Benchmark[] = ['takeover', 'finalize', 'binds', 'rss'];
+/** Benchmarks whose entries carry their own date, command and machine. */
+export const SELF_DESCRIBED: readonly Benchmark[] = ['warm-pool-scale', 'agent-sandbox'];
+
+export interface Options {
+  only: Benchmark[];
+  controllerOnly: boolean;
+  trials: number;
+  binds: number;
+  rss: number;
+  concurrency: number;
+  results: string;
+  quick: boolean;
+  pods?: number;
+  namespaces: number;
+  seconds: number;
+  seed: number;
+  controllerArgs: string[];
+  cpuProfDir?: string;
+}
+
+export class UsageError extends Error {}
+
+/** `pnpm bench`'s arguments; `results` is the default results file. */
+export function parseArgs(argv: string[], results: string): Options {
+  const o: Options = {
+    only: [...DEFAULT_BENCHMARKS],
+    controllerOnly: false,
+    quick: false,
+    namespaces: 1,
+    seconds: 60,
+    seed: 1,
+    controllerArgs: [],
+    trials: 25,
+    binds: 500,
+    rss: 10_000,
+    concurrency: 8,
+    results,
+  };
+  const count = (flag: string, v: string | undefined) => {
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < 1) throw new UsageError(`${flag} needs a positive integer (got ${v})`);
+    return n;
+  };
+  const benchmarks = (flag: string, value: string) => {
+    const names = value.split(',').filter((s) => s !== '');
+    const unknown = names.find((n) => !(BENCHMARKS as readonly string[]).includes(n));
+    if (unknown !== undefined || names.length === 0)
+      throw new UsageError(`${flag} takes ${BENCHMARKS.join(', ')} (got ${JSON.stringify(value)})`);
+    return names as Benchmark[];
+  };
+  const positional: Benchmark[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    // --flag=value as well as --flag value (a controller flag as the value reads better with =).
+    const eq = arg.startsWith('--') ? arg.indexOf('=') : -1;
+    const flag = eq > 0 ? arg.slice(0, eq) : arg;
+    if (flag === '--controller-only') {
+      o.controllerOnly = true;
+      continue;
+    }
+    if (flag === '--quick') {
+      o.quick = true;
+      continue;
+    }
+    if (!flag.startsWith('-')) {
+      positional.push(...benchmarks('a benchmark argument', flag));
+      continue;
+    }
+    const value = eq > 0 ? arg.slice(eq + 1) : argv[++i];
+    if (value === undefined) throw new UsageError(`${flag} needs a value`);
+    if (flag === '--only') o.only = benchmarks(flag, value);
+    else if (flag === '--pods') o.pods = count(flag, value);
+    else if (flag === '--namespaces') o.namespaces = count(flag, value);
+    else if (flag === '--seconds') o.seconds = count(flag, value);
+    else if (flag === '--seed') o.seed = Number.isInteger(Number(value)) ? Number(value) : count(flag, value);
+    else if (flag === '--controller-arg') o.controllerArgs.push(value);
+    else if (flag === '--cpu-prof') o.cpuProfDir = resolve(value);
+    else if (flag === '--trials') o.trials = count(flag, value);
+    else if (flag === '--binds') o.binds = count(flag, value);
+    else if (flag === '--rss') o.rss = count(flag, value);
+    else if (flag === '--concurrency') o.concurrency = count(flag, value);
+    else if (flag === '--results') o.results = resolve(value);
+    else throw new UsageError(`unknown flag ${JSON.stringify(flag)}`);
+  }
+  if (positional.length > 0) o.only = positional;
+  // Benchmarks named as arguments run alone (no webhook benchmark after them).
+  if (positional.length > 0) o.controllerOnly = true;
+  return o;
+}
