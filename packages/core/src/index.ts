@@ -68,6 +68,17 @@ export { applyMergePatch, clone, deepEqual, getPath } from './api/json.ts';
 export { formatSelector, matchesSelector, parseSelector } from './api/labels.ts';
 export { matchesList } from './api/list-match.ts';
 export {
+  canListOldestFirst,
+  compareOldestFirst,
+  listOldestFirst,
+  type OldestFirstKey,
+  type OldestFirstOptions,
+  type OldestFirstPage,
+  type OldestFirstReader,
+  oldestFirstKey,
+  oldestFirstPage,
+} from './api/oldest-first.ts';
+export {
   createLogger,
   formatLogLine,
   formatTextLine,

@@ -2,7 +2,15 @@
 // FieldIndexer: an index maps each object to the values it is found under). The reconcilers ask
 // "pods labelled claimed-by=X" and "claims with spec.podName=P" on every pass; without an index each
 // question scans the whole namespace (O(n²) over a resync).
-import { getPath, type KubeObject, keyString, type ObjectKey } from '@claimkit/core';
+import {
+  compareOldestFirst,
+  getPath,
+  type KubeObject,
+  keyString,
+  type ObjectKey,
+  type OldestFirstKey,
+  oldestFirstKey,
+} from '@claimkit/core';
 
 /** The values an object is found under in one index (none: not in the index). */
 export type IndexFunc<T> = (obj: T) => string[];
@@ -23,7 +31,41 @@ export function labelValues(key: string): IndexFunc<KubeObject> {
   };
 }
 
+/**
+ * The index function of a combination of label keys: one value, the keys' values joined by a
+ * newline (which no label value holds); objects without every key are not indexed.
+ */
+export function labelSetValues(keys: readonly string[]): IndexFunc<KubeObject> {
+  return (o) => {
+    const values: string[] = [];
+    for (const k of keys) {
+      const v = o.metadata.labels?.[k];
+      if (v === undefined) return [];
+      values.push(v);
+    }
+    return [values.join('\n')];
+  };
+}
+
 const nsOf = (o: KubeObject): string => o.metadata.namespace ?? '';
+
+/** An ordered index's bucket entry: the object and its place (kept, not recomputed per comparison). */
+interface Ordered<T> {
+  key: OldestFirstKey;
+  obj: T;
+}
+
+/** Where `key` goes in `list` (the first entry after every one that is not after it). */
+function upperBound<T>(list: readonly Ordered<T>[], key: OldestFirstKey): number {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (compareOldestFirst(key, list[mid]!.key) < 0) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}
 
 export class IndexedStore<T extends KubeObject> {
   private readonly objects = new Map<string, T>();
@@ -32,16 +74,26 @@ export class IndexedStore<T extends KubeObject> {
   private readonly indexers = new Map<string, IndexFunc<T>>();
   /** index -> value -> namespace -> name -> object */
   private readonly indexes = new Map<string, Map<string, Map<string, Map<string, T>>>>();
+  /**
+   * For ordered indexes, the same buckets kept oldest first (api/oldest-first.ts): an oldest-first
+   * page of a bucket is a binary search and `limit` steps, however many objects the bucket holds.
+   * Each change costs a binary search and an array move (a memmove, not a walk over objects).
+   */
+  private readonly ordered = new Map<string, Map<string, Map<string, Ordered<T>[]>>>();
 
   get size(): number {
     return this.objects.size;
   }
 
-  /** Adds an index (built from what is stored already); a second index of that name is an error. */
-  addIndex(name: string, fn: IndexFunc<T>): void {
+  /**
+   * Adds an index (built from what is stored already); a second index of that name is an error.
+   * An `ordered` one also keeps each (value, namespace) bucket oldest first, for `oldestFirst`.
+   */
+  addIndex(name: string, fn: IndexFunc<T>, opts: { ordered?: boolean } = {}): void {
     if (this.indexers.has(name)) throw new Error(`index ${name} already exists`);
     this.indexers.set(name, fn);
     this.indexes.set(name, new Map());
+    if (opts.ordered) this.ordered.set(name, new Map());
     for (const o of this.objects.values()) this.indexOne(name, fn, o);
   }
 
@@ -128,6 +180,31 @@ export class IndexedStore<T extends KubeObject> {
     })();
   }
 
+  /** Whether index `name` exists and keeps its buckets oldest first. */
+  isOrdered(name: string): boolean {
+    return this.ordered.has(name);
+  }
+
+  /**
+   * The objects ordered index `name` holds under `value` in `namespace`, oldest first, starting
+   * after `after`; undefined when there is no such ordered index. Read it before the store changes.
+   */
+  oldestFirst(
+    name: string,
+    value: string,
+    namespace: string,
+    after?: OldestFirstKey,
+  ): Iterable<{ key: OldestFirstKey; obj: T }> | undefined {
+    const byValue = this.ordered.get(name);
+    if (!byValue) return undefined;
+    const list = byValue.get(value)?.get(namespace);
+    if (!list) return [];
+    const from = after ? upperBound(list, after) : 0;
+    return (function* () {
+      for (let i = from; i < list.length; i++) yield list[i]!;
+    })();
+  }
+
   /** The objects index `name` holds under `value`; undefined when there is no such index. */
   byIndex(name: string, value: string, namespace?: string): T[] | undefined {
     const byValue = this.indexes.get(name);
@@ -142,8 +219,10 @@ export class IndexedStore<T extends KubeObject> {
 
   private indexOne(name: string, fn: IndexFunc<T>, o: T): void {
     const byValue = this.indexes.get(name)!;
+    const ordered = this.ordered.get(name);
     const ns = nsOf(o);
     for (const v of new Set(fn(o))) {
+      if (ordered) insertOrdered(ordered, v, ns, o);
       let byNs = byValue.get(v);
       if (!byNs) {
         byNs = new Map();
@@ -162,7 +241,9 @@ export class IndexedStore<T extends KubeObject> {
     const ns = nsOf(o);
     for (const [name, fn] of this.indexers) {
       const byValue = this.indexes.get(name)!;
+      const ordered = this.ordered.get(name);
       for (const v of new Set(fn(o))) {
+        if (ordered) removeOrdered(ordered, v, ns, o);
         const byNs = byValue.get(v);
         const byName = byNs?.get(ns);
         byName?.delete(o.metadata.name);
@@ -171,4 +252,43 @@ export class IndexedStore<T extends KubeObject> {
       }
     }
   }
+}
+
+function insertOrdered<T extends KubeObject>(
+  byValue: Map<string, Map<string, Ordered<T>[]>>,
+  value: string,
+  ns: string,
+  obj: T,
+): void {
+  let byNs = byValue.get(value);
+  if (!byNs) {
+    byNs = new Map();
+    byValue.set(value, byNs);
+  }
+  let list = byNs.get(ns);
+  if (!list) {
+    list = [];
+    byNs.set(ns, list);
+  }
+  const key = oldestFirstKey(obj);
+  list.splice(upperBound(list, key), 0, { key, obj });
+}
+
+function removeOrdered<T extends KubeObject>(
+  byValue: Map<string, Map<string, Ordered<T>[]>>,
+  value: string,
+  ns: string,
+  obj: T,
+): void {
+  const byNs = byValue.get(value);
+  const list = byNs?.get(ns);
+  if (!byNs || !list) return;
+  // The stored object is the one indexed: its key finds it (names are unique in a namespace).
+  const key = oldestFirstKey(obj);
+  let i = upperBound(list, key) - 1;
+  while (i >= 0 && list[i]!.obj !== obj && compareOldestFirst(list[i]!.key, key) === 0) i--;
+  if (i < 0 || list[i]!.obj !== obj) return;
+  list.splice(i, 1);
+  if (list.length === 0) byNs.delete(ns);
+  if (byNs.size === 0) byValue.delete(value);
 }
