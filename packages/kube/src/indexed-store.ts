@@ -49,6 +49,8 @@ export function labelSetValues(keys: readonly string[]): IndexFunc<KubeObject> {
 
 const nsOf = (o: KubeObject): string => o.metadata.namespace ?? '';
 
+const EMPTY: readonly never[] = Object.freeze([]);
+
 /** An ordered index's bucket entry: the object and its place (kept, not recomputed per comparison). */
 interface Ordered<T> {
   key: OldestFirstKey;
@@ -80,6 +82,12 @@ export class IndexedStore<T extends KubeObject> {
    * Each change costs a binary search and an array move (a memmove, not a walk over objects).
    */
   private readonly ordered = new Map<string, Map<string, Map<string, Ordered<T>[]>>>();
+  /**
+   * Frozen arrays of a map's objects (all, a namespace's, an index bucket's), built on the first
+   * read after the map changed: lists between changes share one array instead of copying each
+   * time, and nobody can change the store through it.
+   */
+  private readonly frozen = new WeakMap<Map<string, T>, readonly T[]>();
 
   get size(): number {
     return this.objects.size;
@@ -116,6 +124,38 @@ export class IndexedStore<T extends KubeObject> {
     return (this.byNamespace.get(namespace) ?? new Map<string, T>()).values();
   }
 
+  /** Stored objects, of one namespace or all, as a frozen array shared until the store changes. */
+  snapshot(namespace?: string): readonly T[] {
+    if (namespace === undefined) return this.frozenOf(this.objects);
+    const inNs = this.byNamespace.get(namespace);
+    return inNs ? this.frozenOf(inNs) : EMPTY;
+  }
+
+  /**
+   * The objects index `name` holds under `value` in `namespace` as a frozen array shared until
+   * that bucket changes (in all namespaces: a fresh frozen array); undefined when there is no such index.
+   */
+  indexSnapshot(name: string, value: string, namespace?: string): readonly T[] | undefined {
+    const byValue = this.indexes.get(name);
+    if (!byValue) return undefined;
+    const byNs = byValue.get(value);
+    if (!byNs) return EMPTY;
+    if (namespace !== undefined) {
+      const m = byNs.get(namespace);
+      return m ? this.frozenOf(m) : EMPTY;
+    }
+    return Object.freeze(this.byIndex(name, value) ?? []);
+  }
+
+  private frozenOf(m: Map<string, T>): readonly T[] {
+    let a = this.frozen.get(m);
+    if (!a) {
+      a = Object.freeze([...m.values()]);
+      this.frozen.set(m, a);
+    }
+    return a;
+  }
+
   /** How many objects `namespace` holds (all namespaces when undefined). */
   countIn(namespace?: string): number {
     return namespace === undefined ? this.objects.size : (this.byNamespace.get(namespace)?.size ?? 0);
@@ -127,12 +167,14 @@ export class IndexedStore<T extends KubeObject> {
     const old = this.objects.get(k);
     if (old) this.unindex(old);
     this.objects.set(k, obj);
+    this.frozen.delete(this.objects);
     let inNs = this.byNamespace.get(nsOf(obj));
     if (!inNs) {
       inNs = new Map();
       this.byNamespace.set(nsOf(obj), inNs);
     }
     inNs.set(obj.metadata.name, obj);
+    this.frozen.delete(inNs);
     for (const [name, fn] of this.indexers) this.indexOne(name, fn, obj);
     return old;
   }
@@ -144,8 +186,10 @@ export class IndexedStore<T extends KubeObject> {
     if (!old) return undefined;
     this.unindex(old);
     this.objects.delete(k);
+    this.frozen.delete(this.objects);
     const inNs = this.byNamespace.get(nsOf(old));
     inNs?.delete(old.metadata.name);
+    if (inNs) this.frozen.delete(inNs);
     if (inNs?.size === 0) this.byNamespace.delete(nsOf(old));
     return old;
   }
@@ -234,6 +278,7 @@ export class IndexedStore<T extends KubeObject> {
         byNs.set(ns, byName);
       }
       byName.set(o.metadata.name, o);
+      this.frozen.delete(byName);
     }
   }
 
@@ -247,6 +292,7 @@ export class IndexedStore<T extends KubeObject> {
         const byNs = byValue.get(v);
         const byName = byNs?.get(ns);
         byName?.delete(o.metadata.name);
+        if (byName) this.frozen.delete(byName);
         if (byName && byName.size === 0) byNs!.delete(ns);
         if (byNs && byNs.size === 0) byValue.delete(v);
       }

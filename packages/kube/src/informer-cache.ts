@@ -117,7 +117,8 @@ export class InformerCache implements Reader, OldestFirstReader {
   async list<K extends Kind>(kind: K, opts: ListOptions = {}): Promise<ObjectList<KindMap[K]>> {
     const inf = this.byKind.get(kind) as Informer<K> | undefined;
     if (!inf) return this.liveReader(kind).list(kind, opts);
-    return { items: inf.listMatching(opts), resourceVersion: inf.resourceVersion };
+    // A frozen array shared with the store's other readers (ObjectList.items): copy it to change it.
+    return { items: inf.listMatching(opts) as KindMap[K][], resourceVersion: inf.resourceVersion };
   }
 
   /** Oldest-first pages (api/oldest-first.ts) from the informer's ordered index when it has one. */

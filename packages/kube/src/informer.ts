@@ -242,17 +242,18 @@ export class Informer<K extends Kind> {
     return this.store.get(key);
   }
 
-  /** Stored objects, of one namespace or all (shared: do not mutate). */
+  /** Stored objects, of one namespace or all (shared, the array frozen: do not mutate). */
   list(namespace?: string): KindMap[K][] {
-    return this.listMatching(namespace === undefined ? {} : { namespace });
+    return this.listMatching(namespace === undefined ? {} : { namespace }) as KindMap[K][];
   }
 
   /**
    * Stored objects matching `opts` (namespace, label and field selectors), read through the
    * narrowest index that covers one of the requirements ("Idle pods of pool p" reads the Idle ones,
-   * not the whole pool), else by a scan. Shared with the store: do not mutate.
+   * not the whole pool), else by a scan. Shared with the store: do not mutate (the array is
+   * frozen, shared with other lists until the store changes).
    */
-  listMatching(opts: ListOptions): KindMap[K][] {
+  listMatching(opts: ListOptions): readonly KindMap[K][] {
     const fields = Object.entries(opts.fieldSelector ?? {});
     const sel =
       typeof opts.labelSelector === 'string' ? parseSelector(opts.labelSelector) : opts.labelSelector;
@@ -287,8 +288,11 @@ export class Informer<K extends Kind> {
       : undefined;
     const indexed = fields.filter(([f]) => this.store.hasIndex(fieldIndex(f)) && fieldIndex(f) !== covered);
     const plain = fields.filter(([f]) => !this.store.hasIndex(fieldIndex(f)));
+    // Nothing left to check: the index bucket (or namespace) as it is, shared and frozen, no copy.
     if (labelChecks.length === 0 && !expressions && indexed.length === 0 && plain.length === 0)
-      return Array.from(candidates);
+      return best
+        ? this.store.indexSnapshot(best.index, best.value, opts.namespace)!
+        : this.store.snapshot(opts.namespace);
     const holds = (o: KindMap[K], field: string, value: string) => {
       const values = this.store.valuesOf(fieldIndex(field), o);
       return value === '' ? values.length === 0 : values.includes(value);
@@ -305,7 +309,7 @@ export class Informer<K extends Kind> {
       }
       out.push(o);
     }
-    return out;
+    return Object.freeze(out);
   }
 
   /**

@@ -76,7 +76,9 @@ export class CacheView implements Reader {
       if (matchesList(o, opts)) items.push(clone(o) as unknown as KindMap[K]);
     }
     items.sort((a, b) => keyString(keyOfObj(a)).localeCompare(keyString(keyOfObj(b))));
-    return { items, resourceVersion: String(this.appliedRv) };
+    // Frozen as the informer cache's are (ports.ts): a reconciler that changes a list it read from
+    // a cache fails here, in the simulator, not only against the real cache.
+    return { items: Object.freeze(items) as KindMap[K][], resourceVersion: String(this.appliedRv) };
   }
 
   /** The optional oldest-first capability (api/oldest-first.ts), as the informer cache has it. */
