@@ -508,6 +508,36 @@ describe('InformerCache over the ApiModel: indexes', () => {
     }
   });
 
+  it('lists share one frozen array until what they read changes, so none copies and none mutates the store', async () => {
+    const m = new ApiModel();
+    const cache = new InformerCache(m, { timers: new FakeTimers() });
+    running.push(cache);
+    cache.informerFor('Pod', { indexLabels: [LABEL_POOL] });
+    await cache.start();
+    await m.create(forCreate(pod('a', inNamespace(NS), inPool('x'))));
+    await m.create(forCreate(pod('b', inNamespace(NS), inPool('y'))));
+    const byPool = { namespace: NS, labelSelector: { matchLabels: { [LABEL_POOL]: 'x' } } };
+    const first = (await cache.list('Pod', byPool)).items;
+    expect(Object.isFrozen(first)).toBe(true);
+    expect(() => first.push(first[0]!)).toThrow(TypeError);
+    expect((await cache.list('Pod', byPool)).items).toBe(first);
+    const all = (await cache.list('Pod', { namespace: NS })).items;
+    expect((await cache.list('Pod', { namespace: NS })).items).toBe(all);
+    // Another pool's change leaves this bucket's array as it was; a change in it replaces it.
+    await m.patch('Pod', k('b'), { metadata: { labels: { tier: 't' } } });
+    expect((await cache.list('Pod', byPool)).items).toBe(first);
+    expect((await cache.list('Pod', { namespace: NS })).items).not.toBe(all);
+    await m.patch('Pod', k('a'), { metadata: { labels: { tier: 't' } } });
+    const after = (await cache.list('Pod', byPool)).items;
+    expect(after).not.toBe(first);
+    expect(after.map((p) => p.metadata.labels?.tier)).toEqual(['t']);
+    expect(first.map((p) => p.metadata.labels?.tier)).toEqual([undefined]);
+    // Filtered lists are frozen too: every list from the cache behaves alike.
+    expect(Object.isFrozen((await cache.list('Pod', { namespace: NS, labelSelector: 'tier=t' })).items)).toBe(
+      true,
+    );
+  });
+
   it('a computed index (IndexField with an extractor) answers a field selector no path holds', async () => {
     const m = new ApiModel();
     const cache = new InformerCache(m, { timers: new FakeTimers() });
