@@ -21,6 +21,7 @@ import {
   LABEL_STATE,
   type ListWatcher,
   type LogFields,
+  type OldestFirstReader,
   OwnWrites,
   type Pod,
   type PodClaim,
@@ -214,7 +215,13 @@ export class Manager {
     const inf = <K extends Kind>(kind: K) => {
       const i = this.cache.informerFor(kind, {
         // What the reconcilers list by: pool pods by pool, state and claim; claims by the pods they name.
-        ...(kind === 'Pod' ? { indexLabels: [LABEL_POOL, LABEL_STATE, LABEL_CLAIMED_BY] } : {}),
+        ...(kind === 'Pod'
+          ? {
+              indexLabels: [LABEL_POOL, LABEL_STATE, LABEL_CLAIMED_BY],
+              // A pool's Idle pods oldest first: a claim's gather reads its window, not the pool.
+              indexLabelSets: [[LABEL_POOL, LABEL_STATE]],
+            }
+          : {}),
         ...(kind === 'PodClaim' ? { indexFields: ['spec.podName', 'spec.sourcePod'] } : {}),
       });
       this.informers.push(i as unknown as AnyInformer);
@@ -595,8 +602,11 @@ function gate(): { promise: Promise<void>; resolve: () => void } {
  * The cache for a controller that does not watch Nodes (`--no-watch-nodes`): every Node is unknown
  * (NotFound), never read live, so no cluster-wide permission is needed.
  */
-function withoutNodes(cache: Reader): Reader {
+function withoutNodes(cache: Reader & OldestFirstReader): Reader & OldestFirstReader {
   return {
+    // Forwarded, or a claim's gather would fall back to reading its whole pool (api/oldest-first.ts).
+    listOldestFirst: (kind, opts) =>
+      kind === 'Node' ? Promise.resolve({ items: [] }) : cache.listOldestFirst(kind, opts),
     get: (kind, key) =>
       kind === 'Node'
         ? Promise.reject(new ApiError('NotFound', `nodes "${key.name}" not watched (--no-watch-nodes)`))

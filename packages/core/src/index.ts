@@ -98,6 +98,17 @@ export {
   toSecondsTimestamp,
   toTimestamp,
 } from './api/meta.ts';
+export {
+  canListOldestFirst,
+  compareOldestFirst,
+  listOldestFirst,
+  type OldestFirstKey,
+  type OldestFirstOptions,
+  type OldestFirstPage,
+  type OldestFirstReader,
+  oldestFirstKey,
+  oldestFirstPage,
+} from './api/oldest-first.ts';
 export { isDeleting, isPodFinished, isPodReady } from './api/pod-predicates.ts';
 export type {
   Client,
@@ -240,6 +251,7 @@ export {
 export { DEFAULT_CONTROLLER_SERVICE_ACCOUNT, DEFAULT_CONTROLLER_USERNAME } from './policies/options.ts';
 export { PODCLAIM_WRITERS } from './policies/podclaim-writers.ts';
 export { POOL_POD_LABELS } from './policies/pool-pod-labels.ts';
+export { CANDIDATE_WINDOW } from './pool/bind-candidates.ts';
 export { ClaimIndex, type ReferencingClaim } from './pool/claim-index.ts';
 export { PoolExpectations } from './pool/expectations.ts';
 export { ANNOTATION_POD_METADATA_KEYS, isReservedPodMetadataKey } from './pool/pod-metadata.ts';

@@ -2,7 +2,15 @@
 // FieldIndexer: an index maps each object to the values it is found under). The reconcilers ask
 // "pods labelled claimed-by=X" and "claims with spec.podName=P" on every pass; without an index each
 // question scans the whole namespace (O(n²) over a resync).
-import { getPath, type KubeObject, keyString, type ObjectKey } from '@claimkit/core';
+import {
+  compareOldestFirst,
+  getPath,
+  type KubeObject,
+  keyString,
+  type ObjectKey,
+  type OldestFirstKey,
+  oldestFirstKey,
+} from '@claimkit/core';
 
 /** The values an object is found under in one index (none: not in the index). */
 export type IndexFunc<T> = (obj: T) => string[];
@@ -23,7 +31,43 @@ export function labelValues(key: string): IndexFunc<KubeObject> {
   };
 }
 
+/**
+ * The index function of a combination of label keys: one value, the keys' values joined by a
+ * newline (which no label value holds); objects without every key are not indexed.
+ */
+export function labelSetValues(keys: readonly string[]): IndexFunc<KubeObject> {
+  return (o) => {
+    const values: string[] = [];
+    for (const k of keys) {
+      const v = o.metadata.labels?.[k];
+      if (v === undefined) return [];
+      values.push(v);
+    }
+    return [values.join('\n')];
+  };
+}
+
 const nsOf = (o: KubeObject): string => o.metadata.namespace ?? '';
+
+const EMPTY: readonly never[] = Object.freeze([]);
+
+/** An ordered index's bucket entry: the object and its place (kept, not recomputed per comparison). */
+interface Ordered<T> {
+  key: OldestFirstKey;
+  obj: T;
+}
+
+/** Where `key` goes in `list` (the first entry after every one that is not after it). */
+function upperBound<T>(list: readonly Ordered<T>[], key: OldestFirstKey): number {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (compareOldestFirst(key, list[mid]!.key) < 0) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}
 
 export class IndexedStore<T extends KubeObject> {
   private readonly objects = new Map<string, T>();
@@ -32,16 +76,32 @@ export class IndexedStore<T extends KubeObject> {
   private readonly indexers = new Map<string, IndexFunc<T>>();
   /** index -> value -> namespace -> name -> object */
   private readonly indexes = new Map<string, Map<string, Map<string, Map<string, T>>>>();
+  /**
+   * For ordered indexes, the same buckets kept oldest first (api/oldest-first.ts): an oldest-first
+   * page of a bucket is a binary search and `limit` steps, however many objects the bucket holds.
+   * Each change costs a binary search and an array move (a memmove, not a walk over objects).
+   */
+  private readonly ordered = new Map<string, Map<string, Map<string, Ordered<T>[]>>>();
+  /**
+   * Frozen arrays of a map's objects (all, a namespace's, an index bucket's), built on the first
+   * read after the map changed: lists between changes share one array instead of copying each
+   * time, and nobody can change the store through it.
+   */
+  private readonly frozen = new WeakMap<Map<string, T>, readonly T[]>();
 
   get size(): number {
     return this.objects.size;
   }
 
-  /** Adds an index (built from what is stored already); a second index of that name is an error. */
-  addIndex(name: string, fn: IndexFunc<T>): void {
+  /**
+   * Adds an index (built from what is stored already); a second index of that name is an error.
+   * An `ordered` one also keeps each (value, namespace) bucket oldest first, for `oldestFirst`.
+   */
+  addIndex(name: string, fn: IndexFunc<T>, opts: { ordered?: boolean } = {}): void {
     if (this.indexers.has(name)) throw new Error(`index ${name} already exists`);
     this.indexers.set(name, fn);
     this.indexes.set(name, new Map());
+    if (opts.ordered) this.ordered.set(name, new Map());
     for (const o of this.objects.values()) this.indexOne(name, fn, o);
   }
 
@@ -64,6 +124,38 @@ export class IndexedStore<T extends KubeObject> {
     return (this.byNamespace.get(namespace) ?? new Map<string, T>()).values();
   }
 
+  /** Stored objects, of one namespace or all, as a frozen array shared until the store changes. */
+  snapshot(namespace?: string): readonly T[] {
+    if (namespace === undefined) return this.frozenOf(this.objects);
+    const inNs = this.byNamespace.get(namespace);
+    return inNs ? this.frozenOf(inNs) : EMPTY;
+  }
+
+  /**
+   * The objects index `name` holds under `value` in `namespace` as a frozen array shared until
+   * that bucket changes (in all namespaces: a fresh frozen array); undefined when there is no such index.
+   */
+  indexSnapshot(name: string, value: string, namespace?: string): readonly T[] | undefined {
+    const byValue = this.indexes.get(name);
+    if (!byValue) return undefined;
+    const byNs = byValue.get(value);
+    if (!byNs) return EMPTY;
+    if (namespace !== undefined) {
+      const m = byNs.get(namespace);
+      return m ? this.frozenOf(m) : EMPTY;
+    }
+    return Object.freeze(this.byIndex(name, value) ?? []);
+  }
+
+  private frozenOf(m: Map<string, T>): readonly T[] {
+    let a = this.frozen.get(m);
+    if (!a) {
+      a = Object.freeze([...m.values()]);
+      this.frozen.set(m, a);
+    }
+    return a;
+  }
+
   /** How many objects `namespace` holds (all namespaces when undefined). */
   countIn(namespace?: string): number {
     return namespace === undefined ? this.objects.size : (this.byNamespace.get(namespace)?.size ?? 0);
@@ -75,12 +167,14 @@ export class IndexedStore<T extends KubeObject> {
     const old = this.objects.get(k);
     if (old) this.unindex(old);
     this.objects.set(k, obj);
+    this.frozen.delete(this.objects);
     let inNs = this.byNamespace.get(nsOf(obj));
     if (!inNs) {
       inNs = new Map();
       this.byNamespace.set(nsOf(obj), inNs);
     }
     inNs.set(obj.metadata.name, obj);
+    this.frozen.delete(inNs);
     for (const [name, fn] of this.indexers) this.indexOne(name, fn, obj);
     return old;
   }
@@ -92,8 +186,10 @@ export class IndexedStore<T extends KubeObject> {
     if (!old) return undefined;
     this.unindex(old);
     this.objects.delete(k);
+    this.frozen.delete(this.objects);
     const inNs = this.byNamespace.get(nsOf(old));
     inNs?.delete(old.metadata.name);
+    if (inNs) this.frozen.delete(inNs);
     if (inNs?.size === 0) this.byNamespace.delete(nsOf(old));
     return old;
   }
@@ -128,6 +224,31 @@ export class IndexedStore<T extends KubeObject> {
     })();
   }
 
+  /** Whether index `name` exists and keeps its buckets oldest first. */
+  isOrdered(name: string): boolean {
+    return this.ordered.has(name);
+  }
+
+  /**
+   * The objects ordered index `name` holds under `value` in `namespace`, oldest first, starting
+   * after `after`; undefined when there is no such ordered index. Read it before the store changes.
+   */
+  oldestFirst(
+    name: string,
+    value: string,
+    namespace: string,
+    after?: OldestFirstKey,
+  ): Iterable<{ key: OldestFirstKey; obj: T }> | undefined {
+    const byValue = this.ordered.get(name);
+    if (!byValue) return undefined;
+    const list = byValue.get(value)?.get(namespace);
+    if (!list) return [];
+    const from = after ? upperBound(list, after) : 0;
+    return (function* () {
+      for (let i = from; i < list.length; i++) yield list[i]!;
+    })();
+  }
+
   /** The objects index `name` holds under `value`; undefined when there is no such index. */
   byIndex(name: string, value: string, namespace?: string): T[] | undefined {
     const byValue = this.indexes.get(name);
@@ -142,8 +263,10 @@ export class IndexedStore<T extends KubeObject> {
 
   private indexOne(name: string, fn: IndexFunc<T>, o: T): void {
     const byValue = this.indexes.get(name)!;
+    const ordered = this.ordered.get(name);
     const ns = nsOf(o);
     for (const v of new Set(fn(o))) {
+      if (ordered) insertOrdered(ordered, v, ns, o);
       let byNs = byValue.get(v);
       if (!byNs) {
         byNs = new Map();
@@ -155,6 +278,7 @@ export class IndexedStore<T extends KubeObject> {
         byNs.set(ns, byName);
       }
       byName.set(o.metadata.name, o);
+      this.frozen.delete(byName);
     }
   }
 
@@ -162,13 +286,55 @@ export class IndexedStore<T extends KubeObject> {
     const ns = nsOf(o);
     for (const [name, fn] of this.indexers) {
       const byValue = this.indexes.get(name)!;
+      const ordered = this.ordered.get(name);
       for (const v of new Set(fn(o))) {
+        if (ordered) removeOrdered(ordered, v, ns, o);
         const byNs = byValue.get(v);
         const byName = byNs?.get(ns);
         byName?.delete(o.metadata.name);
+        if (byName) this.frozen.delete(byName);
         if (byName && byName.size === 0) byNs!.delete(ns);
         if (byNs && byNs.size === 0) byValue.delete(v);
       }
     }
   }
+}
+
+function insertOrdered<T extends KubeObject>(
+  byValue: Map<string, Map<string, Ordered<T>[]>>,
+  value: string,
+  ns: string,
+  obj: T,
+): void {
+  let byNs = byValue.get(value);
+  if (!byNs) {
+    byNs = new Map();
+    byValue.set(value, byNs);
+  }
+  let list = byNs.get(ns);
+  if (!list) {
+    list = [];
+    byNs.set(ns, list);
+  }
+  const key = oldestFirstKey(obj);
+  list.splice(upperBound(list, key), 0, { key, obj });
+}
+
+function removeOrdered<T extends KubeObject>(
+  byValue: Map<string, Map<string, Ordered<T>[]>>,
+  value: string,
+  ns: string,
+  obj: T,
+): void {
+  const byNs = byValue.get(value);
+  const list = byNs?.get(ns);
+  if (!byNs || !list) return;
+  // The stored object is the one indexed: its key finds it (names are unique in a namespace).
+  const key = oldestFirstKey(obj);
+  let i = upperBound(list, key) - 1;
+  while (i >= 0 && list[i]!.obj !== obj && compareOldestFirst(list[i]!.key, key) === 0) i--;
+  if (i < 0 || list[i]!.obj !== obj) return;
+  list.splice(i, 1);
+  if (list.length === 0) byNs.delete(ns);
+  if (byNs.size === 0) byValue.delete(value);
 }

@@ -11,13 +11,17 @@ import {
   type ListWatcher,
   type ObjectKey,
   type ObjectList,
+  type OldestFirstOptions,
+  type OldestFirstPage,
+  type OldestFirstReader,
+  oldestFirstPage,
   type Reader,
 } from '@claimkit/core';
 import type { IndexFunc } from './indexed-store.ts';
 import { Informer, type InformerOptions } from './informer.ts';
 
 export interface InformerCacheOptions
-  extends Omit<InformerOptions, 'labelSelector' | 'indexFields' | 'indexLabels'> {
+  extends Omit<InformerOptions, 'labelSelector' | 'indexFields' | 'indexLabels' | 'indexLabelSets'> {
   /** Kinds without an informer are read from here (live); without it, reading one is an error. */
   live?: Reader;
 }
@@ -28,9 +32,11 @@ export interface InformerKindOptions {
   labelSelector?: LabelSelector | string;
   indexFields?: string[];
   indexLabels?: string[];
+  /** Label-key combinations indexed oldest first (InformerOptions.indexLabelSets). */
+  indexLabelSets?: string[][];
 }
 
-export class InformerCache implements Reader {
+export class InformerCache implements Reader, OldestFirstReader {
   private readonly source: ListWatcher;
   private readonly opts: InformerCacheOptions;
   private readonly byKind = new Map<Kind, Informer<Kind>>();
@@ -111,7 +117,22 @@ export class InformerCache implements Reader {
   async list<K extends Kind>(kind: K, opts: ListOptions = {}): Promise<ObjectList<KindMap[K]>> {
     const inf = this.byKind.get(kind) as Informer<K> | undefined;
     if (!inf) return this.liveReader(kind).list(kind, opts);
-    return { items: inf.listMatching(opts), resourceVersion: inf.resourceVersion };
+    // A frozen array shared with the store's other readers (ObjectList.items): copy it to change it.
+    return { items: inf.listMatching(opts) as KindMap[K][], resourceVersion: inf.resourceVersion };
+  }
+
+  /** Oldest-first pages (api/oldest-first.ts) from the informer's ordered index when it has one. */
+  async listOldestFirst<K extends Kind>(
+    kind: K,
+    opts: OldestFirstOptions,
+  ): Promise<OldestFirstPage<KindMap[K]>> {
+    const inf = this.byKind.get(kind) as Informer<K> | undefined;
+    if (inf) return inf.listOldestFirst(opts);
+    const list: ListOptions = {};
+    if (opts.namespace !== undefined) list.namespace = opts.namespace;
+    if (opts.labelSelector !== undefined) list.labelSelector = opts.labelSelector;
+    const { items } = await this.liveReader(kind).list(kind, list);
+    return oldestFirstPage(items, opts);
   }
 
   private liveReader(kind: Kind): Reader {

@@ -12,11 +12,13 @@ import {
   type ListOptions,
   type ListWatcher,
   matchesList,
+  type OldestFirstKey,
+  type OldestFirstReader,
   type PodClaim,
   type WatchHandlers,
   type WatchOptions,
 } from '@claimkit/core';
-import { ApiModel, Rng } from '@claimkit/core/model';
+import { ApiModel, ManualClock, Rng } from '@claimkit/core/model';
 import {
   boundTo,
   configMap,
@@ -366,14 +368,26 @@ describe('Informer over the ApiModel', () => {
 
 describe('InformerCache over the ApiModel: indexes', () => {
   it('answers every query as the API server would, through its indexes, across updates and deletes', async () => {
-    const m = new ApiModel();
+    const clock = new ManualClock();
+    const m = new ApiModel({ clock });
     const timers = new FakeTimers();
     const cache = new InformerCache(m, { timers });
     running.push(cache);
     cache.informerFor('Pod', { indexLabels: [LABEL_POOL, LABEL_STATE] });
     cache.informerFor('PodClaim', { indexFields: ['spec.podName', 'spec.sourcePod'] });
     await cache.start();
+    // The same with a pool+state label set kept oldest first (as the controller has it).
+    const ordered = new InformerCache(m, { timers });
+    running.push(ordered);
+    ordered.informerFor('Pod', {
+      indexLabels: [LABEL_POOL, LABEL_STATE],
+      indexLabelSets: [[LABEL_POOL, LABEL_STATE]],
+    });
+    ordered.informerFor('PodClaim', { indexFields: ['spec.podName', 'spec.sourcePod'] });
+    await ordered.start();
     const rng = new Rng(7);
+    // Its own randomness for times and page sizes, so the walk of changes stays the one it was.
+    const rngPages = new Rng(8);
     const pick = <T>(xs: readonly T[]) => xs[rng.int(xs.length)]!;
     const namespaces = ['a', 'b'];
     const pods = ['p0', 'p1', 'p2', 'p3', 'p4'];
@@ -425,7 +439,27 @@ describe('InformerCache over the ApiModel: indexes', () => {
     }
     const names = (xs: { metadata: { namespace?: string; name: string } }[]) =>
       xs.map((o) => `${o.metadata.namespace}/${o.metadata.name}`).sort();
+    /** Every oldest-first page of `reader`, walked with `limit`: the names and where each page ended. */
+    const walk = async (reader: OldestFirstReader, opts: ListOptions, limit: number) => {
+      const out: string[] = [];
+      let after: OldestFirstKey | undefined;
+      for (let i = 0; i < 100; i++) {
+        const { labelSelector, namespace } = opts;
+        const page = await reader.listOldestFirst('Pod', {
+          ...(namespace !== undefined ? { namespace } : {}),
+          ...(labelSelector !== undefined ? { labelSelector } : {}),
+          limit,
+          ...(after ? { after } : {}),
+        });
+        out.push(page.items.map((o) => `${o.metadata.namespace}/${o.metadata.name}`).join(' '));
+        if (!page.next) return out;
+        after = page.next;
+      }
+      throw new Error('pages never end');
+    };
     for (let step = 0; step < 150; step++) {
+      // Pods created over a few seconds: oldest-first order has ties in time and in name.
+      if (rngPages.chance(0.3)) clock.advance(1000);
       const ns = pick(namespaces);
       const r = rng.int(6);
       try {
@@ -458,11 +492,50 @@ describe('InformerCache over the ApiModel: indexes', () => {
       }
       for (const [kind, opts] of queries) {
         const want = m.listNow(kind, opts);
-        const got = (await cache.list(kind, opts)).items;
-        expect(names(got), `step ${step}: ${kind} ${JSON.stringify(opts)}`).toEqual(names(want));
-        for (const o of got) expect(matchesList(o, opts)).toBe(true);
+        for (const c of [cache, ordered]) {
+          const got = (await c.list(kind, opts)).items;
+          expect(names(got), `step ${step}: ${kind} ${JSON.stringify(opts)}`).toEqual(names(want));
+          for (const o of got) expect(matchesList(o, opts)).toBe(true);
+        }
+        // Oldest-first pages answer as the model's do, through the ordered index or without it.
+        if (kind === 'Pod' && opts.fieldSelector === undefined) {
+          const limit = 1 + rngPages.int(3);
+          const expected = await walk(m, opts, limit);
+          expect(await walk(ordered, opts, limit), `step ${step}: ${JSON.stringify(opts)}`).toEqual(expected);
+          expect(await walk(cache, opts, limit)).toEqual(expected);
+        }
       }
     }
+  });
+
+  it('lists share one frozen array until what they read changes, so none copies and none mutates the store', async () => {
+    const m = new ApiModel();
+    const cache = new InformerCache(m, { timers: new FakeTimers() });
+    running.push(cache);
+    cache.informerFor('Pod', { indexLabels: [LABEL_POOL] });
+    await cache.start();
+    await m.create(forCreate(pod('a', inNamespace(NS), inPool('x'))));
+    await m.create(forCreate(pod('b', inNamespace(NS), inPool('y'))));
+    const byPool = { namespace: NS, labelSelector: { matchLabels: { [LABEL_POOL]: 'x' } } };
+    const first = (await cache.list('Pod', byPool)).items;
+    expect(Object.isFrozen(first)).toBe(true);
+    expect(() => first.push(first[0]!)).toThrow(TypeError);
+    expect((await cache.list('Pod', byPool)).items).toBe(first);
+    const all = (await cache.list('Pod', { namespace: NS })).items;
+    expect((await cache.list('Pod', { namespace: NS })).items).toBe(all);
+    // Another pool's change leaves this bucket's array as it was; a change in it replaces it.
+    await m.patch('Pod', k('b'), { metadata: { labels: { tier: 't' } } });
+    expect((await cache.list('Pod', byPool)).items).toBe(first);
+    expect((await cache.list('Pod', { namespace: NS })).items).not.toBe(all);
+    await m.patch('Pod', k('a'), { metadata: { labels: { tier: 't' } } });
+    const after = (await cache.list('Pod', byPool)).items;
+    expect(after).not.toBe(first);
+    expect(after.map((p) => p.metadata.labels?.tier)).toEqual(['t']);
+    expect(first.map((p) => p.metadata.labels?.tier)).toEqual([undefined]);
+    // Filtered lists are frozen too: every list from the cache behaves alike.
+    expect(Object.isFrozen((await cache.list('Pod', { namespace: NS, labelSelector: 'tier=t' })).items)).toBe(
+      true,
+    );
   });
 
   it('a computed index (IndexField with an extractor) answers a field selector no path holds', async () => {

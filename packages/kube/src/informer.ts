@@ -20,11 +20,15 @@ import {
   matchesSelector,
   type ObjectKey,
   type ObjectList,
+  type OldestFirstKey,
+  type OldestFirstOptions,
+  type OldestFirstPage,
+  oldestFirstPage,
   parseSelector,
   type Timers,
   type WatchEvent,
 } from '@claimkit/core';
-import { fieldValues, IndexedStore, type IndexFunc, labelValues } from './indexed-store.ts';
+import { fieldValues, IndexedStore, type IndexFunc, labelSetValues, labelValues } from './indexed-store.ts';
 import { realTimers } from './timers.ts';
 
 export interface InformerHandler<T> {
@@ -44,6 +48,12 @@ export interface InformerOptions {
   indexFields?: string[];
   /** Index these label keys (for equality label-selector lists on them, e.g. claimkit.dev/pool). */
   indexLabels?: string[];
+  /**
+   * Index these combinations of label keys, each bucket kept oldest first: a list whose selector
+   * sets all of a combination's keys reads just its bucket, and listOldestFirst pages through it
+   * without touching the rest (e.g. [pool, state]: a pool's Idle pods, oldest first).
+   */
+  indexLabelSets?: string[][];
   timers?: Timers;
   log?: InformerLog;
   /** Items per list page (default 500): a large namespace is never one huge response in memory. */
@@ -99,6 +109,7 @@ const NO_LABELS: Readonly<Record<string, string>> = Object.freeze({});
 
 const fieldIndex = (field: string) => `field:${field}`;
 const labelIndex = (key: string) => `label:${key}`;
+const labelSetIndex = (keys: readonly string[]) => `labels:${keys.join(',')}`;
 
 export class Informer<K extends Kind> {
   readonly kind: K;
@@ -136,6 +147,18 @@ export class Informer<K extends Kind> {
     this.timers = opts.timers ?? realTimers;
     for (const f of opts.indexFields ?? []) this.indexField(f);
     for (const l of opts.indexLabels ?? []) this.store.addIndex(labelIndex(l), labelValues(l));
+    for (const keys of opts.indexLabelSets ?? [])
+      this.store.addIndex(labelSetIndex(keys), labelSetValues(keys), { ordered: true });
+  }
+
+  /** The label-set indexes every key of which `labels` sets: [index, value, keys]. */
+  private labelSetsOf(labels: Record<string, string>): [string, string, readonly string[]][] {
+    const out: [string, string, readonly string[]][] = [];
+    for (const keys of this.opts.indexLabelSets ?? []) {
+      if (keys.every((k) => labels[k] !== undefined))
+        out.push([labelSetIndex(keys), keys.map((k) => labels[k]).join('\n'), keys]);
+    }
+    return out;
   }
 
   /**
@@ -219,32 +242,34 @@ export class Informer<K extends Kind> {
     return this.store.get(key);
   }
 
-  /** Stored objects, of one namespace or all (shared: do not mutate). */
+  /** Stored objects, of one namespace or all (shared, the array frozen: do not mutate). */
   list(namespace?: string): KindMap[K][] {
-    return this.listMatching(namespace === undefined ? {} : { namespace });
+    return this.listMatching(namespace === undefined ? {} : { namespace }) as KindMap[K][];
   }
 
   /**
    * Stored objects matching `opts` (namespace, label and field selectors), read through the
    * narrowest index that covers one of the requirements ("Idle pods of pool p" reads the Idle ones,
-   * not the whole pool), else by a scan. Shared with the store: do not mutate.
+   * not the whole pool), else by a scan. Shared with the store: do not mutate (the array is
+   * frozen, shared with other lists until the store changes).
    */
-  listMatching(opts: ListOptions): KindMap[K][] {
+  listMatching(opts: ListOptions): readonly KindMap[K][] {
     const fields = Object.entries(opts.fieldSelector ?? {});
     const sel =
       typeof opts.labelSelector === 'string' ? parseSelector(opts.labelSelector) : opts.labelSelector;
     const labels = Object.entries(sel?.matchLabels ?? {});
     // The namespace's objects unless an index holds fewer.
-    let best: { index: string; value: string; n: number } | undefined;
+    let best: { index: string; value: string; n: number; keys?: readonly string[] } | undefined;
     let fewest = this.store.countIn(opts.namespace);
-    for (const [index, value] of [
-      ...fields.map(([f, v]) => [fieldIndex(f), v] as const),
-      ...labels.map(([l, v]) => [labelIndex(l), v] as const),
+    for (const [index, value, keys] of [
+      ...fields.map(([f, v]) => [fieldIndex(f), v, undefined] as const),
+      ...labels.map(([l, v]) => [labelIndex(l), v, undefined] as const),
+      ...this.labelSetsOf(sel?.matchLabels ?? {}),
     ]) {
       if (value === '') continue; // '' matches objects without the field, which no index holds
       const n = this.store.count(index, value, opts.namespace);
       if (n !== undefined && n < fewest) {
-        best = { index, value, n };
+        best = { index, value, n, ...(keys ? { keys } : {}) };
         fewest = n;
       }
     }
@@ -257,14 +282,17 @@ export class Informer<K extends Kind> {
     // requirements go through their index functions (which may compute values no path holds), the
     // rest as the API server would.
     const covered = best?.index;
-    const labelChecks = labels.filter(([l]) => labelIndex(l) !== covered);
+    const labelChecks = labels.filter(([l]) => labelIndex(l) !== covered && !best?.keys?.includes(l));
     const expressions = sel?.matchExpressions?.length
       ? { matchExpressions: sel.matchExpressions }
       : undefined;
     const indexed = fields.filter(([f]) => this.store.hasIndex(fieldIndex(f)) && fieldIndex(f) !== covered);
     const plain = fields.filter(([f]) => !this.store.hasIndex(fieldIndex(f)));
+    // Nothing left to check: the index bucket (or namespace) as it is, shared and frozen, no copy.
     if (labelChecks.length === 0 && !expressions && indexed.length === 0 && plain.length === 0)
-      return Array.from(candidates);
+      return best
+        ? this.store.indexSnapshot(best.index, best.value, opts.namespace)!
+        : this.store.snapshot(opts.namespace);
     const holds = (o: KindMap[K], field: string, value: string) => {
       const values = this.store.valuesOf(fieldIndex(field), o);
       return value === '' ? values.length === 0 : values.includes(value);
@@ -281,7 +309,46 @@ export class Informer<K extends Kind> {
       }
       out.push(o);
     }
-    return out;
+    return Object.freeze(out);
+  }
+
+  /**
+   * An oldest-first page of the stored objects matching `opts` (api/oldest-first.ts). In a
+   * namespace, with a label-set index whose keys the selector sets, it reads that bucket from
+   * `opts.after` on: O(log n + what it returns), whatever the bucket holds. Otherwise it filters
+   * everything matching, as any Reader does. Shared with the store: do not mutate.
+   */
+  listOldestFirst(opts: OldestFirstOptions): OldestFirstPage<KindMap[K]> {
+    const sel =
+      typeof opts.labelSelector === 'string' ? parseSelector(opts.labelSelector) : opts.labelSelector;
+    const set = opts.namespace === undefined ? undefined : this.labelSetsOf(sel?.matchLabels ?? {})[0];
+    if (opts.namespace === undefined || !set) {
+      const list: ListOptions = {};
+      if (opts.namespace !== undefined) list.namespace = opts.namespace;
+      if (opts.labelSelector !== undefined) list.labelSelector = opts.labelSelector;
+      return oldestFirstPage(this.listMatching(list), opts);
+    }
+    const [index, value, keys] = set;
+    const rest = Object.entries(sel?.matchLabels ?? {}).filter(([k]) => !keys.includes(k));
+    const expressions = sel?.matchExpressions?.length
+      ? { matchExpressions: sel.matchExpressions }
+      : undefined;
+    const limit = Math.max(1, opts.limit);
+    const page: OldestFirstPage<KindMap[K]> = { items: [] };
+    let last: OldestFirstKey | undefined;
+    next: for (const { key, obj } of this.store.oldestFirst(index, value, opts.namespace, opts.after)!) {
+      const l = obj.metadata.labels ?? NO_LABELS;
+      for (const [k, v] of rest) if (l[k] !== v) continue next;
+      if (expressions && !matchesSelector(l, expressions)) continue;
+      // One match past a full page says more follow (as oldestFirstPage says it).
+      if (last && page.items.length === limit) {
+        page.next = last;
+        break;
+      }
+      page.items.push(obj);
+      last = key;
+    }
+    return page;
   }
 
   // ---------------- list and watch ----------------

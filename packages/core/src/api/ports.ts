@@ -18,6 +18,7 @@ export interface ListOptions {
 }
 
 export interface ObjectList<T> {
+  /** A cache may hand out a frozen array shared with its other readers: copy it before changing it. */
   items: T[];
   resourceVersion: string;
   /** Set when more items remain (a paged list): pass it as `continue` for the next page. */

@@ -5,6 +5,7 @@ import { ApiError, type FieldCause } from '../api/errors.ts';
 import { applyMergePatch, clone, deepEqual } from '../api/json.ts';
 import { matchesList } from '../api/list-match.ts';
 import { type KubeObject, keyString, type ObjectKey, toSecondsTimestamp, toTimestamp } from '../api/meta.ts';
+import { type OldestFirstOptions, type OldestFirstPage, oldestFirstPage } from '../api/oldest-first.ts';
 import type {
   Client,
   DeleteOptions,
@@ -144,6 +145,15 @@ export class ApiModel implements Client, Watcher {
     const out: ObjectList<KindMap[K]> = { items, resourceVersion: String(this.rv) };
     if (rest.length > items.length) out.continue = keyString(keyOfObj(items[items.length - 1]!));
     return out;
+  }
+
+  /** The optional oldest-first capability (api/oldest-first.ts), so tests and the simulator take that path. */
+  async listOldestFirst<K extends Kind>(
+    kind: K,
+    opts: OldestFirstOptions,
+  ): Promise<OldestFirstPage<KindMap[K]>> {
+    this.fault('list', kind, undefined);
+    return pageOf<KindMap[K]>(this.bucket(kind).values(), opts);
   }
 
   /**
@@ -802,4 +812,18 @@ function specOf(kind: Kind, o: Obj): unknown {
   if (KIND_INFO[kind].hasSpec) return o.spec;
   const { metadata: _m, status: _s, ...rest } = o;
   return rest;
+}
+
+/** An oldest-first page of `objects` (those matching `opts`), the page's objects copied. */
+export function pageOf<T>(objects: Iterable<KubeObject>, opts: OldestFirstOptions): OldestFirstPage<T> {
+  const filter: ListOptions = {};
+  if (opts.namespace !== undefined) filter.namespace = opts.namespace;
+  if (opts.labelSelector !== undefined) filter.labelSelector = opts.labelSelector;
+  const matching = function* () {
+    for (const o of objects) if (matchesList(o, filter)) yield o;
+  };
+  const page = oldestFirstPage(matching(), opts);
+  const out: OldestFirstPage<T> = { items: page.items.map((o) => clone(o) as unknown as T) };
+  if (page.next) out.next = page.next;
+  return out;
 }

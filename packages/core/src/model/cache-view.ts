@@ -4,9 +4,10 @@ import { ApiError } from '../api/errors.ts';
 import { clone } from '../api/json.ts';
 import { matchesList } from '../api/list-match.ts';
 import { type KubeObject, keyString, type ObjectKey } from '../api/meta.ts';
+import type { OldestFirstOptions, OldestFirstPage } from '../api/oldest-first.ts';
 import type { ListOptions, ObjectList, Reader } from '../api/ports.ts';
 import { KIND_INFO, type Kind, type KindMap } from '../api/types.ts';
-import { type ApiModel, keyOfObj } from './api-model.ts';
+import { type ApiModel, keyOfObj, pageOf } from './api-model.ts';
 
 type Obj = KubeObject & { [field: string]: unknown };
 
@@ -75,6 +76,17 @@ export class CacheView implements Reader {
       if (matchesList(o, opts)) items.push(clone(o) as unknown as KindMap[K]);
     }
     items.sort((a, b) => keyString(keyOfObj(a)).localeCompare(keyString(keyOfObj(b))));
-    return { items, resourceVersion: String(this.appliedRv) };
+    // Frozen as the informer cache's are (ports.ts): a reconciler that changes a list it read from
+    // a cache fails here, in the simulator, not only against the real cache.
+    return { items: Object.freeze(items) as KindMap[K][], resourceVersion: String(this.appliedRv) };
+  }
+
+  /** The optional oldest-first capability (api/oldest-first.ts), as the informer cache has it. */
+  async listOldestFirst<K extends Kind>(
+    kind: K,
+    opts: OldestFirstOptions,
+  ): Promise<OldestFirstPage<KindMap[K]>> {
+    this.sync();
+    return pageOf<KindMap[K]>(this.store.get(kind)?.values() ?? [], opts);
   }
 }

@@ -45,16 +45,45 @@ export function isUnschedulable(p: Pod): boolean {
 }
 
 /**
+ * Node verdicts read from the cache once per node name, for a pass that checks pods as it goes (a
+ * claim's gather looks at a window of its pool, not the whole pool). Same rules as above: a node the
+ * cache does not have counts as able to serve.
+ */
+export class ServingNodes {
+  private readonly cache: Reader;
+  private readonly canServe = new Map<string, boolean>();
+  private readonly out = new Set<string>();
+
+  constructor(cache: Reader) {
+    this.cache = cache;
+  }
+
+  /** Reads the pod's node (once per name) and says whether the pod is stranded there. */
+  async isStranded(p: Pod): Promise<boolean> {
+    const name = p.spec.nodeName;
+    if (!name) return false;
+    let ok = this.canServe.get(name);
+    if (ok === undefined) {
+      const n = await getOrUndefined(this.cache.get('Node', { namespace: '', name }));
+      ok = !n || nodeCanServe(n);
+      this.canServe.set(name, ok);
+      if (!ok) this.out.add(name);
+    }
+    return !ok;
+  }
+
+  /** The nodes read so far that cannot serve. */
+  get unservable(): Set<string> {
+    return this.out;
+  }
+}
+
+/**
  * Reads (from the cache) the nodes these pods run on and returns those that cannot serve. Each
  * distinct node is read once; a node the cache does not have counts as able to serve (see above).
  */
 export async function readUnservableNodes(cache: Reader, pods: Pod[]): Promise<Set<string>> {
-  const out = new Set<string>();
-  const names = new Set<string>();
-  for (const p of pods) if (p.spec.nodeName) names.add(p.spec.nodeName);
-  for (const name of names) {
-    const n = await getOrUndefined(cache.get('Node', { namespace: '', name }));
-    if (n && !nodeCanServe(n)) out.add(name);
-  }
-  return out;
+  const nodes = new ServingNodes(cache);
+  for (const p of pods) await nodes.isStranded(p);
+  return nodes.unservable;
 }

@@ -11,7 +11,7 @@ export async function gatherCapture(deps: CaptureDeps, key: ObjectKey): Promise<
   const capture = await getOrUndefined(deps.cache.get('Capture', key));
   if (!capture) return undefined;
   // Candidates by the capture's selector (not the whole namespace), plus the holder by name.
-  const pods = (
+  let pods = (
     await deps.cache.list('Pod', { namespace: key.namespace, labelSelector: capture.spec.selector })
   ).items;
   const holderName = capture.status?.claim?.holder.name;
@@ -19,7 +19,8 @@ export async function gatherCapture(deps: CaptureDeps, key: ObjectKey): Promise<
     const holder = await getOrUndefined(
       deps.cache.get('Pod', { namespace: key.namespace, name: holderName }),
     );
-    if (holder) pods.push(holder);
+    // A copy to add it: a cache's list may be frozen and shared (ports.ts).
+    if (holder) pods = [...pods, holder];
   }
   const snap: CaptureSnapshot = {
     capture,

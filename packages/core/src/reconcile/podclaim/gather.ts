@@ -1,21 +1,15 @@
 // Gathers a PodClaim's snapshot: the cache for most reads, live reads before anything that declares
 // a pod gone or taken (P2, P7), and a live list of claims before a finalize or a stray's release.
-import {
-  ANNOTATION_MIGRATE,
-  ANNOTATION_MIGRATE_TO,
-  LABEL_CLAIMED_BY,
-  LABEL_POOL,
-  LABEL_STATE,
-} from '../../api/constants.ts';
+import { ANNOTATION_MIGRATE, ANNOTATION_MIGRATE_TO, LABEL_CLAIMED_BY } from '../../api/constants.ts';
 import { getOrUndefined } from '../../api/errors.ts';
+import { matchesSelector } from '../../api/labels.ts';
 import type { ObjectKey } from '../../api/meta.ts';
 import { isDeleting, isPodFinished } from '../../api/pod-predicates.ts';
 import type { Pod, PodClaim } from '../../api/types.ts';
-import { CANDIDATE_WINDOW, oldestBindCandidates } from '../../pool/bind-candidates.ts';
+import { CANDIDATE_WINDOW, idlePodsSelector, readOldestBindCandidates } from '../../pool/bind-candidates.ts';
 import { isReplacement } from '../../pool/bound-pod.ts';
-import { ClaimIndex } from '../../pool/claim-index.ts';
 import { claimedBy, isClaimedBy } from '../../pool/pods.ts';
-import { readUnservableNodes } from '../../pool/serving.ts';
+import { ServingNodes } from '../../pool/serving.ts';
 import type { PodClaimDeps } from './deps.ts';
 import type { PodClaimSnapshot } from './snapshot.ts';
 
@@ -56,18 +50,28 @@ export async function gatherPodClaim(
   let unservable: Set<string> | undefined;
   const wantsPod = !claim.spec.podName || claim.metadata.annotations?.[ANNOTATION_MIGRATE] !== undefined;
   if (!deleting && wantsPod && !claim.spec.sourcePod) {
-    const idle = await deps.cache.list('Pod', {
-      namespace: ns,
-      labelSelector: { matchLabels: { [LABEL_POOL]: claim.spec.poolName, [LABEL_STATE]: 'Idle' } },
-    });
-    const none = new ClaimIndex([]);
-    // Pods on NotReady or cordoned nodes are never candidates (serving.ts), filtered before the window.
-    unservable = await readUnservableNodes(deps.cache, idle.items);
-    for (const p of oldestBindCandidates(claim.spec.poolName, idle.items, none, CANDIDATE_WINDOW, unservable))
+    // The oldest Idle candidates, read oldest first until the window is full: the cost is the
+    // window's, not the pool's (thousands of warm pods). Pods on NotReady or cordoned nodes are
+    // never candidates (serving.ts): only the nodes of the pods looked at are read.
+    const nodes = new ServingNodes(deps.cache);
+    for (const p of await readOldestBindCandidates(
+      deps.cache,
+      ns,
+      claim.spec.poolName,
+      CANDIDATE_WINDOW,
+      nodes,
+    ))
       add(p);
     const wanted = claim.metadata.annotations?.[ANNOTATION_MIGRATE_TO];
-    const named = wanted ? idle.items.find((p) => p.metadata.name === wanted) : undefined;
-    if (named) add(named);
+    const named = wanted
+      ? await getOrUndefined(deps.cache.get('Pod', { namespace: ns, name: wanted }))
+      : undefined;
+    if (named && matchesSelector(named.metadata.labels, idlePodsSelector(claim.spec.poolName))) add(named);
+    // Decide checks the node of every Idle pod of the pool it may take: all are in `pods` now.
+    for (const p of pods.values())
+      if (matchesSelector(p.metadata.labels, idlePodsSelector(claim.spec.poolName)))
+        await nodes.isStranded(p);
+    unservable = nodes.unservable;
   }
   // References to those pods (P1, P6). Finalize decides on a live view: releasing a pod another
   // claim holds would break P1, and a claim going away is rare enough to list the namespace.

@@ -43,7 +43,9 @@ export async function gatherPodPool(
       labelSelector: { matchLabels: { [LABEL_POOL]: key.name } },
     })
   ).items;
-  const claims = (await reader.list('PodClaim', { namespace: key.namespace })).items;
+  const listed = (await reader.list('PodClaim', { namespace: key.namespace })).items;
+  // Copied only to add a claim a pod label names: a cache's list may be frozen and shared (ports.ts).
+  let claims = listed;
   const missingClaims = new Set<string>();
   const known = new Set(claims.map((c) => c.metadata.name));
   for (const p of pods) {
@@ -51,6 +53,7 @@ export async function gatherPodPool(
     if (!owner || known.has(owner)) continue;
     const c = await getOrUndefined(deps.client.get('PodClaim', { namespace: key.namespace, name: owner }));
     if (c) {
+      if (claims === listed) claims = [...listed];
       claims.push(c);
       known.add(owner);
     } else missingClaims.add(owner);
