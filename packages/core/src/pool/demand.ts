@@ -25,7 +25,11 @@ export function isTakenByReference(pod: Pod, references: ClaimIndex): boolean {
  * The claims waiting on pool `poolName`: on the pool, no spec.podName, not deleting, not lost for
  * good, and no live pod of `pods` (the pool's, as its cache shows them) labelled for them.
  */
-export function waitingClaims(poolName: string, pods: readonly Pod[], claims: readonly PodClaim[]): PodClaim[] {
+export function waitingClaims(
+  poolName: string,
+  pods: readonly Pod[],
+  claims: readonly PodClaim[],
+): PodClaim[] {
   const candidates = claims.filter(
     (c) =>
       c.spec.poolName === poolName && !c.spec.podName && !c.metadata.deletionTimestamp && !isLostForGood(c),
