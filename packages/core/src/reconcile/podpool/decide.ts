@@ -103,7 +103,7 @@ export function decidePodPool(s: PodPoolSnapshot, rules: SafetyRules = SAFETY_RU
   const idle = pods.filter((p) => isIdlePod(p) && !isPodFinished(p));
   // Demand (pool/demand.ts): claims waiting, and pods a claim references whatever their labels say.
   const references = new ClaimIndex(s.claims);
-  const pendingClaims = waitingClaims(name, pods, s.claims).length;
+  const pendingClaims = waitingClaims(name, pods, s.claims, references, rules.isLostForGood).length;
   const writes: Write[] = [];
   const events: EventSpec[] = [];
 

@@ -13,6 +13,7 @@ import {
   idle,
   inPool,
   lost,
+  migratingFrom,
   onNode,
   pod,
   podClaim,
@@ -133,6 +134,16 @@ describe('scale-down keeps the Idle pods waiting claims can take', () => {
     await w.model.delete('Pod', key('p2'));
     await putAll(w.model, pod('p3', inPool('web'), onNode('n1'), ready(), claimedBy('c0')));
     expect((await decision(w, true)).creates).toBe(1);
+  });
+
+  test('a claim that lost its migration target, its source still labelled for it, is waiting', async () => {
+    // Its source is Bound and labelled for it, but it is the claim's sourcePod, not a bind in flight:
+    // the claim drains and releases it, then needs a new pod.
+    const w = world();
+    await putAll(w.model, podPool('web', withMinIdle(0), withMaxPods(50)));
+    const [c] = (await putAll(w.model, podClaim('c', migratingFrom('p0'), lost()))) as PodClaim[];
+    await putAll(w.model, pod('p0', inPool('web'), onNode('n1'), ready(), claimedBy(c!)));
+    expect(await decision(w)).toEqual({ creates: 1, deletes: [] });
   });
 
   test('waiting claims beyond the Idle pods still make the pool create', async () => {
