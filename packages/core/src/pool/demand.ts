@@ -28,7 +28,7 @@ export function isTakenByReference(pod: Pod, references: ClaimIndex): boolean {
  * bind", podclaim/decide.ts) unless its claim write lands first. A pod the claim references as its
  * sourcePod (a migration whose target was lost) is not one: that claim needs a new pod.
  */
-export function isBindInFlight(p: Pod, c: PodClaim, references: ClaimIndex): boolean {
+function isBindInFlight(p: Pod, c: PodClaim, references: ClaimIndex): boolean {
   return (
     isClaimedBy(p, c) &&
     !isDeleting(p) &&
