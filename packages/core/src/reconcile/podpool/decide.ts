@@ -1,7 +1,8 @@
-// PodPool decisions (pure): keep minIdle Idle pods (plus one per waiting claim: pool/demand.ts) within maxPods, delete
-// only Idle pods with a resourceVersion precondition (a concurrent bind wins), release pods whose
-// claim is gone (confirmed live), keep the owned PDB, and report counts. Scaling decides from the
-// cache, gated by expectations (pool/scaling.ts, pool/expectations.ts): no live list per reconcile.
+// PodPool decisions (pure): keep minIdle Idle pods (plus one per waiting claim, pool/demand.ts)
+// within maxPods, delete only Idle pods with a resourceVersion precondition (a concurrent bind wins),
+// release pods whose claim is gone (confirmed live), keep the owned PDB, and report counts. Scaling
+// decides from the cache, gated by expectations (pool/scaling.ts, pool/expectations.ts): no live
+// list per reconcile.
 // A pool with spec.source starts its pods from the named Capture's fenced result (pool/source.ts):
 // until there is one it creates and replaces no pods (excess Idle pods still go) and says why
 // (SourceReady).
