@@ -1,5 +1,7 @@
 // What a controller replica's informer cache would serve, built on the in-memory model: the model's
 // state `lag` events ago, relisted when the model's event window no longer reaches back that far.
+// `kindLag` holds one kind's events back further (one informer behind the others: a pod watch under
+// load behind the claim watch), so the cache can show a claim's write before the pod write before it.
 import { ApiError } from '../api/errors.ts';
 import { clone } from '../api/json.ts';
 import { matchesList } from '../api/list-match.ts';
@@ -7,7 +9,7 @@ import { type KubeObject, keyString, type ObjectKey } from '../api/meta.ts';
 import type { OldestFirstOptions, OldestFirstPage } from '../api/oldest-first.ts';
 import type { ListOptions, ObjectList, Reader } from '../api/ports.ts';
 import { KIND_INFO, type Kind, type KindMap } from '../api/types.ts';
-import { type ApiModel, keyOfObj, pageOf } from './api-model.ts';
+import { type ApiModel, keyOfObj, type ModelEvent, pageOf } from './api-model.ts';
 
 type Obj = KubeObject & { [field: string]: unknown };
 
@@ -16,6 +18,14 @@ export class CacheView implements Reader {
   private readonly store = new Map<Kind, Map<string, Obj>>();
   private appliedRv = 0;
   lag: number;
+  /**
+   * Events of these kinds are applied only once this many more events (of any kind) have been
+   * applied after them; a kind's own events stay in order. Lowered, they apply on the next read.
+   */
+  kindLag: Partial<Record<Kind, number>> = {};
+  /** Events held back by kindLag, in order, with the count of events taken before each. */
+  private readonly held: { e: ModelEvent; at: number }[] = [];
+  private taken = 0;
   /** Called for every delete the view applies, as an informer's delete handler (expectations observe it). */
   onDelete: ((o: KubeObject) => void) | undefined;
 
@@ -29,6 +39,7 @@ export class CacheView implements Reader {
 
   private relist(): void {
     this.store.clear();
+    this.held.length = 0;
     const snap = this.model.snapshot();
     for (const kind of Object.keys(snap) as Kind[]) {
       const b = new Map<string, Obj>();
@@ -48,18 +59,39 @@ export class CacheView implements Reader {
     const upto = events.length - this.lag;
     for (let i = 0; i < upto; i++) {
       const e = events[i]!;
-      let b = this.store.get(e.kind);
-      if (!b) {
-        b = new Map();
-        this.store.set(e.kind, b);
-      }
-      const k = keyString(keyOfObj(e.object));
-      if (e.type === 'DELETED') {
-        b.delete(k);
-        this.onDelete?.(e.object);
-      } else b.set(k, clone(e.object));
       this.appliedRv = e.rv;
+      this.taken++;
+      if ((this.kindLag[e.kind] ?? 0) > 0 || this.held.some((h) => h.e.kind === e.kind))
+        this.held.push({ e, at: this.taken });
+      else this.apply(e);
+      this.release();
     }
+    this.release();
+  }
+
+  /** Applies the held events whose kind's lag has passed (in order; a kind never overtakes itself). */
+  private release(): void {
+    for (let i = 0; i < this.held.length; ) {
+      const { e, at } = this.held[i]!;
+      const due = this.taken - at >= (this.kindLag[e.kind] ?? 0);
+      if (due && !this.held.slice(0, i).some((h) => h.e.kind === e.kind)) {
+        this.held.splice(i, 1);
+        this.apply(e);
+      } else i++;
+    }
+  }
+
+  private apply(e: ModelEvent): void {
+    let b = this.store.get(e.kind);
+    if (!b) {
+      b = new Map();
+      this.store.set(e.kind, b);
+    }
+    const k = keyString(keyOfObj(e.object));
+    if (e.type === 'DELETED') {
+      b.delete(k);
+      this.onDelete?.(e.object);
+    } else b.set(k, clone(e.object));
   }
 
   async get<K extends Kind>(kind: K, key: ObjectKey): Promise<KindMap[K]> {

@@ -31,8 +31,13 @@ export interface ScalingInput {
   pool: PodPool;
   /** Every pod of the pool the cache shows, terminating ones included. */
   pods: Pod[];
-  /** Claims of the pool waiting for a pod: one more Idle pod each. */
+  /** Claims of the pool waiting for a pod (pool/demand.ts): one more Idle pod each. */
   pendingClaims: number;
+  /**
+   * Pods a live claim references (pool/demand.ts): not Idle whatever their labels say (the cache has
+   * not shown the bind's pod write yet), so neither counted toward the target nor scaled down.
+   */
+  taken?: (p: Pod) => boolean;
   expectations: PendingExpectations;
   unservable: UnservableNodes;
   now: number;
@@ -61,7 +66,8 @@ export interface ScalingDecision {
   finished: number;
 }
 
-const isIdle = (p: Pod): boolean => stateOf(p) === 'Idle' && claimedBy(p) === undefined && !isDeleting(p);
+const isIdleByLabel = (p: Pod): boolean =>
+  stateOf(p) === 'Idle' && claimedBy(p) === undefined && !isDeleting(p);
 
 /** Newest first (not-yet-warm pods go before warm ones), then by name, so replicas pick the same victims. */
 function newestFirst(a: Pod, b: Pod): number {
@@ -76,7 +82,8 @@ export function decideScaling(x: ScalingInput): ScalingDecision {
   const hash = x.templateHash ?? poolTemplateHash(pool);
   const live = x.pods.filter((p) => !isDeleting(p));
   const terminating = x.pods.length - live.length;
-  const idle = live.filter(isIdle);
+  const taken = x.taken;
+  const idle = live.filter((p) => isIdleByLabel(p) && !taken?.(p));
   const finished = idle.filter(isPodFinished);
   const stranded = idle.filter((p) => !isPodFinished(p) && isStranded(p, x.unservable));
   const servable = idle.filter((p) => !cannotServe(p, x.unservable));

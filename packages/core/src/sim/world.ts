@@ -236,6 +236,7 @@ export class World {
   /** The replica's cache has caught up: what changed meanwhile reaches its queue (as events would). */
   caughtUp(ctl: Controller): void {
     ctl.cache.lag = 0;
+    ctl.cache.kindLag = {};
     const now = this.clock.now();
     for (const k of ctl.missed) ctl.queue.addAt(k, now);
     ctl.missed.clear();

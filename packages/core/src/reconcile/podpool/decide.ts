@@ -1,7 +1,8 @@
-// PodPool decisions (pure): keep minIdle Idle pods (plus one per Pending claim) within maxPods, delete
-// only Idle pods with a resourceVersion precondition (a concurrent bind wins), release pods whose
-// claim is gone (confirmed live), keep the owned PDB, and report counts. Scaling decides from the
-// cache, gated by expectations (pool/scaling.ts, pool/expectations.ts): no live list per reconcile.
+// PodPool decisions (pure): keep minIdle Idle pods (plus one per waiting claim, pool/demand.ts)
+// within maxPods, delete only Idle pods with a resourceVersion precondition (a concurrent bind wins),
+// release pods whose claim is gone (confirmed live), keep the owned PDB, and report counts. Scaling
+// decides from the cache, gated by expectations (pool/scaling.ts, pool/expectations.ts): no live
+// list per reconcile.
 // A pool with spec.source starts its pods from the named Capture's fenced result (pool/source.ts):
 // until there is one it creates and replaces no pods (excess Idle pods still go) and says why
 // (SourceReady).
@@ -13,6 +14,7 @@ import { keyOf } from '../../api/meta.ts';
 import { isDeleting, isPodFinished } from '../../api/pod-predicates.ts';
 import type { Capture, Pod, PodClaim, PodDisruptionBudget, PodPool, PodPoolStatus } from '../../api/types.ts';
 import { ClaimIndex } from '../../pool/claim-index.ts';
+import { isTakenByReference, waitingClaims } from '../../pool/demand.ts';
 import { decideDisruptionBudget } from '../../pool/disruption-budget.ts';
 import { newIdlePodHints } from '../../pool/disruption-hints.ts';
 import { NO_PENDING, type PendingExpectations } from '../../pool/expectations.ts';
@@ -40,6 +42,7 @@ import { SAFETY_RULES, type SafetyRules } from '../safety-rules.ts';
 export interface PodPoolSnapshot {
   pool: PodPool;
   pods: Pod[];
+  /** At least every claim on the pool and every claim referencing one of its pods (demand, residue). */
   claims: PodClaim[];
   /** Claims named by pod labels but missing from `claims`, confirmed by live reads. */
   missingClaims: Set<string>;
@@ -68,8 +71,7 @@ export function isIdlePod(p: Pod): boolean {
  * residue (that claim keeps it and fixes its label, P7); a pod labelled for an existing claim is
  * that claim's to adopt, release or finalize.
  */
-function residuePods(s: PodPoolSnapshot, pods: Pod[]): { pod: Pod; why: string }[] {
-  const references = new ClaimIndex(s.claims);
+function residuePods(s: PodPoolSnapshot, pods: Pod[], references: ClaimIndex): { pod: Pod; why: string }[] {
   const claimsByName = new Map(s.claims.map((c) => [c.metadata.name, c]));
   const out: { pod: Pod; why: string }[] = [];
   for (const p of pods) {
@@ -100,9 +102,9 @@ export function decidePodPool(s: PodPoolSnapshot, rules: SafetyRules = SAFETY_RU
   const pods = allPods.filter((p) => !isDeleting(p));
   // Finished Idle pods are being replaced (scaling.ts): they are not Idle in the status.
   const idle = pods.filter((p) => isIdlePod(p) && !isPodFinished(p));
-  const pendingClaims = s.claims.filter(
-    (c) => c.spec.poolName === name && !c.spec.podName && !c.metadata.deletionTimestamp,
-  ).length;
+  // Demand (pool/demand.ts): claims waiting, and pods a claim references whatever their labels say.
+  const references = new ClaimIndex(s.claims);
+  const pendingClaims = waitingClaims(name, pods, s.claims, references, rules.isLostForGood).length;
   const writes: Write[] = [];
   const events: EventSpec[] = [];
 
@@ -112,7 +114,7 @@ export function decidePodPool(s: PodPoolSnapshot, rules: SafetyRules = SAFETY_RU
   const current = currentTemplateHash(pool, source);
 
   // Residue (P5, P7): a claimed pod that no live claim holds goes back to the pool, after a live read.
-  const residue = residuePods(s, pods);
+  const residue = residuePods(s, pods, references);
   if (residue.length > 0 && !s.live) return { writes: [], events: [], needsLiveRead: true };
   for (const { pod: p, why } of residue) {
     writes.push(rules.releasePodWrite(p, poolRelease(pool, source), `pod ${p.metadata.name} ${why}`));
@@ -125,6 +127,7 @@ export function decidePodPool(s: PodPoolSnapshot, rules: SafetyRules = SAFETY_RU
     pool,
     pods: allPods,
     pendingClaims,
+    taken: (p) => isTakenByReference(p, references),
     expectations: s.expectations ?? NO_PENDING,
     unservable: s.unservable ?? NO_UNSERVABLE_NODES,
     now: s.now,
