@@ -254,6 +254,15 @@ export class Informer<K extends Kind> {
    * frozen, shared with other lists until the store changes).
    */
   listMatching(opts: ListOptions): readonly KindMap[K][] {
+    // The claim gather asks this for every pod it looks at (who references the pod?): one indexed
+    // field and nothing else is the index bucket itself, without building a plan.
+    if (opts.labelSelector === undefined && opts.fieldSelector !== undefined) {
+      const only = singleEntry(opts.fieldSelector);
+      if (only && only[1] !== '') {
+        const bucket = this.store.indexSnapshot(fieldIndex(only[0]), only[1], opts.namespace);
+        if (bucket) return bucket;
+      }
+    }
     const fields = Object.entries(opts.fieldSelector ?? {});
     const sel =
       typeof opts.labelSelector === 'string' ? parseSelector(opts.labelSelector) : opts.labelSelector;
@@ -585,6 +594,16 @@ export class Informer<K extends Kind> {
       this.opts.log?.error('event handler threw', { kind: this.kind, error: errorText(e) });
     }
   }
+}
+
+/** The one [key, value] of a record that has exactly one, else undefined. */
+function singleEntry(r: Record<string, string>): [string, string] | undefined {
+  let found: [string, string] | undefined;
+  for (const k in r) {
+    if (found) return undefined;
+    found = [k, r[k]!];
+  }
+  return found;
 }
 
 function keyOfObj(o: { metadata: { namespace?: string; name: string } }): ObjectKey {

@@ -6,11 +6,19 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { repoRoot } from '@claimkit/e2e/harness';
 
-/** V8 flags the controller image runs with (packages/controller/Dockerfile): a small young generation, a heap tuned for size. */
+/** The Node flags of the controller image's ENTRYPOINT (packages/controller/Dockerfile), read from it. */
+export function imageNodeFlags(dockerfile: string): string[] {
+  const line = dockerfile.split('\n').find((l) => l.startsWith('ENTRYPOINT '));
+  const argv = line ? (JSON.parse(line.slice('ENTRYPOINT '.length)) as string[]) : [];
+  if (argv[0] !== 'node') throw new Error('packages/controller/Dockerfile: ENTRYPOINT is not ["node", ...]');
+  return argv.slice(1).filter((a) => a.startsWith('--'));
+}
+
+/** V8 flags the controller runs with in the benches: the image's, or CK_NODE_FLAGS (experiments). */
 export const CONTROLLER_NODE_FLAGS =
   process.env.CK_NODE_FLAGS !== undefined
     ? process.env.CK_NODE_FLAGS.split(' ').filter(Boolean)
-    : ['--max-semi-space-size=1', '--optimize-for-size'];
+    : imageNodeFlags(readFileSync(join(repoRoot, 'packages/controller/Dockerfile'), 'utf8'));
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve) => {
