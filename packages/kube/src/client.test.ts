@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createKubeClient, type KubeClient, type RequestVerb } from './client.ts';
 import { explainConnectionError } from './errors.ts';
 import { type FakeApiServer, json, startFakeApiServer, status } from './fake-apiserver.test-helper.ts';
+import { MAX_REQUEST_SOCKETS } from './node-http.ts';
 
 const cm = (name: string, rv = '5'): ConfigMap => ({
   apiVersion: 'v1',
@@ -532,5 +533,49 @@ describe.each(['node', 'fetch'] as const)('KubeClient over a local API server (%
     sendLater?.();
     await new Promise((r) => setTimeout(r, 100));
     expect(calls).toEqual(['ADDED 11']);
+  });
+});
+
+describe('KubeClient on the node HTTP library', () => {
+  let srv: FakeApiServer;
+  beforeEach(async () => {
+    srv = await startFakeApiServer();
+  });
+  afterEach(async () => {
+    await srv.close();
+  });
+
+  it('100 requests at once share at most MAX_REQUEST_SOCKETS connections, kept for the next ones; a watch has its own', async () => {
+    srv.on(
+      (r) => r.query.get('watch') === 'true',
+      (_r, res) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.write('');
+      },
+    );
+    srv.on(
+      () => true,
+      (_r, res) =>
+        setTimeout(
+          () =>
+            json(res, 200, {
+              apiVersion: 'v1',
+              kind: 'ConfigMap',
+              metadata: { name: 'a', namespace: 'ns' },
+            }),
+          5,
+        ),
+      true,
+    );
+    const client = createKubeClient(srv.kubeConfig(), { http: 'node', timeoutMs: 2000 });
+    const stop = client.watch('ConfigMap', { namespace: 'ns' }, { onEvent: () => {} });
+    const key = { namespace: 'ns', name: 'a' };
+    await Promise.all(Array.from({ length: 100 }, () => client.get('ConfigMap', key)));
+    await Promise.all(Array.from({ length: 10 }, () => client.get('ConfigMap', key)));
+    stop();
+    expect(srv.requests.length).toBe(111);
+    // The watch's connection plus at most MAX_REQUEST_SOCKETS for the requests, reused after.
+    expect(srv.connections()).toBeGreaterThan(1);
+    expect(srv.connections()).toBeLessThanOrEqual(MAX_REQUEST_SOCKETS + 1);
   });
 });

@@ -17,6 +17,8 @@ export type Handler = (req: Recorded, res: ServerResponse) => void | Promise<voi
 export interface FakeApiServer {
   url: string;
   requests: Recorded[];
+  /** TCP connections accepted so far. */
+  connections(): number;
   /** Handlers are tried in order; the first whose matcher fits answers (once, unless sticky). */
   on(match: (r: Recorded) => boolean, handler: Handler, sticky?: boolean): void;
   kubeConfig(): KubeConfig;
@@ -74,11 +76,14 @@ export async function startFakeApiServer(): Promise<FakeApiServer> {
       void h.handler(r, res);
     });
   });
+  let connections = 0;
+  server.on('connection', () => connections++);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
     url,
     requests,
+    connections: () => connections,
     on(match, handler, sticky = false) {
       handlers.push({ match, handler, sticky });
     },

@@ -29,9 +29,13 @@ export interface HttpBackend {
   /**
    * Resolves at the response headers. `timeoutMs` bounds the wait for them (and, for `text()`, the
    * whole answer); `signal` aborts the request at any point. A timeout rejects with an error named
-   * `TimeoutError`, as AbortSignal.timeout does.
+   * `TimeoutError`, as AbortSignal.timeout does. `stream`: the body is read as a stream for as long
+   * as it lasts (a watch), so it does not hold one of the connections requests share.
    */
-  send(req: PreparedRequest, o: { timeoutMs: number; signal?: AbortSignal }): Promise<BackendResponse>;
+  send(
+    req: PreparedRequest,
+    o: { timeoutMs: number; signal?: AbortSignal; stream?: boolean },
+  ): Promise<BackendResponse>;
   /** Closes kept-alive connections. */
   close(): void;
 }

@@ -1,8 +1,9 @@
-// The transport's HTTP library on Node: node:http/node:https with one kept-alive agent per TLS
-// identity. client-node's fetch path (undici, web streams, an AbortSignal and a new dispatcher per
-// request) cost the controller more CPU than its reconciles; this path asks the KubeConfig for
-// credentials at most every AUTH_REFRESH_MS (and again after a 401), so tokens from files and exec
-// plugins still rotate, and reuses one agent until the TLS material changes.
+// The transport's HTTP library on Node: node:http/node:https, kept-alive connections (a bounded pool
+// for requests, another for watches) sharing one parsed TLS context. client-node's fetch path
+// (undici, web streams, an AbortSignal and a new dispatcher per request) cost the controller more
+// CPU than its reconciles. Credentials are read from the KubeConfig at most every AUTH_REFRESH_MS
+// (and again after a 401), so tokens from files and exec plugins still rotate; the agents are new
+// only when the TLS material changes. A kubeconfig proxy-url goes through fetch-http.ts instead.
 import * as http from 'node:http';
 import * as https from 'node:https';
 import * as tls from 'node:tls';
@@ -17,8 +18,22 @@ import {
 /** How long credentials from the KubeConfig are reused (client-go re-reads a token file every minute). */
 export const AUTH_REFRESH_MS = 10_000;
 
+/**
+ * Connections for requests: at most this many at once (a slow-start burst of pod creates queues on
+ * them instead of opening a TLS connection each), this many kept for reuse. client-go keeps 25 idle.
+ */
+export const MAX_REQUEST_SOCKETS = 32;
+const MAX_FREE_SOCKETS = 16;
+
+interface Agents {
+  /** Requests answered at once (get, list, writes): bounded, kept alive. */
+  requests: http.Agent;
+  /** Watches, each holding its connection for minutes: unbounded, apart from the requests. */
+  streams: http.Agent;
+}
+
 interface Credentials {
-  agent: http.Agent;
+  agents: Agents;
   headers: Record<string, string>;
   /** Basic auth `user:password`. */
   auth?: string;
@@ -45,19 +60,8 @@ const sameTls = (a: TlsOptions, b: TlsOptions) =>
  * one parsed TLS context instead of parsing the certificates again.
  */
 class OneServerHttpsAgent extends https.Agent {
-  constructor(tlsOptions: TlsOptions) {
-    const { ca, cert, key, pfx, passphrase, ...rest } = tlsOptions;
-    const secureContext = tls.createSecureContext({ ca, cert, key, pfx, passphrase });
-    super({ ...rest, secureContext, keepAlive: true, scheduling: 'lifo' });
-    if (process.env.CK_DEBUG_SOCKETS) {
-      let n = 0;
-      const orig = this.createConnection.bind(this);
-      this.createConnection = ((...a: Parameters<typeof orig>) => {
-        n++;
-        process.stderr.write(`[kube] new connection #${n}\n`);
-        return orig(...a);
-      }) as typeof orig;
-    }
+  constructor(secureContext: tls.SecureContext, rest: https.AgentOptions, limits: http.AgentOptions) {
+    super({ ...rest, ...limits, secureContext, keepAlive: true, scheduling: 'lifo' });
   }
 
   override getName(): string {
@@ -66,13 +70,34 @@ class OneServerHttpsAgent extends https.Agent {
 }
 
 class OneServerHttpAgent extends http.Agent {
-  constructor() {
-    super({ keepAlive: true, scheduling: 'lifo' });
+  constructor(limits: http.AgentOptions) {
+    super({ ...limits, keepAlive: true, scheduling: 'lifo' });
   }
 
   override getName(): string {
     return 'kube-apiserver';
   }
+}
+
+const REQUEST_LIMITS: http.AgentOptions = {
+  maxSockets: MAX_REQUEST_SOCKETS,
+  maxFreeSockets: MAX_FREE_SOCKETS,
+};
+const STREAM_LIMITS: http.AgentOptions = { maxFreeSockets: 4 };
+
+function newAgents(secure: boolean, tlsOptions: TlsOptions): Agents {
+  if (!secure) {
+    return {
+      requests: new OneServerHttpAgent(REQUEST_LIMITS),
+      streams: new OneServerHttpAgent(STREAM_LIMITS),
+    };
+  }
+  const { ca, cert, key, pfx, passphrase, ...rest } = tlsOptions;
+  const context = tls.createSecureContext({ ca, cert, key, pfx, passphrase });
+  return {
+    requests: new OneServerHttpsAgent(context, rest, REQUEST_LIMITS),
+    streams: new OneServerHttpsAgent(context, rest, STREAM_LIMITS),
+  };
 }
 
 export class NodeHttpBackend implements HttpBackend {
@@ -84,13 +109,17 @@ export class NodeHttpBackend implements HttpBackend {
   private tls: TlsOptions | undefined;
 
   constructor(kc: KubeConfig, server: string) {
+    if (kc.getCurrentCluster()?.proxyUrl) {
+      throw new Error('kubeconfig: a cluster with proxy-url needs the fetch HTTP library (http: "fetch")');
+    }
     this.kc = kc;
     this.url = new URL(server);
     this.secure = this.url.protocol === 'https:';
   }
 
   close(): void {
-    this.creds?.agent.destroy();
+    this.creds?.agents.requests.destroy();
+    this.creds?.agents.streams.destroy();
   }
 
   /** Forget the credentials (after a 401), so the next request reads them anew. */
@@ -114,24 +143,29 @@ export class NodeHttpBackend implements HttpBackend {
     await this.kc.applyToHTTPSOptions(o);
     const tls: TlsOptions = {};
     for (const f of TLS_FIELDS) if (o[f] !== undefined) (tls as Record<string, unknown>)[f] = o[f];
-    let agent = this.creds?.agent;
-    // A kubeconfig proxy-url gives client-node's proxy agent; otherwise one kept-alive agent, new
-    // only when the TLS material changed (a rotated client certificate).
-    if (this.kc.getCurrentCluster()?.proxyUrl && o.agent instanceof http.Agent) agent = o.agent;
-    else if (!agent || !this.tls || !sameTls(this.tls, tls)) {
-      const old = agent;
-      agent = this.secure ? new OneServerHttpsAgent(tls) : new OneServerHttpAgent();
-      // In-flight requests finish on the old agent; its idle sockets close.
-      if (old) setTimeout(() => old.destroy(), 60_000).unref();
+    // New agents only when the TLS material changed (a rotated client certificate).
+    let agents = this.creds?.agents;
+    if (!agents || !this.tls || !sameTls(this.tls, tls)) {
+      const old = agents;
+      agents = newAgents(this.secure, tls);
+      // In-flight requests finish on the old agents; then their sockets close.
+      if (old)
+        setTimeout(() => {
+          old.requests.destroy();
+          old.streams.destroy();
+        }, 60_000).unref();
       this.tls = tls;
     }
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(o.headers ?? {})) headers[k] = String(v);
-    this.creds = { agent, headers, at: performance.now(), ...(o.auth ? { auth: o.auth } : {}) };
+    this.creds = { agents, headers, at: performance.now(), ...(o.auth ? { auth: o.auth } : {}) };
     return this.creds;
   }
 
-  async send(req: PreparedRequest, o: { timeoutMs: number; signal?: AbortSignal }): Promise<BackendResponse> {
+  async send(
+    req: PreparedRequest,
+    o: { timeoutMs: number; signal?: AbortSignal; stream?: boolean },
+  ): Promise<BackendResponse> {
     const creds = await this.credentials();
     const res = await this.request(req, creds, o);
     if (res.status === 401) this.invalidate();
@@ -141,7 +175,7 @@ export class NodeHttpBackend implements HttpBackend {
   private request(
     req: PreparedRequest,
     creds: Credentials,
-    o: { timeoutMs: number; signal?: AbortSignal },
+    o: { timeoutMs: number; signal?: AbortSignal; stream?: boolean },
   ): Promise<NodeResponse> {
     return new Promise((resolve, reject) => {
       const headers: Record<string, string | number> = { ...req.headers, ...creds.headers };
@@ -153,7 +187,7 @@ export class NodeHttpBackend implements HttpBackend {
         path: this.url.pathname.replace(/\/+$/, '') + req.pathAndQuery,
         method: req.method,
         headers,
-        agent: creds.agent,
+        agent: o.stream ? creds.agents.streams : creds.agents.requests,
         ...(creds.auth ? { auth: creds.auth } : {}),
       };
       const r = (this.secure ? https : http).request(options);

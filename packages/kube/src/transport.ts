@@ -142,7 +142,7 @@ export class KubeTransport {
    * are thrown as they come.
    */
   open(req: HttpRequest, signal: AbortSignal): Promise<BackendResponse> {
-    return this.backend.send(this.prepare(req), { timeoutMs: this.timeoutMs, signal });
+    return this.backend.send(this.prepare(req), { timeoutMs: this.timeoutMs, signal, stream: true });
   }
 
   private async attempt(req: HttpRequest, observe: AttemptObserver | undefined): Promise<HttpResponse> {
