@@ -555,7 +555,7 @@ describe('KubeClient on the node HTTP library', () => {
     );
     srv.on(
       () => true,
-      (_r, res) =>
+      (_r, res) => {
         setTimeout(
           () =>
             json(res, 200, {
@@ -564,7 +564,8 @@ describe('KubeClient on the node HTTP library', () => {
               metadata: { name: 'a', namespace: 'ns' },
             }),
           5,
-        ),
+        );
+      },
       true,
     );
     const client = createKubeClient(srv.kubeConfig(), { http: 'node', timeoutMs: 2000 });
