@@ -1,3 +1,4 @@
+import { seededRandom } from '@claimkit/e2e/harness';
 import { describe, expect, it } from 'vitest';
 import {
   arrivalSchedule,
@@ -14,7 +15,6 @@ import {
   poissonSchedule,
   reconcilesByKind,
   requestCounts,
-  seededRandom,
   splitEvenly,
   targetTable,
   warmPoolBaseline,

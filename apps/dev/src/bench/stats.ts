@@ -1,6 +1,7 @@
 // The benchmarks' pure parts: percentiles, Prometheus counter text -> request counts by class, the
 // merge of one benchmark's entry into bench/results.json (other entries kept), arrival schedules
 // (even and seeded Poisson), how pods and claims are split over pools, and targets with met/missed.
+import { seededRandom } from '@claimkit/e2e/harness';
 
 /** Nearest-rank percentile (p in 0..100) of `xs`; NaN for no samples. */
 export function percentile(xs: readonly number[], p: number): number {
@@ -136,21 +137,6 @@ export function mergeResults(
 /** Times (ms since start) at which `n` arrivals at `perSec` are due: an open loop's schedule. */
 export function arrivalSchedule(n: number, perSec: number): number[] {
   return Array.from({ length: n }, (_, i) => (i * 1000) / perSec);
-}
-
-/**
- * A seeded PRNG (mulberry32): uniform in [0, 1), the same sequence for the same seed, so a Poisson
- * schedule can be replayed exactly.
- */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /**

@@ -14,6 +14,7 @@ export {
   type FaultProxy,
   type FaultProxyOptions,
   faultDecider,
+  seededRandom,
   startFaultProxy,
 } from './fault-proxy.ts';
 export { writeServiceAccountKubeconfig } from './identity.ts';
