@@ -8,12 +8,15 @@ export const BENCHMARKS = [
   'rss',
   'warm-pool-scale',
   'agent-sandbox',
+  'pool-reconcile',
 ] as const;
 export type Benchmark = (typeof BENCHMARKS)[number];
 /** warm-pool-scale and agent-sandbox run only when named (each takes a quarter of an hour or more). */
-export const DEFAULT_BENCHMARKS: Benchmark[] = ['takeover', 'finalize', 'binds', 'rss'];
+export const DEFAULT_BENCHMARKS: Benchmark[] = ['takeover', 'finalize', 'binds', 'rss', 'pool-reconcile'];
 /** Benchmarks whose entries carry their own date, command and machine. */
-export const SELF_DESCRIBED: readonly Benchmark[] = ['warm-pool-scale', 'agent-sandbox'];
+export const SELF_DESCRIBED: readonly Benchmark[] = ['warm-pool-scale', 'agent-sandbox', 'pool-reconcile'];
+/** Benchmarks that run in process, without a control plane. */
+export const IN_PROCESS: readonly Benchmark[] = ['pool-reconcile'];
 
 export interface Options {
   only: Benchmark[];

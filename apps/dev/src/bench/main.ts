@@ -17,6 +17,7 @@ import {
   BENCHMARKS,
   type Benchmark,
   DEFAULT_BENCHMARKS,
+  IN_PROCESS,
   type Options,
   parseArgs,
   SELF_DESCRIBED,
@@ -25,6 +26,7 @@ import {
 import { benchBinds } from './binds.ts';
 import { benchContext, r1 } from './context.ts';
 import { benchFinalize } from './finalize.ts';
+import { benchPoolReconcile, poolReconcileRows } from './pool-reconcile.ts';
 import { benchRss } from './rss.ts';
 import { mergeResults, type Target, warmPoolBaseline, warmPoolScaleKey } from './stats.ts';
 import { benchTakeover } from './takeover.ts';
@@ -121,9 +123,11 @@ if (opts.only.includes('warm-pool-scale') && warmPoolKey !== presetKey && !basel
   say(`no stored ${presetKey} run in ${opts.results} to compare with: only the RSS limit is checked`);
 
 const given = process.env.CLAIMKIT_BENCH_KUBECONFIG;
-let cluster: { kubeconfigPath: string; stop(): Promise<void> };
+// In-process benchmarks alone (pool-reconcile) need no control plane.
+const needsCluster = opts.only.some((b) => !IN_PROCESS.includes(b));
+let cluster: { kubeconfigPath: string; stop(): Promise<void> } | undefined;
 if (given) cluster = { kubeconfigPath: given, stop: async () => {} };
-else {
+else if (needsCluster) {
   // Enough kwok nodes for the warm pools (kwok nodes take ${PODS_PER_NODE} pods each), and at least
   // 2; both pool benchmarks' pods when both run (the first's namespaces may still be going).
   const pods =
@@ -134,7 +138,12 @@ else {
   // kwok nodes only: a real node's kubelet and runtime would share the cores the figures measure.
   cluster = await startLocalCluster({ log: (m) => say(m), nodes, realNode: false });
 }
-const ctx = benchContext(cluster.kubeconfigPath, makeClients(cluster.kubeconfigPath), say);
+const clusterCtx = cluster && benchContext(cluster.kubeconfigPath, makeClients(cluster.kubeconfigPath), say);
+/** The control plane's context: only benchmarks outside IN_PROCESS ask for it (then it was started). */
+const ctx = () => {
+  if (!clusterCtx) throw new Error('no control plane was started for this benchmark');
+  return clusterCtx;
+};
 
 const out: Record<string, unknown> = {
   date: new Date().toISOString(),
@@ -157,14 +166,14 @@ const titleOf = (
 ) =>
   `${key} (steady: controller ${e.controllerCpuSecondsPerBind} CPU-s per bound claim, API server ${e.apiServerCpuSecondsPerBind})`;
 const run: Record<Benchmark, { label: string; bench: () => Promise<unknown> }> = {
-  takeover: { label: 'takeover latency', bench: () => benchTakeover(ctx, opts.trials) },
-  finalize: { label: 'finalize latency', bench: () => benchFinalize(ctx) },
-  binds: { label: 'binds/s', bench: () => benchBinds(ctx, opts.binds, opts.concurrency) },
-  rss: { label: 'RSS', bench: () => benchRss(ctx, opts.rss) },
+  takeover: { label: 'takeover latency', bench: () => benchTakeover(ctx(), opts.trials) },
+  finalize: { label: 'finalize latency', bench: () => benchFinalize(ctx()) },
+  binds: { label: 'binds/s', bench: () => benchBinds(ctx(), opts.binds, opts.concurrency) },
+  rss: { label: 'RSS', bench: () => benchRss(ctx(), opts.rss) },
   'warm-pool-scale': {
     label: `warm-pool-scale${opts.quick ? ' (quick)' : ''} (${warmPoolKey})`,
     bench: async () => {
-      const r = await benchWarmPoolScale(ctx, {
+      const r = await benchWarmPoolScale(ctx(), {
         ...warmPoolScale,
         namespaces: opts.namespaces,
         pools: opts.namespaces,
@@ -190,7 +199,7 @@ const run: Record<Benchmark, { label: string; bench: () => Promise<unknown> }> =
   'agent-sandbox': {
     label: 'agent-sandbox (head to head at its published load)',
     bench: async () => {
-      const r = await benchAgentSandbox(ctx, {
+      const r = await benchAgentSandbox(ctx(), {
         seconds: opts.seconds,
         seed: opts.seed,
         concurrency: opts.concurrency,
@@ -200,6 +209,17 @@ const run: Record<Benchmark, { label: string; bench: () => Promise<unknown> }> =
         ...(opts.cpuProfDir ? { cpuProfDir: opts.cpuProfDir } : {}),
       });
       summaries.push({ title: titleOf('agent-sandbox', r.steady.efficiency), rows: agentSandboxRows(r) });
+      return { date: new Date().toISOString(), command: out.command, machine: out.machine, ...r };
+    },
+  },
+  'pool-reconcile': {
+    label: 'pool-reconcile (CPU per PodPool reconcile by Idle pods, in process)',
+    bench: async () => {
+      const r = await benchPoolReconcile();
+      summaries.push({
+        title: 'pool-reconcile (p50 CPU per reconcile after a bind)',
+        rows: poolReconcileRows(r),
+      });
       return { date: new Date().toISOString(), command: out.command, machine: out.machine, ...r };
     },
   },
@@ -213,7 +233,7 @@ try {
   }
 } finally {
   (out.machine as Record<string, unknown>).loadAvg1mAfter = r1(loadavg()[0]!);
-  await cluster.stop();
+  await cluster?.stop();
 }
 
 // Re-read: the file may have changed during the run (only this run's keys are replaced).

@@ -172,7 +172,10 @@ describe('readOldestBindCandidates', () => {
               idleList,
               new ClaimIndex([]),
               limit,
-              await readUnservableNodes(reader, idleList),
+              await readUnservableNodes(
+                reader,
+                idleList.flatMap((p) => (p.spec.nodeName ? [p.spec.nodeName] : [])),
+              ),
             );
             const after = await readOldestBindCandidates(reader, ns, 'warm', limit);
             expect(names(after)).toEqual(names(before));

@@ -3,7 +3,8 @@
 // are not yet visible in its cache, so a lagging cache never makes it create (or delete) twice.
 // Observation is by the cache's contents at reconcile time (a created name shows up, a deleted UID
 // is gone or deleting), plus informer delete events where a process has them (podDeleted): both
-// are what the informer saw, and neither needs an API request.
+// are what the informer saw, and neither needs an API request. A reconcile looks up only the names
+// pending (`pendingNames`), not the whole pool: its cost follows the pool's writes, not its size.
 
 import { isDeleting } from '../api/pod-predicates.ts';
 import type { Pod } from '../api/types.ts';
@@ -30,8 +31,8 @@ interface PoolEntry {
   creates: Map<string, number>;
   /** Creates whose outcome is unknown (the request timed out): only expiry observes them. */
   unknownCreates: number[];
-  /** Deleted pod UIDs still shown (not deleting) by the cache -> expiry. */
-  deletes: Map<string, number>;
+  /** Deleted pod UIDs still shown (not deleting) by the cache -> the pod's name and expiry. */
+  deletes: Map<string, { name: string; expiresAt: number }>;
 }
 
 export class PoolExpectations {
@@ -61,9 +62,9 @@ export class PoolExpectations {
     this.entry(poolUid).unknownCreates.push(now + this.ttlMs);
   }
 
-  /** A delete was issued (or its outcome is unknown): the pool waits until its cache no longer shows `uid` live. */
-  deleting(poolUid: string, uid: string, now: number): void {
-    this.entry(poolUid).deletes.set(uid, now + this.ttlMs);
+  /** A delete of pod `name` was issued (or its outcome is unknown): the pool waits until its cache no longer shows `uid` live. */
+  deleting(poolUid: string, uid: string, name: string, now: number): void {
+    this.entry(poolUid).deletes.set(uid, { name, expiresAt: now + this.ttlMs });
   }
 
   /** A delete certainly did not happen (precondition failed): nothing to wait for. */
@@ -86,21 +87,27 @@ export class PoolExpectations {
     this.pools.delete(poolUid);
   }
 
+  /** The pod names whose cache state the pool's pending expectations wait on (none: nothing pending). */
+  pendingNames(poolUid: string): string[] {
+    const e = this.pools.get(poolUid);
+    if (!e) return [];
+    return [...e.creates.keys(), ...[...e.deletes.values()].map((d) => d.name)];
+  }
+
   /**
-   * Observes the pool's pods as the cache shows them (every pool pod, deleting ones included) and
-   * returns what is still pending; expired expectations are dropped.
+   * Observes the pool's pods as the cache shows them: `shown` holds, of the `pendingNames`, those the
+   * cache has as pods of this pool (deleting ones included). Returns what is still pending; expired
+   * expectations are dropped.
    */
-  observe(poolUid: string, cachedPods: Pod[], now: number): PendingExpectations {
+  observe(poolUid: string, shown: ReadonlyMap<string, Pod>, now: number): PendingExpectations {
     const e = this.pools.get(poolUid);
     if (!e) return NO_PENDING;
-    const names = new Set<string>();
-    const liveUids = new Set<string>();
-    for (const p of cachedPods) {
-      names.add(p.metadata.name);
-      if (p.metadata.uid && !isDeleting(p)) liveUids.add(p.metadata.uid);
+    for (const [name, exp] of e.creates) if (shown.has(name) || exp <= now) e.creates.delete(name);
+    for (const [uid, d] of e.deletes) {
+      const p = shown.get(d.name);
+      const live = p !== undefined && p.metadata.uid === uid && !isDeleting(p);
+      if (!live || d.expiresAt <= now) e.deletes.delete(uid);
     }
-    for (const [name, exp] of e.creates) if (names.has(name) || exp <= now) e.creates.delete(name);
-    for (const [uid, exp] of e.deletes) if (!liveUids.has(uid) || exp <= now) e.deletes.delete(uid);
     e.unknownCreates = e.unknownCreates.filter((exp) => exp > now);
     const creates = e.creates.size + e.unknownCreates.length;
     const deletes = e.deletes.size;
@@ -108,7 +115,11 @@ export class PoolExpectations {
       this.pools.delete(poolUid);
       return NO_PENDING;
     }
-    const expiresAt = Math.min(...e.creates.values(), ...e.unknownCreates, ...e.deletes.values());
+    const expiresAt = Math.min(
+      ...e.creates.values(),
+      ...e.unknownCreates,
+      ...[...e.deletes.values()].map((d) => d.expiresAt),
+    );
     return { creates, deletes, expiresAt };
   }
 }

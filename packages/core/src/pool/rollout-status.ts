@@ -12,31 +12,53 @@ const CONDITION_TEMPLATE_UP_TO_DATE = 'TemplateUpToDate';
 /** The label selector of a pool's pods in string form (the scale subresource's selector). */
 const poolSelector = (pool: PodPool): string => `${LABEL_POOL}=${pool.metadata.name}`;
 
-/** Status fields of the rollout and the scale subresource; `pods` are the pool's non-deleting pods. */
+/** A pool's non-deleting pods counted by template: all of them, outdated ones, outdated Idle ones. */
+export interface TemplateCounts {
+  total: number;
+  outdated: number;
+  /** Outdated pods labelled Idle. */
+  outdatedIdle: number;
+}
+
+/** Counts `pods` (the pool's non-deleting pods) by template `hash`. */
+export function countByTemplate(pods: readonly Pod[], hash: string): TemplateCounts {
+  const c: TemplateCounts = { total: pods.length, outdated: 0, outdatedIdle: 0 };
+  for (const p of pods) {
+    if (isUpdatedPod(p, hash)) continue;
+    c.outdated++;
+    if (stateOf(p) === 'Idle') c.outdatedIdle++;
+  }
+  return c;
+}
+
+/** Status fields of the rollout and the scale subresource, from the pool's non-deleting pods' counts. */
 export function rolloutStatus(
   pool: PodPool,
-  pods: Pod[],
+  counts: TemplateCounts,
   hash: string,
 ): Pick<PodPoolStatus, 'updated' | 'outdated' | 'templateHash' | 'selector'> {
-  const updated = pods.filter((p) => isUpdatedPod(p, hash)).length;
-  return { updated, outdated: pods.length - updated, templateHash: hash, selector: poolSelector(pool) };
+  return {
+    updated: counts.total - counts.outdated,
+    outdated: counts.outdated,
+    templateHash: hash,
+    selector: poolSelector(pool),
+  };
 }
 
 /**
  * True when every pod is of the current template. While outdated Idle pods remain the rollout is in
  * progress; when only outdated Bound/Draining pods remain they wait for their claims' release.
  */
-export function templateCondition(pool: PodPool, pods: Pod[], hash: string): ConditionSpec {
-  const outdated = pods.filter((p) => !isUpdatedPod(p, hash));
-  const outdatedIdle = outdated.filter((p) => stateOf(p) === 'Idle').length;
-  const outdatedHeld = outdated.length - outdatedIdle;
+export function templateCondition(pool: PodPool, counts: TemplateCounts, hash: string): ConditionSpec {
+  const { total, outdated, outdatedIdle } = counts;
+  const outdatedHeld = outdated - outdatedIdle;
   const observedGeneration = pool.metadata.generation ?? 0;
-  if (outdated.length === 0)
+  if (outdated === 0)
     return {
       type: CONDITION_TEMPLATE_UP_TO_DATE,
       status: 'True',
       reason: 'AllPodsUpdated',
-      message: `all ${pods.length} pods are of template ${hash}`,
+      message: `all ${total} pods are of template ${hash}`,
       observedGeneration,
     };
   return {
@@ -44,7 +66,7 @@ export function templateCondition(pool: PodPool, pods: Pod[], hash: string): Con
     status: 'False',
     reason: outdatedIdle > 0 ? 'RolloutInProgress' : 'OutdatedPodsBound',
     message:
-      `${outdated.length} of ${pods.length} pods are of an outdated template (${outdatedIdle} Idle being replaced, ` +
+      `${outdated} of ${total} pods are of an outdated template (${outdatedIdle} Idle being replaced, ` +
       `${outdatedHeld} claimed, deleted on release); current template ${hash}`,
     observedGeneration,
   };

@@ -69,7 +69,7 @@ describe('expectations', () => {
     await cache.list('PodPool');
     cache.lag = 1000;
     await reconcilePodPool(deps, key('web'));
-    expect(expectations.observe(pool.metadata.uid!, [], T0_MS).creates).toBe(2);
+    expect(expectations.observe(pool.metadata.uid!, new Map(), T0_MS).creates).toBe(2);
     cache.lag = 0;
     // A person deletes one of the pods: the next reconcile sees the cache, and replaces it.
     const [first] = poolPods(model);
@@ -177,7 +177,10 @@ describe('slow start', () => {
     expect(batches).toEqual([1]);
     expect(res.failed?.error.reason).toBe('Forbidden');
     // A refused create is not expected: nothing holds the pool's next decision.
-    expect(expectations.observe(pool.metadata.uid!, [], T0_MS)).toMatchObject({ creates: 0, deletes: 0 });
+    expect(expectations.observe(pool.metadata.uid!, new Map(), T0_MS)).toMatchObject({
+      creates: 0,
+      deletes: 0,
+    });
   });
 });
 

@@ -24,7 +24,7 @@ import type { Pod, PodPool } from '../api/types.ts';
 import type { PendingExpectations } from './expectations.ts';
 import { claimedBy, deletePodAsReadWrite, stateOf } from './pods.ts';
 import { outdatedIdleToDelete, scaleDownOrder } from './rollout.ts';
-import { cannotServe, isStranded, isUnschedulable, type UnservableNodes } from './serving.ts';
+import { isStranded, isUnschedulable, type UnservableNodes } from './serving.ts';
 import { isUpdatedPod, poolTemplateHash } from './template-hash.ts';
 
 export interface ScalingInput {
@@ -77,24 +77,64 @@ function newestFirst(a: Pod, b: Pod): number {
   );
 }
 
+/** What scaling counts of a pool's pods, sorted in one pass (a pool reconcile runs on every bind). */
+interface SortedPods {
+  /** Not deleting. */
+  live: number;
+  /** Live, Idle by label and not taken by a claim's reference. */
+  idle: number;
+  /** Idle pods whose containers exited for good. */
+  finished: Pod[];
+  /** Idle, not finished, on a node that cannot serve. */
+  stranded: Pod[];
+  /** Idle pods that can serve where they are (not finished, not stranded). */
+  servable: Pod[];
+  /**
+   * Servable pods that count toward the target: of the current template (template rollout), unless
+   * creates are held: then there is no current template to judge by, and every servable pod counts.
+   */
+  healthy: Pod[];
+  /** Idle pods the scheduler found no node for. */
+  unschedulable: number;
+}
+
+function sortPoolPods(x: ScalingInput, hash: string): SortedPods {
+  const out: SortedPods = {
+    live: 0,
+    idle: 0,
+    finished: [],
+    stranded: [],
+    servable: [],
+    healthy: [],
+    unschedulable: 0,
+  };
+  const taken = x.taken;
+  for (const p of x.pods) {
+    if (isDeleting(p)) continue;
+    out.live++;
+    if (!isIdleByLabel(p) || taken?.(p)) continue;
+    out.idle++;
+    if (isUnschedulable(p)) out.unschedulable++;
+    if (isPodFinished(p)) out.finished.push(p);
+    else if (isStranded(p, x.unservable)) out.stranded.push(p);
+    else {
+      out.servable.push(p);
+      if (x.holdCreates || isUpdatedPod(p, hash)) out.healthy.push(p);
+    }
+  }
+  return out;
+}
+
 export function decideScaling(x: ScalingInput): ScalingDecision {
   const { pool } = x;
   const hash = x.templateHash ?? poolTemplateHash(pool);
-  const live = x.pods.filter((p) => !isDeleting(p));
-  const terminating = x.pods.length - live.length;
-  const taken = x.taken;
-  const idle = live.filter((p) => isIdleByLabel(p) && !taken?.(p));
-  const finished = idle.filter(isPodFinished);
-  const stranded = idle.filter((p) => !isPodFinished(p) && isStranded(p, x.unservable));
-  const servable = idle.filter((p) => !cannotServe(p, x.unservable));
-  // Only Idle pods of the current template count toward the target (template rollout), unless
-  // creates are held: then there is no current template to judge by, and every servable pod counts.
-  const healthy = x.holdCreates ? servable : servable.filter((p) => isUpdatedPod(p, hash));
-  const held = live.length - idle.length;
+  const { live, idle, finished, stranded, servable, healthy, unschedulable } = sortPoolPods(x, hash);
+  const terminating = x.pods.length - live;
+  const held = live - idle;
   const desiredIdle = Math.min(pool.spec.minIdle + x.pendingClaims, Math.max(0, pool.spec.maxPods - held));
   const base = {
     desiredIdle,
-    unschedulable: idle.filter(isUnschedulable).length,
+    unschedulable,
     stranded: stranded.length,
     finished: finished.length,
   };
@@ -165,7 +205,7 @@ export function decideScaling(x: ScalingInput): ScalingDecision {
   } else {
     // The target is met by pods that can serve: stranded pods go first, then the extra ones
     // (outdated, not-Ready, newest first: scaleDownOrder), and whatever exceeds maxPods.
-    const overMax = Math.max(0, live.length - stranded.length - finished.length - pool.spec.maxPods);
+    const overMax = Math.max(0, live - stranded.length - finished.length - pool.spec.maxPods);
     const extraHealthy = Math.max(0, healthy.length - desiredIdle);
     const victims = [...stranded].sort(newestFirst);
     if (extraHealthy > 0)
@@ -197,15 +237,17 @@ export function decideScaling(x: ScalingInput): ScalingDecision {
       );
   }
   // Rollout: outdated Idle pods go once current Ready ones keep the target without them.
-  const outdated = x.holdCreates
-    ? []
-    : outdatedIdleToDelete({
-        idle: servable,
-        templateHash: hash,
-        desiredIdle,
-        roomToCreate: x.pods.length + created < pool.spec.maxPods,
-        alreadyDeleting: deleting,
-      });
+  // Every servable pod current (healthy are the current ones): nothing to roll out.
+  const outdated =
+    x.holdCreates || healthy.length === servable.length
+      ? []
+      : outdatedIdleToDelete({
+          idle: servable,
+          templateHash: hash,
+          desiredIdle,
+          roomToCreate: x.pods.length + created < pool.spec.maxPods,
+          alreadyDeleting: deleting,
+        });
   for (const v of outdated)
     writes.push(deletePodAsReadWrite(v, `replace Idle pod ${v.metadata.name} of an outdated template`));
   if (outdated.length > 0)

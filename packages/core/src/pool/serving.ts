@@ -79,11 +79,14 @@ export class ServingNodes {
 }
 
 /**
- * Reads (from the cache) the nodes these pods run on and returns those that cannot serve. Each
- * distinct node is read once; a node the cache does not have counts as able to serve (see above).
+ * Reads (from the cache) these nodes (names, e.g. those a pool's Idle pods run on) and returns those
+ * that cannot serve. A node the cache does not have counts as able to serve (see above).
  */
-export async function readUnservableNodes(cache: Reader, pods: Pod[]): Promise<Set<string>> {
-  const nodes = new ServingNodes(cache);
-  for (const p of pods) await nodes.isStranded(p);
-  return nodes.unservable;
+export async function readUnservableNodes(cache: Reader, nodeNames: Iterable<string>): Promise<Set<string>> {
+  const out = new Set<string>();
+  for (const name of nodeNames) {
+    const n = await getOrUndefined(cache.get('Node', { namespace: '', name }));
+    if (n && !nodeCanServe(n)) out.add(name);
+  }
+  return out;
 }

@@ -51,7 +51,7 @@ async function createBatch(x: PoolApplyContext, ws: Write[]): Promise<ApiError |
 
 async function deleteOne(x: PoolApplyContext, w: Write & { op: 'delete' }): Promise<ApiError | undefined> {
   const uid = w.preconditions?.uid;
-  if (uid) x.expectations.deleting(x.poolUid, uid, x.now());
+  if (uid) x.expectations.deleting(x.poolUid, uid, w.key.name, x.now());
   try {
     await applyWrite(x.client, w);
     return undefined;

@@ -14,12 +14,12 @@ import { keyOf } from '../../api/meta.ts';
 import { isDeleting, isPodFinished } from '../../api/pod-predicates.ts';
 import type { Capture, Pod, PodClaim, PodDisruptionBudget, PodPool, PodPoolStatus } from '../../api/types.ts';
 import { ClaimIndex } from '../../pool/claim-index.ts';
-import { isTakenByReference, waitingClaims } from '../../pool/demand.ts';
+import { waitingClaims } from '../../pool/demand.ts';
 import { decideDisruptionBudget } from '../../pool/disruption-budget.ts';
 import { newIdlePodHints } from '../../pool/disruption-hints.ts';
 import { NO_PENDING, type PendingExpectations } from '../../pool/expectations.ts';
 import { claimedBy, claimedByUid, poolOwnerReference, stateOf } from '../../pool/pods.ts';
-import { rolloutStatus, templateCondition } from '../../pool/rollout-status.ts';
+import { rolloutStatus, type TemplateCounts, templateCondition } from '../../pool/rollout-status.ts';
 import { decideScaling, type ScalingDecision } from '../../pool/scaling.ts';
 import { NO_UNSERVABLE_NODES, type UnservableNodes } from '../../pool/serving.ts';
 import {
@@ -33,6 +33,7 @@ import {
 } from '../../pool/source.ts';
 import {
   currentTemplateHash,
+  isUpdatedPod,
   LABEL_TEMPLATE_HASH,
   poolRelease,
   poolTemplateHash,
@@ -92,19 +93,78 @@ function residuePods(s: PodPoolSnapshot, pods: Pod[], references: ClaimIndex): {
   return out;
 }
 
+/** The pool's pods as its decision reads them, sorted and counted in one pass (see poolView). */
+interface PoolView {
+  /** The pool's pods (its label), terminating ones included: what scaling counts against maxPods. */
+  all: Pod[];
+  /** Non-deleting pods with a claimed-by label or labelled Bound/Draining: residue and demand read these. */
+  claimed: Pod[];
+  /** Non-deleting pods by template (rollout status). */
+  template: TemplateCounts;
+  /** Non-deleting pods Idle by label and unclaimed (isIdlePod), finished ones included. */
+  idleByLabel: number;
+  /** The same without finished ones: the status's Idle count (they are being replaced). */
+  idle: number;
+  bound: number;
+  draining: number;
+}
+
+/** One pass over the snapshot's pods: a pool reconcile runs on every bind, over every pod of the pool. */
+function poolView(pods: Pod[], pool: string, hash: string): PoolView {
+  const v: PoolView = {
+    all: [],
+    claimed: [],
+    template: { total: 0, outdated: 0, outdatedIdle: 0 },
+    idleByLabel: 0,
+    idle: 0,
+    bound: 0,
+    draining: 0,
+  };
+  let allOfPool = true;
+  for (const p of pods) {
+    if (p.metadata.labels?.[LABEL_POOL] !== pool) {
+      allOfPool = false;
+      continue;
+    }
+    if (isDeleting(p)) continue;
+    const state = stateOf(p);
+    v.template.total++;
+    if (!isUpdatedPod(p, hash)) {
+      v.template.outdated++;
+      if (state === 'Idle') v.template.outdatedIdle++;
+    }
+    if (state === 'Bound') v.bound++;
+    else if (state === 'Draining') v.draining++;
+    const owner = claimedBy(p);
+    if (owner !== undefined || state === 'Bound' || state === 'Draining') v.claimed.push(p);
+    else if (state === 'Idle') {
+      v.idleByLabel++;
+      if (!isPodFinished(p)) v.idle++;
+    }
+  }
+  v.all = allOfPool ? pods : pods.filter((p) => p.metadata.labels?.[LABEL_POOL] === pool);
+  return v;
+}
+
+/**
+ * Names of the pods in `namespace` that non-deleting claims reference: what isTakenByReference asks,
+ * answered with one set lookup per pod (asked for every Idle pod of the pool on each reconcile).
+ */
+function referencedPodNames(claims: readonly PodClaim[], namespace: string): Set<string> {
+  const out = new Set<string>();
+  for (const c of claims) {
+    if (c.metadata.deletionTimestamp || (c.metadata.namespace ?? '') !== namespace) continue;
+    if (c.spec.podName) out.add(c.spec.podName);
+    if (c.spec.sourcePod) out.add(c.spec.sourcePod);
+  }
+  return out;
+}
+
 /** Decides with core's rules unless a test hands in `rules` with one broken on purpose. */
 export function decidePodPool(s: PodPoolSnapshot, rules: SafetyRules = SAFETY_RULES): PodPoolDecision {
   const pool = s.pool;
   if (pool.metadata.deletionTimestamp) return { writes: [], events: [] };
   const name = pool.metadata.name;
-  // Terminating pods count against maxPods (scaling.ts); the rest of the pool's view ignores them.
-  const allPods = s.pods.filter((p) => p.metadata.labels?.[LABEL_POOL] === name);
-  const pods = allPods.filter((p) => !isDeleting(p));
-  // Finished Idle pods are being replaced (scaling.ts): they are not Idle in the status.
-  const idle = pods.filter((p) => isIdlePod(p) && !isPodFinished(p));
-  // Demand (pool/demand.ts): claims waiting, and pods a claim references whatever their labels say.
-  const references = new ClaimIndex(s.claims);
-  const pendingClaims = waitingClaims(name, pods, s.claims, references, rules.isLostForGood).length;
   const writes: Write[] = [];
   const events: EventSpec[] = [];
 
@@ -112,22 +172,34 @@ export function decidePodPool(s: PodPoolSnapshot, rules: SafetyRules = SAFETY_RU
   const source = rules.judgePoolSource(pool, s.sourceCapture);
   const seed = source.kind === 'fenced' ? source.seed : undefined;
   const current = currentTemplateHash(pool, source);
+  // While the source is not ready no pod is new: the pods are judged against the hash last reported.
+  const hash = current ?? pool.status?.templateHash ?? poolTemplateHash(pool);
+  // Terminating pods count against maxPods (scaling.ts); the rest of the pool's view ignores them.
+  const view = poolView(s.pods, name, hash);
+  // Demand (pool/demand.ts): claims waiting, and pods a claim references whatever their labels say.
+  // Only claimed pods can be residue or a bind in flight, so both read view.claimed.
+  const references = new ClaimIndex(s.claims);
+  const pendingClaims = waitingClaims(name, view.claimed, s.claims, references, rules.isLostForGood).length;
 
   // Residue (P5, P7): a claimed pod that no live claim holds goes back to the pool, after a live read.
-  const residue = residuePods(s, pods, references);
+  const residue = residuePods(s, view.claimed, references);
   if (residue.length > 0 && !s.live) return { writes: [], events: [], needsLiveRead: true };
   for (const { pod: p, why } of residue) {
     writes.push(rules.releasePodWrite(p, poolRelease(pool, source), `pod ${p.metadata.name} ${why}`));
     events.push(event(pool, 'Warning', 'ResidueReleased', `pod ${p.metadata.name} ${why}`));
   }
 
-  // While the source is not ready no pod is new: the pods are judged against the hash last reported.
-  const hash = current ?? pool.status?.templateHash ?? poolTemplateHash(pool);
+  const namespace = pool.metadata.namespace ?? '';
+  const referenced = referencedPodNames(s.claims, namespace);
   const scaling = decideScaling({
     pool,
-    pods: allPods,
+    pods: view.all,
     pendingClaims,
-    taken: (p) => isTakenByReference(p, references),
+    ...(referenced.size > 0
+      ? {
+          taken: (p: Pod) => (p.metadata.namespace ?? '') === namespace && referenced.has(p.metadata.name),
+        }
+      : {}),
     expectations: s.expectations ?? NO_PENDING,
     unservable: s.unservable ?? NO_UNSERVABLE_NODES,
     now: s.now,
@@ -141,18 +213,19 @@ export function decidePodPool(s: PodPoolSnapshot, rules: SafetyRules = SAFETY_RU
   if (budget.write) writes.push(budget.write);
   if (budget.conflict) events.push(event(pool, 'Warning', 'DisruptionBudgetConflict', budget.conflict));
 
+  const total = view.template.total;
   const status: PodPoolStatus = {
-    total: pods.length,
-    idle: idle.length,
-    bound: pods.filter((p) => stateOf(p) === 'Bound').length,
-    draining: pods.filter((p) => stateOf(p) === 'Draining').length,
+    total,
+    idle: view.idle,
+    bound: view.bound,
+    draining: view.draining,
     observedGeneration: pool.metadata.generation ?? 0,
-    ...rolloutStatus(pool, pods, hash),
+    ...rolloutStatus(pool, view.template, hash),
   };
   // Unschedulable pods are Idle by label but will not serve until a node is found.
   const ok =
-    idle.length - scaling.unschedulable >=
-    Math.min(pool.spec.minIdle, pool.spec.maxPods - (pods.length - pods.filter(isIdlePod).length));
+    view.idle - scaling.unschedulable >=
+    Math.min(pool.spec.minIdle, pool.spec.maxPods - (total - view.idleByLabel));
   // Other writers' conditions on the pool are kept; only Ready is ours.
   status.conditions = setCondition(
     pool.status?.conditions,
@@ -166,12 +239,12 @@ export function decidePodPool(s: PodPoolSnapshot, rules: SafetyRules = SAFETY_RU
           : scaling.unschedulable > 0
             ? 'PodsUnschedulable'
             : 'ScalingUp',
-      message: `${idle.length} Idle of ${pods.length} pods (minIdle ${pool.spec.minIdle}, maxPods ${pool.spec.maxPods})${scalingNote(scaling)}`,
+      message: `${view.idle} Idle of ${total} pods (minIdle ${pool.spec.minIdle}, maxPods ${pool.spec.maxPods})${scalingNote(scaling)}`,
       observedGeneration: pool.metadata.generation ?? 0,
     },
     s.now,
   );
-  status.conditions = setCondition(status.conditions, templateCondition(pool, pods, hash), s.now);
+  status.conditions = setCondition(status.conditions, templateCondition(pool, view.template, hash), s.now);
   const sourceReady = sourceCondition(pool, source);
   if (sourceReady) {
     const ev = sourceEvent(pool, source, sourceReady);

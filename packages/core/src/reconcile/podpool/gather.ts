@@ -6,8 +6,9 @@ import { LABEL_POOL } from '../../api/constants.ts';
 import { getOrUndefined } from '../../api/errors.ts';
 import type { ObjectKey } from '../../api/meta.ts';
 import type { Client, Reader } from '../../api/ports.ts';
+import type { Pod } from '../../api/types.ts';
 import { pdbNameFor } from '../../pool/disruption-budget.ts';
-import { PoolExpectations } from '../../pool/expectations.ts';
+import { type PendingExpectations, PoolExpectations } from '../../pool/expectations.ts';
 import { claimedBy } from '../../pool/pods.ts';
 import { readUnservableNodes } from '../../pool/serving.ts';
 import type { EventRecorder } from '../apply.ts';
@@ -48,9 +49,17 @@ export async function gatherPodPool(
   let claims = listed;
   const missingClaims = new Set<string>();
   const known = new Set(claims.map((c) => c.metadata.name));
+  // One pass over the pool: claim labels to confirm, and the Idle pods' nodes to judge.
+  const idleNodes = new Set<string>();
+  const unconfirmed: string[] = [];
   for (const p of pods) {
     const owner = claimedBy(p);
-    if (!owner || known.has(owner)) continue;
+    if (owner === undefined) {
+      if (p.spec.nodeName && isIdlePod(p)) idleNodes.add(p.spec.nodeName);
+    } else if (!known.has(owner)) unconfirmed.push(owner);
+  }
+  for (const owner of unconfirmed) {
+    if (known.has(owner) || missingClaims.has(owner)) continue;
     const c = await getOrUndefined(deps.client.get('PodClaim', { namespace: key.namespace, name: owner }));
     if (c) {
       if (claims === listed) claims = [...listed];
@@ -58,7 +67,7 @@ export async function gatherPodPool(
       known.add(owner);
     } else missingClaims.add(owner);
   }
-  const unservable = await readUnservableNodes(deps.cache, pods.filter(isIdlePod));
+  const unservable = await readUnservableNodes(deps.cache, idleNodes);
   const pdb = await getOrUndefined(
     deps.cache.get('PodDisruptionBudget', { namespace: key.namespace, name: pdbNameFor(key.name) }),
   );
@@ -68,8 +77,7 @@ export async function gatherPodPool(
     : undefined;
   const now = deps.now();
   const expectations =
-    cached?.expectations ??
-    (deps.expectations ?? new PoolExpectations()).observe(pool.metadata.uid ?? '', pods, now);
+    cached?.expectations ?? (await observeExpectations(deps, key, pool.metadata.uid ?? '', now));
   return {
     pool,
     pods,
@@ -82,4 +90,20 @@ export async function gatherPodPool(
     ...(pdb ? { pdb } : {}),
     ...(sourceCapture ? { sourceCapture } : {}),
   };
+}
+
+/** The process's expectations for the pool, observed by looking up only the pod names they wait on. */
+async function observeExpectations(
+  deps: PodPoolDeps,
+  key: ObjectKey,
+  poolUid: string,
+  now: number,
+): Promise<PendingExpectations> {
+  const expectations = deps.expectations ?? new PoolExpectations();
+  const shown = new Map<string, Pod>();
+  for (const name of expectations.pendingNames(poolUid)) {
+    const p = await getOrUndefined(deps.cache.get('Pod', { namespace: key.namespace, name }));
+    if (p && p.metadata.labels?.[LABEL_POOL] === key.name) shown.set(name, p);
+  }
+  return expectations.observe(poolUid, shown, now);
 }
