@@ -17,11 +17,6 @@ import type { ClaimIndex } from './claim-index.ts';
 import { isLostForGood as lostForGood } from './lost-policy.ts';
 import { claimedBy, isClaimedBy, stateOf } from './pods.ts';
 
-/** Whether a live claim of `references` holds this pod: it is not Idle, whatever its labels say. */
-export function isTakenByReference(pod: Pod, references: ClaimIndex): boolean {
-  return references.isReferenced(pod.metadata.namespace ?? '', pod.metadata.name);
-}
-
 /**
  * A bind in flight for claim `c`: a pod labelled for it (name and UID) by the bind's CAS that no claim
  * references yet, Bound, not deleting, not finished. The claim adopts it on its next reconcile ("resume

@@ -3,9 +3,7 @@
 // and KEDA read it through /scale) and the TemplateUpToDate condition.
 import type { ConditionSpec } from '../api/conditions.ts';
 import { LABEL_POOL } from '../api/constants.ts';
-import type { Pod, PodPool, PodPoolStatus } from '../api/types.ts';
-import { stateOf } from './pods.ts';
-import { isUpdatedPod } from './template-hash.ts';
+import type { PodPool, PodPoolStatus } from '../api/types.ts';
 
 const CONDITION_TEMPLATE_UP_TO_DATE = 'TemplateUpToDate';
 
@@ -18,17 +16,6 @@ export interface TemplateCounts {
   outdated: number;
   /** Outdated pods labelled Idle. */
   outdatedIdle: number;
-}
-
-/** Counts `pods` (the pool's non-deleting pods) by template `hash`. */
-export function countByTemplate(pods: readonly Pod[], hash: string): TemplateCounts {
-  const c: TemplateCounts = { total: pods.length, outdated: 0, outdatedIdle: 0 };
-  for (const p of pods) {
-    if (isUpdatedPod(p, hash)) continue;
-    c.outdated++;
-    if (stateOf(p) === 'Idle') c.outdatedIdle++;
-  }
-  return c;
 }
 
 /** Status fields of the rollout and the scale subresource, from the pool's non-deleting pods' counts. */

@@ -5,7 +5,6 @@
 // cache is either cache lag or a deleted node whose pods pod-GC removes; refusing to bind there
 // would stop every pool whenever Node reads are unavailable.
 import { getOrUndefined } from '../api/errors.ts';
-import { isPodFinished } from '../api/pod-predicates.ts';
 import type { Reader } from '../api/ports.ts';
 import type { Node, Pod } from '../api/types.ts';
 
@@ -24,14 +23,6 @@ export function nodeCanServe(n: Node): boolean {
 export function isStranded(p: Pod, unservable: UnservableNodes): boolean {
   const node = p.spec.nodeName;
   return node !== undefined && node !== '' && unservable.has(node);
-}
-
-/**
- * An Idle pod that cannot serve where it is, so it neither counts toward the Idle target nor stays:
- * finished (its containers exited for good, it never runs again) or stranded on an unservable node.
- */
-export function cannotServe(p: Pod, unservable: UnservableNodes): boolean {
-  return isPodFinished(p) || isStranded(p, unservable);
 }
 
 /** Pending because the scheduler found no node (PodScheduled=False, reason Unschedulable). */
