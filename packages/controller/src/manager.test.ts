@@ -398,7 +398,7 @@ describe('Manager on the in-memory API model', () => {
     expect(
       mgr.expectations.observe(
         m.getNow('PodPool', { namespace: NS, name: 'web' }).metadata.uid!,
-        m.listNow('Pod'),
+        new Map(m.listNow('Pod').map((p) => [p.metadata.name, p])),
         Date.now(),
       ),
     ).toMatchObject({ creates: 0 });

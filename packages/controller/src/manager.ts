@@ -16,6 +16,7 @@ import {
   type EventSpec,
   intercept,
   type Kind,
+  type KubeObject,
   LABEL_CLAIMED_BY,
   LABEL_POOL,
   LABEL_STATE,
@@ -26,7 +27,9 @@ import {
   type Pod,
   type PodClaim,
   PoolExpectations,
+  PoolPodIndex,
   parseReconcileKey,
+  podFieldsRead,
   RECONCILE_KINDS,
   type Reader,
   type ReconcileKind,
@@ -127,6 +130,8 @@ export class Manager {
   private readonly router: EventRouter;
   /** Pool create/delete expectations (core's pool/expectations.ts), fed by the Pod informer's deletes. */
   readonly expectations = new PoolExpectations();
+  /** Each pool's pods sorted as the Pod informer sees them change (core's pool/pool-pod-index.ts). */
+  readonly poolPods = new PoolPodIndex();
   private readonly opts: ManagerOptions;
   private readonly timers: Timers;
   private readonly log: Logger;
@@ -220,6 +225,8 @@ export class Manager {
               indexLabels: [LABEL_POOL, LABEL_STATE, LABEL_CLAIMED_BY],
               // A pool's Idle pods oldest first: a claim's gather reads its window, not the pool.
               indexLabelSets: [[LABEL_POOL, LABEL_STATE]],
+              // Only the fields claimkit reads are cached (core's api/pod-fields.ts).
+              transform: (o: KubeObject) => podFieldsRead(o as Pod),
             }
           : {}),
         ...(kind === 'PodClaim' ? { indexFields: ['spec.podName', 'spec.sourcePod'] } : {}),
@@ -239,6 +246,12 @@ export class Manager {
     if (nodes) this.informers.push(nodes as unknown as AnyInformer);
     this.reader = nodes ? this.cache : withoutNodes(this.cache);
     pods.addHandler({ onDelete: (p) => this.expectations.podDeleted(p) });
+    // Fed by the same informer the cache reads (its handlers run as its store changes).
+    pods.addHandler({
+      onAdd: (p) => this.poolPods.upsert(p),
+      onUpdate: (_old, p) => this.poolPods.upsert(p),
+      onDelete: (p) => this.poolPods.remove(p),
+    });
     // Every change, Nodes included, goes through core's event router (the simulator routes through
     // the same one): claim index, mapEvent, the status-only predicate, pool coalescing, Node routing.
     this.router = new EventRouter({
@@ -467,6 +480,7 @@ export class Manager {
       now: this.opts.now ?? (() => this.timers.now()),
       recorder: this.recorder,
       expectations: this.expectations,
+      poolPods: this.poolPods,
       ...(this.backend ? { backend: this.backend } : {}),
       ...(this.opts.tracer ? { tracer: this.opts.tracer } : {}),
     };

@@ -109,6 +109,7 @@ export {
   oldestFirstKey,
   oldestFirstPage,
 } from './api/oldest-first.ts';
+export { podFieldsRead } from './api/pod-fields.ts';
 export { isDeleting, isPodFinished, isPodReady } from './api/pod-predicates.ts';
 export type {
   Client,
@@ -255,6 +256,12 @@ export { CANDIDATE_WINDOW } from './pool/bind-candidates.ts';
 export { ClaimIndex, type ReferencingClaim } from './pool/claim-index.ts';
 export { PoolExpectations } from './pool/expectations.ts';
 export { ANNOTATION_POD_METADATA_KEYS, isReservedPodMetadataKey } from './pool/pod-metadata.ts';
+export {
+  isQuietIdle,
+  PoolPodIndex,
+  type PoolPodsSource,
+  type PoolPodsView,
+} from './pool/pool-pod-index.ts';
 export { nodeCanServe } from './pool/serving.ts';
 export { LABEL_TEMPLATE_HASH } from './pool/template-hash.ts';
 export type { EventRecorder } from './reconcile/apply.ts';

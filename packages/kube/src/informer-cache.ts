@@ -6,6 +6,7 @@ import {
   KIND_INFO,
   type Kind,
   type KindMap,
+  type KubeObject,
   type LabelSelector,
   type ListOptions,
   type ListWatcher,
@@ -21,7 +22,10 @@ import type { IndexFunc } from './indexed-store.ts';
 import { Informer, type InformerOptions } from './informer.ts';
 
 export interface InformerCacheOptions
-  extends Omit<InformerOptions, 'labelSelector' | 'indexFields' | 'indexLabels' | 'indexLabelSets'> {
+  extends Omit<
+    InformerOptions,
+    'labelSelector' | 'indexFields' | 'indexLabels' | 'indexLabelSets' | 'transform'
+  > {
   /** Kinds without an informer are read from here (live); without it, reading one is an error. */
   live?: Reader;
 }
@@ -34,6 +38,8 @@ export interface InformerKindOptions {
   indexLabels?: string[];
   /** Label-key combinations indexed oldest first (InformerOptions.indexLabelSets). */
   indexLabelSets?: string[][];
+  /** What the store keeps of each object (InformerOptions.transform). */
+  transform?: (obj: KubeObject) => KubeObject;
 }
 
 export class InformerCache implements Reader, OldestFirstReader {

@@ -7,6 +7,7 @@ import {
   type ConfigMap,
   type Kind,
   type KindMap,
+  type KubeObject,
   LABEL_POOL,
   LABEL_STATE,
   type ListOptions,
@@ -29,6 +30,7 @@ import {
   migratingFrom,
   pod,
   podClaim,
+  withAnnotations,
   withLabels,
   withState,
 } from '@claimkit/core/testing';
@@ -108,6 +110,25 @@ describe('Informer over the ApiModel', () => {
     expect(inf.get(k('a'))?.data).toEqual({ v: '2' });
     // A handler added later gets what is stored, as adds.
     expect(seenBy(inf)).toEqual(['add a@2']);
+  });
+
+  it('a transform decides what the store keeps, from the list and from every watch event', async () => {
+    const m = new ApiModel();
+    await m.create(cm('pre', '0', withAnnotations({ big: 'x'.repeat(100) })));
+    const timers = new FakeTimers();
+    const dropBig = (o: KubeObject): KubeObject => {
+      const { big: _drop, ...annotations } = o.metadata.annotations ?? {};
+      return { ...o, metadata: { ...o.metadata, annotations } };
+    };
+    const inf = informer(m, 'ConfigMap', { namespace: NS, timers, transform: dropBig });
+    const seen = seenBy(inf);
+    await inf.start();
+    await m.create(cm('a', '1', withAnnotations({ big: 'y', keep: 'k' })));
+    await m.patch('ConfigMap', k('a'), { data: { v: '2' } });
+    expect(seen).toEqual(['add pre@0', 'add a@1', 'update a@1->a@2']);
+    expect(inf.get(k('pre'))?.metadata.annotations).toEqual({});
+    expect(inf.get(k('a'))?.metadata.annotations).toEqual({ keep: 'k' });
+    expect(inf.get(k('a'))?.data).toEqual({ v: '2' });
   });
 
   it('lists in pages; the watch resumes from the first page version', async () => {

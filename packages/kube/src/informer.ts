@@ -13,6 +13,7 @@ import {
   isApiError,
   type Kind,
   type KindMap,
+  type KubeObject,
   type LabelSelector,
   type ListOptions,
   type ListWatcher,
@@ -54,6 +55,12 @@ export interface InformerOptions {
    * without touching the rest (e.g. [pool, state]: a pool's Idle pods, oldest first).
    */
   indexLabelSets?: string[][];
+  /**
+   * What the store keeps of each object, after managedFields are dropped (client-go's SetTransform):
+   * fields nobody reads cost memory for every object cached. It must keep every field the readers
+   * use, and return the same kind of object; it may return its input.
+   */
+  transform?: (obj: KubeObject) => KubeObject;
   timers?: Timers;
   log?: InformerLog;
   /** Items per list page (default 500): a large namespace is never one huge response in memory. */
@@ -376,7 +383,7 @@ export class Informer<K extends Kind> {
     // Every page is served from the first page's snapshot, whose version the watch resumes from.
     const resourceVersion = page.resourceVersion;
     for (;;) {
-      for (const o of page.items) items.push(slim(o));
+      for (const o of page.items) items.push(this.kept(o));
       if (!page.continue || this.stopped) break;
       page = await this.source.list(this.kind, { ...this.listOptions(), limit, continue: page.continue });
     }
@@ -539,6 +546,12 @@ export class Informer<K extends Kind> {
 
   // ---------------- store and handlers ----------------
 
+  /** The part of `o` the store keeps: without managedFields, then through the transform if any. */
+  private kept(o: KindMap[K]): KindMap[K] {
+    const slimmed = slim(o);
+    return this.opts.transform ? (this.opts.transform(slimmed) as KindMap[K]) : slimmed;
+  }
+
   /** A list's content replaces the store; handlers get the differences. */
   private replace(list: ObjectList<KindMap[K]>): void {
     const seen = new Set<string>();
@@ -559,7 +572,7 @@ export class Informer<K extends Kind> {
   }
 
   private apply(e: WatchEvent<KindMap[K]>): void {
-    const o = slim(e.object);
+    const o = this.kept(e.object);
     if (o.metadata.resourceVersion) this.rv = o.metadata.resourceVersion;
     if (e.type !== 'DELETED') {
       this.upsert(o);

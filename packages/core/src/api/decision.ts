@@ -33,6 +33,11 @@ export interface Decision {
   requeueAfterMs?: number;
   /** Decided from a cache and must not act on it: re-read live and decide again (nothing applied). */
   needsLiveRead?: boolean;
+  /**
+   * Decided from a summarized cache view (a pool's quiet Idle pods counted, not listed) and needs the
+   * objects themselves (victims to choose): gather in full from the cache and decide again.
+   */
+  needsFullRead?: boolean;
 }
 
 export const noop = (requeueAfterMs?: number): Decision =>

@@ -2,13 +2,15 @@
 // state `lag` events ago, relisted when the model's event window no longer reaches back that far.
 // `kindLag` holds one kind's events back further (one informer behind the others: a pod watch under
 // load behind the claim watch), so the cache can show a claim's write before the pod write before it.
+import { LABEL_POOL } from '../api/constants.ts';
 import { ApiError } from '../api/errors.ts';
 import { clone } from '../api/json.ts';
 import { matchesList } from '../api/list-match.ts';
 import { type KubeObject, keyString, type ObjectKey } from '../api/meta.ts';
 import type { OldestFirstOptions, OldestFirstPage } from '../api/oldest-first.ts';
 import type { ListOptions, ObjectList, Reader } from '../api/ports.ts';
-import { KIND_INFO, type Kind, type KindMap } from '../api/types.ts';
+import { KIND_INFO, type Kind, type KindMap, type Pod } from '../api/types.ts';
+import { PoolPodIndex, type PoolPodsSource } from '../pool/pool-pod-index.ts';
 import { type ApiModel, keyOfObj, type ModelEvent, pageOf } from './api-model.ts';
 
 type Obj = KubeObject & { [field: string]: unknown };
@@ -28,12 +30,32 @@ export class CacheView implements Reader {
   private taken = 0;
   /** Called for every delete the view applies, as an informer's delete handler (expectations observe it). */
   onDelete: ((o: KubeObject) => void) | undefined;
+  /** What the view keeps of each object, as an informer's transform (the controller's pods: api/pod-fields.ts). */
+  private readonly transform: ((o: KubeObject) => KubeObject) | undefined;
 
   private readonly model: ApiModel;
 
-  constructor(model: ApiModel, lag = 0) {
+  /**
+   * The pool pod index a process keeps beside its informer (pool/pool-pod-index.ts), over this
+   * view: built from the view's pods when asked, so it shows exactly what the view does.
+   */
+  readonly poolPods: PoolPodsSource = {
+    view: (namespace, pool) => {
+      this.sync();
+      const index = new PoolPodIndex();
+      for (const o of this.store.get('Pod')?.values() ?? []) {
+        const p = o as unknown as Pod;
+        if ((p.metadata.namespace ?? '') === namespace && p.metadata.labels?.[LABEL_POOL] === pool)
+          index.upsert(clone(p));
+      }
+      return index.view(namespace, pool);
+    },
+  };
+
+  constructor(model: ApiModel, lag = 0, transform?: (o: KubeObject) => KubeObject) {
     this.model = model;
     this.lag = lag;
+    this.transform = transform;
     this.relist();
   }
 
@@ -43,7 +65,7 @@ export class CacheView implements Reader {
     const snap = this.model.snapshot();
     for (const kind of Object.keys(snap) as Kind[]) {
       const b = new Map<string, Obj>();
-      for (const o of snap[kind]) b.set(keyString(keyOfObj(o)), o as unknown as Obj);
+      for (const o of snap[kind]) b.set(keyString(keyOfObj(o)), this.kept(o) as unknown as Obj);
       this.store.set(kind, b);
     }
     this.appliedRv = Number(this.model.resourceVersion);
@@ -91,7 +113,11 @@ export class CacheView implements Reader {
     if (e.type === 'DELETED') {
       b.delete(k);
       this.onDelete?.(e.object);
-    } else b.set(k, clone(e.object));
+    } else b.set(k, this.kept(clone(e.object)) as unknown as Obj);
+  }
+
+  private kept(o: KubeObject): KubeObject {
+    return this.transform ? this.transform(o) : o;
   }
 
   async get<K extends Kind>(kind: K, key: ObjectKey): Promise<KindMap[K]> {

@@ -50,6 +50,13 @@ export interface ScalingInput {
    * replaced or rolled out, and no pod is judged outdated; excess Idle pods are still scaled down.
    */
   holdCreates?: boolean;
+  /**
+   * Pods of the pool counted, not listed in `pods` (pool-pod-index.ts): quiet Idle pods of the
+   * current template on servable nodes that no claim references. Where the decision must choose
+   * among Idle pods (scale-down, rollout, over maxPods) and some are only counted, it says
+   * `needsFullRead` instead.
+   */
+  quietIdle?: number;
 }
 
 export interface ScalingDecision {
@@ -64,6 +71,8 @@ export interface ScalingDecision {
   stranded: number;
   /** Idle pods whose containers finished for good (being deleted and replaced). */
   finished: number;
+  /** Only counted Idle pods (ScalingInput.quietIdle) could be chosen here: list them, decide again. */
+  needsFullRead?: true;
 }
 
 const isIdleByLabel = (p: Pod): boolean =>
@@ -128,8 +137,15 @@ function sortPoolPods(x: ScalingInput, hash: string): SortedPods {
 export function decideScaling(x: ScalingInput): ScalingDecision {
   const { pool } = x;
   const hash = x.templateHash ?? poolTemplateHash(pool);
-  const { live, idle, finished, stranded, servable, healthy, unschedulable } = sortPoolPods(x, hash);
-  const terminating = x.pods.length - live;
+  const sorted = sortPoolPods(x, hash);
+  const { finished, stranded, servable, healthy, unschedulable } = sorted;
+  // Counted pods are live, Idle, servable and healthy (ScalingInput.quietIdle).
+  const quiet = x.quietIdle ?? 0;
+  const live = sorted.live + quiet;
+  const idle = sorted.idle + quiet;
+  const healthyCount = healthy.length + quiet;
+  const podCount = x.pods.length + quiet;
+  const terminating = podCount - live;
   const held = live - idle;
   const desiredIdle = Math.min(pool.spec.minIdle + x.pendingClaims, Math.max(0, pool.spec.maxPods - held));
   const base = {
@@ -153,8 +169,14 @@ export function decideScaling(x: ScalingInput): ScalingDecision {
     };
   }
 
-  const room = Math.max(0, pool.spec.maxPods - x.pods.length);
-  const need = desiredIdle - healthy.length;
+  const room = Math.max(0, pool.spec.maxPods - podCount);
+  const need = desiredIdle - healthyCount;
+  // Victims are chosen among Idle pods, counted ones included: scale-down and a rollout's Ready
+  // count (outdated servable pods beside current ones). Over maxPods is one of the two: healthy pods
+  // never exceed desiredIdle <= maxPods - held otherwise.
+  const outdatedServable = !x.holdCreates && healthy.length !== servable.length;
+  if (quiet > 0 && (healthyCount > desiredIdle || outdatedServable))
+    return { ...base, writes, events, needsFullRead: true };
   const deleting = new Set<string>();
   let created = 0;
   // Finished pods never run again: deleted at once (a concurrent bind or relabel still wins); left
@@ -206,7 +228,7 @@ export function decideScaling(x: ScalingInput): ScalingDecision {
     // The target is met by pods that can serve: stranded pods go first, then the extra ones
     // (outdated, not-Ready, newest first: scaleDownOrder), and whatever exceeds maxPods.
     const overMax = Math.max(0, live - stranded.length - finished.length - pool.spec.maxPods);
-    const extraHealthy = Math.max(0, healthy.length - desiredIdle);
+    const extraHealthy = Math.max(0, healthyCount - desiredIdle);
     const victims = [...stranded].sort(newestFirst);
     if (extraHealthy > 0)
       for (const v of scaleDownOrder(healthy, hash).slice(0, extraHealthy)) victims.push(v);
@@ -238,16 +260,15 @@ export function decideScaling(x: ScalingInput): ScalingDecision {
   }
   // Rollout: outdated Idle pods go once current Ready ones keep the target without them.
   // Every servable pod current (healthy are the current ones): nothing to roll out.
-  const outdated =
-    x.holdCreates || healthy.length === servable.length
-      ? []
-      : outdatedIdleToDelete({
-          idle: servable,
-          templateHash: hash,
-          desiredIdle,
-          roomToCreate: x.pods.length + created < pool.spec.maxPods,
-          alreadyDeleting: deleting,
-        });
+  const outdated = !outdatedServable
+    ? []
+    : outdatedIdleToDelete({
+        idle: servable,
+        templateHash: hash,
+        desiredIdle,
+        roomToCreate: podCount + created < pool.spec.maxPods,
+        alreadyDeleting: deleting,
+      });
   for (const v of outdated)
     writes.push(deletePodAsReadWrite(v, `replace Idle pod ${v.metadata.name} of an outdated template`));
   if (outdated.length > 0)

@@ -1,5 +1,5 @@
-// The one reconcile step every reconciler runs: gather a snapshot, decide, re-gather live and
-// decide again when the decision asks to, apply the decision's writes in order (stopping at the
+// The one reconcile step every reconciler runs: gather a snapshot, decide, re-gather in full or live
+// and decide again when the decision asks to, apply the decision's writes in order (stopping at the
 // first failure), run the follow-up I/O it asks for and decide on its outcome, and turn the last
 // outcome into a requeue policy. Every write and Event of a reconcile is in a Decision.
 // With a tracer in its deps, trace-step.ts wraps each phase and write in a span.
@@ -33,6 +33,11 @@ export interface GatherOptions<Snapshot> {
   live: boolean;
   /** The snapshot from the cache that the live read confirms (absent on the first gather). */
   cached?: Snapshot;
+  /**
+   * Read every object the decision may act on, not a summary of them: the step asks for it when a
+   * decision made from a summary says `needsFullRead` (a live read is always full).
+   */
+  full?: boolean;
 }
 
 /** How long each stage of one reconcile step took, in the observer's clock (ms). */
@@ -130,12 +135,20 @@ async function runStep<Deps extends StepDeps, Snapshot, D extends Decision>(
     stages[stage] += t - mark;
     mark = t;
   };
-  const cached = await r.gather(deps, key, { live: false });
+  let cached = await r.gather(deps, key, { live: false });
   lap('gatherMs');
   if (cached === undefined) return {};
   let snap: Snapshot = cached;
   let d = r.decide(snap, rules);
   lap('decideMs');
+  if (d.needsFullRead) {
+    cached = await r.gather(deps, key, { live: false, full: true });
+    lap('gatherMs');
+    if (cached === undefined) return {};
+    snap = cached;
+    d = r.decide(snap, rules);
+    lap('decideMs');
+  }
   if (d.needsLiveRead) {
     const live = await r.gather(deps, key, { live: true, cached });
     lap('gatherMs');

@@ -127,6 +127,7 @@ export function traceStep<Deps extends StepDepsLike, Snapshot, D extends Decisio
       span.setAttribute('claimkit.events', d.events.length);
       if (d.requeueAfterMs !== undefined) span.setAttribute('claimkit.requeue_after_ms', d.requeueAfterMs);
       if (d.needsLiveRead) span.setAttribute('claimkit.needs_live_read', true);
+      if (d.needsFullRead) span.setAttribute('claimkit.needs_full_read', true);
       span.end();
       return d;
     },

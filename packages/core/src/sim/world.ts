@@ -6,6 +6,7 @@
 // is behind their own write (core's own-writes skip), all on the world's manual clock.
 
 import { getOrUndefined, isApiError } from '../api/errors.ts';
+import { podFieldsRead } from '../api/pod-fields.ts';
 import type { Client, Reader } from '../api/ports.ts';
 import type { AnyObject, Capture, Pod, PodClaim, PodPool } from '../api/types.ts';
 import type { ClusterState } from '../invariants/check.ts';
@@ -197,7 +198,8 @@ export class World {
   }
 
   private newController(): Controller {
-    const cache = new CacheView(this.model, 0);
+    // The controller caches only the pod fields claimkit reads (api/pod-fields.ts): so does the simulator.
+    const cache = new CacheView(this.model, 0, (o) => (o.kind === 'Pod' ? podFieldsRead(o as Pod) : o));
     const expectations = new PoolExpectations();
     // The informer's delete handler observes pods that came and went between two reconciles.
     cache.onDelete = (o) => {
@@ -293,6 +295,8 @@ export class World {
       backend: this.agent,
       rules: this.rules,
       expectations: ctl.expectations,
+      // As the controller: the pool's quiet Idle pods counted through its pod index.
+      poolPods: ctl.cache.poolPods,
     };
     let turn: Turn | undefined;
     try {

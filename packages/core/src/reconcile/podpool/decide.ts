@@ -57,6 +57,12 @@ export interface PodPoolSnapshot {
   pdb?: PodDisruptionBudget;
   /** The Capture spec.source names, as the cache shows it (absent: not found, or no spec.source). */
   sourceCapture?: Capture;
+  /**
+   * Pods of the pool counted, not in `pods` (gather read the process's PoolPodIndex): quiet Idle
+   * pods (pool-pod-index.ts) of template `hash`, on nodes that can serve, that no claim references.
+   * A decision that must choose among them, or judges another template current, says `needsFullRead`.
+   */
+  quietIdle?: { hash: string; count: number };
 }
 
 /** Residue decided from a cache says `needsLiveRead`: its claims are confirmed live first. */
@@ -110,13 +116,14 @@ interface PoolView {
 }
 
 /** One pass over the snapshot's pods: a pool reconcile runs on every bind, over every pod of the pool. */
-function poolView(pods: Pod[], pool: string, hash: string): PoolView {
+function poolView(pods: Pod[], pool: string, hash: string, quiet: number): PoolView {
+  // Counted quiet pods are non-deleting, current, Idle and not finished (PodPoolSnapshot.quietIdle).
   const v: PoolView = {
     all: [],
     claimed: [],
-    template: { total: 0, outdated: 0, outdatedIdle: 0 },
-    idleByLabel: 0,
-    idle: 0,
+    template: { total: quiet, outdated: 0, outdatedIdle: 0 },
+    idleByLabel: quiet,
+    idle: quiet,
     bound: 0,
     draining: 0,
   };
@@ -174,8 +181,11 @@ export function decidePodPool(s: PodPoolSnapshot, rules: SafetyRules = SAFETY_RU
   const current = currentTemplateHash(pool, source);
   // While the source is not ready no pod is new: the pods are judged against the hash last reported.
   const hash = current ?? pool.status?.templateHash ?? poolTemplateHash(pool);
+  // Counted pods are of the template the gather judged current; another one needs them listed.
+  const quiet = s.quietIdle?.count ?? 0;
+  if (quiet > 0 && s.quietIdle?.hash !== hash) return { writes: [], events: [], needsFullRead: true };
   // Terminating pods count against maxPods (scaling.ts); the rest of the pool's view ignores them.
-  const view = poolView(s.pods, name, hash);
+  const view = poolView(s.pods, name, hash, quiet);
   // Demand (pool/demand.ts): claims waiting, and pods a claim references whatever their labels say.
   // Only claimed pods can be residue or a bind in flight, so both read view.claimed.
   const references = new ClaimIndex(s.claims);
@@ -206,7 +216,10 @@ export function decidePodPool(s: PodPoolSnapshot, rules: SafetyRules = SAFETY_RU
     templateHash: hash,
     newPod: (p) => newPod(p, s.now, seed),
     ...(current === undefined ? { holdCreates: true } : {}),
+    ...(quiet > 0 ? { quietIdle: quiet } : {}),
   });
+  // Nothing is applied from a summary that cannot choose: residue (if any) was decided live.
+  if (scaling.needsFullRead) return { writes: [], events: [], needsFullRead: true };
   writes.push(...scaling.writes);
   events.push(...scaling.events);
   const budget = decideDisruptionBudget(pool, s.pdb);

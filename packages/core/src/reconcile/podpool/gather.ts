@@ -6,13 +6,15 @@ import { LABEL_POOL } from '../../api/constants.ts';
 import { getOrUndefined } from '../../api/errors.ts';
 import type { ObjectKey } from '../../api/meta.ts';
 import type { Client, Reader } from '../../api/ports.ts';
-import type { Pod } from '../../api/types.ts';
+import type { Pod, PodClaim, PodPool } from '../../api/types.ts';
 import { pdbNameFor } from '../../pool/disruption-budget.ts';
 import { type PendingExpectations, PoolExpectations } from '../../pool/expectations.ts';
 import { claimedBy } from '../../pool/pods.ts';
-import { readUnservableNodes } from '../../pool/serving.ts';
+import type { PoolPodsSource } from '../../pool/pool-pod-index.ts';
+import { nodeCanServe, readUnservableNodes } from '../../pool/serving.ts';
+import { currentTemplateHash, poolTemplateHash } from '../../pool/template-hash.ts';
 import type { EventRecorder } from '../apply.ts';
-import type { SafetyRules } from '../safety-rules.ts';
+import { SAFETY_RULES, type SafetyRules } from '../safety-rules.ts';
 import type { GatherOptions } from '../step.ts';
 import { isIdlePod, type PodPoolSnapshot } from './decide.ts';
 
@@ -28,23 +30,36 @@ export interface PodPoolDeps {
    * one, each reconcile starts with none: fine for a cache that never lags (tests on the model).
    */
   expectations?: PoolExpectations;
+  /**
+   * The process's pool pod index, fed by the same pod informer as `cache` (pool-pod-index.ts): the
+   * quiet Idle pods are counted, not listed, so a reconcile's cost follows what is not quiet in the
+   * pool. Without one, each reconcile lists the pool's pods.
+   */
+  poolPods?: PoolPodsSource;
 }
 
 export async function gatherPodPool(
   deps: PodPoolDeps,
   key: ObjectKey,
-  { live, cached }: GatherOptions<PodPoolSnapshot>,
+  { live, cached, full }: GatherOptions<PodPoolSnapshot>,
 ): Promise<PodPoolSnapshot | undefined> {
   const reader: Reader = live ? deps.client : deps.cache;
   const pool = await getOrUndefined(reader.get('PodPool', key));
   if (!pool) return undefined;
-  const pods = (
-    await reader.list('Pod', {
-      namespace: key.namespace,
-      labelSelector: { matchLabels: { [LABEL_POOL]: key.name } },
-    })
-  ).items;
+  const listPods = async () =>
+    (
+      await reader.list('Pod', {
+        namespace: key.namespace,
+        labelSelector: { matchLabels: { [LABEL_POOL]: key.name } },
+      })
+    ).items;
+  // The process's pool pod index summarizes the quiet Idle pods (unless a full or live read is asked);
+  // it needs the claims first (the quiet pods they reference are listed, not counted).
+  const index = deps.poolPods && !live && !full ? deps.poolPods : undefined;
+  let pods = index ? [] : await listPods();
   const listed = (await reader.list('PodClaim', { namespace: key.namespace })).items;
+  let summary = index ? await summarizePoolPods(deps, index, key, pool, listed) : undefined;
+  if (index) pods = summary?.pods ?? (await listPods());
   // Copied only to add a claim a pod label names: a cache's list may be frozen and shared (ports.ts).
   let claims = listed;
   const missingClaims = new Set<string>();
@@ -67,7 +82,13 @@ export async function gatherPodPool(
       known.add(owner);
     } else missingClaims.add(owner);
   }
-  const unservable = await readUnservableNodes(deps.cache, idleNodes);
+  // A claim the cache lacks may reference a quiet pod the summary counted: list the pool instead.
+  if (summary && claims !== listed) {
+    summary = undefined;
+    pods = await listPods();
+    for (const p of pods) if (p.spec.nodeName && isIdlePod(p)) idleNodes.add(p.spec.nodeName);
+  }
+  const unservable = summary?.unservable ?? (await readUnservableNodes(deps.cache, idleNodes));
   const pdb = await getOrUndefined(
     deps.cache.get('PodDisruptionBudget', { namespace: key.namespace, name: pdbNameFor(key.name) }),
   );
@@ -87,6 +108,7 @@ export async function gatherPodPool(
     now,
     expectations,
     unservable,
+    ...(summary ? { quietIdle: summary.quietIdle } : {}),
     ...(pdb ? { pdb } : {}),
     ...(sourceCapture ? { sourceCapture } : {}),
   };
@@ -106,4 +128,62 @@ async function observeExpectations(
     if (p && p.metadata.labels?.[LABEL_POOL] === key.name) shown.set(name, p);
   }
   return expectations.observe(poolUid, shown, now);
+}
+
+interface PoolPodsSummary {
+  /** The pool's pods that are not only counted: not quiet, or quiet but stranded or referenced. */
+  pods: Pod[];
+  quietIdle: { hash: string; count: number };
+  /** Every node the cache knows that cannot serve. */
+  unservable: Set<string>;
+}
+
+/**
+ * The pool's pods from the process's index: every pod that is not quiet in full, and the quiet
+ * ones counted, except those the decision must see (on a node that cannot serve, or referenced by a
+ * claim: taken, pool/demand.ts). Undefined (list the pool) when quiet pods of another template than
+ * the current one are there (a rollout chooses among them).
+ */
+async function summarizePoolPods(
+  deps: PodPoolDeps,
+  source: PoolPodsSource,
+  key: ObjectKey,
+  pool: PodPool,
+  claims: readonly PodClaim[],
+): Promise<PoolPodsSummary | undefined> {
+  // The hash decide will judge by (decide.ts); the Capture read again there by gather is the same.
+  const rules = deps.rules ?? SAFETY_RULES;
+  const capture = pool.spec.source
+    ? await getOrUndefined(
+        deps.cache.get('Capture', { namespace: key.namespace, name: pool.spec.source.captureName }),
+      )
+    : undefined;
+  const hash =
+    currentTemplateHash(pool, rules.judgePoolSource(pool, capture)) ??
+    pool.status?.templateHash ??
+    poolTemplateHash(pool);
+  const unservable = new Set<string>();
+  for (const n of (await deps.cache.list('Node')).items)
+    if (!nodeCanServe(n)) unservable.add(n.metadata.name);
+  // Nothing awaits from here on: the index is read at one instant.
+  const view = source.view(key.namespace, key.name);
+  if (!view) return undefined;
+  if (view.quietWithHash(hash) !== view.quietCount) return undefined;
+  const pods = view.others();
+  const shown = new Set<string>();
+  const show = (p: Pod) => {
+    if (shown.has(p.metadata.name)) return;
+    shown.add(p.metadata.name);
+    pods.push(p);
+  };
+  for (const node of view.quietNodes())
+    if (unservable.has(node)) for (const p of view.quietOnNode(node)) show(p);
+  for (const c of claims) {
+    if (c.metadata.deletionTimestamp || (c.metadata.namespace ?? '') !== key.namespace) continue;
+    for (const name of [c.spec.podName, c.spec.sourcePod]) {
+      const p = name ? view.quietNamed(name) : undefined;
+      if (p) show(p);
+    }
+  }
+  return { pods, quietIdle: { hash, count: view.quietCount - shown.size }, unservable };
 }
