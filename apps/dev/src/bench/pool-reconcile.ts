@@ -172,7 +172,8 @@ export interface PoolReconcileResult {
 
 export async function benchPoolReconcile(rounds = 300): Promise<PoolReconcileResult> {
   const runs: PoolReconcileRun[] = [];
-  for (const n of POOL_RECONCILE_SIZES) runs.push(await benchPoolReconcileAt(n, POOL_RECONCILE_BOUND, rounds));
+  for (const n of POOL_RECONCILE_SIZES)
+    runs.push(await benchPoolReconcileAt(n, POOL_RECONCILE_BOUND, rounds));
   const xs = runs.map((r) => r.idlePods / 1000);
   const ys = runs.map((r) => r.cpuMsPerReconcile.p50);
   const mx = xs.reduce((a, b) => a + b, 0) / xs.length;

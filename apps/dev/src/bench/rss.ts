@@ -13,6 +13,7 @@ import {
 import { repoRoot, waitFor } from '@claimkit/e2e/harness';
 import { type BenchContext, benchNamespace, cleanup, forEachConcurrently, podFor, r1 } from './context.ts';
 import { CONTROLLER_NODE_FLAGS, freePort, rssMb, spawnShippedController } from './controller-process.ts';
+import { requestCounts } from './stats.ts';
 
 export async function benchRss(ctx: BenchContext, n: number) {
   const { kube, say } = ctx;
@@ -121,6 +122,8 @@ export async function benchRss(ctx: BenchContext, n: number) {
   }
   const rssSteady = rssMb(child.pid!);
   const reconciles = await metric('claimkit_reconcile_total');
+  // What the drain cost the API server: the controller's requests by verb, kind and code.
+  const requests = requestCounts(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text());
   const drainSeconds = (performance.now() - tStart) / 1000;
   clearInterval(sampler);
   child.kill('SIGTERM');
@@ -137,6 +140,7 @@ export async function benchRss(ctx: BenchContext, n: number) {
     rssMbPeakWhileReconciling: Math.max(peakAll, peak),
     secondsToReconcileAll: r1(drainSeconds),
     reconcilesAfterStart: reconciles,
+    requests,
     targetMb: 200,
   };
 }

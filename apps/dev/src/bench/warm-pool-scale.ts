@@ -629,6 +629,12 @@ export async function benchWarmPoolScale(ctx: BenchContext, o: WarmPoolScaleOpti
         end: rssEnd,
         peak: rssPeakMb,
       },
+      // The V8 heap at the end (live objects plus garbage not yet collected): RSS also holds what a
+      // heap sized from the machine's memory (no container limit here) grew to and kept.
+      heapMbEnd: {
+        used: Math.round((parseCounter(m4, 'nodejs_heap_size_used_bytes')[0]?.value ?? 0) / 1e6),
+        total: Math.round((parseCounter(m4, 'nodejs_heap_size_total_bytes')[0]?.value ?? 0) / 1e6),
+      },
       ...(comparison ? { comparison } : {}),
       requestsWholeRun: allReq,
       claimsObserved: boundPods,
