@@ -28,6 +28,7 @@ import {
   type PodClaim,
   PoolExpectations,
   PoolPodIndex,
+  PoolStatusPacer,
   parseReconcileKey,
   podFieldsRead,
   RECONCILE_KINDS,
@@ -132,6 +133,8 @@ export class Manager {
   readonly expectations = new PoolExpectations();
   /** Each pool's pods sorted as the Pod informer sees them change (core's pool/pool-pod-index.ts). */
   readonly poolPods = new PoolPodIndex();
+  /** When this process last wrote each pool's status: counts alone are paced (core's pool/status-pacer.ts). */
+  readonly statusPacer = new PoolStatusPacer();
   private readonly opts: ManagerOptions;
   private readonly timers: Timers;
   private readonly log: Logger;
@@ -481,6 +484,7 @@ export class Manager {
       recorder: this.recorder,
       expectations: this.expectations,
       poolPods: this.poolPods,
+      statusPacer: this.statusPacer,
       ...(this.backend ? { backend: this.backend } : {}),
       ...(this.opts.tracer ? { tracer: this.opts.tracer } : {}),
     };

@@ -263,6 +263,7 @@ export {
   type PoolPodsView,
 } from './pool/pool-pod-index.ts';
 export { nodeCanServe } from './pool/serving.ts';
+export { POOL_STATUS_MIN_INTERVAL_MS, PoolStatusPacer } from './pool/status-pacer.ts';
 export { LABEL_TEMPLATE_HASH } from './pool/template-hash.ts';
 export type { EventRecorder } from './reconcile/apply.ts';
 export { reconcileCapture } from './reconcile/capture/index.ts';

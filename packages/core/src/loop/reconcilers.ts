@@ -6,6 +6,7 @@ import type { ObjectKey } from '../api/meta.ts';
 import type { Tracer } from '../api/tracing.ts';
 import type { PoolExpectations } from '../pool/expectations.ts';
 import type { PoolPodsSource } from '../pool/pool-pod-index.ts';
+import type { PoolStatusPacer } from '../pool/status-pacer.ts';
 import { type CaptureDeps, captureReconciler } from '../reconcile/capture/index.ts';
 import { podClaimReconciler } from '../reconcile/podclaim/index.ts';
 import { podClaimSetReconciler } from '../reconcile/podclaimset/index.ts';
@@ -15,12 +16,14 @@ import type { ReconcileKind } from './reconcile-key.ts';
 
 /**
  * What every reconciler may use: the cache, the client, the clock, Events, the capture backend, the
- * rules, the process's pool expectations (one per process, kept across reconciles) and its pool pod
- * index (fed by the pod informer behind the cache); with a tracer, spans (off when absent).
+ * rules, the process's pool expectations (one per process, kept across reconciles), its pool pod
+ * index (fed by the pod informer behind the cache) and its pool status pacer; with a tracer, spans
+ * (off when absent).
  */
 export type ReconcileDeps = CaptureDeps & {
   expectations?: PoolExpectations;
   poolPods?: PoolPodsSource;
+  statusPacer?: PoolStatusPacer;
   tracer?: Tracer;
 };
 

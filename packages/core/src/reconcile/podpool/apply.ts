@@ -8,6 +8,7 @@ import { type ApiError, isApiError } from '../../api/errors.ts';
 import type { Client } from '../../api/ports.ts';
 import type { Pod } from '../../api/types.ts';
 import type { PoolExpectations } from '../../pool/expectations.ts';
+import type { PoolStatusPacer } from '../../pool/status-pacer.ts';
 import { type ApplyResult, applyWrite, type EventRecorder, recordEvents } from '../apply.ts';
 
 /** The first batch's size; each successful batch doubles the next. */
@@ -30,6 +31,8 @@ export interface PoolApplyContext {
   poolUid: string;
   now: () => number;
   recorder?: EventRecorder;
+  /** Told of each status write that succeeded (pool/status-pacer.ts). */
+  statusPacer?: PoolStatusPacer;
   /** Sizes of the create batches issued, for tests and metrics. */
   batches?: number[];
 }
@@ -92,6 +95,7 @@ export async function applyPoolDecision(x: PoolApplyContext, d: Decision): Promi
             (e: unknown) => asApiError(e),
           );
     if (error) return { applied, failed: { write: w, error } };
+    if (w.op === 'patchStatus') x.statusPacer?.wrote(x.poolUid, x.now());
     applied++;
     i++;
   }

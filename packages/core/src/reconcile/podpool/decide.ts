@@ -31,6 +31,7 @@ import {
   sourceEvent,
   withoutSourceAnnotations,
 } from '../../pool/source.ts';
+import type { StatusPacing } from '../../pool/status-pacer.ts';
 import {
   currentTemplateHash,
   isUpdatedPod,
@@ -63,6 +64,8 @@ export interface PodPoolSnapshot {
    * A decision that must choose among them, or judges another template current, says `needsFullRead`.
    */
   quietIdle?: { hash: string; count: number };
+  /** When this process last wrote the pool's status, and how often counts alone may be written. */
+  statusPacing?: StatusPacing;
 }
 
 /** Residue decided from a cache says `needsLiveRead`: its claims are confirmed live first. */
@@ -267,21 +270,50 @@ export function decidePodPool(s: PodPoolSnapshot, rules: SafetyRules = SAFETY_RU
     // spec.source removed: its condition goes with it.
     status.conditions = status.conditions.filter((c) => c.type !== CONDITION_SOURCE_READY);
   }
+  // Counts alone are written at most every statusPacing.minIntervalMs (pool/status-pacer.ts); the
+  // pool comes back for them.
+  let statusWait: number | undefined;
   if (!deepEqual(status, pool.status ?? {})) {
-    writes.push({
-      op: 'patchStatus',
-      kind: 'PodPool',
-      key: keyOf(pool),
-      patch: { status },
-      precondition: { uid: pool.metadata.uid! },
-      why: 'status',
-    });
+    const wait = countsOnly(status, pool.status) ? paceWait(s) : 0;
+    if (wait > 0) statusWait = wait;
+    else
+      writes.push({
+        op: 'patchStatus',
+        kind: 'PodPool',
+        key: keyOf(pool),
+        patch: { status },
+        precondition: { uid: pool.metadata.uid! },
+        why: 'status',
+      });
   }
   const requeueAfterMs = minRequeue(
     scaling.requeueAfterMs,
     current === undefined ? SOURCE_WAIT_MS : undefined,
+    statusWait,
   );
   return requeueAfterMs === undefined ? { writes, events } : { writes, events, requeueAfterMs };
+}
+
+/** The counts of a pool's status, and the condition messages that repeat them. */
+const COUNT_FIELDS = ['total', 'idle', 'bound', 'draining', 'updated', 'outdated'] as const;
+
+/** The status with its counts (and the condition messages that carry them) left out. */
+function withoutCounts(s: PodPoolStatus): unknown {
+  const rest: Record<string, unknown> = { ...s };
+  for (const f of COUNT_FIELDS) delete rest[f];
+  rest.conditions = (s.conditions ?? []).map(({ message: _m, ...c }) => c);
+  return rest;
+}
+
+/** `next` differs from `prev` in counts only (and the messages that say them). */
+function countsOnly(next: PodPoolStatus, prev: PodPoolStatus | undefined): boolean {
+  return prev !== undefined && deepEqual(withoutCounts(next), withoutCounts(prev));
+}
+
+/** How long a counts-only status write waits (0: write now). */
+function paceWait(s: PodPoolSnapshot): number {
+  const p = s.statusPacing;
+  return p ? Math.max(0, p.lastWriteAt + p.minIntervalMs - s.now) : 0;
 }
 
 /**

@@ -12,6 +12,7 @@ import { type PendingExpectations, PoolExpectations } from '../../pool/expectati
 import { claimedBy } from '../../pool/pods.ts';
 import type { PoolPodsSource } from '../../pool/pool-pod-index.ts';
 import { nodeCanServe, readUnservableNodes } from '../../pool/serving.ts';
+import type { PoolStatusPacer } from '../../pool/status-pacer.ts';
 import { currentTemplateHash, poolTemplateHash } from '../../pool/template-hash.ts';
 import type { EventRecorder } from '../apply.ts';
 import { SAFETY_RULES, type SafetyRules } from '../safety-rules.ts';
@@ -36,6 +37,11 @@ export interface PodPoolDeps {
    * pool. Without one, each reconcile lists the pool's pods.
    */
   poolPods?: PoolPodsSource;
+  /**
+   * The process's pool status pacer (pool/status-pacer.ts): counts-only status changes are written
+   * at most every few seconds per pool. Without one, every change is written at once.
+   */
+  statusPacer?: PoolStatusPacer;
 }
 
 export async function gatherPodPool(
@@ -97,6 +103,7 @@ export async function gatherPodPool(
     ? await getOrUndefined(reader.get('Capture', { namespace: key.namespace, name: source.captureName }))
     : undefined;
   const now = deps.now();
+  const pacing = deps.statusPacer?.pacing(pool.metadata.uid ?? '');
   const expectations =
     cached?.expectations ?? (await observeExpectations(deps, key, pool.metadata.uid ?? '', now));
   return {
@@ -109,6 +116,7 @@ export async function gatherPodPool(
     expectations,
     unservable,
     ...(summary ? { quietIdle: summary.quietIdle } : {}),
+    ...(pacing ? { statusPacing: pacing } : {}),
     ...(pdb ? { pdb } : {}),
     ...(sourceCapture ? { sourceCapture } : {}),
   };

@@ -24,6 +24,7 @@ export const podPoolReconciler: Reconciler<PodPoolDeps, PodPoolSnapshot> = {
         poolUid: s.pool.metadata.uid ?? '',
         now: deps.now,
         ...(deps.recorder ? { recorder: deps.recorder } : {}),
+        ...(deps.statusPacer ? { statusPacer: deps.statusPacer } : {}),
       },
       d,
     ),
