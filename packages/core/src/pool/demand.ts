@@ -63,3 +63,17 @@ export function waitingClaims(
     (c) => !(labelled.get(c.metadata.name) ?? []).some((p) => isBindInFlight(p, c, references)),
   );
 }
+
+/**
+ * Names of the pods in `namespace` that non-deleting claims reference: what isTakenByReference asks,
+ * answered with one set lookup per pod (asked for every Idle pod of the pool on each reconcile).
+ */
+export function referencedPodNames(claims: readonly PodClaim[], namespace: string): Set<string> {
+  const out = new Set<string>();
+  for (const c of claims) {
+    if (c.metadata.deletionTimestamp || (c.metadata.namespace ?? '') !== namespace) continue;
+    if (c.spec.podName) out.add(c.spec.podName);
+    if (c.spec.sourcePod) out.add(c.spec.sourcePod);
+  }
+  return out;
+}

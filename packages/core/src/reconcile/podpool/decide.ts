@@ -14,7 +14,7 @@ import { keyOf } from '../../api/meta.ts';
 import { isDeleting, isPodFinished } from '../../api/pod-predicates.ts';
 import type { Capture, Pod, PodClaim, PodDisruptionBudget, PodPool, PodPoolStatus } from '../../api/types.ts';
 import { ClaimIndex } from '../../pool/claim-index.ts';
-import { waitingClaims } from '../../pool/demand.ts';
+import { referencedPodNames, waitingClaims } from '../../pool/demand.ts';
 import { decideDisruptionBudget } from '../../pool/disruption-budget.ts';
 import { newIdlePodHints } from '../../pool/disruption-hints.ts';
 import { NO_PENDING, type PendingExpectations } from '../../pool/expectations.ts';
@@ -154,20 +154,6 @@ function poolView(pods: Pod[], pool: string, hash: string, quiet: number): PoolV
   }
   v.all = allOfPool ? pods : pods.filter((p) => p.metadata.labels?.[LABEL_POOL] === pool);
   return v;
-}
-
-/**
- * Names of the pods in `namespace` that non-deleting claims reference: what isTakenByReference asks,
- * answered with one set lookup per pod (asked for every Idle pod of the pool on each reconcile).
- */
-function referencedPodNames(claims: readonly PodClaim[], namespace: string): Set<string> {
-  const out = new Set<string>();
-  for (const c of claims) {
-    if (c.metadata.deletionTimestamp || (c.metadata.namespace ?? '') !== namespace) continue;
-    if (c.spec.podName) out.add(c.spec.podName);
-    if (c.spec.sourcePod) out.add(c.spec.sourcePod);
-  }
-  return out;
 }
 
 /** Decides with core's rules unless a test hands in `rules` with one broken on purpose. */

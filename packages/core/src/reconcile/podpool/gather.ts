@@ -6,7 +6,8 @@ import { LABEL_POOL } from '../../api/constants.ts';
 import { getOrUndefined } from '../../api/errors.ts';
 import type { ObjectKey } from '../../api/meta.ts';
 import type { Client, Reader } from '../../api/ports.ts';
-import type { Pod, PodClaim, PodPool } from '../../api/types.ts';
+import type { Capture, Pod, PodClaim, PodPool } from '../../api/types.ts';
+import { referencedPodNames } from '../../pool/demand.ts';
 import { pdbNameFor } from '../../pool/disruption-budget.ts';
 import { type PendingExpectations, PoolExpectations } from '../../pool/expectations.ts';
 import { claimedBy } from '../../pool/pods.ts';
@@ -99,9 +100,11 @@ export async function gatherPodPool(
     deps.cache.get('PodDisruptionBudget', { namespace: key.namespace, name: pdbNameFor(key.name) }),
   );
   const source = pool.spec.source;
-  const sourceCapture = source
-    ? await getOrUndefined(reader.get('Capture', { namespace: key.namespace, name: source.captureName }))
-    : undefined;
+  const sourceCapture = summary
+    ? summary.sourceCapture
+    : source
+      ? await getOrUndefined(reader.get('Capture', { namespace: key.namespace, name: source.captureName }))
+      : undefined;
   const now = deps.now();
   const pacing = deps.statusPacer?.pacing(pool.metadata.uid ?? '');
   const expectations =
@@ -144,6 +147,8 @@ interface PoolPodsSummary {
   quietIdle: { hash: string; count: number };
   /** Every node the cache knows that cannot serve. */
   unservable: Set<string>;
+  /** The Capture spec.source names, read to judge the current hash (gather does not read it again). */
+  sourceCapture?: Capture;
 }
 
 /**
@@ -159,7 +164,7 @@ async function summarizePoolPods(
   pool: PodPool,
   claims: readonly PodClaim[],
 ): Promise<PoolPodsSummary | undefined> {
-  // The hash decide will judge by (decide.ts); the Capture read again there by gather is the same.
+  // The hash decide will judge by (decide.ts), from the Capture the snapshot carries.
   const rules = deps.rules ?? SAFETY_RULES;
   const capture = pool.spec.source
     ? await getOrUndefined(
@@ -186,12 +191,14 @@ async function summarizePoolPods(
   };
   for (const node of view.quietNodes())
     if (unservable.has(node)) for (const p of view.quietOnNode(node)) show(p);
-  for (const c of claims) {
-    if (c.metadata.deletionTimestamp || (c.metadata.namespace ?? '') !== key.namespace) continue;
-    for (const name of [c.spec.podName, c.spec.sourcePod]) {
-      const p = name ? view.quietNamed(name) : undefined;
-      if (p) show(p);
-    }
+  for (const name of referencedPodNames(claims, key.namespace)) {
+    const p = view.quietNamed(name);
+    if (p) show(p);
   }
-  return { pods, quietIdle: { hash, count: view.quietCount - shown.size }, unservable };
+  return {
+    pods,
+    quietIdle: { hash, count: view.quietCount - shown.size },
+    unservable,
+    ...(capture ? { sourceCapture: capture } : {}),
+  };
 }
