@@ -2,6 +2,8 @@
 // the harness's kubeconfig), a client for the test's own writes, polling with deadlines, and the
 // invariant check every test ends with.
 
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import {
   controllerDefaults,
   createKubeController,
@@ -59,8 +61,81 @@ export async function startController(
   return { ...ctl, stop: () => ctl.manager.stop() };
 }
 
-export function until<T>(what: string, f: () => Promise<T | undefined | false>, timeoutMs = 30_000) {
-  return waitFor(what, f, { timeoutMs, intervalMs: 50 });
+export function until<T>(
+  what: string,
+  f: () => Promise<T | undefined | false>,
+  timeoutMs = 30_000,
+  explain?: () => Promise<string> | string,
+) {
+  return waitFor(what, f, { timeoutMs, intervalMs: 50, ...(explain ? { explain } : {}) });
+}
+
+/**
+ * Waits until pod ns/name is Ready (kwok's pod-ready stage on a fake node, the kubelet on the real
+ * one). At the deadline it says what the pod is instead: see describePod.
+ */
+export function untilPodReady(ns: string, name: string, timeoutMs = 30_000): Promise<Pod> {
+  return until(
+    `pod ${name} Ready`,
+    async () => {
+      const p = await getOrUndefined(kube().get('Pod', { namespace: ns, name }));
+      return p && isReady(p) ? p : undefined;
+    },
+    timeoutMs,
+    () => describePod(ns, name),
+  );
+}
+
+/**
+ * One paragraph on why a pod is not Ready: its UID, node, phase, IP and conditions, the Events about
+ * it (the scheduler's FailedScheduling among them) and, on the local control plane, what kwok and
+ * the scheduler logged about it.
+ */
+export async function describePod(ns: string, name: string): Promise<string> {
+  const p = await getOrUndefined(kube().get('Pod', { namespace: ns, name }));
+  const parts: string[] = [];
+  if (!p) parts.push(`pod ${ns}/${name} does not exist`);
+  else {
+    const conditions = (p.status?.conditions ?? [])
+      .map((c) => `${c.type}=${c.status}${c.reason ? `(${c.reason})` : ''}`)
+      .join(' ');
+    parts.push(
+      `pod ${ns}/${name} uid ${p.metadata.uid} node ${p.spec.nodeName ?? '(none)'} phase ${p.status?.phase ?? '(none)'} ` +
+        `podIP ${p.status?.podIP ?? '(none)'} conditions [${conditions}]` +
+        (p.metadata.deletionTimestamp ? ` deleting since ${p.metadata.deletionTimestamp}` : ''),
+    );
+  }
+  const events = (
+    (await kube().list('Event', { namespace: ns })).items as unknown as {
+      involvedObject?: { kind?: string; name?: string; uid?: string };
+      reason?: string;
+      message?: string;
+      count?: number;
+    }[]
+  ).filter((e) => e.involvedObject?.kind === 'Pod' && e.involvedObject.name === name);
+  for (const e of events.slice(-6))
+    parts.push(`event ${e.reason} x${e.count ?? 1} (uid ${e.involvedObject?.uid}): ${e.message ?? ''}`);
+  const stateDir = e2eCluster().stateDir;
+  if (stateDir)
+    for (const component of ['kwok', 'kube-scheduler'])
+      for (const line of logLinesAbout(join(stateDir, 'logs', `${component}.log`), `${ns}/${name}`, 8))
+        parts.push(`${component}: ${line}`);
+  return parts.join('\n    ');
+}
+
+/** The last `max` lines of a log file that mention `needle` (none when the file cannot be read). */
+function logLinesAbout(path: string, needle: string, max: number): string[] {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch {
+    return [];
+  }
+  return text
+    .split('\n')
+    .filter((l) => l.includes(needle))
+    .slice(-max)
+    .map((l) => (l.length > 400 ? `${l.slice(0, 400)}…` : l));
 }
 
 export async function clusterState(ns: string) {

@@ -12,12 +12,12 @@ import { useTestNamespace } from '../harness/vitest.ts';
 import {
   expectAllInvariants,
   getOrUndefined,
-  isReady,
   kube,
   podSpec,
   type RunningController,
   startController,
   until,
+  untilPodReady,
 } from './helpers.ts';
 
 describe('Seed A: capture claim with a dead owner', () => {
@@ -48,10 +48,7 @@ describe('Seed A: capture claim with a dead owner', () => {
 
   async function pod(name: string) {
     await kube().create(podSpec(name, ns.name, { app: 'seed-a' }));
-    return until(`pod ${name} Ready`, async () => {
-      const p = await getOrUndefined(kube().get('Pod', { namespace: ns.name, name }));
-      return p && isReady(p) ? p : undefined;
-    });
+    return untilPodReady(ns.name, name);
   }
 
   it('takes over at once from a deleted holder, fences the late result, resumes after a restart', async () => {

@@ -8,7 +8,7 @@
 import type { Capture } from '@claimkit/core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { useTestNamespace } from '../harness/vitest.ts';
-import { getOrUndefined, isReady, kube, podSpec, type RunningController, until } from './helpers.ts';
+import { kube, podSpec, type RunningController, untilPodReady } from './helpers.ts';
 
 const staleResult = (uid: string) => ({
   phase: 'Captured',
@@ -47,10 +47,7 @@ describe('an unfenced Capture result with no webhook', () => {
   it('is refused by the API server with the CRD rules installed', async () => {
     const key = { namespace: ns.name, name: 'fn-v1' };
     await kube().create(podSpec('fn-0', ns.name, { app: 'fn' }));
-    const holder = await until('pod fn-0 Ready', async () => {
-      const p = await getOrUndefined(kube().get('Pod', { namespace: ns.name, name: 'fn-0' }));
-      return p && isReady(p) ? p : undefined;
-    });
+    const holder = await untilPodReady(ns.name, 'fn-0');
     await kube().create({
       apiVersion: 'claimkit.dev/v1alpha1',
       kind: 'Capture',

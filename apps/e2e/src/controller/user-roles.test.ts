@@ -15,7 +15,7 @@ import {
 import { capture, forCreate } from '@claimkit/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { e2eClients, e2eCluster, useTestNamespace } from '../harness/vitest.ts';
-import { expectAllInvariants, isReady, kube, podSpec, until } from './helpers.ts';
+import { expectAllInvariants, kube, podSpec, until, untilPodReady } from './helpers.ts';
 
 type Role = { metadata: { name: string } };
 const ROLES = userRoles() as Role[];
@@ -63,10 +63,7 @@ describe('user roles (deploy/controller/user-roles.yaml)', () => {
     const admin = kube();
     await admin.create(podSpec('holder-0', ns.name, { app: 'job' }));
     // Only a Ready candidate may acquire.
-    const pod = await until('the holder pod is Ready', async () => {
-      const p = await admin.get('Pod', { namespace: ns.name, name: 'holder-0' });
-      return isReady(p) ? p : undefined;
-    });
+    const pod = await untilPodReady(ns.name, 'holder-0');
     const key = { namespace: ns.name, name: 'job' };
     await admin.create(
       forCreate({ ...capture('job'), metadata: { name: 'job', namespace: ns.name } }) as Capture,
