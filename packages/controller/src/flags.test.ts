@@ -133,6 +133,7 @@ describe('flags', () => {
       requestTimeoutMs: 15_000,
       resyncMs: 600_000,
       poolCoalesceMs: 500,
+      poolHeadroomCoalesceMs: 2000,
       shutdownGraceMs: 20_000,
       leaseNamespace: 'claimkit-system',
       metricsAddr: ':8080',
@@ -152,11 +153,15 @@ describe('flags', () => {
       timeoutMs: 15_000,
       resyncMs: 600_000,
       poolCoalesceMs: 500,
+      poolHeadroomCoalesceMs: 2000,
       shutdownGraceMs: 20_000,
     });
     expect(
-      parseFlags(['--resync-interval=0', '--pool-coalesce=1s', '--shutdown-grace=5s'], {}),
-    ).toMatchObject({ resyncMs: 0, poolCoalesceMs: 1000, shutdownGraceMs: 5000 });
+      parseFlags(
+        ['--resync-interval=0', '--pool-coalesce=1s', '--pool-coalesce-headroom=0', '--shutdown-grace=5s'],
+        {},
+      ),
+    ).toMatchObject({ resyncMs: 0, poolCoalesceMs: 1000, poolHeadroomCoalesceMs: 0, shutdownGraceMs: 5000 });
   });
 
   it('--help is generated from the table: every flag, with its default', () => {

@@ -1,7 +1,7 @@
 // claimkit-controller's options: one table (DESIGN.md's flags and a few more) from which the
 // parsing, --help and validation come, and the defaults every in-process controller uses too
 // (runtime.ts, `npm start`, the e2e harness, the benches), so they all run what ships.
-import { DEFAULT_POOL_COALESCE_MS } from '@claimkit/core';
+import { DEFAULT_POOL_COALESCE_MS, DEFAULT_POOL_HEADROOM_COALESCE_MS } from '@claimkit/core';
 import {
   defineOptions,
   helpText,
@@ -23,6 +23,7 @@ export const CONTROLLER_DEFAULTS = {
   requestTimeoutMs: 15_000,
   resyncMs: 600_000,
   poolCoalesceMs: DEFAULT_POOL_COALESCE_MS,
+  poolHeadroomCoalesceMs: DEFAULT_POOL_HEADROOM_COALESCE_MS,
   shutdownGraceMs: 20_000,
   leaseNamespace: 'claimkit-system',
   metricsAddr: ':8080',
@@ -121,6 +122,12 @@ export const CONTROLLER_OPTIONS = defineOptions({
     default: CONTROLLER_DEFAULTS.poolCoalesceMs,
     help: 'a PodPool reconcile triggered by pod or claim changes waits this long to take a burst at once',
   },
+  'pool-coalesce-headroom': {
+    type: 'duration',
+    min: 0,
+    default: CONTROLLER_DEFAULTS.poolHeadroomCoalesceMs,
+    help: 'the same wait for a pool with Idle to spare (at least max(16, minIdle/2) Idle pods beyond its waiting claims); never shorter than --pool-coalesce',
+  },
   'shutdown-grace': {
     type: 'duration',
     min: 0,
@@ -196,6 +203,7 @@ export interface ControllerFlags {
   requestTimeoutMs: number;
   resyncMs: number;
   poolCoalesceMs: number;
+  poolHeadroomCoalesceMs: number;
   shutdownGraceMs: number;
   /** Watch Nodes (cluster-wide get/list/watch) so pods on NotReady or cordoned nodes are not handed out. */
   watchNodes: boolean;
@@ -243,6 +251,7 @@ function flagsFrom(
     requestTimeoutMs: v['request-timeout'],
     resyncMs: v['resync-interval'],
     poolCoalesceMs: v['pool-coalesce'],
+    poolHeadroomCoalesceMs: v['pool-coalesce-headroom'],
     shutdownGraceMs: v['shutdown-grace'],
     watchNodes: v['watch-nodes'],
     disableClaimEvents: v['disable-claim-events'],
@@ -296,6 +305,7 @@ export function kubeControllerOptions(f: ControllerFlags): KubeControllerOptions
     sweepIntervalMs: f.sweepIntervalMs,
     resyncMs: f.resyncMs,
     poolCoalesceMs: f.poolCoalesceMs,
+    poolHeadroomCoalesceMs: f.poolHeadroomCoalesceMs,
     shutdownGraceMs: f.shutdownGraceMs,
     leaderElect: f.leaderElect,
     leaseNamespace: f.leaseNamespace,

@@ -96,6 +96,11 @@ export interface ManagerOptions {
   watchNodes?: boolean;
   /** PodPool reconciles triggered by pod/claim changes wait this long to coalesce (default 500 ms). */
   poolCoalesceMs?: number;
+  /**
+   * The same wait for a pool with Idle headroom (core's hasIdleHeadroom, counted by the pod index):
+   * default 2 s. Its pass after a bind only refills, and with Idle to spare that can wait.
+   */
+  poolHeadroomCoalesceMs?: number;
   /** Doctor findings over the cache (claimkit_doctor_findings) are refreshed this often while leading (default 60 s; 0 = never). */
   doctorIntervalMs?: number;
   /** How long stop() waits for in-flight reconciles (default 20 s). */
@@ -264,6 +269,8 @@ export class Manager {
       },
       allPools: () => pools.list(),
       coalesceMs: opts.poolCoalesceMs ?? CONTROLLER_DEFAULTS.poolCoalesceMs,
+      headroomCoalesceMs: opts.poolHeadroomCoalesceMs ?? CONTROLLER_DEFAULTS.poolHeadroomCoalesceMs,
+      idleOf: (ns, pool) => this.poolPods.view(ns, pool).quietCount,
       sink: { enqueue: (k) => this.queue.add(k), enqueueAfter: (k, ms) => this.queue.addAfter(k, ms) },
     });
     for (const i of [this.captures, sets, pools, this.claims, pods, nodes]) {

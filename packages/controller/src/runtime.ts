@@ -30,6 +30,8 @@ export interface KubeControllerOptions {
   resyncMs?: number;
   /** See ManagerOptions.poolCoalesceMs. */
   poolCoalesceMs?: number;
+  /** See ManagerOptions.poolHeadroomCoalesceMs. */
+  poolHeadroomCoalesceMs?: number;
   leaderElect?: boolean;
   leaseNamespace?: string;
   identity?: string;
@@ -100,6 +102,7 @@ export function createKubeController(o: KubeControllerOptions = {}): KubeControl
     ...(o.sweepIntervalMs ? { sweepIntervalMs: o.sweepIntervalMs } : {}),
     ...(o.resyncMs !== undefined ? { resyncMs: o.resyncMs } : {}),
     ...(o.poolCoalesceMs !== undefined ? { poolCoalesceMs: o.poolCoalesceMs } : {}),
+    ...(o.poolHeadroomCoalesceMs !== undefined ? { poolHeadroomCoalesceMs: o.poolHeadroomCoalesceMs } : {}),
     ...(o.shutdownGraceMs !== undefined ? { shutdownGraceMs: o.shutdownGraceMs } : {}),
     ...(o.queue ? { queue: o.queue } : {}),
     ...(o.watchNodes === false ? { watchNodes: false } : {}),

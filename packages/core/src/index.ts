@@ -219,7 +219,11 @@ export {
   type TakeoverReason,
   toMicroTime,
 } from './lease/leader-lease.ts';
-export { DEFAULT_POOL_COALESCE_MS } from './loop/coalesce.ts';
+export {
+  DEFAULT_POOL_COALESCE_MS,
+  DEFAULT_POOL_HEADROOM_COALESCE_MS,
+  hasIdleHeadroom,
+} from './loop/coalesce.ts';
 export { EventRouter } from './loop/event-router.ts';
 export { mapEvent, type RoutingView, type WatchedKind } from './loop/map-event.ts';
 export { OwnWrites } from './loop/own-writes.ts';

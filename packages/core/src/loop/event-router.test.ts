@@ -12,8 +12,9 @@ import {
   pod,
   podClaim,
   podPool,
+  withMinIdle,
 } from '../testing/fixtures.ts';
-import { coalesceDerivedPoolKeys } from './coalesce.ts';
+import { coalesceDerivedPoolKeys, hasIdleHeadroom } from './coalesce.ts';
 import { EventRouter, type EventRouterOptions, ROUTER_RULES } from './event-router.ts';
 import { servingChanged } from './node-routing.ts';
 import type { RoutedKey } from './routed-key.ts';
@@ -40,6 +41,8 @@ function router(
       enqueueAfter: (k, ms) => sent.push(`${k} +${ms}`),
     },
     ...(opts.rules ? { rules: opts.rules } : {}),
+    ...(opts.headroomCoalesceMs !== undefined ? { headroomCoalesceMs: opts.headroomCoalesceMs } : {}),
+    ...(opts.idleOf ? { idleOf: opts.idleOf } : {}),
   });
   // The claims the router already saw through the PodClaim watch.
   for (const c of opts.claims ?? []) r.references.upsert(c);
@@ -163,6 +166,59 @@ describe('coalescing', () => {
     );
     expect(coalesceDerivedPoolKeys(e, { key: 'PodPool|a/b', own: true, delayMs: 0 }, s)?.delayMs).toBe(0);
     expect(coalesceDerivedPoolKeys(e, { key: 'PodClaim|a/b', own: false, delayMs: 0 }, s)?.delayMs).toBe(0);
+  });
+});
+
+describe('pools with Idle headroom wait longer on their pods and claims', () => {
+  const HEADROOM = 2000;
+  const withIdle = (idle: number, pools = [podPool('web', withMinIdle(10))]) =>
+    router({ pools, headroomCoalesceMs: HEADROOM, idleOf: (_ns, p) => (p === 'web' ? idle : 0) });
+  const poolDelay = (keys: RoutedKey[]) => keys.find((k) => k.key === `PodPool|${NS}/web`)?.delayMs;
+
+  test('headroom: Idle pods less waiting claims reach max(16, minIdle / 2)', () => {
+    const small = podPool('web', withMinIdle(10));
+    expect(hasIdleHeadroom(small, 16, 0)).toBe(true);
+    expect(hasIdleHeadroom(small, 15, 0)).toBe(false);
+    expect(hasIdleHeadroom(small, 16, 1)).toBe(false);
+    expect(hasIdleHeadroom(small, 17, 1)).toBe(true);
+    const big = podPool('web', withMinIdle(101));
+    expect(hasIdleHeadroom(big, 50, 0)).toBe(false);
+    expect(hasIdleHeadroom(big, 51, 0)).toBe(true);
+  });
+
+  test("a bind's pod change: the headroom window with Idle to spare, the short one without", () => {
+    const bound = pod('p1', inPool('web'));
+    expect(poolDelay(withIdle(40).r.route('Pod', pod('p1', inPool('web'), idle()), bound))).toBe(HEADROOM);
+    expect(poolDelay(withIdle(15).r.route('Pod', pod('p1', inPool('web'), idle()), bound))).toBe(COALESCE);
+  });
+
+  test('a new claim counts as waiting: it takes one Idle pod off the headroom', () => {
+    expect(poolDelay(withIdle(17).r.route('PodClaim', undefined, podClaim('a')))).toBe(HEADROOM);
+    expect(poolDelay(withIdle(16).r.route('PodClaim', undefined, podClaim('a')))).toBe(COALESCE);
+  });
+
+  test("nodes, captures and the pool's own status keep the short window; own changes go at once", () => {
+    const { r } = withIdle(100, [podPool('web', withMinIdle(10), withStatus({ idle: 1 }), rv('1'))]);
+    expect(poolDelay(r.route('Node', node('n1'), node('n1', nodeNotReady())))).toBe(COALESCE);
+    const before = podPool('web', withMinIdle(10), withStatus({ idle: 1 }), rv('1'));
+    expect(
+      poolDelay(
+        r.route('PodPool', before, podPool('web', withMinIdle(10), withStatus({ idle: 2 }), rv('2'))),
+      ),
+    ).toBe(COALESCE);
+    expect(poolDelay(r.route('PodPool', before, podPool('web', withMinIdle(12), rv('2'))))).toBe(0);
+  });
+
+  test('without a headroom window or an Idle count, every pool waits the short window', () => {
+    const noWindow = router({ pools: [podPool('web', withMinIdle(10))], idleOf: () => 1000 });
+    expect(poolDelay(noWindow.r.route('Pod', undefined, pod('p1', inPool('web'))))).toBe(COALESCE);
+    const noCount = router({ pools: [podPool('web', withMinIdle(10))], headroomCoalesceMs: HEADROOM });
+    expect(poolDelay(noCount.r.route('Pod', undefined, pod('p1', inPool('web'))))).toBe(COALESCE);
+  });
+
+  test('an unknown pool has no headroom', () => {
+    const { r } = withIdle(100, []);
+    expect(poolDelay(r.route('Pod', undefined, pod('p1', inPool('web'))))).toBe(COALESCE);
   });
 });
 

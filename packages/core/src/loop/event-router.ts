@@ -5,10 +5,10 @@
 // then pool coalescing) and hands the result to a sink: at once, or after a delay.
 import type { AnyObject, Node, PodClaim, PodPool } from '../api/types.ts';
 import { ClaimIndex } from '../pool/claim-index.ts';
-import { coalesceDerivedPoolKeys } from './coalesce.ts';
+import { coalesceDerivedPoolKeys, hasIdleHeadroom } from './coalesce.ts';
 import { type MapEvent, mapEvent, type RoutingView } from './map-event.ts';
 import { keysForNodeChange } from './node-routing.ts';
-import { RECONCILE_KINDS, type ReconcileKind, reconcileKey } from './reconcile-key.ts';
+import { parseReconcileKey, RECONCILE_KINDS, type ReconcileKind, reconcileKey } from './reconcile-key.ts';
 import type { KeyStep, RoutedEvent, RoutedKey, RoutedKind, RouterSettings } from './routed-key.ts';
 import { statusOnlyChange } from './status-only-change.ts';
 
@@ -33,9 +33,16 @@ export interface RouterSink {
   enqueueAfter(key: string, ms: number): void;
 }
 
-export interface EventRouterOptions extends RouterSettings {
+export interface EventRouterOptions extends Omit<RouterSettings, 'poolHasHeadroom'> {
   /** The caches (or the model) routing reads; the router adds the claim index it keeps. */
   view: Omit<RoutingView, 'references'>;
+  /**
+   * How many quiet Idle pods a pool has now (the process's PoolPodIndex): with headroomCoalesceMs,
+   * what tells a pool with Idle headroom. Absent: every pool waits coalesceMs.
+   */
+  idleOf?(namespace: string, pool: string): number;
+  /** hasIdleHeadroom's floor (default 16); the simulator lowers it for its small pools. */
+  headroomMinIdle?: number;
   /** Every PodPool in every watched namespace: a Node change reaches them all. */
   allPools(): readonly PodPool[];
   rules?: Partial<RouterRules>;
@@ -54,7 +61,28 @@ export class EventRouter {
   constructor(opts: EventRouterOptions) {
     this.rules = { ...ROUTER_RULES, ...opts.rules };
     this.view = { ...opts.view, references: this.references };
-    this.settings = { coalesceMs: opts.coalesceMs };
+    const idleOf = opts.idleOf;
+    this.settings = {
+      coalesceMs: opts.coalesceMs,
+      ...(opts.headroomCoalesceMs !== undefined && idleOf
+        ? {
+            headroomCoalesceMs: opts.headroomCoalesceMs,
+            poolHasHeadroom: (poolKey: string) => {
+              const { namespace, name } = parseReconcileKey(poolKey);
+              const pool = this.view.pools(namespace).find((p) => p.metadata.name === name);
+              return (
+                pool !== undefined &&
+                hasIdleHeadroom(
+                  pool,
+                  idleOf(namespace, name),
+                  this.references.waitingFor(namespace, name).length,
+                  opts.headroomMinIdle,
+                )
+              );
+            },
+          }
+        : {}),
+    };
     this.allPools = opts.allPools;
     this.sink = opts.sink;
   }

@@ -32,6 +32,13 @@ export interface RoutedKey {
 export interface RouterSettings {
   /** How long derived PodPool keys wait, so a burst of changes becomes one pool reconcile. */
   coalesceMs: number;
+  /**
+   * How long a pool with Idle headroom waits on its pods' and claims' changes (coalesce.ts); absent:
+   * `coalesceMs` for every pool.
+   */
+  headroomCoalesceMs?: number;
+  /** Whether the pool of a `PodPool|ns/name` key has Idle headroom now (coalesce.ts hasIdleHeadroom). */
+  poolHasHeadroom?(poolKey: string): boolean;
 }
 
 /** A named step of the router: the key passed on (changed or not), or undefined to drop it. */

@@ -38,6 +38,11 @@ export interface SimOptions {
   ownWritesTtlMs?: number;
   /** Replays spent shrinking a failing trace (default 300; 0 keeps the whole failing prefix). */
   shrinkBudget?: number;
+  /**
+   * The fewest Idle pods that count as a pool's headroom (default core's HEADROOM_MIN_IDLE, 16, which
+   * the simulator's pools of at most maxPods never reach): lower, pools take the 2 s headroom window.
+   */
+  headroomMinIdle?: number;
   /** The pool's size (default minIdle 2, maxPods 8); a tight maxPods makes over-creation show as P8. */
   pool?: { minIdle: number; maxPods: number };
   /**

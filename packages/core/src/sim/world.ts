@@ -11,7 +11,7 @@ import type { Client, Reader } from '../api/ports.ts';
 import type { AnyObject, Capture, Pod, PodClaim, PodPool } from '../api/types.ts';
 import type { ClusterState } from '../invariants/check.ts';
 import { InvariantTracker } from '../invariants/tracker.ts';
-import { DEFAULT_POOL_COALESCE_MS } from '../loop/coalesce.ts';
+import { DEFAULT_POOL_COALESCE_MS, DEFAULT_POOL_HEADROOM_COALESCE_MS } from '../loop/coalesce.ts';
 import { EventRouter } from '../loop/event-router.ts';
 import { WATCHED_KINDS } from '../loop/map-event.ts';
 import { OWN_WRITES_TTL_MS, OwnWrites } from '../loop/own-writes.ts';
@@ -23,6 +23,7 @@ import { CacheView } from '../model/cache-view.ts';
 import { SimCaptureAgent } from '../model/capture-agent.ts';
 import { ManualClock, Rng } from '../model/clock.ts';
 import { PoolExpectations } from '../pool/expectations.ts';
+import { PoolPodIndex } from '../pool/pool-pod-index.ts';
 import { podSeed } from '../pool/source.ts';
 import { SAFETY_RULES, type SafetyRules } from '../reconcile/safety-rules.ts';
 import type { Action } from './actions.ts';
@@ -56,7 +57,14 @@ interface Controller {
 /** What a world is built with (the rest of SimOptions drives the run). */
 export type WorldOptions = Pick<
   SimOptions,
-  'modelOptions' | 'kubectl' | 'mapEvent' | 'statusOnlyChange' | 'coalesce' | 'ownWritesTtlMs' | 'rules'
+  | 'modelOptions'
+  | 'kubectl'
+  | 'mapEvent'
+  | 'statusOnlyChange'
+  | 'coalesce'
+  | 'ownWritesTtlMs'
+  | 'rules'
+  | 'headroomMinIdle'
 >;
 
 export class World {
@@ -90,6 +98,8 @@ export class World {
   private readonly ownWritesTtlMs: number;
   /** The last version of every watched object: model events carry only the new one. */
   private readonly lastSeen = new Map<string, AnyObject>();
+  /** The pods the router has seen, as a controller's pod index holds them: its Idle counts. */
+  private readonly routedPods = new PoolPodIndex();
 
   constructor(seed: number, replicas: number, opts: WorldOptions) {
     if (opts.kubectl && opts.modelOptions) {
@@ -104,6 +114,9 @@ export class World {
       },
       allPools: () => this.model.peek('PodPool') as PodPool[],
       coalesceMs: DEFAULT_POOL_COALESCE_MS,
+      headroomCoalesceMs: DEFAULT_POOL_HEADROOM_COALESCE_MS,
+      idleOf: (ns, pool) => this.routedPods.view(ns, pool).quietCount,
+      ...(opts.headroomMinIdle !== undefined ? { headroomMinIdle: opts.headroomMinIdle } : {}),
       rules: {
         ...(opts.mapEvent ? { mapEvent: opts.mapEvent } : {}),
         ...(opts.statusOnlyChange ? { statusOnlyChange: opts.statusOnlyChange } : {}),
@@ -226,8 +239,15 @@ export class World {
     const old = this.lastSeen.get(id);
     if (deleted) this.lastSeen.delete(id);
     else this.lastSeen.set(id, obj);
+    // Before routing, as the controller's index handler runs before its router's.
+    if (kind === 'Pod') {
+      if (deleted) this.routedPods.remove(obj as Pod);
+      else this.routedPods.upsert(obj as Pod);
+    }
     const keys = deleted ? this.router.route(kind, old ?? obj, undefined) : this.router.route(kind, old, obj);
     const now = this.clock.now();
+    for (const k of keys)
+      if (k.delayMs >= DEFAULT_POOL_HEADROOM_COALESCE_MS) this.count('route.headroomWindow');
     for (const ctl of this.ctls)
       for (const k of keys) {
         ctl.queue.addAt(k.key, now + k.delayMs);
