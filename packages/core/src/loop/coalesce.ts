@@ -7,7 +7,9 @@
 // a claim binds an Idle pod in its own reconcile, so the pool's pass after a bind only refills and
 // recounts, and with many Idle pods left and no claim waiting, refilling a little later delays no
 // claim. Without it, every busy pool ran twice a second whatever its bind rate, so the controller's
-// cost per bind grew with the number of pools (issue 22: 13 pools took 11x the passes of one).
+// cost per bind grew with the number of pools (issue 22: 13 pools took 11x the passes of one). The
+// pool's own status-only change waits as long: at 500 ms, the echo of each status write was a pass of
+// its own (half the passes left at 13 pools). Node and Capture changes keep the short window.
 import type { PodPool } from '../api/types.ts';
 import type { KeyStep } from './routed-key.ts';
 
@@ -36,9 +38,11 @@ export function hasIdleHeadroom(
 
 export const coalesceDerivedPoolKeys: KeyStep = (event, key, settings) => {
   if (key.own || !key.key.startsWith('PodPool|')) return key;
-  const fromDemand = event.kind === 'Pod' || event.kind === 'PodClaim';
+  // Its pods, its claims, and its own status-only change (mostly the echo of its last status write:
+  // waiting on it less than on the binds would add a pass per status write).
+  const mayWait = event.kind === 'Pod' || event.kind === 'PodClaim' || event.kind === 'PodPool';
   const wait =
-    fromDemand && settings.headroomCoalesceMs !== undefined && settings.poolHasHeadroom?.(key.key)
+    mayWait && settings.headroomCoalesceMs !== undefined && settings.poolHasHeadroom?.(key.key)
       ? Math.max(settings.coalesceMs, settings.headroomCoalesceMs)
       : settings.coalesceMs;
   return { ...key, delayMs: Math.max(key.delayMs, wait) };
