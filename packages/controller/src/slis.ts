@@ -30,7 +30,7 @@ import {
   parseTimestamp,
   type Reader,
 } from '@claimkit/core';
-import { CHECKS, diagnose, gatherDoctorSnapshot } from '@claimkit/core/doctor';
+import { byNamespace, CHECKS, diagnose, gatherDoctorSnapshot } from '@claimkit/core/doctor';
 import type { CacheGauges, ControllerMetrics } from './metrics.ts';
 
 type Series = { labels: Record<string, string>; v: number }[];
@@ -251,13 +251,21 @@ export class Slis {
     this.m.migrations.inc({ namespace: key.namespace, pool, result });
   }
 
-  /** Runs core's doctor checks over the cache and sets the findings gauge (every check, 0 when clean). */
+  /**
+   * Runs core's doctor checks over the cache and sets the findings gauge (every check, 0 when clean),
+   * one namespace at a time with a turn of the event loop between them: in one piece, the pass over
+   * 37,000 pods in 13 namespaces held every reconcile up once a minute (issue 22's p99 stalls of
+   * 0.4–0.9 s, 60 s apart).
+   */
   async refreshDoctor(reader: Reader, opts: { namespace?: string; now: number }): Promise<void> {
     const snap = await gatherDoctorSnapshot(reader, opts);
     const counts = new Map<string, number>(Object.values(CHECKS).map((c) => [snakeCase(c.name), 0]));
-    for (const f of diagnose(snap, {})) {
-      const k = snakeCase(f.name);
-      counts.set(k, (counts.get(k) ?? 0) + 1);
+    for (const part of byNamespace(snap)) {
+      for (const f of diagnose(part, {})) {
+        const k = snakeCase(f.name);
+        counts.set(k, (counts.get(k) ?? 0) + 1);
+      }
+      await new Promise<void>((resolve) => setImmediate(resolve));
     }
     const series: Series = [...counts].map(([check, v]) => ({ labels: { check }, v }));
     this.m.doctorFindings = () => series;

@@ -28,6 +28,7 @@ export interface AgentSandboxOptions {
   rawWrites: number;
   cleanup: boolean;
   cpuProfDir?: string;
+  memoryLimitBytes?: number;
 }
 
 const A = AGENT_SANDBOX_PUBLISHED;
@@ -56,6 +57,7 @@ export async function benchAgentSandbox(ctx: BenchContext, o: AgentSandboxOption
     rawWrites: o.rawWrites,
     cleanup: o.cleanup,
     ...(o.cpuProfDir ? { cpuProfDir: o.cpuProfDir } : {}),
+    ...(o.memoryLimitBytes !== undefined ? { memoryLimitBytes: o.memoryLimitBytes } : {}),
   });
   return { ...r, vsAgentSandbox: vsAgentSandbox(r) };
 }

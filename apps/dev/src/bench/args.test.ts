@@ -44,6 +44,13 @@ describe('pnpm bench arguments', () => {
     });
   });
 
+  it('takes a memory limit for the controller as a Kubernetes quantity', () => {
+    expect(parse('warm-pool-scale', '--memory-limit=512Mi').memoryLimitBytes).toBe(512 * 2 ** 20);
+    expect(parse('agent-sandbox', '--memory-limit', '1Gi').memoryLimitBytes).toBe(2 ** 30);
+    expect(() => parse('--memory-limit', '512MB')).toThrow(/512Mi or 1Gi \(got 512MB\)/);
+    expect(() => parse('--memory-limit', '0')).toThrow(UsageError);
+  });
+
   it('refuses what it does not know or cannot count', () => {
     expect(() => parse('--pods', '0')).toThrow(UsageError);
     expect(() => parse('--namespaces', 'x')).toThrow(UsageError);

@@ -1,5 +1,6 @@
 // `pnpm bench`'s arguments (pure, so they are unit-tested): which benchmarks, their sizes and flags.
 import { resolve } from 'node:path';
+import { parseMemorySize } from './memory-cgroup.ts';
 
 export const BENCHMARKS = [
   'takeover',
@@ -33,6 +34,8 @@ export interface Options {
   seed: number;
   controllerArgs: string[];
   cpuProfDir?: string;
+  /** warm-pool-scale and agent-sandbox: the controller's memory limit in bytes (a cgroup). */
+  memoryLimitBytes?: number;
 }
 
 export class UsageError extends Error {}
@@ -92,7 +95,12 @@ export function parseArgs(argv: string[], results: string): Options {
     else if (flag === '--seed') o.seed = Number.isInteger(Number(value)) ? Number(value) : count(flag, value);
     else if (flag === '--controller-arg') o.controllerArgs.push(value);
     else if (flag === '--cpu-prof') o.cpuProfDir = resolve(value);
-    else if (flag === '--trials') o.trials = count(flag, value);
+    else if (flag === '--memory-limit') {
+      const bytes = parseMemorySize(value);
+      if (bytes === undefined)
+        throw new UsageError(`${flag} takes a size such as 512Mi or 1Gi (got ${value})`);
+      o.memoryLimitBytes = bytes;
+    } else if (flag === '--trials') o.trials = count(flag, value);
     else if (flag === '--binds') o.binds = count(flag, value);
     else if (flag === '--rss') o.rss = count(flag, value);
     else if (flag === '--concurrency') o.concurrency = count(flag, value);

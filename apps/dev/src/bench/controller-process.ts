@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { repoRoot } from '@claimkit/e2e/harness';
+import { inCgroupArgv, type MemoryCgroup } from './memory-cgroup.ts';
 
 /** The Node flags of the controller image's ENTRYPOINT (packages/controller/Dockerfile), read from it. */
 export function imageNodeFlags(dockerfile: string): string[] {
@@ -49,24 +50,26 @@ export function spawnShippedController(o: {
   nodeFlags?: string[];
   /** More controller flags. */
   args?: string[];
+  /** Run it inside this memory cgroup (memory-cgroup.ts), as under a container's memory limit. */
+  cgroup?: MemoryCgroup;
 }): ChildProcess {
-  return spawn(
-    process.execPath,
-    [
-      ...CONTROLLER_NODE_FLAGS,
-      ...(o.nodeFlags ?? []),
-      join(repoRoot, 'packages/controller/dist/main.js'),
-      '--kubeconfig',
-      o.kubeconfig,
-      ...(o.namespace === undefined ? [] : ['--namespace', o.namespace]),
-      ...(o.args ?? []),
-      '--metrics-addr',
-      `127.0.0.1:${o.port}`,
-      '--health-addr',
-      `127.0.0.1:${o.port}`,
-      '--log-level',
-      'warn',
-    ],
-    { stdio: ['ignore', 'ignore', 'inherit'] },
-  );
+  const argv = [
+    ...CONTROLLER_NODE_FLAGS,
+    ...(o.nodeFlags ?? []),
+    join(repoRoot, 'packages/controller/dist/main.js'),
+    '--kubeconfig',
+    o.kubeconfig,
+    ...(o.namespace === undefined ? [] : ['--namespace', o.namespace]),
+    ...(o.args ?? []),
+    '--metrics-addr',
+    `127.0.0.1:${o.port}`,
+    '--health-addr',
+    `127.0.0.1:${o.port}`,
+    '--log-level',
+    'warn',
+  ];
+  const [exe, args] = o.cgroup
+    ? inCgroupArgv(o.cgroup.procsFile, process.execPath, argv)
+    : [process.execPath, argv];
+  return spawn(exe, args, { stdio: ['ignore', 'ignore', 'inherit'] });
 }

@@ -28,7 +28,7 @@ import { benchContext, r1 } from './context.ts';
 import { benchFinalize } from './finalize.ts';
 import { benchPoolReconcile, poolReconcileRows } from './pool-reconcile.ts';
 import { benchRss } from './rss.ts';
-import { mergeResults, type Target, warmPoolBaseline, warmPoolScaleKey } from './stats.ts';
+import { memoryLimitSuffix, mergeResults, type Target, warmPoolBaseline, warmPoolScaleKey } from './stats.ts';
 import { benchTakeover } from './takeover.ts';
 import {
   benchWarmPoolScale,
@@ -70,6 +70,8 @@ under \`controller\`; then the webhook's latency benchmark.
   --seed N            agent-sandbox: the Poisson arrivals' seed (default 1)
   --cpu-prof DIR      warm-pool-scale, agent-sandbox: profile the controller's steady phase (V8,
                       through its inspector) into DIR and summarise it in the results
+  --memory-limit SIZE warm-pool-scale, agent-sandbox: run the controller in a memory cgroup of SIZE
+                      (e.g. 512Mi, the chart's limit; needs root), stored under <key>-mem<N>Mi
   --controller-arg ARG
                       warm-pool-scale, agent-sandbox: pass ARG to the controller (repeatable; e.g.
                       --controller-arg=--some-flag)`;
@@ -97,8 +99,14 @@ const warmPoolKey = warmPoolScaleKey({
   pods: warmPoolScale.warm,
   presetPods: preset.warm,
   namespaces: opts.namespaces,
+  ...(opts.memoryLimitBytes !== undefined ? { memoryLimitBytes: opts.memoryLimitBytes } : {}),
 });
-const resultKey = (name: string) => (name === 'warm-pool-scale' ? warmPoolKey : name);
+const resultKey = (name: string) =>
+  name === 'warm-pool-scale'
+    ? warmPoolKey
+    : name === 'agent-sandbox'
+      ? `${name}${memoryLimitSuffix(opts.memoryLimitBytes)}`
+      : name;
 
 let all: Record<string, unknown> = {};
 if (existsSync(opts.results)) {
@@ -185,6 +193,7 @@ const run: Record<Benchmark, { label: string; bench: () => Promise<unknown> }> =
         // A local cluster is stopped right after the last benchmark; agent-sandbox may follow.
         cleanup: Boolean(given) || opts.only.includes('agent-sandbox'),
         ...(opts.cpuProfDir ? { cpuProfDir: opts.cpuProfDir } : {}),
+        ...(opts.memoryLimitBytes !== undefined ? { memoryLimitBytes: opts.memoryLimitBytes } : {}),
       });
       summaries.push({ title: titleOf(warmPoolKey, r.steady.efficiency), rows: warmPoolScaleRows(r) });
       return {
@@ -207,6 +216,7 @@ const run: Record<Benchmark, { label: string; bench: () => Promise<unknown> }> =
         rawWrites: 2000,
         cleanup: Boolean(given),
         ...(opts.cpuProfDir ? { cpuProfDir: opts.cpuProfDir } : {}),
+        ...(opts.memoryLimitBytes !== undefined ? { memoryLimitBytes: opts.memoryLimitBytes } : {}),
       });
       summaries.push({ title: titleOf('agent-sandbox', r.steady.efficiency), rows: agentSandboxRows(r) });
       return { date: new Date().toISOString(), command: out.command, machine: out.machine, ...r };

@@ -8,6 +8,7 @@ import {
   diffCounts,
   efficiency,
   latencySummary,
+  memoryLimitSuffix,
   mergeResults,
   parseCounter,
   percentile,
@@ -260,6 +261,19 @@ describe('warmPoolScaleKey', () => {
     expect(k(false, 37_000, 13)).toBe('warm-pool-scale-37000x13');
     expect(k(false, 3700, 2)).toBe('warm-pool-scale-3700x2');
     expect(k(true, 3700, 13)).toBe('warm-pool-scale-3700x13-quick');
+  });
+
+  it('stores a run under a memory limit apart: -mem<N>Mi', () => {
+    expect(
+      warmPoolScaleKey({
+        quick: false,
+        pods: 37_000,
+        presetPods: 3700,
+        namespaces: 13,
+        memoryLimitBytes: 2 ** 29,
+      }),
+    ).toBe('warm-pool-scale-37000x13-mem512Mi');
+    expect(memoryLimitSuffix(undefined)).toBe('');
   });
 });
 

@@ -310,10 +310,15 @@ export function warmPoolScaleKey(o: {
   pods: number;
   presetPods: number;
   namespaces: number;
+  memoryLimitBytes?: number;
 }) {
   const scaled = o.pods !== o.presetPods || o.namespaces !== 1 ? `-${o.pods}x${o.namespaces}` : '';
-  return `warm-pool-scale${scaled}${o.quick ? '-quick' : ''}`;
+  return `warm-pool-scale${scaled}${o.quick ? '-quick' : ''}${memoryLimitSuffix(o.memoryLimitBytes)}`;
 }
+
+/** A run under a memory limit is stored apart from the unlimited one: `-mem512Mi`. */
+export const memoryLimitSuffix = (bytes: number | undefined) =>
+  bytes === undefined ? '' : `-mem${Math.round(bytes / 2 ** 20)}Mi`;
 
 /**
  * Reconciles by kind between two /metrics scrapes (claimkit_reconcile_duration_seconds' _count and

@@ -27,6 +27,7 @@ import {
 } from './context.ts';
 import { CONTROLLER_NODE_FLAGS, freePort, rssMb, spawnShippedController } from './controller-process.ts';
 import { connectProfiler, type PhaseProfiler } from './inspector-profile.ts';
+import { createMemoryCgroup } from './memory-cgroup.ts';
 import { componentPids, cpuBetween, snapshotCpu } from './process-cpu.ts';
 import { summariseProfile } from './profile-summary.ts';
 import {
@@ -84,6 +85,8 @@ export interface WarmPoolScaleOptions {
    * summarise the profile in the results.
    */
   cpuProfDir?: string;
+  /** Run the controller under this memory limit (a cgroup, as the chart's limits.memory). */
+  memoryLimitBytes?: number;
 }
 
 /** agent-sandbox's test: 3,700 warm pods, 3,600 claims at 30/s, 300 at once; maxPods = 3,600 + 300. */
@@ -236,12 +239,27 @@ export async function benchWarmPoolScale(ctx: BenchContext, o: WarmPoolScaleOpti
   const inspectPort = o.cpuProfDir ? await freePort() : undefined;
   // The controller's --namespace takes one namespace or none (all): several namespaces are
   // watched cluster-wide, the bench's being the only ones with claimkit objects.
+  const cgroup =
+    o.memoryLimitBytes === undefined
+      ? undefined
+      : createMemoryCgroup(o.memoryLimitBytes, `claimkit-bench-${process.pid}`);
   const child = spawnShippedController({
     kubeconfig: ctx.kubeconfig,
     namespace: o.namespaces === 1 ? ns : undefined,
     port,
     nodeFlags: inspectPort ? [`--inspect=127.0.0.1:${inspectPort}`] : [],
     args: ['--concurrency', String(o.concurrency), ...o.controllerArgs],
+    ...(cgroup ? { cgroup } : {}),
+  });
+  // A controller that dies mid-run (killed past its memory limit, a heap out of memory) is said at
+  // once; the waits that follow then fail on what they waited for.
+  let stopping = false;
+  let died: string | undefined;
+  child.once('exit', (code, signal) => {
+    if (stopping) return;
+    const ooms = cgroup?.oomKills();
+    died = `the controller exited mid-run (${signal ? `signal ${signal}` : `code ${code}`}${ooms ? `; its memory cgroup counted ${ooms} OOM kill(s)` : ''})`;
+    say(died);
   });
   let profiler: PhaseProfiler | undefined;
   let rssPeak = 0;
@@ -254,6 +272,7 @@ export async function benchWarmPoolScale(ctx: BenchContext, o: WarmPoolScaleOpti
   }, 250);
   const scrape = async () => (await fetch(metricsUrl)).text();
   const stopAll = async () => {
+    stopping = true;
     clearInterval(rssSampler);
     for (const stop of stopWatches.splice(0)) stop();
     profiler?.close();
@@ -262,6 +281,7 @@ export async function benchWarmPoolScale(ctx: BenchContext, o: WarmPoolScaleOpti
       child.kill('SIGTERM');
       await new Promise((r) => child.once('exit', r));
     }
+    cgroup?.remove();
   };
   try {
     await waitFor('controller ready', async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).ok, {
@@ -622,6 +642,16 @@ export async function benchWarmPoolScale(ctx: BenchContext, o: WarmPoolScaleOpti
         concurrency: rawC,
         bindsPerSecCapacity: r1(bindsPerSecCapacity),
       },
+      ...(cgroup
+        ? {
+            memoryLimit: {
+              limitMb: Math.round(cgroup.limitBytes / 2 ** 20),
+              oomKills: cgroup.oomKills() ?? null,
+              cgroupPeakMb: Math.round((cgroup.peakBytes() ?? 0) / 2 ** 20) || null,
+              died: died ?? null,
+            },
+          }
+        : {}),
       rssMb: {
         afterWarm: rssWarm,
         afterSteady: rssSteady,
@@ -634,6 +664,8 @@ export async function benchWarmPoolScale(ctx: BenchContext, o: WarmPoolScaleOpti
       heapMbEnd: {
         used: Math.round((parseCounter(m4, 'nodejs_heap_size_used_bytes')[0]?.value ?? 0) / 1e6),
         total: Math.round((parseCounter(m4, 'nodejs_heap_size_total_bytes')[0]?.value ?? 0) / 1e6),
+        /** Buffers and other memory outside the V8 heap that JavaScript objects hold. */
+        external: Math.round((parseCounter(m4, 'nodejs_external_memory_bytes')[0]?.value ?? 0) / 1e6),
       },
       ...(comparison ? { comparison } : {}),
       requestsWholeRun: allReq,

@@ -227,6 +227,31 @@ export function podFindings(p: Pod, ctx: ClaimContext): Finding[] {
   return out;
 }
 
+/**
+ * The snapshot cut into one per namespace. Every check looks within one namespace (a claim's pod, a
+ * pool's pods, a set's claims, a capture's holder), so diagnosing each part finds what diagnosing the
+ * whole does; the parts let a caller pause between namespaces (the controller's periodic doctor on
+ * the event loop) and keep per-pool scans to their own namespace's pods.
+ */
+export function byNamespace(s: DoctorSnapshot): DoctorSnapshot[] {
+  const parts = new Map<string, DoctorSnapshot>();
+  const part = (o: { metadata: { namespace?: string } }) => {
+    const ns = nsOf(o);
+    let p = parts.get(ns);
+    if (!p) {
+      p = { captures: [], pools: [], claims: [], claimSets: [], pods: [], now: s.now };
+      parts.set(ns, p);
+    }
+    return p;
+  };
+  for (const o of s.captures) part(o).captures.push(o);
+  for (const o of s.pools) part(o).pools.push(o);
+  for (const o of s.claims) part(o).claims.push(o);
+  for (const o of s.claimSets) part(o).claimSets.push(o);
+  for (const o of s.pods) part(o).pods.push(o);
+  return [...parts.values()];
+}
+
 export function diagnose(s: DoctorSnapshot, opts: DoctorOptions = {}): Finding[] {
   const stuckAfter = opts.stuckAfterMs ?? DEFAULT_STUCK_AFTER_MS;
   const out: Finding[] = [];

@@ -15,13 +15,16 @@ import {
   captured,
   captureStatus,
   claimedBy,
+  createdAt,
   draining,
   failed,
   forPool,
   heldBy,
   idle,
+  inNamespace,
   inPool,
   inSet,
+  type Mod,
   migratingFrom,
   notReady,
   onNode,
@@ -46,7 +49,15 @@ import {
 } from '../testing/fixtures.ts';
 import { put } from '../testing/model-helpers.ts';
 import { world } from '../testing/world.ts';
-import { CHECKS, type DoctorCode, diagnose, type Finding, objectId } from './checks.ts';
+import {
+  byNamespace,
+  CHECKS,
+  type DoctorCode,
+  type DoctorSnapshot,
+  diagnose,
+  type Finding,
+  objectId,
+} from './checks.ts';
 import { OVER_CREATED_GRACE_MS } from './pool-size.ts';
 import { planRepairs } from './repair.ts';
 import { gatherDoctorSnapshot, runDoctor } from './run.ts';
@@ -87,6 +98,37 @@ async function fixAndVerify(model: ApiModel, clock: ManualClock, stuckAfterMs = 
 async function putAll(model: ApiModel, ...objs: AnyObject[]) {
   for (const o of objs) await put(model, o);
 }
+
+describe('doctor, one namespace at a time', () => {
+  test('the parts of a snapshot by namespace find what the whole does, with the same names in each', () => {
+    const inA = inNamespace('a') as Mod<AnyObject>;
+    const inB = inNamespace('b') as Mod<AnyObject>;
+    const old = createdAt(0) as Mod<AnyObject>;
+    const claimX = podClaim('x', forPool('web'), boundTo('p', 'n1'), inA);
+    const snap = {
+      captures: [],
+      claimSets: [],
+      // a: x is bound to p, which lives in b only (CK002 in a); b: p is labelled for an x b has not (CK003).
+      claims: [claimX],
+      // Both pools hold at most 1 pod; a has 2 settled pods (over-created), b has 1.
+      pools: [podPool('web', withMaxPods(1), inA), podPool('web', withMaxPods(1), inB)],
+      pods: [
+        poolPod('p', claimedBy(podClaim('x', inB)), inB, old),
+        poolPod('q', idle(), inA, old),
+        poolPod('r', idle(), inA, old),
+      ],
+      now: T0_MS + 10 * MIN,
+    } as DoctorSnapshot;
+    const sorted = (fs: Finding[]) => fs.map((f) => `${f.namespace} ${f.code} ${f.message}`).sort();
+    const whole = sorted(diagnose(snap));
+    const parts = byNamespace(snap);
+    expect(parts.map((p) => p.pods.length).sort()).toEqual([1, 2]);
+    expect(sorted(parts.flatMap((p) => diagnose(p)))).toEqual(whole);
+    expect(whole.map((f) => f.split(' ').slice(0, 2).join(' '))).toEqual(
+      expect.arrayContaining(['a CK002', 'b CK003']),
+    );
+  });
+});
 
 describe('doctor', () => {
   test('CK015 (info): an outdated Bound pod waits for its release; Idle and current pods are not reported', async () => {
