@@ -5,7 +5,7 @@
 //
 // A pool with Idle headroom waits longer on its pods' and claims' changes (`headroomCoalesceMs`):
 // a claim binds an Idle pod in its own reconcile, so the pool's pass after a bind only refills and
-// recounts, and with many Idle pods left and no claim waiting, refilling a little later delays no
+// recounts, and with many Idle pods beyond the claims waiting, refilling a little later delays no
 // claim. Without it, every busy pool ran twice a second whatever its bind rate, so the controller's
 // cost per bind grew with the number of pools (issue 22: 13 pools took 11x the passes of one). The
 // pool's own status-only change waits as long: at 500 ms, the echo of each status write was a pass of
