@@ -20,7 +20,7 @@ export const DEFAULT_POOL_COALESCE_MS = 500;
 export const DEFAULT_POOL_HEADROOM_COALESCE_MS = 2000;
 
 /** The fewest Idle pods that count as headroom, whatever the pool's minIdle. */
-export const HEADROOM_MIN_IDLE = 16;
+const HEADROOM_MIN_IDLE = 16;
 
 /**
  * Whether a pool can wait longer before refilling: the Idle pods the cache shows, less one for each
