@@ -4,13 +4,13 @@ import { e2eClients, e2eCluster, useTestNamespace } from '../harness/vitest.ts';
 
 const FINALIZER = 'claimkit.dev/e2e-hold';
 
-function podBody(name: string, finalizers?: string[]): V1Pod {
+function podBody(name: string, finalizers?: string[], terminationGracePeriodSeconds = 5): V1Pod {
   return {
     metadata: { name, ...(finalizers ? { finalizers } : {}) },
     spec: {
       // pause runs for real on kind; on the local provider kwok only plays the pod's lifecycle.
       containers: [{ name: 'main', image: 'registry.k8s.io/pause:3.10' }],
-      terminationGracePeriodSeconds: 5,
+      terminationGracePeriodSeconds,
     },
   };
 }
@@ -106,7 +106,7 @@ describe('pods on (fake) nodes', () => {
       if (i > 0) await new Promise((r) => setTimeout(r, (i * 10) % 160));
       const created = await core().createNamespacedPod({
         namespace: ns.name,
-        body: { ...podBody(name), spec: { ...podBody(name).spec!, terminationGracePeriodSeconds: 0 } },
+        body: podBody(name, undefined, 0),
       });
       const ready = await waitFor(
         `cycle ${i}: pod ${name} (uid ${created.metadata?.uid}) Ready`,
