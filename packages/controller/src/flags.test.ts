@@ -79,8 +79,23 @@ describe('flags', () => {
     ).toBe(false);
   });
 
+  it('--shard INDEX/COUNT (or $CLAIMKIT_SHARD): one shard by default, passed to the controller only when there are more', () => {
+    expect(parseFlags([], {}).shard).toEqual({ index: 0, count: 1 });
+    expect(kubeControllerOptions(parseFlags([], {})).shard).toBeUndefined();
+    const s = parseFlags(['--shard', '2/3'], {});
+    expect(s.shard).toEqual({ index: 2, count: 3 });
+    expect(kubeControllerOptions(s).shard).toEqual({ index: 2, count: 3 });
+    expect(parseFlags([], { CLAIMKIT_SHARD: '1/2' }).shard).toEqual({ index: 1, count: 2 });
+    expect(parseFlags(['--shard=0/2'], { CLAIMKIT_SHARD: '1/2' }).shard).toEqual({ index: 0, count: 2 });
+  });
+
   it.each([
     [['--bogus'], /^unknown flag --bogus$/],
+    [
+      ['--shard', '3/3'],
+      /^--shard: want INDEX\/COUNT with 0 <= INDEX < COUNT <= 256, e\.g\. 0\/1 or 2\/3, got "3\/3"$/,
+    ],
+    [['--shard', 'two'], /^--shard: want INDEX\/COUNT/],
     [['--concurrency', '0'], /--concurrency/],
     [['--concurrency', 'x'], /--concurrency/],
     [['--sweep-interval', 'soon'], /--sweep-interval/],

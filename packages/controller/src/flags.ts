@@ -1,7 +1,13 @@
 // claimkit-controller's options: one table (DESIGN.md's flags and a few more) from which the
 // parsing, --help and validation come, and the defaults every in-process controller uses too
 // (runtime.ts, `npm start`, the e2e harness, the benches), so they all run what ships.
-import { DEFAULT_POOL_COALESCE_MS, DEFAULT_POOL_HEADROOM_COALESCE_MS } from '@claimkit/core';
+import {
+  DEFAULT_POOL_COALESCE_MS,
+  DEFAULT_POOL_HEADROOM_COALESCE_MS,
+  ONE_SHARD,
+  parseShard,
+  type Shard,
+} from '@claimkit/core';
 import {
   defineOptions,
   helpText,
@@ -128,6 +134,17 @@ export const CONTROLLER_OPTIONS = defineOptions({
     default: CONTROLLER_DEFAULTS.poolHeadroomCoalesceMs,
     help: 'the same wait for a pool with Idle to spare (at least max(16, minIdle/2) Idle pods beyond its waiting claims); never shorter than --pool-coalesce',
   },
+  shard: {
+    type: 'string',
+    arg: 'INDEX/COUNT',
+    env: 'CLAIMKIT_SHARD',
+    default: '0/1',
+    validate: (s: string) => {
+      const r = parseShard(s);
+      return 'problem' in r ? r.problem : undefined;
+    },
+    help: 'run as shard INDEX of COUNT controllers, each reconciling the pools that hash to it (a claim with its pool) under its own Lease (claimkit-controller-shard-INDEX-of-COUNT); shard 0 also runs the capture sweep and the doctor. For more than one core of reconciles and writes; every shard still watches everything',
+  },
   'shutdown-grace': {
     type: 'duration',
     min: 0,
@@ -205,6 +222,8 @@ export interface ControllerFlags {
   poolCoalesceMs: number;
   poolHeadroomCoalesceMs: number;
   shutdownGraceMs: number;
+  /** The keys this process reconciles (--shard). */
+  shard: Shard;
   /** Watch Nodes (cluster-wide get/list/watch) so pods on NotReady or cordoned nodes are not handed out. */
   watchNodes: boolean;
   /** Write no Normal Events about PodClaims (claim-event-filter.ts). */
@@ -222,6 +241,12 @@ export interface ControllerFlags {
   /** OTLP/HTTP base URL traces are sent to (unset: tracing off). */
   otlpEndpoint?: string;
   otlpServiceName: string;
+}
+
+/** --shard's value, validated by the table already. */
+function shardFlag(s: string): Shard {
+  const r = parseShard(s);
+  return 'problem' in r ? ONE_SHARD : r;
 }
 
 /** `:8080`, `127.0.0.1:8080`, `[::1]:8080`, or `0` (disabled). */
@@ -253,6 +278,7 @@ function flagsFrom(
     poolCoalesceMs: v['pool-coalesce'],
     poolHeadroomCoalesceMs: v['pool-coalesce-headroom'],
     shutdownGraceMs: v['shutdown-grace'],
+    shard: shardFlag(v.shard),
     watchNodes: v['watch-nodes'],
     disableClaimEvents: v['disable-claim-events'],
     ...(env.POD_NAME && env.POD_NAMESPACE && env.POD_UID
@@ -307,6 +333,7 @@ export function kubeControllerOptions(f: ControllerFlags): KubeControllerOptions
     poolCoalesceMs: f.poolCoalesceMs,
     poolHeadroomCoalesceMs: f.poolHeadroomCoalesceMs,
     shutdownGraceMs: f.shutdownGraceMs,
+    ...(f.shard.count > 1 ? { shard: f.shard } : {}),
     leaderElect: f.leaderElect,
     leaseNamespace: f.leaseNamespace,
     identity: f.identity,

@@ -518,6 +518,96 @@ describe('Manager on the in-memory API model', () => {
   });
 });
 
+describe('Manager sharded by pool (--shard)', () => {
+  // ns1/web hashes to shard 0 of 2 and ns1/warm to shard 1 (core's shardOfPool), the set to shard 1.
+  const namedPool = (name: string, minIdle: number): PodPool => ({
+    ...pool(minIdle),
+    metadata: { name, namespace: NS },
+  });
+  const claimOn = (name: string, poolName: string): PodClaim => ({
+    apiVersion: 'claimkit.dev/v1alpha1',
+    kind: 'PodClaim',
+    metadata: { name, namespace: NS },
+    spec: { poolName },
+  });
+
+  it('two shards split the pools: each binds only its own pools’ claims, and together every claim, with every invariant kept', async () => {
+    const m = model();
+    kubelet(m);
+    const lines: { shard: number; l: Record<string, unknown> }[] = [];
+    const shard = (index: number) =>
+      startManager(m, {
+        shard: { index, count: 2 },
+        log: jsonLogger('debug', (l) => lines.push({ shard: index, l: JSON.parse(l) })),
+      });
+    const [s0, s1] = [await shard(0), await shard(1)];
+    await m.create(namedPool('web', 2));
+    await m.create(namedPool('warm', 2));
+    for (let i = 0; i < 3; i++) {
+      await m.create(claimOn(`web-${i}`, 'web'));
+      await m.create(claimOn(`warm-${i}`, 'warm'));
+    }
+    await m.create({
+      ...claimSet(2),
+      spec: { ...claimSet(2).spec, template: { ...claimSet(2).spec.template, spec: { poolName: 'warm' } } },
+    });
+    await until('8 bound claims', () => bound(m).length === 8);
+    await settled(m);
+    expectInvariants(m);
+    // Who reconciled what: pool keys by their own shard, claims by their pool's, the set by its key's.
+    const reconciled = (index: number) =>
+      new Set(
+        lines
+          .filter((x) => x.shard === index && x.l.msg === 'reconciled')
+          .map((x) => `${x.l.controller}/${x.l.name}`),
+      );
+    const r0 = reconciled(0);
+    const r1 = reconciled(1);
+    expect(
+      [...r0].filter((k) => k.includes('warm')),
+      'shard 0 never reconciles warm or its claims',
+    ).toEqual([]);
+    expect(
+      [...r1].filter((k) => k.includes('web')),
+      'shard 1 never reconciles web or its claims',
+    ).toEqual([]);
+    expect(r0).toContain('podpool/web');
+    expect(r0).toContain('podclaim/web-0');
+    expect(r1).toContain('podpool/warm');
+    expect(r1).toContain('podclaim/warm-0');
+    expect(r1).toContain('podclaimset/set');
+    expect(
+      [...r0].some((k) => k.startsWith('podclaimset/')),
+      'the set is shard 1’s',
+    ).toBe(false);
+    // Gauges: each shard reports its own pools only, so a sum over shards counts each pool once.
+    expect(s0.metrics.registry.render()).toMatch(/pool="web"/);
+    expect(s0.metrics.registry.render()).not.toMatch(/pool="warm"/);
+    expect(s1.metrics.registry.render()).toMatch(/pool="warm"/);
+    expect(s1.metrics.registry.render()).not.toMatch(/pool="web"/);
+    // A pod of web deleted: the claim goes Lost and binds again, on shard 0 alone.
+    const victim = m.getNow('PodClaim', { namespace: NS, name: 'web-1' });
+    await m.delete('Pod', { namespace: NS, name: victim.spec.podName! });
+    await until('web-1 rebinds', () => {
+      const c = m.tryGetNow('PodClaim', keyOf(victim));
+      return c?.status?.phase === 'Bound' && c.spec.podName !== victim.spec.podName;
+    });
+    await settled(m);
+    expectInvariants(m);
+    expect(s1.owns('PodClaim|ns1/web-1')).toBe(false);
+    expect(s0.owns('PodClaim|ns1/web-1')).toBe(true);
+  });
+
+  it('a claim the cache does not have is any shard’s (its reconcile finds nothing); captures are shard 0’s', async () => {
+    const m = model();
+    const s1 = await startManager(m, { shard: { index: 1, count: 2 } });
+    expect(s1.owns('PodClaim|ns1/unknown')).toBe(true);
+    expect(s1.owns('Capture|ns1/cap')).toBe(false);
+    expect(s1.owns('PodPool|ns1/warm')).toBe(true);
+    expect(s1.owns('PodPool|ns1/web')).toBe(false);
+  });
+});
+
 describe('Manager logs', () => {
   it('a reconcile’s lines carry controller, namespace, name and a fresh reconcileID; a bind writes one debug line with its stages', async () => {
     const m = model();

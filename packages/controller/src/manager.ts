@@ -23,7 +23,9 @@ import {
   type ListWatcher,
   type LogFields,
   type OldestFirstReader,
+  ONE_SHARD,
   OwnWrites,
+  ownsKey,
   type Pod,
   type PodClaim,
   PoolExpectations,
@@ -37,7 +39,10 @@ import {
   type RoutedKind,
   reconcileKey,
   reconcileTurn,
+  runsClusterWideWork,
+  type Shard,
   type StepObserver,
+  shardOfPool,
   sweepCaptures,
   type Timers,
   type Tracer,
@@ -119,6 +124,12 @@ export interface ManagerOptions {
   queue?: { baseDelayMs?: number; maxDelayMs?: number; qps?: number; burst?: number };
   /** Spans of every reconcile (otlp.ts); stop() shuts it down after the last reconcile. Absent: off. */
   tracer?: Tracer & { shutdown?(): Promise<void> };
+  /**
+   * --shard INDEX/COUNT (core's loop/shard.ts): reconcile only this shard's keys (a claim with its
+   * pool), and report only its pools' gauges and claims' transitions; shard 0 also runs the capture
+   * sweep and the doctor. Default: one shard, everything.
+   */
+  shard?: Shard;
 }
 
 type AnyInformer = Informer<Kind>;
@@ -164,6 +175,8 @@ export class Manager {
   private readonly readiness: Readiness;
   /** Reconciles completed (any result), for tests and benches. */
   reconciles = 0;
+  /** The keys this process reconciles (ManagerOptions.shard). */
+  readonly shard: Shard;
 
   /** Which claims reference which pod, kept by the event router from the PodClaim informer. */
   get references(): ClaimIndex {
@@ -172,6 +185,7 @@ export class Manager {
 
   constructor(opts: ManagerOptions) {
     this.opts = opts;
+    this.shard = opts.shard ?? ONE_SHARD;
     this.timers = opts.timers ?? realTimers;
     this.log = opts.log ?? silentLogger;
     this.metrics = opts.metrics ?? new ControllerMetrics();
@@ -271,7 +285,10 @@ export class Manager {
       coalesceMs: opts.poolCoalesceMs ?? CONTROLLER_DEFAULTS.poolCoalesceMs,
       headroomCoalesceMs: opts.poolHeadroomCoalesceMs ?? CONTROLLER_DEFAULTS.poolHeadroomCoalesceMs,
       idleOf: (ns, pool) => this.poolPods.view(ns, pool).quietCount,
-      sink: { enqueue: (k) => this.queue.add(k), enqueueAfter: (k, ms) => this.queue.addAfter(k, ms) },
+      sink: {
+        enqueue: (k) => this.owns(k) && this.queue.add(k),
+        enqueueAfter: (k, ms) => this.owns(k) && this.queue.addAfter(k, ms),
+      },
     });
     for (const i of [this.captures, sets, pools, this.claims, pods, nodes]) {
       if (!i) continue;
@@ -285,16 +302,26 @@ export class Manager {
       });
     }
     // The SLIs see transitions through update events only: a restart's initial list re-observes nothing.
+    // Each shard reports its own pools and claims, so series summed over shards count each once.
     this.claims.addHandler({
-      onUpdate: (old, c) => this.slis.claimUpdated(old, c),
+      onUpdate: (old, c) => this.ownsPool(ns(c), c.spec.poolName) && this.slis.claimUpdated(old, c),
       onDelete: (c) => this.slis.claimDeleted(c),
     });
-    this.captures.addHandler({ onUpdate: (old, c) => this.slis.captureUpdated(old, c) });
+    if (runsClusterWideWork(this.shard))
+      this.captures.addHandler({ onUpdate: (old, c) => this.slis.captureUpdated(old, c) });
+    const sharded = this.shard.count > 1;
     this.metrics.cacheGauges = () =>
       this.slis.cacheGauges({
-        pools: pools.list(),
-        pods: pods.list(),
-        claims: this.claims.list(),
+        pools: sharded ? pools.list().filter((p) => this.ownsPool(ns(p), p.metadata.name)) : pools.list(),
+        pods: sharded
+          ? pods.list().filter((p) => {
+              const pool = p.metadata.labels?.[LABEL_POOL];
+              return pool !== undefined && this.ownsPool(ns(p), pool);
+            })
+          : pods.list(),
+        claims: sharded
+          ? this.claims.list().filter((c) => this.ownsPool(ns(c), c.spec.poolName))
+          : this.claims.list(),
         now: (opts.now ?? (() => this.timers.now()))(),
       });
     const workers = Math.max(1, opts.concurrency ?? CONTROLLER_DEFAULTS.concurrency);
@@ -370,17 +397,31 @@ export class Manager {
     this.log.info('stopped');
   }
 
-  /** Enqueue every object of the reconciled kinds. */
+  /** Enqueue every object of the reconciled kinds (this shard's). */
   resync(): void {
     for (const i of this.informers) {
       if (!RECONCILE_KINDS.includes(i.kind as ReconcileKind)) continue;
-      for (const o of i.list()) this.queue.add(reconcileKey(i.kind as ReconcileKind, ns(o), o.metadata.name));
+      for (const o of i.list()) {
+        const key = reconcileKey(i.kind as ReconcileKind, ns(o), o.metadata.name);
+        if (this.owns(key)) this.queue.add(key);
+      }
     }
+  }
+
+  /** Whether this shard reconciles `key` (a claim goes with its pool: core's loop/shard.ts). */
+  owns(key: string): boolean {
+    return ownsKey(this.shard, key, {
+      claimPool: (namespace, name) => this.claims.get({ namespace, name })?.spec.poolName,
+    });
+  }
+
+  private ownsPool(namespace: string, pool: string): boolean {
+    return shardOfPool(namespace, pool, this.shard.count) === this.shard.index;
   }
 
   /** Runs the capture sweep once (the timer calls this every sweepIntervalMs while active). */
   async sweep(): Promise<void> {
-    if (this.sweeping) return;
+    if (this.sweeping || !runsClusterWideWork(this.shard)) return;
     // The sweep lists Captures and Pods live; with no claim held anywhere it has nothing to do.
     if (!this.captures.list().some((c) => c.status?.claim)) return;
     this.sweeping = true;
@@ -403,6 +444,7 @@ export class Manager {
     this.metrics.leaderStatus.set(1, { name: LEADER_ELECTION_NAME });
     this.log.info('running workers', {
       concurrency: this.opts.concurrency ?? CONTROLLER_DEFAULTS.concurrency,
+      ...(this.shard.count > 1 ? { shard: `${this.shard.index}/${this.shard.count}` } : {}),
     });
     this.resync();
     this.activeGate.resolve();
@@ -450,6 +492,7 @@ export class Manager {
 
   /** Runs core's doctor over the cache now (the timer calls this every doctorIntervalMs while active). */
   async refreshDoctor(): Promise<void> {
+    if (!runsClusterWideWork(this.shard)) return;
     try {
       await this.slis.refreshDoctor(this.cache, {
         ...(this.opts.namespace ? { namespace: this.opts.namespace } : {}),
@@ -476,6 +519,8 @@ export class Manager {
       const key = await this.queue.get();
       if (key === undefined) return;
       try {
+        // A claim queued before this cache knew its pool (anyone's then) is its pool's shard's now.
+        if (this.shard.count > 1 && !this.owns(key)) continue;
         await this.process(key);
       } finally {
         this.queue.done(key);

@@ -1,7 +1,7 @@
 // The controller on a real cluster: the Manager wired to @claimkit/kube (client with request
 // metrics, which is also the informers' list/watch source, event recorder, Lease elector) and to the
 // Http and Kubelet capture backends. Used by main.ts, `npm start`, the e2e suites and the benchmarks.
-import { isApiError, KIND_INFO } from '@claimkit/core';
+import { isApiError, KIND_INFO, ONE_SHARD, type Shard, shardLeaseName } from '@claimkit/core';
 import {
   createKubeClient,
   InformerStartError,
@@ -18,7 +18,7 @@ import { DispatchingBackend, HttpCaptureBackend, KubeletCaptureBackend } from '.
 import { CONTROLLER_DEFAULTS } from './flags.ts';
 import { type Logger, silentLogger } from './log.ts';
 import { Manager, type ManagerOptions } from './manager.ts';
-import { ControllerMetrics } from './metrics.ts';
+import { ControllerMetrics, LEADER_ELECTION_NAME } from './metrics.ts';
 import { OtlpTracer } from './otlp.ts';
 
 export interface KubeControllerOptions {
@@ -55,6 +55,8 @@ export interface KubeControllerOptions {
   pod?: { namespace: string; name: string; uid: string; container?: string };
   /** Send traces to this OTLP/HTTP endpoint (unset: tracing off; see otlp.ts). */
   otlp?: { endpoint: string; serviceName?: string };
+  /** --shard (default one shard; see ManagerOptions.shard): with leaderElect, its own Lease. */
+  shard?: Shard;
 }
 
 export interface KubeController {
@@ -107,6 +109,7 @@ export function createKubeController(o: KubeControllerOptions = {}): KubeControl
     ...(o.queue ? { queue: o.queue } : {}),
     ...(o.watchNodes === false ? { watchNodes: false } : {}),
     ...(o.disableClaimEvents ? { disableClaimEvents: true } : {}),
+    ...(o.shard ? { shard: o.shard } : {}),
     ...(o.otlp ? { tracer: new OtlpTracer({ ...o.otlp, log }) } : {}),
     backend: (cache) =>
       new DispatchingBackend(cache, {
@@ -123,7 +126,7 @@ export function createKubeController(o: KubeControllerOptions = {}): KubeControl
       ? {
           elector: new LeaderElector(client, {
             namespace: o.leaseNamespace ?? CONTROLLER_DEFAULTS.leaseNamespace,
-            name: 'claimkit-controller',
+            name: shardLeaseName(LEADER_ELECTION_NAME, o.shard ?? ONE_SHARD),
             identity,
             log,
             ...(o.pod ? { pod: o.pod, watcher: client } : {}),

@@ -237,6 +237,16 @@ export {
 export { reconcileTurn, type TurnIdentity } from './loop/reconcile-turn.ts';
 export { reconcile } from './loop/reconcilers.ts';
 export type { RoutedKind } from './loop/routed-key.ts';
+export {
+  MAX_SHARDS,
+  ONE_SHARD,
+  ownsKey,
+  parseShard,
+  runsClusterWideWork,
+  type Shard,
+  shardLeaseName,
+  shardOfPool,
+} from './loop/shard.ts';
 export { WorkQueue } from './loop/work-queue.ts';
 export {
   IMAGE_COMPONENTS,

@@ -29,6 +29,7 @@ export interface AgentSandboxOptions {
   cleanup: boolean;
   cpuProfDir?: string;
   memoryLimitBytes?: number;
+  shards?: number;
 }
 
 const A = AGENT_SANDBOX_PUBLISHED;
@@ -58,6 +59,7 @@ export async function benchAgentSandbox(ctx: BenchContext, o: AgentSandboxOption
     cleanup: o.cleanup,
     ...(o.cpuProfDir ? { cpuProfDir: o.cpuProfDir } : {}),
     ...(o.memoryLimitBytes !== undefined ? { memoryLimitBytes: o.memoryLimitBytes } : {}),
+    ...(o.shards !== undefined ? { shards: o.shards } : {}),
   });
   return { ...r, vsAgentSandbox: vsAgentSandbox(r) };
 }

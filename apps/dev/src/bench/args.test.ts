@@ -51,6 +51,13 @@ describe('pnpm bench arguments', () => {
     expect(() => parse('--memory-limit', '0')).toThrow(UsageError);
   });
 
+  it('runs the controller as N shards (one by default), not with a memory limit (one cgroup, one process)', () => {
+    expect(parse().shards).toBe(1);
+    expect(parse('warm-pool-scale', '--shards', '2').shards).toBe(2);
+    expect(() => parse('--shards', '0')).toThrow(UsageError);
+    expect(() => parse('--shards=2', '--memory-limit=512Mi')).toThrow(/not with --shards/);
+  });
+
   it('refuses what it does not know or cannot count', () => {
     expect(() => parse('--pods', '0')).toThrow(UsageError);
     expect(() => parse('--namespaces', 'x')).toThrow(UsageError);

@@ -36,6 +36,8 @@ export interface Options {
   cpuProfDir?: string;
   /** warm-pool-scale and agent-sandbox: the controller's memory limit in bytes (a cgroup). */
   memoryLimitBytes?: number;
+  /** warm-pool-scale and agent-sandbox: controller processes, sharded by pool (--shard i/N). */
+  shards: number;
 }
 
 export class UsageError extends Error {}
@@ -47,6 +49,7 @@ export function parseArgs(argv: string[], results: string): Options {
     controllerOnly: false,
     quick: false,
     namespaces: 1,
+    shards: 1,
     seconds: 60,
     seed: 1,
     controllerArgs: [],
@@ -91,6 +94,7 @@ export function parseArgs(argv: string[], results: string): Options {
     if (flag === '--only') o.only = benchmarks(flag, value);
     else if (flag === '--pods') o.pods = count(flag, value);
     else if (flag === '--namespaces') o.namespaces = count(flag, value);
+    else if (flag === '--shards') o.shards = count(flag, value);
     else if (flag === '--seconds') o.seconds = count(flag, value);
     else if (flag === '--seed') o.seed = Number.isInteger(Number(value)) ? Number(value) : count(flag, value);
     else if (flag === '--controller-arg') o.controllerArgs.push(value);
@@ -107,6 +111,8 @@ export function parseArgs(argv: string[], results: string): Options {
     else if (flag === '--results') o.results = resolve(value);
     else throw new UsageError(`unknown flag ${JSON.stringify(flag)}`);
   }
+  if (o.shards > 1 && o.memoryLimitBytes !== undefined)
+    throw new UsageError('--memory-limit runs one controller in one cgroup: not with --shards');
   if (positional.length > 0) o.only = positional;
   // Benchmarks named as arguments run alone (no webhook benchmark after them).
   if (positional.length > 0) o.controllerOnly = true;

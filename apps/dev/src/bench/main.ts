@@ -28,7 +28,14 @@ import { benchContext, r1 } from './context.ts';
 import { benchFinalize } from './finalize.ts';
 import { benchPoolReconcile, poolReconcileRows } from './pool-reconcile.ts';
 import { benchRss } from './rss.ts';
-import { memoryLimitSuffix, mergeResults, type Target, warmPoolBaseline, warmPoolScaleKey } from './stats.ts';
+import {
+  memoryLimitSuffix,
+  mergeResults,
+  shardsSuffix,
+  type Target,
+  warmPoolBaseline,
+  warmPoolScaleKey,
+} from './stats.ts';
 import { benchTakeover } from './takeover.ts';
 import {
   benchWarmPoolScale,
@@ -45,7 +52,7 @@ const PODS_PER_NODE = 500;
 const USAGE = `usage: pnpm bench [BENCHMARK...] [--only ${BENCHMARKS.join(',')}] [--controller-only]
                   [--trials 25] [--binds 500] [--rss 10000] [--concurrency 8] [--results FILE]
                   [--quick] [--pods N] [--namespaces M] [--seconds S] [--seed N]
-                  [--cpu-prof DIR] [--controller-arg ARG]...
+                  [--cpu-prof DIR] [--memory-limit SIZE] [--shards N] [--controller-arg ARG]...
 
 Controller benchmarks on a local control plane started for the run, or on a running cluster with
 CLAIMKIT_BENCH_KUBECONFIG=<kubeconfig> (e.g. \`pnpm cluster up\`'s), merged into the results file
@@ -72,6 +79,8 @@ under \`controller\`; then the webhook's latency benchmark.
                       through its inspector) into DIR and summarise it in the results
   --memory-limit SIZE warm-pool-scale, agent-sandbox: run the controller in a memory cgroup of SIZE
                       (e.g. 512Mi, the chart's limit; needs root), stored under <key>-mem<N>Mi
+  --shards N          warm-pool-scale, agent-sandbox: run N controller processes, shard i with
+                      --shard i/N (default 1), stored under <key>-shards<N>
   --controller-arg ARG
                       warm-pool-scale, agent-sandbox: pass ARG to the controller (repeatable; e.g.
                       --controller-arg=--some-flag)`;
@@ -100,12 +109,13 @@ const warmPoolKey = warmPoolScaleKey({
   presetPods: preset.warm,
   namespaces: opts.namespaces,
   ...(opts.memoryLimitBytes !== undefined ? { memoryLimitBytes: opts.memoryLimitBytes } : {}),
+  shards: opts.shards,
 });
 const resultKey = (name: string) =>
   name === 'warm-pool-scale'
     ? warmPoolKey
     : name === 'agent-sandbox'
-      ? `${name}${memoryLimitSuffix(opts.memoryLimitBytes)}`
+      ? `${name}${memoryLimitSuffix(opts.memoryLimitBytes)}${shardsSuffix(opts.shards)}`
       : name;
 
 let all: Record<string, unknown> = {};
@@ -194,6 +204,7 @@ const run: Record<Benchmark, { label: string; bench: () => Promise<unknown> }> =
         cleanup: Boolean(given) || opts.only.includes('agent-sandbox'),
         ...(opts.cpuProfDir ? { cpuProfDir: opts.cpuProfDir } : {}),
         ...(opts.memoryLimitBytes !== undefined ? { memoryLimitBytes: opts.memoryLimitBytes } : {}),
+        shards: opts.shards,
       });
       summaries.push({ title: titleOf(warmPoolKey, r.steady.efficiency), rows: warmPoolScaleRows(r) });
       return {
@@ -217,6 +228,7 @@ const run: Record<Benchmark, { label: string; bench: () => Promise<unknown> }> =
         cleanup: Boolean(given),
         ...(opts.cpuProfDir ? { cpuProfDir: opts.cpuProfDir } : {}),
         ...(opts.memoryLimitBytes !== undefined ? { memoryLimitBytes: opts.memoryLimitBytes } : {}),
+        shards: opts.shards,
       });
       summaries.push({ title: titleOf('agent-sandbox', r.steady.efficiency), rows: agentSandboxRows(r) });
       return { date: new Date().toISOString(), command: out.command, machine: out.machine, ...r };

@@ -263,6 +263,13 @@ describe('warmPoolScaleKey', () => {
     expect(k(true, 3700, 13)).toBe('warm-pool-scale-3700x13-quick');
   });
 
+  it('stores a sharded run apart: -shards<N> (one shard keeps the key)', () => {
+    const k = (shards: number) =>
+      warmPoolScaleKey({ quick: false, pods: 37_000, presetPods: 3700, namespaces: 13, shards });
+    expect(k(1)).toBe('warm-pool-scale-37000x13');
+    expect(k(2)).toBe('warm-pool-scale-37000x13-shards2');
+  });
+
   it('stores a run under a memory limit apart: -mem<N>Mi', () => {
     expect(
       warmPoolScaleKey({

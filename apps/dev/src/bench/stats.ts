@@ -311,10 +311,14 @@ export function warmPoolScaleKey(o: {
   presetPods: number;
   namespaces: number;
   memoryLimitBytes?: number;
+  shards?: number;
 }) {
   const scaled = o.pods !== o.presetPods || o.namespaces !== 1 ? `-${o.pods}x${o.namespaces}` : '';
-  return `warm-pool-scale${scaled}${o.quick ? '-quick' : ''}${memoryLimitSuffix(o.memoryLimitBytes)}`;
+  return `warm-pool-scale${scaled}${o.quick ? '-quick' : ''}${memoryLimitSuffix(o.memoryLimitBytes)}${shardsSuffix(o.shards)}`;
 }
+
+/** A run with several controller shards is stored apart: `-shards2`. */
+export const shardsSuffix = (shards: number | undefined) => (shards && shards > 1 ? `-shards${shards}` : '');
 
 /** A run under a memory limit is stored apart from the unlimited one: `-mem512Mi`. */
 export const memoryLimitSuffix = (bytes: number | undefined) =>

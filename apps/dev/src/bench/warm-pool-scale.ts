@@ -87,6 +87,11 @@ export interface WarmPoolScaleOptions {
   cpuProfDir?: string;
   /** Run the controller under this memory limit (a cgroup, as the chart's limits.memory). */
   memoryLimitBytes?: number;
+  /**
+   * Run this many controller processes, shard i with `--shard i/N` (default 1): CPU is reported for
+   * all of them together and for the busiest; RSS per process (each caches everything).
+   */
+  shards?: number;
 }
 
 /** agent-sandbox's test: 3,700 warm pods, 3,600 claims at 30/s, 300 at once; maxPods = 3,600 + 300. */
@@ -234,8 +239,12 @@ export async function benchWarmPoolScale(ctx: BenchContext, o: WarmPoolScaleOpti
     );
   }
 
-  const port = await freePort();
-  const metricsUrl = `http://127.0.0.1:${port}/metrics`;
+  const shards = o.shards ?? 1;
+  if (shards > 1 && o.memoryLimitBytes !== undefined)
+    throw new Error('--memory-limit runs one controller in one cgroup: not with --shards');
+  const ports: number[] = [];
+  for (let i = 0; i < shards; i++) ports.push(await freePort());
+  // The profile is shard 0's.
   const inspectPort = o.cpuProfDir ? await freePort() : undefined;
   // The controller's --namespace takes one namespace or none (all): several namespaces are
   // watched cluster-wide, the bench's being the only ones with claimkit objects.
@@ -243,51 +252,72 @@ export async function benchWarmPoolScale(ctx: BenchContext, o: WarmPoolScaleOpti
     o.memoryLimitBytes === undefined
       ? undefined
       : createMemoryCgroup(o.memoryLimitBytes, `claimkit-bench-${process.pid}`);
-  const child = spawnShippedController({
-    kubeconfig: ctx.kubeconfig,
-    namespace: o.namespaces === 1 ? ns : undefined,
-    port,
-    nodeFlags: inspectPort ? [`--inspect=127.0.0.1:${inspectPort}`] : [],
-    args: ['--concurrency', String(o.concurrency), ...o.controllerArgs],
-    ...(cgroup ? { cgroup } : {}),
-  });
+  const children = ports.map((port, i) =>
+    spawnShippedController({
+      kubeconfig: ctx.kubeconfig,
+      namespace: o.namespaces === 1 ? ns : undefined,
+      port,
+      nodeFlags: inspectPort && i === 0 ? [`--inspect=127.0.0.1:${inspectPort}`] : [],
+      args: [
+        '--concurrency',
+        String(o.concurrency),
+        ...(shards > 1 ? ['--shard', `${i}/${shards}`] : []),
+        ...o.controllerArgs,
+      ],
+      ...(cgroup ? { cgroup } : {}),
+    }),
+  );
+  const pids = children.map((c) => c.pid!);
   // A controller that dies mid-run (killed past its memory limit, a heap out of memory) is said at
   // once; the waits that follow then fail on what they waited for.
   let stopping = false;
   let died: string | undefined;
-  child.once('exit', (code, signal) => {
-    if (stopping) return;
-    const ooms = cgroup?.oomKills();
-    died = `the controller exited mid-run (${signal ? `signal ${signal}` : `code ${code}`}${ooms ? `; its memory cgroup counted ${ooms} OOM kill(s)` : ''})`;
-    say(died);
-  });
+  for (const [i, child] of children.entries()) {
+    child.once('exit', (code, signal) => {
+      if (stopping) return;
+      const ooms = cgroup?.oomKills();
+      died = `the controller${shards > 1 ? ` (shard ${i}/${shards})` : ''} exited mid-run (${signal ? `signal ${signal}` : `code ${code}`}${ooms ? `; its memory cgroup counted ${ooms} OOM kill(s)` : ''})`;
+      say(died);
+    });
+  }
   let profiler: PhaseProfiler | undefined;
+  // RSS is per process (a container's limit applies to each shard's pod).
+  const rssNow = () => Math.max(...pids.map((pid) => rssMb(pid)));
   let rssPeak = 0;
   const rssSampler = setInterval(() => {
     try {
-      rssPeak = Math.max(rssPeak, rssMb(child.pid!));
+      rssPeak = Math.max(rssPeak, rssNow());
     } catch {
       // exited
     }
   }, 250);
-  const scrape = async () => (await fetch(metricsUrl)).text();
+  // Every shard's /metrics, one after the other: counters summed over lines add up over shards.
+  const scrape = async () =>
+    (
+      await Promise.all(ports.map(async (port) => (await fetch(`http://127.0.0.1:${port}/metrics`)).text()))
+    ).join('\n');
   const stopAll = async () => {
     stopping = true;
     clearInterval(rssSampler);
     for (const stop of stopWatches.splice(0)) stop();
     profiler?.close();
     profiler = undefined;
-    if (child.exitCode === null) {
-      child.kill('SIGTERM');
-      await new Promise((r) => child.once('exit', r));
-    }
+    await Promise.all(
+      children.map(async (child) => {
+        if (child.exitCode !== null) return;
+        child.kill('SIGTERM');
+        await new Promise((r) => child.once('exit', r));
+      }),
+    );
     cgroup?.remove();
   };
   try {
-    await waitFor('controller ready', async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).ok, {
-      timeoutMs: 120_000,
-      intervalMs: 100,
-    });
+    for (const [i, port] of ports.entries())
+      await waitFor(
+        `controller${shards > 1 ? ` shard ${i}` : ''} ready`,
+        async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).ok,
+        { timeoutMs: 120_000, intervalMs: 100 },
+      );
     if (inspectPort)
       profiler = await connectProfiler(inspectPort).catch((e: Error) => {
         say(`no CPU profile: ${e.message}`);
@@ -334,7 +364,8 @@ export async function benchWarmPoolScale(ctx: BenchContext, o: WarmPoolScaleOpti
     // SETTLED_CORES over a 2 s window (at most 2 min), as a warm pool is before claims arrive.
     const cpuGroups = new Map([
       ...componentPids(),
-      ['controller', [child.pid!]],
+      ['controller', pids],
+      ...(shards > 1 ? pids.map((pid, i): [string, number[]] => [`controller shard ${i}`, [pid]]) : []),
       ['bench client', [process.pid]],
     ]);
     const tq0 = performance.now();
@@ -343,13 +374,13 @@ export async function benchWarmPoolScale(ctx: BenchContext, o: WarmPoolScaleOpti
       await sleep(2000);
       const cur = snapshotCpu(cpuGroups);
       quietCores = Object.entries(cpuBetween(prev, cur, 2))
-        .filter(([name]) => name !== 'bench client')
+        .filter(([name]) => name !== 'bench client' && !name.startsWith('controller shard'))
         .reduce((a, [, u]) => a + u.cores, 0);
       prev = cur;
       if (quietCores < SETTLED_CORES || performance.now() - tq0 > 120_000) break;
     }
     const settleSeconds = (performance.now() - tq0) / 1000;
-    const rssWarm = rssMb(child.pid!);
+    const rssWarm = rssNow();
 
     // 2. Steady: open loop at `rate`/s; a create is sent on schedule whether or not earlier ones answered.
     const awaitBound = async (n: number, what: string) => {
@@ -448,7 +479,7 @@ export async function benchWarmPoolScale(ctx: BenchContext, o: WarmPoolScaleOpti
     });
     await sleep(3000); // the no-op reconciles and coalesced pool writes that follow the last binds
     const m1 = await scrape();
-    const rssSteady = rssMb(child.pid!);
+    const rssSteady = rssNow();
     const cpuOf = (name: string) => (cpu1.get(name) ?? 0) - (cpu0.get(name) ?? 0);
 
     // The steady numbers are said now, so a burst that never gets its warm pods loses nothing.
@@ -482,7 +513,7 @@ export async function benchWarmPoolScale(ctx: BenchContext, o: WarmPoolScaleOpti
     const burstSeconds = (burstLastBound - tb0) / 1000;
     await sleep(3000);
     const m3 = await scrape();
-    const rssAfterBurst = rssMb(child.pid!);
+    const rssAfterBurst = rssNow();
 
     // 4. Raw writes in the same run, the controller still watching: ConfigMap creates (nothing
     // watches them but the API server's own caches) and merge patches of the pool's Bound pods'
@@ -498,7 +529,7 @@ export async function benchWarmPoolScale(ctx: BenchContext, o: WarmPoolScaleOpti
       .slice(0, nRaw);
     const podPatchesPerSec = await rawPodPatchesPerSecOf(ctx, podNames, rawC);
     const m4 = await scrape();
-    const rssEnd = rssMb(child.pid!);
+    const rssEnd = rssNow();
 
     const steadyLat = latencyOf(steadyNames);
     // By arrival time in 10 s windows: a transient (the pool's first refill, a GC) shows where it is.
@@ -580,6 +611,11 @@ export async function benchWarmPoolScale(ctx: BenchContext, o: WarmPoolScaleOpti
         'Burst target: 2 x (burst / bindsPerSecCapacity), bindsPerSecCapacity = rawPodPatchesPerSec / writesPerBind (the binds/s the API server allows for the writes a bind needs).',
         'RSS: /proc/<pid>/status VmRSS of the controller process, sampled every 250 ms.',
         'Efficiency (steady phase): controller and kube-apiserver CPU-seconds (/proc/<pid>/stat) per bound claim and their ratio; 409s per bind from claimkit_api_requests_total (any verb and resource).',
+        ...(shards > 1
+          ? [
+              `Shards: ${shards} controller processes, shard i with --shard i/${shards} (the pools hashed over them); CPU and requests are all shards' together, shards.cpuMsPerClaim each one's (of all claims), RSS and heap the largest process's.`,
+            ]
+          : []),
         ...(o.cpuProfDir
           ? [
               "CPU profile: the controller's steady phase only (V8 profiler through its inspector, --inspect on loopback, 1 ms sampling), busy time only ((idle) left out); the controller's CPU figures include the profiler's own cost.",
@@ -662,12 +698,28 @@ export async function benchWarmPoolScale(ctx: BenchContext, o: WarmPoolScaleOpti
       // The V8 heap at the end (live objects plus garbage not yet collected): RSS also holds what a
       // heap sized from the machine's memory (no container limit here) grew to and kept.
       heapMbEnd: {
-        used: Math.round((parseCounter(m4, 'nodejs_heap_size_used_bytes')[0]?.value ?? 0) / 1e6),
-        total: Math.round((parseCounter(m4, 'nodejs_heap_size_total_bytes')[0]?.value ?? 0) / 1e6),
+        used: Math.round(gaugeMax(m4, 'nodejs_heap_size_used_bytes') / 1e6),
+        total: Math.round(gaugeMax(m4, 'nodejs_heap_size_total_bytes') / 1e6),
         /** Buffers and other memory outside the V8 heap that JavaScript objects hold. */
-        external: Math.round((parseCounter(m4, 'nodejs_external_memory_bytes')[0]?.value ?? 0) / 1e6),
+        external: Math.round(gaugeMax(m4, 'nodejs_external_memory_bytes') / 1e6),
       },
       ...(comparison ? { comparison } : {}),
+      ...(shards > 1
+        ? {
+            shards: {
+              count: shards,
+              // Each shard's share of the steady phase: CPU ms per claim of all claims, and cores.
+              cpuMsPerClaim: pids.map(
+                (_, i) => Math.round((cpuOf(`controller shard ${i}`) / o.steady) * 1e6) / 1000,
+              ),
+              cores: pids.map((_, i) => steadyCpu[`controller shard ${i}`]?.cores ?? Number.NaN),
+              busiestCpuMsPerClaim:
+                Math.round(
+                  (Math.max(...pids.map((_, i) => cpuOf(`controller shard ${i}`))) / o.steady) * 1e6,
+                ) / 1000,
+            },
+          }
+        : {}),
       requestsWholeRun: allReq,
       claimsObserved: boundPods,
       targets: {
@@ -697,6 +749,10 @@ export async function benchWarmPoolScale(ctx: BenchContext, o: WarmPoolScaleOpti
     await stopAll();
   }
 }
+
+/** The largest sample of a gauge over the shards' scrapes (heap figures are per process). */
+const gaugeMax = (text: string, metric: string) =>
+  Math.max(0, ...parseCounter(text, metric).map((s) => s.value));
 
 /** Writes the profile into `dir` and returns its summary (top 15 self time, categories). */
 function saveProfile(dir: string, key: string, profile: Parameters<typeof summariseProfile>[0]) {

@@ -12,7 +12,14 @@ import {
   kubeClient,
   kubeControllerOptions,
 } from '@claimkit/controller';
-import { type Capture, getOrUndefined, type Pod, type PodClaim, type PodPool } from '@claimkit/core';
+import {
+  type Capture,
+  getOrUndefined,
+  type Pod,
+  type PodClaim,
+  type PodPool,
+  type Shard,
+} from '@claimkit/core';
 import { checkConvergence, checkPoolExcessIdle, checkSafety, type Violation } from '@claimkit/core/testing';
 import { waitFor } from '../harness/index.ts';
 import { e2eCluster } from '../harness/vitest.ts';
@@ -40,6 +47,10 @@ export async function startController(
     watchNodes?: boolean;
     /** `--capture-agent-token-file`: sent to Http capture agents as a bearer token. */
     captureAgentTokenFile?: string;
+    /** `--shard INDEX/COUNT`. */
+    shard?: Shard;
+    /** `--leader-elect`, the Lease in this namespace. */
+    leaseNamespace?: string;
   } = {},
 ): Promise<RunningController> {
   // The shipped binary's defaults (its options table); the suites shorten only the sweep (recovery
@@ -53,6 +64,8 @@ export async function startController(
     shutdownGraceMs: 5000,
     ...(opts.watchNodes === false ? { watchNodes: false } : {}),
     ...(opts.captureAgentTokenFile ? { captureAgentTokenFile: opts.captureAgentTokenFile } : {}),
+    ...(opts.shard ? { shard: opts.shard } : {}),
+    ...(opts.leaseNamespace ? { leaderElect: true, leaseNamespace: opts.leaseNamespace } : {}),
     ...(process.env.CLAIMKIT_E2E_CONTROLLER_LOG
       ? { log: jsonLogger(process.env.CLAIMKIT_E2E_CONTROLLER_LOG as 'debug') }
       : {}),

@@ -276,6 +276,35 @@ describe('the Helm chart (deploy/helm/claimkit)', () => {
     }
   });
 
+  it('controller.shards: N Deployments, each its own shard (name, selector label, --shard=i/N); one by default, as deploy/', async () => {
+    type Dep = Deployment & { spec: { template: { spec: { containers: { args: string[] }[] } } } };
+    const controllers = (objs: Obj[]) =>
+      objs.filter(
+        (o) => o.kind === 'Deployment' && o.metadata.name.startsWith('claimkit-controller'),
+      ) as Dep[];
+    const one = controllers(await template());
+    expect(one.map((d) => d.metadata.name)).toEqual(['claimkit-controller']);
+    expect(one[0]!.spec.template.spec.containers[0]!.args.filter((a) => a.startsWith('--shard'))).toEqual([]);
+    expect(controllers(await template('controller.shards=1')).map((d) => d.metadata.name)).toEqual([
+      'claimkit-controller',
+    ]);
+    const three = controllers(await template('controller.shards=3', 'controller.replicas=2'));
+    expect(three.map((d) => d.metadata.name)).toEqual([0, 1, 2].map((i) => `claimkit-controller-shard-${i}`));
+    three.forEach((d, i) => {
+      expect(d.spec.replicas).toBe(2);
+      expect(d.spec.selector.matchLabels['claimkit.dev/shard']).toBe(String(i));
+      expect(d.spec.template.metadata.labels['claimkit.dev/shard']).toBe(String(i));
+      const args = d.spec.template.spec.containers[0]!.args;
+      expect(args.filter((a) => a.startsWith('--shard'))).toEqual([`--shard=${i}/3`]);
+      expect(args).toContain('--leader-elect');
+    });
+    for (const bad of ['controller.shards=0', 'controller.shards=257', 'controller.shards=two']) {
+      const r = await run(helm, ['template', 'claimkit', chart, '--set', bad]);
+      expect(r.code, bad).not.toBe(0);
+      expect(r.stderr, bad).toMatch(/values don't meet the specifications of the schema/);
+    }
+  });
+
   it("fills the policies' controller identity from values (the release namespace by default)", async () => {
     const identity = async (...set: string[]) => {
       const r = await run(helm, [

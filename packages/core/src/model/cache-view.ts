@@ -120,6 +120,11 @@ export class CacheView implements Reader {
     return this.transform ? this.transform(o) : o;
   }
 
+  /** What the cache holds now, without taking in due events (an event handler's synchronous read). */
+  current<K extends Kind>(kind: K, key: ObjectKey): Readonly<KindMap[K]> | undefined {
+    return this.store.get(kind)?.get(keyString(key)) as unknown as KindMap[K] | undefined;
+  }
+
   async get<K extends Kind>(kind: K, key: ObjectKey): Promise<KindMap[K]> {
     this.sync();
     const o = this.store.get(kind)?.get(keyString(key));

@@ -15,6 +15,11 @@ export interface SimOptions {
   steps: number;
   /** Controller replicas, all active at once (default 2). */
   replicas?: number;
+  /**
+   * Shard the replicas by pool (loop/shard.ts, the controller's --shard): replica i reconciles only
+   * the keys of shard i mod `shards`, as its Manager filters them (default 1: every replica every key).
+   */
+  shards?: number;
   /** Probability that a step injects an API fault (default 0.04). */
   faultRate?: number;
   /** Probability that an `agent` action takes the capture agent down, so starts fail (default 0.15). */

@@ -18,6 +18,7 @@ import { OWN_WRITES_TTL_MS, OwnWrites } from '../loop/own-writes.ts';
 import { parseReconcileKey, RECONCILE_KINDS, reconcileKey } from '../loop/reconcile-key.ts';
 import { reconcileTurn, type Turn } from '../loop/reconcile-turn.ts';
 import type { RoutedKind } from '../loop/routed-key.ts';
+import { ownsKey, type Shard } from '../loop/shard.ts';
 import { type ApiModel, ApiModel as Model } from '../model/api-model.ts';
 import { CacheView } from '../model/cache-view.ts';
 import { SimCaptureAgent } from '../model/capture-agent.ts';
@@ -37,6 +38,8 @@ import { ReplicaQueue } from './replica-queue.ts';
 
 interface Controller {
   cache: CacheView;
+  /** The keys this replica reconciles (SimOptions.shards: replica i is shard i mod shards). */
+  shard: Shard;
   /** The replica's pool expectations (a process's memory: a restart starts with none). */
   expectations: PoolExpectations;
   /** Due keys, with core's queue policy and retry delays (replica-queue.ts). */
@@ -65,6 +68,7 @@ export type WorldOptions = Pick<
   | 'ownWritesTtlMs'
   | 'rules'
   | 'headroomMinIdle'
+  | 'shards'
 >;
 
 export class World {
@@ -100,6 +104,8 @@ export class World {
   private readonly lastSeen = new Map<string, AnyObject>();
   /** The pods the router has seen, as a controller's pod index holds them: its Idle counts. */
   private readonly routedPods = new PoolPodIndex();
+  /** SimOptions.shards (1: every replica reconciles every key). */
+  private readonly shards: number;
 
   constructor(seed: number, replicas: number, opts: WorldOptions) {
     if (opts.kubectl && opts.modelOptions) {
@@ -124,6 +130,7 @@ export class World {
       },
     });
     this.ownWritesTtlMs = opts.ownWritesTtlMs ?? OWN_WRITES_TTL_MS;
+    this.shards = opts.shards ?? 1;
     this.rules = opts.rules ?? SAFETY_RULES;
     this.admission = opts.kubectl?.admission;
     const modelOptions = this.admission
@@ -142,7 +149,7 @@ export class World {
       () => this.current,
       (v) => this.violations.push(v),
     );
-    for (let i = 0; i < replicas; i++) this.ctls.push(this.newController());
+    for (let i = 0; i < replicas; i++) this.ctls.push(this.newController(i));
     // Nodes too: the cluster has none today, but a Node the kubectl actor or a test writes is routed.
     for (const kind of [...WATCHED_KINDS, 'Node'] as const) {
       this.model.watch(
@@ -210,7 +217,14 @@ export class World {
     this.seeds.add(k);
   }
 
-  private newController(): Controller {
+  /** Whether the replica reconciles `key`: its shard's, as its own cache tells a claim's pool (the Manager's filter). */
+  private owns(ctl: Controller, key: string): boolean {
+    return ownsKey(ctl.shard, key, {
+      claimPool: (namespace, name) => ctl.cache.current('PodClaim', { namespace, name })?.spec.poolName,
+    });
+  }
+
+  private newController(index: number): Controller {
     // The controller caches only the pod fields claimkit reads (api/pod-fields.ts): so does the simulator.
     const cache = new CacheView(this.model, 0, (o) => (o.kind === 'Pod' ? podFieldsRead(o as Pod) : o));
     const expectations = new PoolExpectations();
@@ -221,6 +235,7 @@ export class World {
     const now = () => this.clock.now();
     return {
       cache,
+      shard: { index: index % this.shards, count: this.shards },
       expectations,
       queue: new ReplicaQueue(now),
       ownWrites: new OwnWrites(now, this.ownWritesTtlMs),
@@ -250,6 +265,7 @@ export class World {
       if (k.delayMs >= DEFAULT_POOL_HEADROOM_COALESCE_MS) this.count('route.headroomWindow');
     for (const ctl of this.ctls)
       for (const k of keys) {
+        if (!this.owns(ctl, k.key)) continue;
         ctl.queue.addAt(k.key, now + k.delayMs);
         if (ctl.cache.lag > 0) ctl.missed.add(k.key);
       }
@@ -260,14 +276,16 @@ export class World {
     ctl.cache.lag = 0;
     ctl.cache.kindLag = {};
     const now = this.clock.now();
-    for (const k of ctl.missed) ctl.queue.addAt(k, now);
+    for (const k of ctl.missed) if (this.owns(ctl, k)) ctl.queue.addAt(k, now);
     ctl.missed.clear();
   }
 
   enqueueAll(ctl: Controller): void {
     for (const kind of RECONCILE_KINDS) {
-      for (const o of this.model.listNow(kind))
-        ctl.queue.addAt(reconcileKey(kind, o.metadata.namespace ?? '', o.metadata.name), this.clock.now());
+      for (const o of this.model.listNow(kind)) {
+        const key = reconcileKey(kind, o.metadata.namespace ?? '', o.metadata.name);
+        if (this.owns(ctl, key)) ctl.queue.addAt(key, this.clock.now());
+      }
     }
   }
 
@@ -301,6 +319,11 @@ export class World {
     const next = only ?? ctl.queue.take(this.clock.now());
     if (next === undefined) return false;
     ctl.queue.remove(next);
+    // As the Manager's worker: a claim queued before this cache knew its pool is its pool's shard's.
+    if (only === undefined && !this.owns(ctl, next)) {
+      this.count('shard.skippedForeign');
+      return true;
+    }
     if (ctl.lagReads > 0) {
       ctl.lagReads--;
       if (ctl.lagReads === 0) this.caughtUp(ctl);
@@ -320,6 +343,7 @@ export class World {
     };
     let turn: Turn | undefined;
     try {
+      if (only === undefined && this.shards > 1) this.count(`shard.${ctl.shard.index}.reconciles`);
       turn = await reconcileTurn(next, {
         cachedVersion: async (kind, key) =>
           (await getOrUndefined(ctl.cache.get(kind, key)))?.metadata.resourceVersion,
@@ -388,7 +412,7 @@ export class World {
   }
 
   restart(i: number): void {
-    const ctl = this.newController();
+    const ctl = this.newController(i % this.ctls.length);
     this.ctls[i % this.ctls.length] = ctl;
     this.enqueueAll(ctl);
   }

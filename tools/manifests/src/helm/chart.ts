@@ -153,12 +153,49 @@ function controllerTemplates(version: string): ChartFile[] {
         'controller args (otlpEndpoint, disableClaimEvents, extraArgs)',
       );
     }
+    if (f.file === 'deployment.yaml') text = shardedDeployments(text);
     out.push({
       path: `templates/controller-${f.file}`,
       text: HEADER + when('.Values.controller.enabled', text),
     });
   }
   return out;
+}
+
+/**
+ * controller.shards Deployments of the controller (one, the manifest's own, by default): shard i is
+ * `claimkit-controller-shard-i` with `--shard=i/N`, and a `claimkit.dev/shard` label in its selector
+ * so the Deployments' pods never overlap. Inside the range `.` is the shard, so the release's values
+ * are read through `$`.
+ */
+function shardedDeployments(text: string): string {
+  const sharded = (body: string) => `{{- if gt $shards 1 }}\n${body}\n{{- end }}`;
+  let out = text.replace(/(?<![\w$)])\.(Values|Release|Chart)\./g, '$$.$1.');
+  out = must(
+    out,
+    /(\nkind: Deployment\nmetadata:\n {2}name: claimkit-controller)\n/,
+    '$1{{ if gt $$shards 1 }}-shard-{{ $$shard }}{{ end }}\n',
+    'controller Deployment name',
+  );
+  out = must(
+    out,
+    /(\n {2}selector:\n {4}matchLabels:\n(?: {6}.*\n)+)/,
+    (m) => `${m}${sharded('      claimkit.dev/shard: "{{ $shard }}"')}\n`,
+    'controller selector',
+  );
+  out = must(
+    out,
+    /(\n {6}labels:\n(?: {8}[^{\n].*\n)+)/,
+    (m) => `${m}${sharded('        claimkit.dev/shard: "{{ $shard }}"')}\n`,
+    'controller pod labels',
+  );
+  out = must(
+    out,
+    /(\n {8}- "--log-level=[^\n]*")\n/,
+    (_m, line) => `${line}\n${sharded('        - "--shard={{ $shard }}/{{ $shards }}"')}\n`,
+    'controller --shard',
+  );
+  return `{{- $shards := int ($.Values.controller.shards | default 1) }}\n{{- range $shard := until $shards }}\n---\n${out.trimEnd()}\n{{- end }}\n`;
 }
 
 /**

@@ -6,7 +6,7 @@ import {
   CONTROLLER_DEFAULTS,
   CONTROLLER_OPTIONS,
 } from '@claimkit/controller';
-import { DEFAULT_CONTROLLER_SERVICE_ACCOUNT, imageRepository, toYaml } from '@claimkit/core';
+import { DEFAULT_CONTROLLER_SERVICE_ACCOUNT, imageRepository, MAX_SHARDS, toYaml } from '@claimkit/core';
 import { WEBHOOK_TLS_SECRET } from '@claimkit/webhook';
 import { RULE_DEFAULTS } from '../monitoring/rules.ts';
 
@@ -57,6 +57,10 @@ controller:
     pullPolicy: IfNotPresent
   # With --leader-elect only the leader runs workers; safety never depends on it.
   replicas: 2
+  # More than one: that many Deployments (claimkit-controller-shard-<i>, each with these replicas and its
+  # own Lease), each reconciling the pools that hash to it (--shard i/shards); for more than one core
+  # of reconciles and writes. Every shard still watches everything.
+  shards: 1
   concurrency: ${CONTROLLER_DEFAULTS.concurrency}
   logLevel: ${CONTROLLER_DEFAULTS.logLevel}
   # OTLP/HTTP endpoint for traces (one per claim, create to Bound); empty: tracing off.
@@ -277,6 +281,7 @@ export const VALUES_SCHEMA = {
       logLevel: { type: 'string', enum: [...CONTROLLER_OPTIONS['log-level'].values] },
       otlpEndpoint: { type: 'string', pattern: '^(https?://[^\\s"]+)?$' },
       disableClaimEvents: { type: 'boolean' },
+      shards: { type: 'integer', minimum: 1, maximum: MAX_SHARDS },
       extraArgs: { type: 'array', items: { type: 'string', pattern: '^--[a-z]' } },
     }),
     captureAgent: {

@@ -1,0 +1,98 @@
+// Sharding by pool (--shard) on the real control plane: two controllers, shard 0/2 and 1/2, each
+// leading under its own real Lease, bind the claims of two pools that hash to different shards. Each
+// claim's Bound Event names the controller that bound it (reportingInstance): the shard of its pool,
+// never the other; every invariant holds at the end.
+import { type KubeEvent, type PodClaim, shardOfPool } from '@claimkit/core';
+import { afterAll, describe, expect, it } from 'vitest';
+import { testPool } from '../harness/objects.ts';
+import { useTestNamespace } from '../harness/vitest.ts';
+import {
+  expectAllInvariants,
+  finalizeClaims,
+  kube,
+  type RunningController,
+  startController,
+  until,
+} from './helpers.ts';
+
+describe('controllers sharded by pool', () => {
+  const ns = useTestNamespace('ctl-shards');
+  const ctls: RunningController[] = [];
+  afterAll(async () => {
+    if (ctls.length > 0) await finalizeClaims(ns.name).catch(() => {});
+    await Promise.all(ctls.map((c) => c.stop()));
+  });
+
+  it('each shard binds the claims of its own pools, under its own Lease', async () => {
+    const c = kube();
+    // Two pool names on different shards of this (randomly named) namespace.
+    const names = Array.from({ length: 16 }, (_, i) => `pool-${i}`);
+    const byShard = [0, 1].map((s) => names.find((n) => shardOfPool(ns.name, n, 2) === s)!);
+    expect(byShard.every(Boolean), `pool names on both shards of ${ns.name}`).toBe(true);
+    const identity = (s: number) => `e2e-shard-${s}-${process.pid}`;
+    for (const s of [0, 1])
+      ctls.push(
+        await startController(ns.name, {
+          shard: { index: s, count: 2 },
+          identity: identity(s),
+          leaseNamespace: ns.name,
+        }),
+      );
+    for (const s of [0, 1])
+      await until(`the Lease of shard ${s} held by ${identity(s)}`, async () => {
+        const lease = await c.get('Lease', {
+          namespace: ns.name,
+          name: `claimkit-controller-shard-${s}-of-2`,
+        });
+        return lease.spec?.holderIdentity === identity(s);
+      }).catch(async (e) => {
+        const leases = (await c.list('Lease', { namespace: ns.name })).items;
+        throw new Error(
+          `${(e as Error).message}; Leases: ${JSON.stringify(leases.map((l) => [l.metadata.name, l.spec?.holderIdentity]))}`,
+        );
+      });
+    for (const pool of byShard) await c.create(testPool(ns.name, pool, { minIdle: 2, maxPods: 10 }));
+    const claims: PodClaim[] = byShard.flatMap((pool) =>
+      [0, 1, 2].map((i) => ({
+        apiVersion: 'claimkit.dev/v1alpha1',
+        kind: 'PodClaim',
+        metadata: { name: `${pool}-c${i}`, namespace: ns.name },
+        spec: { poolName: pool },
+      })),
+    );
+    for (const claim of claims) await c.create(claim);
+    const bound = async () =>
+      (await c.list('PodClaim', { namespace: ns.name })).items.filter((x) => x.status?.phase === 'Bound');
+    await until(
+      `${claims.length} claims Bound`,
+      async () => (await bound()).length === claims.length,
+      60_000,
+      async () =>
+        `claims: ${JSON.stringify((await c.list('PodClaim', { namespace: ns.name })).items.map((x) => [x.metadata.name, x.status?.phase]))}`,
+    );
+    // Who bound each claim: its Bound Event's reportingInstance.
+    const boundBy = async () => {
+      // reportingInstance is the recorder's instance (the controller's identity); core's type leaves it out.
+      const events = (await c.list('Event', { namespace: ns.name })).items as (KubeEvent & {
+        reportingInstance?: string;
+      })[];
+      const out = new Map<string, string>();
+      for (const e of events)
+        if (e.reason === 'Bound' && e.involvedObject.kind === 'PodClaim')
+          out.set(e.involvedObject.name, e.reportingInstance ?? '');
+      return out;
+    };
+    const by = await until('a Bound Event for every claim', async () => {
+      const m = await boundBy();
+      return claims.every((x) => m.has(x.metadata.name)) && m;
+    });
+    for (const claim of claims) {
+      const s = byShard.indexOf(claim.spec.poolName);
+      expect(
+        by.get(claim.metadata.name),
+        `${claim.metadata.name} (pool ${claim.spec.poolName}, shard ${s})`,
+      ).toBe(identity(s));
+    }
+    await expectAllInvariants(ns.name);
+  });
+});
