@@ -540,8 +540,15 @@ export async function benchWarmPoolScale(ctx: BenchContext, o: WarmPoolScaleOpti
           const at = (claims.get(n)?.addedAt ?? Number.NaN) - ts0;
           return at >= w * 10_000 && at < (w + 1) * 10_000;
         });
-        const { n, p50Ms, p99Ms, maxMs } = latencyOf(inWindow).addedToBound;
-        return { fromSecond: w * 10, n, p50Ms, p99Ms, maxMs };
+        const lat = latencyOf(inWindow);
+        const { n, p50Ms, p99Ms, maxMs } = lat.addedToBound;
+        // Which stage a window's tail is in (controller and pod CAS, spec write, status write).
+        const stagesP99Ms = {
+          addedToPodLabelled: lat.stages.addedToPodLabelled.p99Ms,
+          podLabelledToSpec: lat.stages.podLabelledToSpec.p99Ms,
+          specToBound: lat.stages.specToBound.p99Ms,
+        };
+        return { fromSecond: w * 10, n, p50Ms, p99Ms, maxMs, stagesP99Ms };
       },
     );
     const burstLat = latencyOf(burstNames);
