@@ -585,6 +585,11 @@ describe('Manager sharded by pool (--shard)', () => {
     expect(s0.metrics.registry.render()).not.toMatch(/pool="warm"/);
     expect(s1.metrics.registry.render()).toMatch(/pool="warm"/);
     expect(s1.metrics.registry.render()).not.toMatch(/pool="web"/);
+    // Each shard's leader series carries its shard, so an alert sees a shard nobody leads.
+    expect(s0.metrics.registry.render()).toMatch(/^claimkit_leader\{shard="0"\} 1$/m);
+    expect(s1.metrics.registry.render()).toMatch(/^claimkit_leader\{shard="1"\} 1$/m);
+    expect(s0.metrics.registry.render()).not.toMatch(/^claimkit_leader /m);
+    expect(s0.metrics.registry.render()).toMatch(/^claimkit_shards 2$/m);
     // A pod of web deleted: the claim goes Lost and binds again, on shard 0 alone.
     const victim = m.getNow('PodClaim', { namespace: NS, name: 'web-1' });
     await m.delete('Pod', { namespace: NS, name: victim.spec.podName! });

@@ -189,6 +189,12 @@ export class Manager {
     this.timers = opts.timers ?? realTimers;
     this.log = opts.log ?? silentLogger;
     this.metrics = opts.metrics ?? new ControllerMetrics();
+    this.metrics.shards.set(this.shard.count);
+    // A sharded replica's claimkit_leader carries its shard, so an alert sees a shard nobody leads.
+    if (this.shard.count > 1) {
+      this.metrics.leader.remove({});
+      this.metrics.leader.set(0, this.leaderLabels());
+    }
     this.slis = new Slis(this.metrics, () => this.active);
     const obs = (r: { verb: string; kind: string; code: number }) =>
       this.metrics.apiRequests.inc({ verb: r.verb, resource: r.kind, code: String(r.code) });
@@ -415,6 +421,10 @@ export class Manager {
     });
   }
 
+  private leaderLabels(): Record<string, string> {
+    return this.shard.count > 1 ? { shard: String(this.shard.index) } : {};
+  }
+
   private ownsPool(namespace: string, pool: string): boolean {
     return shardOfPool(namespace, pool, this.shard.count) === this.shard.index;
   }
@@ -440,7 +450,7 @@ export class Manager {
   private activate(): void {
     if (this.active || this.stopping) return;
     this.active = true;
-    this.metrics.leader.set(1);
+    this.metrics.leader.set(1, this.leaderLabels());
     this.metrics.leaderStatus.set(1, { name: LEADER_ELECTION_NAME });
     this.log.info('running workers', {
       concurrency: this.opts.concurrency ?? CONTROLLER_DEFAULTS.concurrency,
@@ -456,7 +466,7 @@ export class Manager {
   private deactivate(): void {
     if (!this.active) return;
     this.active = false;
-    this.metrics.leader.set(0);
+    this.metrics.leader.set(0, this.leaderLabels());
     this.metrics.leaderStatus.set(0, { name: LEADER_ELECTION_NAME });
     this.activeGate = gate();
     this.clearTimers();

@@ -79,6 +79,7 @@ const PLANNED = [
   'claimkit_events_total',
   'claimkit_capture_sweeps_total',
   'claimkit_leader',
+  'claimkit_shards',
   'claimkit_leader_takeovers_total',
   'claimkit_podclaims',
   'claimkit_podclaim_bind_duration_seconds',
@@ -173,6 +174,7 @@ describe('controller metrics', () => {
     expect(text).toMatch(/^controller_runtime_max_concurrent_reconciles\{controller="podpool"\} 2$/m);
     expect(text).toMatch(/^leader_election_master_status\{name="claimkit-controller"\} 1$/m);
     expect(text).toMatch(/^claimkit_leader 1$/m);
+    expect(text).toMatch(/^claimkit_shards 1$/m);
   });
 
   it('pool and pending gauges per pool, from the cache', async () => {

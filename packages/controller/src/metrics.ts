@@ -60,7 +60,16 @@ export class ControllerMetrics {
     new Counter('claimkit_capture_sweeps_total', 'Capture recovery sweeps by result.'),
   );
   readonly leader = this.registry.register(
-    new Gauge('claimkit_leader', '1 while this replica leads, 0 on a standby.'),
+    new Gauge(
+      'claimkit_leader',
+      '1 while this replica leads, 0 on a standby; by shard (label shard) when the controllers are sharded.',
+    ),
+  );
+  readonly shards = this.registry.register(
+    new Gauge(
+      'claimkit_shards',
+      'The shards the controllers split the pools over (--shard INDEX/COUNT: COUNT; 1 unsharded).',
+    ),
   );
   readonly leaderTakeovers = this.registry.register(
     new Counter(
@@ -255,6 +264,7 @@ export class ControllerMetrics {
     });
     // Always exported, so an alert on `== 0` sees a standby (the Manager sets 1 while leading).
     this.leader.set(0);
+    this.shards.set(1);
     this.leaderStatus.set(0, { name: LEADER_ELECTION_NAME });
     this.wqDepth.set(0, { name: WORKQUEUE_NAME });
   }

@@ -160,6 +160,26 @@ export function alertTests(ruleFile: string) {
         ],
       },
       {
+        name: 'sharded: one of two shards without a leader alerts; both led does not',
+        interval: '1m',
+        input_series: [
+          { series: 'claimkit_leader{instance="a",shard="0"}', values: '1x10' },
+          { series: 'claimkit_leader{instance="b",shard="1"}', values: '1 1 1 0 0 0 0 0 0 0 0' },
+          { series: 'claimkit_leader{instance="c",shard="1"}', values: '0x10' },
+          { series: 'claimkit_shards{instance="a"}', values: '2x10' },
+          { series: 'claimkit_shards{instance="b"}', values: '2x10' },
+          { series: 'claimkit_shards{instance="c"}', values: '2x10' },
+        ],
+        alert_rule_test: [
+          { eval_time: '2m', alertname: 'ClaimkitNoLeader', exp_alerts: [] },
+          {
+            eval_time: '8m',
+            alertname: 'ClaimkitNoLeader',
+            exp_alerts: [{ exp_labels: { severity: 'critical' } }],
+          },
+        ],
+      },
+      {
         name: 'no controller scraped at all is no leader too',
         interval: '1m',
         input_series: [{ series: 'up{job="other"}', values: '1x10' }],

@@ -130,6 +130,10 @@ export class Gauge implements Metric {
   add(by: number, labels: Labels = {}): void {
     this.set(this.get(labels) + by, labels);
   }
+  /** Stops exporting a set series. */
+  remove(labels: Labels = {}): void {
+    this.values.delete(labelText(labels));
+  }
   get(labels: Labels = {}): number {
     const k = labelText(labels);
     if (this.collect) return this.collect().find((x) => labelText(x.labels) === k)?.v ?? 0;

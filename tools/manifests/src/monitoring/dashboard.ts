@@ -198,7 +198,7 @@ const ROWS: Row[] = [
       {
         title: 'Leader',
         description:
-          'Replicas leading (claimkit_leader; a standby exports 0). 0 for long: ClaimkitNoLeader. More than 1 briefly during a takeover is safe (writes are fenced).',
+          'Replicas leading (claimkit_leader; a standby exports 0): 1, or one per shard (claimkit_shards) when the controllers are sharded. Fewer for long: ClaimkitNoLeader. More briefly during a takeover is safe (writes are fenced).',
         unit: 'short',
         width: 4,
         type: 'stat',

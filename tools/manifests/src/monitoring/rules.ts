@@ -102,11 +102,12 @@ export function ruleGroups(t: RuleThresholds = RULE_DEFAULTS): RuleGroup[] {
         rule(
           'ClaimkitNoLeader',
           'critical',
-          // `or vector(0)`: no series at all (no replica scraped) is no leader too; a standby exports 0.
-          '(max(claimkit_leader) or vector(0)) < 1',
+          // Fewer shards led than there are (one unsharded: claimkit_leader has no shard label then).
+          // `or vector(...)`: no series at all (no replica scraped) is no leader too; a standby exports 0.
+          '(count(max by (shard) (claimkit_leader) == 1) or vector(0)) < (max(claimkit_shards) or vector(1))',
           t.noLeaderFor,
-          'No claimkit controller replica leads',
-          'No controller replica has reported claimkit_leader 1 for the alert duration: nothing binds claims or scales pools. Check the controller pods and the Lease claimkit-controller.',
+          'A claimkit controller shard has no leader',
+          'Fewer controller shards have a replica reporting claimkit_leader 1 than claimkit_shards says there are (one when unsharded), for the alert duration: nothing binds the claims or scales the pools of the shard(s) without one (claimkit_leader{shard} says which lead). Check the controller pods and the Lease claimkit-controller (claimkit-controller-shard-I-of-N when sharded).',
           'no-leader',
         ),
         rule(
