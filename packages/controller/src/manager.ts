@@ -416,6 +416,7 @@ export class Manager {
 
   /** Whether this shard reconciles `key` (a claim goes with its pool: core's loop/shard.ts). */
   owns(key: string): boolean {
+    if (this.shard.count <= 1) return true;
     return ownsKey(this.shard, key, {
       claimPool: (namespace, name) => this.claims.get({ namespace, name })?.spec.poolName,
     });
