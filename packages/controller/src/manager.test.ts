@@ -590,6 +590,9 @@ describe('Manager sharded by pool (--shard)', () => {
     expect(s1.metrics.registry.render()).toMatch(/^claimkit_leader\{shard="1"\} 1$/m);
     expect(s0.metrics.registry.render()).not.toMatch(/^claimkit_leader /m);
     expect(s0.metrics.registry.render()).toMatch(/^claimkit_shards 2$/m);
+    // Claims by phase likewise: web's 3 on shard 0, warm's 3 and the set's 2 on shard 1.
+    expect(s0.metrics.registry.render()).toMatch(/^claimkit_podclaims\{phase="Bound"\} 3$/m);
+    expect(s1.metrics.registry.render()).toMatch(/^claimkit_podclaims\{phase="Bound"\} 5$/m);
     // A pod of web deleted: the claim goes Lost and binds again, on shard 0 alone.
     const victim = m.getNow('PodClaim', { namespace: NS, name: 'web-1' });
     await m.delete('Pod', { namespace: NS, name: victim.spec.podName! });

@@ -338,6 +338,7 @@ export class Manager {
     this.metrics.claimPhases = () => {
       const out: Record<string, number> = { Pending: 0, Bound: 0, Migrating: 0, Lost: 0 };
       for (const c of this.claims.list()) {
+        if (sharded && !this.ownsPool(ns(c), c.spec.poolName)) continue;
         const phase = c.status?.phase ?? 'Pending';
         out[phase] = (out[phase] ?? 0) + 1;
       }
