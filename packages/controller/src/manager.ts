@@ -484,7 +484,8 @@ export class Manager {
 
   private armSweep(): void {
     const ms = this.opts.sweepIntervalMs ?? CONTROLLER_DEFAULTS.sweepIntervalMs;
-    if (ms <= 0) return;
+    // The capture sweep is shard 0's: other shards keep no timer that would do nothing.
+    if (ms <= 0 || !runsClusterWideWork(this.shard)) return;
     this.sweepTimer = this.timers.setTimeout(async () => {
       if (!this.active || this.stopping) return;
       await this.sweep();
@@ -516,7 +517,7 @@ export class Manager {
   }
 
   private armDoctor(ms = this.opts.doctorIntervalMs ?? DOCTOR_INTERVAL_MS): void {
-    if ((this.opts.doctorIntervalMs ?? DOCTOR_INTERVAL_MS) <= 0) return;
+    if ((this.opts.doctorIntervalMs ?? DOCTOR_INTERVAL_MS) <= 0 || !runsClusterWideWork(this.shard)) return;
     this.doctorTimer = this.timers.setTimeout(async () => {
       if (!this.active || this.stopping) return;
       await this.refreshDoctor();
@@ -532,7 +533,7 @@ export class Manager {
       if (key === undefined) return;
       try {
         // A claim queued before this cache knew its pool (anyone's then) is its pool's shard's now.
-        if (this.shard.count > 1 && !this.owns(key)) continue;
+        if (!this.owns(key)) continue;
         await this.process(key);
       } finally {
         this.queue.done(key);

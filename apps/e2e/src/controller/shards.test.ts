@@ -38,19 +38,22 @@ describe('controllers sharded by pool', () => {
           leaseNamespace: ns.name,
         }),
       );
+    // At the deadline the wait says which Leases exist and who holds them.
+    const leases = async () =>
+      `Leases: ${JSON.stringify((await c.list('Lease', { namespace: ns.name })).items.map((l) => [l.metadata.name, l.spec?.holderIdentity]))}`;
     for (const s of [0, 1])
-      await until(`the Lease of shard ${s} held by ${identity(s)}`, async () => {
-        const lease = await c.get('Lease', {
-          namespace: ns.name,
-          name: `claimkit-controller-shard-${s}-of-2`,
-        });
-        return lease.spec?.holderIdentity === identity(s);
-      }).catch(async (e) => {
-        const leases = (await c.list('Lease', { namespace: ns.name })).items;
-        throw new Error(
-          `${(e as Error).message}; Leases: ${JSON.stringify(leases.map((l) => [l.metadata.name, l.spec?.holderIdentity]))}`,
-        );
-      });
+      await until(
+        `the Lease of shard ${s} held by ${identity(s)}`,
+        async () => {
+          const lease = await c.get('Lease', {
+            namespace: ns.name,
+            name: `claimkit-controller-shard-${s}-of-2`,
+          });
+          return lease.spec?.holderIdentity === identity(s);
+        },
+        30_000,
+        leases,
+      );
     for (const pool of byShard) await c.create(testPool(ns.name, pool, { minIdle: 2, maxPods: 10 }));
     const claims: PodClaim[] = byShard.flatMap((pool) =>
       [0, 1, 2].map((i) => ({
