@@ -221,6 +221,15 @@ export async function expectConverged(ns: string, what: string, since: number, t
         (cl) => cl.metadata.deletionTimestamp || cl.status?.phase === 'Bound',
       ),
     timeoutMs,
+    async () => {
+      const waiting = (await c.list('PodClaim', { namespace: ns })).items.filter(
+        (cl) => !cl.metadata.deletionTimestamp && cl.status?.phase !== 'Bound',
+      );
+      const pools = (await c.list('PodPool', { namespace: ns })).items.map(
+        (p) => `${p.metadata.name} ${JSON.stringify(p.status ?? {})} (maxPods ${p.spec.maxPods})`,
+      );
+      return `not Bound: ${waiting.map((cl) => `${cl.metadata.name} (pool ${cl.spec.poolName}) ${cl.status?.phase ?? 'no phase'}: ${cl.status?.conditions?.map((x) => `${x.type}=${x.status} ${x.reason ?? ''} ${x.message ?? ''}`).join('; ') ?? ''}`).join(' | ')}; pools: ${pools.join(' | ')}`;
+    },
   );
   await expectAllInvariants(ns, timeoutMs);
   const doctor = await runDoctor(c, { namespace: ns, now: () => Date.now() });

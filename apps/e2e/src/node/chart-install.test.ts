@@ -3,7 +3,9 @@
 // the webhook as pods under the restricted Pod Security level, the API server calling the webhook
 // through its Service with the CA bundle a user without cert-manager gives. Then `helm upgrade` from
 // the chart of an earlier commit while claims bind and migrate, the leader's pod deleted and its
-// container killed (a standby takes over without waiting for the Lease), and `helm uninstall`.
+// container killed (a standby takes over without waiting for the Lease), `helm upgrade` to two
+// controller shards (a Deployment and a Lease per shard, each pool's claims bound by its own shard),
+// and `helm uninstall`.
 // The live controller's and webhook's /metrics pass `promtool check metrics` and declare every metric
 // the shipped dashboard and alerts query.
 import { execFileSync } from 'node:child_process';
@@ -13,9 +15,11 @@ import { join } from 'node:path';
 import {
   ANNOTATION_MIGRATE,
   CLAIMKIT_VERSION,
+  type KubeEvent,
   LEASE_HOLDER_UID,
   type Pod,
   type PodClaim,
+  shardOfPool,
 } from '@claimkit/core';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { expectConverged } from '../chaos/helpers.ts';
@@ -441,6 +445,129 @@ describeOnRealNode('the packaged chart on the real node', ['controller', 'webhoo
     );
   }, 180_000);
 
+  it("helm upgrade to controller.shards=2 while claims bind: a Deployment and a Lease per shard, each pool's claims bound by its own shard, no claim lost", async () => {
+    const { apps, coordination } = e2eClients();
+    // A second pool on the other shard from 'real' (the namespace's name is random: pick by hash).
+    const realShard = shardOfPool(ns, 'real', 2);
+    const other = Array.from({ length: 16 }, (_, i) => `shard-${i}`).find(
+      (n) => shardOfPool(ns, n, 2) !== realShard,
+    );
+    expect(other, `a pool name on the other shard of ${ns}`).toBeDefined();
+    const poolOfShard = (s: number) => (s === realShard ? 'real' : other!);
+    await c().create(realPool(ns, other!, { minIdle: 2, maxPods: 8 }));
+    // 'real' holds the earlier tests' 11 claims: room for this test's 5.
+    await c().patch('PodPool', { namespace: ns, name: 'real' }, { spec: { maxPods: 20 } });
+    const lost = new Set<string>();
+    let stop = false;
+    const watch = (async () => {
+      while (!stop) {
+        for (const cl of (await c().list('PodClaim', { namespace: ns })).items as PodClaim[])
+          if (cl.status?.phase === 'Lost') lost.add(cl.metadata.name);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    })();
+    // Claims on both pools while the single controller's Deployment goes and the shards' come: for
+    // a while both run (the old one on every pool), which the bind's CAS on the pod keeps safe.
+    const claimsDuring = (async () => {
+      for (let i = 0; i < 4; i++) {
+        await claim(`shards-real-${i}`);
+        await c().create({
+          apiVersion: 'claimkit.dev/v1alpha1',
+          kind: 'PodClaim',
+          metadata: { name: `shards-other-${i}`, namespace: ns },
+          spec: { poolName: other! },
+        } as PodClaim);
+        await new Promise((r) => setTimeout(r, 1500));
+      }
+    })();
+    const chart = await packageChart(undefined);
+    await run(['upgrade', RELEASE, chart, '-n', SYSTEM, '-f', valuesFile, '--set', 'controller.shards=2']);
+    await claimsDuring;
+    await until(
+      'the Deployments claimkit-controller-shard-0 and -1 in place of claimkit-controller',
+      async () => {
+        const names = (await apps.listNamespacedDeployment({ namespace: SYSTEM })).items
+          .map((d) => d.metadata?.name ?? '')
+          .filter((n) => n.startsWith('claimkit-controller'))
+          .sort();
+        return (
+          JSON.stringify(names) ===
+          JSON.stringify(['claimkit-controller-shard-0', 'claimkit-controller-shard-1'])
+        );
+      },
+      60_000,
+      async () =>
+        `Deployments: ${(await apps.listNamespacedDeployment({ namespace: SYSTEM })).items.map((d) => d.metadata?.name).join(', ')}`,
+    );
+    await deploymentsReady('helm upgrade to two shards');
+    await expectConverged(ns, 'helm upgrade to two shards', Date.now(), 120_000);
+    stop = true;
+    await watch;
+    expect([...lost]).toEqual([]);
+    // Each shard's Lease is held by a pod of that shard's Deployment (holderIdentity names the pod).
+    const shardPods = async (s: number) =>
+      (await controllerPods()).filter((p) => p.metadata.labels?.['claimkit.dev/shard'] === String(s));
+    const holders: string[] = [];
+    for (const s of [0, 1]) {
+      expect((await shardPods(s)).map((p) => p.spec?.nodeName)).toEqual([node.name, node.name]);
+      await until(
+        `Lease ${SYSTEM}/claimkit-controller-shard-${s}-of-2 held by a pod of shard ${s}`,
+        async () => {
+          const lease = await unlessNotFound(
+            coordination.readNamespacedLease({
+              namespace: SYSTEM,
+              name: `claimkit-controller-shard-${s}-of-2`,
+            }),
+          );
+          const holder = lease?.spec?.holderIdentity ?? '';
+          const pod = (await shardPods(s)).find((p) => holder.startsWith(p.metadata.name));
+          if (pod) holders[s] = pod.metadata.name;
+          return pod !== undefined;
+        },
+        60_000,
+      );
+    }
+    // ClaimkitNoLeader's inputs: each shard's leader says claimkit_leader{shard} 1 and claimkit_shards 2.
+    for (const s of [0, 1]) {
+      const text = String(
+        await e2eClients().core.connectGetNamespacedPodProxyWithPath({
+          namespace: SYSTEM,
+          name: `${holders[s]}:8080`,
+          path: 'metrics',
+        }),
+      );
+      expect(text, `metrics of ${holders[s]}`).toMatch(
+        new RegExp(`^claimkit_leader\\{shard="${s}"\\} 1$`, 'm'),
+      );
+      expect(text, `metrics of ${holders[s]}`).toMatch(/^claimkit_shards 2$/m);
+    }
+    // Claims created now are bound by their pool's shard: the Bound Event's reportingInstance.
+    for (const s of [0, 1]) {
+      const name = `after-shards-${s}`;
+      await c().create({
+        apiVersion: 'claimkit.dev/v1alpha1',
+        kind: 'PodClaim',
+        metadata: { name, namespace: ns },
+        spec: { poolName: poolOfShard(s) },
+      } as PodClaim);
+      await boundWithin(name, Date.now(), 60_000);
+      const reporter = await until(`the Bound Event of PodClaim ${ns}/${name}`, async () => {
+        const events = (await c().list('Event', { namespace: ns })).items as (KubeEvent & {
+          reportingInstance?: string;
+        })[];
+        return events.find(
+          (e) =>
+            e.reason === 'Bound' && e.involvedObject.kind === 'PodClaim' && e.involvedObject.name === name,
+        )?.reportingInstance;
+      });
+      const shardOfReporter = [0, 1].find((x) => holders[x] && reporter.startsWith(holders[x]!));
+      expect(
+        shardOfReporter,
+        `${name} (pool ${poolOfShard(s)}) bound by ${reporter}; leaders ${holders.join(', ')}`,
+      ).toBe(s);
+    }
+  }, 360_000);
+
   it('helm uninstall leaves the CRDs and the user objects only', async () => {
     await run(['uninstall', RELEASE, '-n', SYSTEM, '--wait', '--timeout', '120s']);
     const { apps, core, apiextensions } = e2eClients();
@@ -458,8 +585,8 @@ describeOnRealNode('the packaged chart on the real node', ['controller', 'webhoo
       ]),
     );
     expect((await c().list('PodClaim', { namespace: ns })).items.length).toBeGreaterThan(0);
-    expect((await c().list('PodPool', { namespace: ns })).items.map((p) => p.metadata.name)).toEqual([
-      'real',
-    ]);
+    // 'real' and the second shard's pool (shard-<i>).
+    const pools = (await c().list('PodPool', { namespace: ns })).items.map((p) => p.metadata.name);
+    expect(pools.sort()).toEqual(['real', expect.stringMatching(/^shard-\d+$/)]);
   }, 180_000);
 });
