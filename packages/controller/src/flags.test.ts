@@ -143,7 +143,7 @@ describe('flags', () => {
   it('the shipped defaults come from the table, and in-process controllers read the same', () => {
     const d = controllerDefaults();
     expect(d).toMatchObject({
-      concurrency: 4,
+      concurrency: 8,
       sweepIntervalMs: 30_000,
       requestTimeoutMs: 15_000,
       resyncMs: 600_000,
@@ -163,7 +163,7 @@ describe('flags', () => {
     expect(d.otlpEndpoint).toBeUndefined();
     expect(d).toMatchObject(CONTROLLER_DEFAULTS);
     expect(kubeControllerOptions(parseFlags([], {}))).toMatchObject({
-      concurrency: 4,
+      concurrency: 8,
       sweepIntervalMs: 30_000,
       timeoutMs: 15_000,
       resyncMs: 600_000,
@@ -182,7 +182,7 @@ describe('flags', () => {
   it('--help is generated from the table: every flag, with its default', () => {
     for (const name of Object.keys(CONTROLLER_OPTIONS))
       expect(USAGE, name).toMatch(new RegExp(`--(\\[no-\\])?${name}\\b`));
-    expect(USAGE).toMatch(/--concurrency N +reconcile workers \(default 4\)/);
+    expect(USAGE).toMatch(/--concurrency N +reconcile workers \(default 8\)/);
     expect(USAGE).toMatch(/--sweep-interval DUR +capture recovery sweep period \(default 30s\)/);
     expect(USAGE).toMatch(/--request-timeout DUR [^-]*\(default 15s\)/);
     expect(USAGE).toMatch(/--disable-claim-events +write no Normal Events about PodClaims/);

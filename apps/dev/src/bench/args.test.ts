@@ -1,3 +1,4 @@
+import { CONTROLLER_DEFAULTS } from '@claimkit/controller';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_BENCHMARKS, parseArgs, UsageError } from './args.ts';
 
@@ -15,6 +16,11 @@ describe('pnpm bench arguments', () => {
       results: '/r/bench/results.json',
     });
     expect(parse().pods).toBeUndefined();
+  });
+
+  it("runs the controller's shipped worker count unless told otherwise (DESIGN: the benches run the shipped defaults)", () => {
+    expect(parse().concurrency).toBe(CONTROLLER_DEFAULTS.concurrency);
+    expect(parse('agent-sandbox', '--concurrency', '16').concurrency).toBe(16);
   });
 
   it('the 37,000-pod run: a named benchmark runs alone, with its scale', () => {

@@ -1,5 +1,6 @@
 // `pnpm bench`'s arguments (pure, so they are unit-tested): which benchmarks, their sizes and flags.
 import { resolve } from 'node:path';
+import { CONTROLLER_DEFAULTS } from '@claimkit/controller';
 import { parseMemorySize } from './memory-cgroup.ts';
 
 export const BENCHMARKS = [
@@ -56,7 +57,8 @@ export function parseArgs(argv: string[], results: string): Options {
     trials: 25,
     binds: 500,
     rss: 10_000,
-    concurrency: 8,
+    // The shipped default (DESIGN: the benches run the shipped defaults).
+    concurrency: CONTROLLER_DEFAULTS.concurrency,
     results,
   };
   const count = (flag: string, v: string | undefined) => {
