@@ -3,6 +3,7 @@
 // a failurePolicy: Fail webhook never outlives the suite). The admin identity plays the controller.
 import {
   ANNOTATION_CLAIMED_BY_UID,
+  ANNOTATION_SHARD,
   API_VERSION,
   GROUP,
   LABEL_CLAIMED_BY,
@@ -13,6 +14,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { failureStatus, makeClientsAs, type V1Pod, waitFor } from './harness/index.ts';
 import { apiMessage } from './harness/kube.ts';
+import { testPool } from './harness/objects.ts';
 import { e2eClients, e2eCluster, useTestNamespace } from './harness/vitest.ts';
 import { type InstalledWebhook, installWebhook } from './harness/webhook.ts';
 
@@ -109,6 +111,21 @@ describe.skipIf(!local)('admission webhook on the API server (registered by URL)
       pod.metadata!.annotations = { ...pod.metadata!.annotations, [ANNOTATION_CLAIMED_BY_UID]: 'uid-b' };
     });
     expect(relabelled.metadata?.labels?.[LABEL_CLAIMED_BY]).toBe('b');
+  });
+
+  it('refuses a PodPool shard pin that is not a shard index (claimkit.dev/shard), with its path; takes one that is', async () => {
+    const api = custom();
+    const key = { group: GROUP, version: VERSION, namespace: ns.name, plural: 'podpools' };
+    const pinned = (name: string, pin: string) => {
+      const pool = testPool(ns.name, name, { minIdle: 0, maxPods: 1 });
+      pool.metadata.annotations = { [ANNOTATION_SHARD]: pin };
+      return pool;
+    };
+    const d = await denial(api.createNamespacedCustomObject({ ...key, body: pinned('pinned-bad', 'two') }));
+    expect(d.code).toBe(403);
+    expect(d.message).toContain(`metadata.annotations[${ANNOTATION_SHARD}]`);
+    expect(d.message).toContain('from 0 to 255');
+    await api.createNamespacedCustomObject({ ...key, body: pinned('pinned-ok', '1'), dryRun: 'All' });
   });
 
   // The CRDs' CEL rules judge a Capture's status before any webhook is called (object validation

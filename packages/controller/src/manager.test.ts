@@ -1,6 +1,7 @@
 // The whole controller loop on core's in-memory API model: real writes, real conflicts, real
 // watches; invariants checked at the end of every scenario.
 import {
+  ANNOTATION_SHARD,
   ANNOTATION_SOURCE_REF,
   ANNOTATION_SOURCE_TOKEN,
   ApiError,
@@ -604,6 +605,72 @@ describe('Manager sharded by pool (--shard)', () => {
     expectInvariants(m);
     expect(s1.owns('PodClaim|ns1/web-1')).toBe(false);
     expect(s0.owns('PodClaim|ns1/web-1')).toBe(true);
+  });
+
+  it('a pool pinned to a shard (claimkit.dev/shard) goes there with its claims, and moves back when the pin changes', async () => {
+    const m = model();
+    kubelet(m);
+    const lines: { shard: number; l: Record<string, unknown> }[] = [];
+    const shard = (index: number) =>
+      startManager(m, {
+        shard: { index, count: 2 },
+        log: jsonLogger('debug', (l) => lines.push({ shard: index, l: JSON.parse(l) })),
+      });
+    const [s0, s1] = [await shard(0), await shard(1)];
+    // web hashes to shard 0: pinned to 1 (3 modulo 2), both pools are shard 1's.
+    await m.create({
+      ...namedPool('web', 2),
+      metadata: { name: 'web', namespace: NS, annotations: { [ANNOTATION_SHARD]: '3' } },
+    });
+    await m.create(namedPool('warm', 1));
+    // Until a shard's cache shows the pool, its pin is unknown there and the hash decides (two shards
+    // may both act for a moment, which is safe): the claims come once both caches show it.
+    await until(
+      'both shards see web pinned to 1',
+      () => s1.owns('PodPool|ns1/web') && !s0.owns('PodPool|ns1/web'),
+    );
+    for (let i = 0; i < 2; i++) await m.create(claimOn(`web-${i}`, 'web'));
+    await until('2 bound claims', () => bound(m).length === 2);
+    await settled(m);
+    const reconciledBy = (name: string) =>
+      new Set(lines.filter((x) => x.l.msg === 'reconciled' && x.l.name === name).map((x) => x.shard));
+    expect(reconciledBy('web')).toEqual(new Set([1]));
+    expect(reconciledBy('web-0')).toEqual(new Set([1]));
+    expect(s1.owns('PodClaim|ns1/web-0')).toBe(true);
+    expect(s0.owns('PodClaim|ns1/web-0')).toBe(false);
+    expect(s1.metrics.registry.render()).toMatch(/^claimkit_pool_pods\{[^}]*pool="web"/m);
+    expect(s0.metrics.registry.render()).not.toMatch(/pool="web"/);
+    // The pin removed: web is its hash's again (shard 0), with its claims: a release and a new claim
+    // are shard 0's, and every invariant holds across the move.
+    await m.patch(
+      'PodPool',
+      { namespace: NS, name: 'web' },
+      { metadata: { annotations: { [ANNOTATION_SHARD]: null } } },
+    );
+    await until(
+      'both shards see web unpinned',
+      () => s0.owns('PodPool|ns1/web') && !s1.owns('PodPool|ns1/web'),
+    );
+    await settled(m);
+    lines.length = 0;
+    await m.delete('PodClaim', { namespace: NS, name: 'web-0' });
+    await m.create(claimOn('web-2', 'web'));
+    await until(
+      'web-0 gone, web-1 and web-2 bound',
+      () => !m.tryGetNow('PodClaim', { namespace: NS, name: 'web-0' }) && bound(m).length === 2,
+    );
+    await settled(m);
+    expectInvariants(m);
+    // web-0's finalizer is shard 0's work; once the claim is gone from a cache, its key is anyone's
+    // (a reconcile that finds nothing), so shard 1 may log it too.
+    expect(reconciledBy('web-0')).toContain(0);
+    expect(reconciledBy('web-2')).toEqual(new Set([0]));
+    expect(s0.owns('PodClaim|ns1/web-1')).toBe(true);
+    expect(s1.owns('PodClaim|ns1/web-1')).toBe(false);
+    // The pool's gauges move with it (counters and histograms keep what each shard did).
+    const gauge = /^claimkit_pool_pods\{[^}]*pool="web"/m;
+    expect(s0.metrics.registry.render()).toMatch(gauge);
+    expect(s1.metrics.registry.render()).not.toMatch(gauge);
   });
 
   it('a claim the cache does not have is any shard’s (its reconcile finds nothing); captures are shard 0’s', async () => {

@@ -43,6 +43,7 @@ import {
   type Shard,
   type StepObserver,
   shardOfPool,
+  shardPin,
   sweepCaptures,
   type Timers,
   type Tracer,
@@ -159,6 +160,7 @@ export class Manager {
   private readonly informers: AnyInformer[] = [];
   private readonly captures: Informer<'Capture'>;
   private readonly claims: Informer<'PodClaim'>;
+  private readonly pools: Informer<'PodPool'>;
   private readonly recorder: EventRecorder;
   private readonly backend: CaptureBackend | undefined;
   private active = false;
@@ -266,6 +268,7 @@ export class Manager {
     this.claims = inf('PodClaim');
     const sets = inf('PodClaimSet');
     const pools = inf('PodPool');
+    this.pools = pools;
     const pods = inf('Pod');
     // Read by the pool reconciler (its owned PDB) and by bind-candidate choice (node health).
     inf('PodDisruptionBudget');
@@ -420,7 +423,13 @@ export class Manager {
     if (this.shard.count <= 1) return true;
     return ownsKey(this.shard, key, {
       claimPool: (namespace, name) => this.claims.get({ namespace, name })?.spec.poolName,
+      poolPin: (namespace, pool) => this.poolPin(namespace, pool),
     });
+  }
+
+  /** The pool's claimkit.dev/shard pin, as this process's cache shows the pool. */
+  private poolPin(namespace: string, pool: string): number | undefined {
+    return shardPin(this.pools.get({ namespace, name: pool }));
   }
 
   private leaderLabels(): Record<string, string> {
@@ -428,7 +437,7 @@ export class Manager {
   }
 
   private ownsPool(namespace: string, pool: string): boolean {
-    return shardOfPool(namespace, pool, this.shard.count) === this.shard.index;
+    return shardOfPool(namespace, pool, this.shard.count, this.poolPin(namespace, pool)) === this.shard.index;
   }
 
   /** Runs the capture sweep once (the timer calls this every sweepIntervalMs while active). */

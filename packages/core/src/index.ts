@@ -15,6 +15,7 @@ export {
   ANNOTATION_MIGRATE_TO,
   ANNOTATION_POD_UID,
   ANNOTATION_SAFE_TO_EVICT,
+  ANNOTATION_SHARD,
   ANNOTATION_SOURCE_CAPTURE,
   ANNOTATION_SOURCE_REF,
   ANNOTATION_SOURCE_TOKEN,
@@ -238,7 +239,6 @@ export { reconcileTurn, type TurnIdentity } from './loop/reconcile-turn.ts';
 export { reconcile } from './loop/reconcilers.ts';
 export type { RoutedKind } from './loop/routed-key.ts';
 export {
-  MAX_SHARDS,
   ONE_SHARD,
   ownsKey,
   parseShard,
@@ -277,6 +277,7 @@ export {
   type PoolPodsView,
 } from './pool/pool-pod-index.ts';
 export { nodeCanServe } from './pool/serving.ts';
+export { MAX_SHARDS, shardPin, shardPinProblem } from './pool/shard-pin.ts';
 export { POOL_STATUS_MIN_INTERVAL_MS, PoolStatusPacer } from './pool/status-pacer.ts';
 export { LABEL_TEMPLATE_HASH } from './pool/template-hash.ts';
 export type { EventRecorder } from './reconcile/apply.ts';

@@ -1,6 +1,7 @@
 import type { CaptureStatus, LostPolicy, PodPoolSource, PodState } from '@claimkit/core';
 import {
   ANNOTATION_CLAIMED_BY_UID,
+  ANNOTATION_SHARD,
   ANNOTATION_SOURCE_REF,
   ANNOTATION_SOURCE_TOKEN,
   LABEL_CLAIMED_BY,
@@ -16,6 +17,7 @@ import {
   claimedBy,
   deleting,
   inNamespace,
+  pinnedToShard,
   pod,
   podClaim,
   podPool,
@@ -837,6 +839,17 @@ describe('/validate/podpools', () => {
   it('allows a sound pool', async () => {
     await allowed(POOLS, { kind: 'PodPool', object: podPool('web') });
     await allowed(POOLS, { kind: 'PodPool', object: podPool('web', withSpec({ minIdle: 10, maxPods: 10 })) });
+  });
+
+  it('takes a shard pin (claimkit.dev/shard) from 0 to 255, and refuses any other value with its path', async () => {
+    for (const pin of [0, 3, 255])
+      await allowed(POOLS, { kind: 'PodPool', object: podPool('web', pinnedToShard(pin)) });
+    for (const bad of ['-1', 'two', '256', '01', ''] as const) {
+      const r = await denied(POOLS, { kind: 'PodPool', object: podPool('web', pinnedToShard(bad)) }, [
+        `metadata.annotations[${ANNOTATION_SHARD}]`,
+      ]);
+      expect(r.status?.message, bad).toContain('from 0 to 255');
+    }
   });
 
   it('denies minIdle > maxPods and other things the schema cannot say', async () => {

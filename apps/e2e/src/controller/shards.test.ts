@@ -1,8 +1,9 @@
 // Sharding by pool (--shard) on the real control plane: two controllers, shard 0/2 and 1/2, each
 // leading under its own real Lease, bind the claims of two pools that hash to different shards. Each
 // claim's Bound Event names the controller that bound it (reportingInstance): the shard of its pool,
-// never the other; every invariant holds at the end.
-import { type KubeEvent, type PodClaim, shardOfPool } from '@claimkit/core';
+// never the other; every invariant holds at the end. Then a pool pinned to the other shard
+// (annotation claimkit.dev/shard) has its next claim bound there.
+import { ANNOTATION_SHARD, type KubeEvent, type PodClaim, shardOfPool } from '@claimkit/core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { testPool } from '../harness/objects.ts';
 import { useTestNamespace } from '../harness/vitest.ts';
@@ -23,7 +24,7 @@ describe('controllers sharded by pool', () => {
     await Promise.all(ctls.map((c) => c.stop()));
   });
 
-  it('each shard binds the claims of its own pools, under its own Lease', async () => {
+  it('each shard binds the claims of its own pools, under its own Lease; a pool pinned to the other shard (claimkit.dev/shard) goes there', async () => {
     const c = kube();
     // Two pool names on different shards of this (randomly named) namespace.
     const names = Array.from({ length: 16 }, (_, i) => `pool-${i}`);
@@ -96,6 +97,40 @@ describe('controllers sharded by pool', () => {
         `${claim.metadata.name} (pool ${claim.spec.poolName}, shard ${s})`,
       ).toBe(identity(s));
     }
+    await expectAllInvariants(ns.name);
+
+    // Pinned (claimkit.dev/shard): the first pool goes to the other shard with its claims; a claim
+    // created after both controllers' caches show the pin is bound by that shard.
+    await c.patch(
+      'PodPool',
+      { namespace: ns.name, name: byShard[0]! },
+      { metadata: { annotations: { [ANNOTATION_SHARD]: '1' } } },
+    );
+    const pinned = `${byShard[0]}-pinned`;
+    // A claim created before a controller's cache shows the pin could be bound by either shard (safe,
+    // but not what this checks): wait until both caches route the pool to shard 1.
+    const poolKey = `PodPool|${ns.name}/${byShard[0]}`;
+    await until(
+      `both controllers' caches putting ${poolKey} on shard 1`,
+      async () => ctls[1]!.manager.owns(poolKey) && !ctls[0]!.manager.owns(poolKey),
+      30_000,
+      () => `shard 0 owns it: ${ctls[0]!.manager.owns(poolKey)}, shard 1: ${ctls[1]!.manager.owns(poolKey)}`,
+    );
+    await c.create({
+      apiVersion: 'claimkit.dev/v1alpha1',
+      kind: 'PodClaim',
+      metadata: { name: pinned, namespace: ns.name },
+      spec: { poolName: byShard[0]! },
+    } as PodClaim);
+    const byAfter = await until(
+      `a Bound Event for ${pinned}`,
+      async () => {
+        const m = await boundBy();
+        return m.has(pinned) && m;
+      },
+      60_000,
+    );
+    expect(byAfter.get(pinned), `${pinned} (pool ${byShard[0]} pinned to shard 1)`).toBe(identity(1));
     await expectAllInvariants(ns.name);
   });
 });

@@ -4,6 +4,7 @@ import type { AdmissionRequest, Verdict, Violation } from '../api/admission-requ
 import { verdict } from '../api/admission-request.ts';
 import {
   ANNOTATION_CLAIMED_BY_UID,
+  ANNOTATION_SHARD,
   LABEL_CLAIM_SET,
   LABEL_CLAIMED_BY,
   LABEL_POOL,
@@ -11,6 +12,8 @@ import {
   SOURCE_ANNOTATIONS,
 } from '../api/constants.ts';
 import { matchesSelector } from '../api/labels.ts';
+
+import { shardPinProblem } from '../pool/shard-pin.ts';
 import { isDnsSubdomain } from '../schema/pod-pool.ts';
 import { claimSpecViolations } from './claim-spec.ts';
 import { field, int, jsonEqual, nonEmpty, obj, str, stringMap } from './read.ts';
@@ -88,6 +91,11 @@ export function validatePodPool(input: AdmissionRequest): Verdict {
       message: `must not exceed spec.maxPods (${nums.minIdle} > ${nums.maxPods})`,
     });
   }
+  const pin = field(input.object, 'metadata', 'annotations', ANNOTATION_SHARD);
+  const pinProblem =
+    pin === undefined ? undefined : shardPinProblem(typeof pin === 'string' ? pin : JSON.stringify(pin));
+  if (pinProblem !== undefined)
+    v.push({ field: `metadata.annotations[${ANNOTATION_SHARD}]`, message: pinProblem });
   const rp = field(spec, 'releasePolicy');
   if (rp !== undefined && rp !== 'Recycle' && rp !== 'Delete') {
     v.push({ field: 'spec.releasePolicy', message: 'must be Recycle or Delete' });

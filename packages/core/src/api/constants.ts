@@ -20,6 +20,12 @@ export const ANNOTATION_POD_UID = 'claimkit.dev/pod-uid';
  */
 export const ANNOTATION_TRACEPARENT = 'claimkit.dev/traceparent';
 
+/**
+ * On a PodPool: the controller shard that reconciles it and its claims (loop/shard.ts), a decimal
+ * integer taken modulo the number of shards, in place of the hash of the pool's name.
+ */
+export const ANNOTATION_SHARD = 'claimkit.dev/shard';
+
 /** Migration is requested on a PodClaim with these annotations. */
 export const ANNOTATION_MIGRATE = 'claimkit.dev/migrate';
 export const ANNOTATION_MIGRATE_TO = 'claimkit.dev/migrate-to';

@@ -14,6 +14,7 @@ import {
   inPool,
   inSet,
   migratingFrom,
+  pinnedToShard,
   pod,
   podClaim,
   podClaimSet,
@@ -173,6 +174,35 @@ describe('claims, claim sets, pools and captures', () => {
     expect(mapEvent('Capture', capture('snap'), capture('snap'), v)).toEqual(expected);
     expect(mapEvent('Capture', capture('snap'), undefined, v)).toEqual(expected);
     expect(mapEvent('Capture', undefined, capture('nobody'), v)).toEqual([`Capture|${NS}/nobody`]);
+  });
+
+  test('a pool moved to another shard (claimkit.dev/shard changed) reaches every claim of the pool', () => {
+    const claims = [
+      podClaim('waiting'),
+      podClaim('bound', boundTo('web-1')),
+      podClaim('going', boundTo('web-2'), deleting()),
+      podClaim('other', forPool('cold')),
+    ];
+    const v = view({ claims });
+    const all = [
+      `PodClaim|${NS}/bound`,
+      `PodClaim|${NS}/going`,
+      `PodClaim|${NS}/waiting`,
+      `PodPool|${NS}/web`,
+    ];
+    expect(sorted(mapEvent('PodPool', podPool('web'), podPool('web', pinnedToShard(1)), v))).toEqual(all);
+    expect(
+      sorted(mapEvent('PodPool', podPool('web', pinnedToShard(1)), podPool('web', pinnedToShard(0)), v)),
+    ).toEqual(all);
+    expect(sorted(mapEvent('PodPool', podPool('web', pinnedToShard(1)), podPool('web'), v))).toEqual(all);
+    // A pinned pool created or deleted moves its claims between the pin's shard and the hash's.
+    expect(sorted(mapEvent('PodPool', undefined, podPool('web', pinnedToShard(1)), v))).toEqual(all);
+    expect(sorted(mapEvent('PodPool', podPool('web', pinnedToShard(1)), undefined, v))).toEqual(all);
+    // The same pin, or an unpinned pool added: no move.
+    expect(
+      mapEvent('PodPool', podPool('web', pinnedToShard(1)), podPool('web', pinnedToShard(1)), v),
+    ).toEqual([`PodPool|${NS}/web`]);
+    expect(mapEvent('PodPool', undefined, podPool('web'), v)).not.toContain(`PodClaim|${NS}/bound`);
   });
 
   test('no object at all maps to nothing', () => {

@@ -8,6 +8,7 @@ import { matchesSelector } from '../api/labels.ts';
 import type { AnyObject, Capture, Pod, PodClaim, PodPool } from '../api/types.ts';
 import type { ClaimIndex } from '../pool/claim-index.ts';
 import { claimedBy, poolOf } from '../pool/pods.ts';
+import { shardPin } from '../pool/shard-pin.ts';
 import { poolWaitReason } from '../reconcile/podclaim/waiting.ts';
 import { type ReconcileKind, reconcileKey } from './reconcile-key.ts';
 
@@ -25,7 +26,7 @@ export interface RoutingView {
    * Which claims reference which pod (P6), and which wait on a pool (an Idle pod or a pool change
    * wakes them), fed from the PodClaim watch before its events are mapped.
    */
-  readonly references: Pick<ClaimIndex, 'referencingIncludingDeleting' | 'waitingFor'>;
+  readonly references: Pick<ClaimIndex, 'referencingIncludingDeleting' | 'waitingFor' | 'ofPool'>;
 }
 
 /**
@@ -111,6 +112,11 @@ function keysForPool(
 ): string[] {
   const name = (cur ?? old)!.metadata.name;
   const keys = [reconcileKey('PodPool', ns, name)];
+  // Moved to another shard (a pin set, changed or removed; a pinned pool created or deleted, which
+  // moves its claims between the pin's shard and the hash's): the new shard takes every claim of the
+  // pool, with whatever timer the old shard held for it (the old shard drops their keys).
+  if (shardPin(old) !== shardPin(cur))
+    return [...keys, ...view.references.ofPool(ns, name).map((c) => reconcileKey('PodClaim', ns, c))];
   const moreIdle = (cur?.status?.idle ?? 0) > (old?.status?.idle ?? 0);
   if (moreIdle || poolWaitReason(old) !== poolWaitReason(cur)) keys.push(...waitingClaimKeys(ns, name, view));
   return keys;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { MAX_SHARDS } from '../pool/shard-pin.ts';
 import { reconcileKey } from './reconcile-key.ts';
 import {
-  MAX_SHARDS,
   ONE_SHARD,
   ownsKey,
   parseShard,
@@ -79,6 +79,31 @@ describe('sharding by pool', () => {
     expect(runsClusterWideWork({ index: 0, count: 3 })).toBe(true);
     expect(runsClusterWideWork({ index: 2, count: 3 })).toBe(false);
     expect(ownsKey(ONE_SHARD, 'Capture|a/x', none)).toBe(true);
+  });
+
+  it('a pinned pool (claimkit.dev/shard) is on its pin modulo the count, and its claims with it', () => {
+    const { keys, lookup } = world(20, 3);
+    // p0..p3 pinned to 0..3; the others hashed.
+    const pinned = {
+      ...lookup,
+      poolPin: (_ns: string, pool: string) => ({ p0: 0, p1: 1, p2: 2, p3: 3 })[pool],
+    };
+    for (let count = 2; count <= 5; count++) {
+      for (let p = 0; p < 4; p++) {
+        expect(shardOfKey(reconcileKey('PodPool', 'a', `p${p}`), count, pinned), `p${p} of ${count}`).toBe(
+          p % count,
+        );
+        expect(shardOfKey(reconcileKey('PodClaim', 'b', `c-${p}-1`), count, pinned)).toBe(p % count);
+      }
+      expect(shardOfKey(reconcileKey('PodPool', 'a', 'p7'), count, pinned)).toBe(
+        shardOfPool('a', 'p7', count),
+      );
+      for (const key of keys) {
+        const owners = [...Array(count).keys()].filter((index) => ownsKey({ index, count }, key, pinned));
+        expect(owners, `${key} of ${count}`).toHaveLength(1);
+      }
+    }
+    expect(shardOfPool('a', 'p0', 1, 3)).toBe(0);
   });
 
   it('parses INDEX/COUNT and says what is wrong', () => {

@@ -8,9 +8,15 @@
 // everything (an informer cannot filter by a hash), so sharding splits the reconciles and the writes,
 // not the watch decoding.
 //
+// A pool may name its shard instead (annotation claimkit.dev/shard, taken modulo COUNT): a hash of a
+// few pool names often puts two busy pools on one shard. Changing it moves the pool and its claims:
+// the new shard is woken for every claim of the pool (loop/map-event.ts), the old one drops their
+// keys as the worker takes them, and while the two caches disagree both may act, as below.
+//
 // Never for safety, like leader election: two shards acting on one key (a COUNT changed under a
 // rolling update) are two active replicas, which every invariant already tolerates.
 import { fnv1a } from '../claimset/claim-names.ts';
+import { MAX_SHARDS } from '../pool/shard-pin.ts';
 import { parseReconcileKey } from './reconcile-key.ts';
 
 export interface Shard {
@@ -22,18 +28,21 @@ export interface Shard {
 /** One process reconciling everything (the default). */
 export const ONE_SHARD: Shard = Object.freeze({ index: 0, count: 1 });
 
-/** The most shards `--shard` accepts (a pool per shard is already the finest useful split). */
-export const MAX_SHARDS = 256;
-
-/** The shard of a pool: FNV-1a of `namespace/name`, modulo the count (stable across processes and versions). */
-export function shardOfPool(namespace: string, pool: string, count: number): number {
-  return count <= 1 ? 0 : fnv1a(`${namespace}/${pool}`) % count;
+/**
+ * The shard of a pool: its pin (annotation claimkit.dev/shard) modulo the count, else FNV-1a of
+ * `namespace/name` modulo the count (stable across processes and versions).
+ */
+export function shardOfPool(namespace: string, pool: string, count: number, pin?: number): number {
+  if (count <= 1) return 0;
+  return pin !== undefined ? pin % count : fnv1a(`${namespace}/${pool}`) % count;
 }
 
-/** What the shard of a key needs besides the key: a claim's pool, from the process's cache. */
+/** What the shard of a key needs besides the key, from the process's cache. */
 export interface ShardLookup {
   /** spec.poolName of the PodClaim, undefined when the cache does not have it. */
   claimPool(namespace: string, name: string): string | undefined;
+  /** The pool's shard pin (shardPin of the cached PodPool); absent: no pool is pinned. */
+  poolPin?(namespace: string, pool: string): number | undefined;
 }
 
 /**
@@ -46,10 +55,12 @@ export function shardOfKey(key: string, count: number, lookup: ShardLookup): num
   const { kind, namespace, name } = parseReconcileKey(key);
   switch (kind) {
     case 'PodPool':
-      return shardOfPool(namespace, name, count);
+      return shardOfPool(namespace, name, count, lookup.poolPin?.(namespace, name));
     case 'PodClaim': {
       const pool = lookup.claimPool(namespace, name);
-      return pool === undefined ? undefined : shardOfPool(namespace, pool, count);
+      return pool === undefined
+        ? undefined
+        : shardOfPool(namespace, pool, count, lookup.poolPin?.(namespace, pool));
     }
     case 'PodClaimSet':
       return fnv1a(`PodClaimSet|${namespace}/${name}`) % count;

@@ -25,6 +25,20 @@ describe('ClaimIndex: one rule for deleting claims', () => {
     expect(index.otherReference(NS, 'p-source', leaving)?.claim.metadata.name).toBe('taker');
   });
 
+  test('every claim of a pool, bound, waiting and deleting, in its namespace only (a pool moving shards)', () => {
+    const index = new ClaimIndex([
+      podClaim('bound', boundTo('p1')),
+      podClaim('waiting'),
+      podClaim('going', boundTo('p2'), deleting()),
+      podClaim('cold', forPool('cold')),
+      podClaim('elsewhere', inNamespace('other')),
+    ]);
+    expect(index.ofPool(NS, 'web').sort()).toEqual(['bound', 'going', 'waiting']);
+    expect(index.ofPool('other', 'web')).toEqual(['elsewhere']);
+    index.remove(podClaim('bound'));
+    expect(index.ofPool(NS, 'web').sort()).toEqual(['going', 'waiting']);
+  });
+
   test('updates replace a claim’s references; removal and relists forget them', () => {
     const index = new ClaimIndex();
     index.upsert(podClaim('a', boundTo('p1'), migratingFrom('p0')));

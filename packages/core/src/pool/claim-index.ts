@@ -109,6 +109,17 @@ export class ClaimIndex<C extends ReferencingClaim = PodClaim> {
     return names ? [...names] : [];
   }
 
+  /**
+   * The names of every claim of the pool, deleting ones included. Reads every claim: asked only when
+   * a pool moves to another shard (loop/shard.ts), which is rare.
+   */
+  ofPool(namespace: string, pool: string): string[] {
+    const out: string[] = [];
+    for (const c of this.claims.values())
+      if (c.spec.poolName === pool && (c.metadata.namespace ?? '') === namespace) out.push(c.metadata.name);
+    return out;
+  }
+
   /** Whether some claim holds this pod. */
   isReferenced(namespace: string, pod: string): boolean {
     // Asked for every Idle pod of a pool on each bind: no arrays built for the common "no".

@@ -34,6 +34,8 @@ export type Action =
   | { t: 'kubectl'; w: KubectlWrite }
   /** A pool pod's containers exit for good (restartPolicy Never/OnFailure): phase Succeeded or Failed. */
   | { t: 'finishPod'; i: number; phase: 'Succeeded' | 'Failed' }
+  /** An operator pins a pool to a shard (annotation claimkit.dev/shard), or removes the pin. */
+  | { t: 'pinPool'; pool: 'web' | 'warm'; pin: number | null }
   | { t: 'quiesce' };
 
 // NotFound is not injected on live reads: a quorum GET answering NotFound is authoritative, and
@@ -70,6 +72,8 @@ export function genAction(
     kubectlOps?: readonly KubectlOp[];
     /** Drawn only when above 0, so seeds without it keep their random streams. */
     podFinishRate?: number;
+    /** Drawn only when above 0 (SimOptions.poolPinRate). */
+    poolPinRate?: number;
   },
 ): Action {
   // Drawn only with the actor on, so runs without it keep their seeds' action sequences.
@@ -77,6 +81,8 @@ export function genAction(
     return { t: 'kubectl', w: genKubectlWrite(rng, opts.kubectlOps) };
   if ((opts.podFinishRate ?? 0) > 0 && rng.next() < opts.podFinishRate!)
     return { t: 'finishPod', i: rng.int(16), phase: rng.chance(0.5) ? 'Failed' : 'Succeeded' };
+  if ((opts.poolPinRate ?? 0) > 0 && rng.next() < opts.poolPinRate!)
+    return { t: 'pinPool', pool: rng.chance(0.5) ? 'web' : 'warm', pin: rng.chance(0.2) ? null : rng.int(4) };
   const r = rng.next();
   if (r < opts.faultRate) {
     const reason = rng.pick(FAULT_REASONS);

@@ -1,7 +1,7 @@
 // Applying one action to the world: faults reach only the code under test (controllers and capture
 // holders), writes are attributed to whoever makes them, and the people, kubelets, legacy writers and
 // the kubectl actor do what the action says.
-import { LABEL_POOL } from '../api/constants.ts';
+import { ANNOTATION_SHARD, LABEL_POOL } from '../api/constants.ts';
 import { isApiError } from '../api/errors.ts';
 import { keyOf, type ObjectKey } from '../api/meta.ts';
 import { isPodFinished } from '../api/pod-predicates.ts';
@@ -213,6 +213,19 @@ async function applyAction(w: World, a: Action): Promise<void> {
           containerStatuses: [{ name: 'main', restartCount: 0, state: { terminated: { exitCode } } }],
         });
       }
+      return;
+    }
+    case 'pinPool': {
+      // An operator's plain merge patch, no precondition (kubectl annotate).
+      await swallow(
+        m.patch(
+          'PodPool',
+          { namespace: NS, name: a.pool },
+          {
+            metadata: { annotations: { [ANNOTATION_SHARD]: a.pin === null ? null : String(a.pin) } },
+          },
+        ),
+      );
       return;
     }
     case 'stripLabel': {

@@ -8,6 +8,7 @@ const withoutReferences = (view: RoutingView): RoutingView => ({
   references: {
     referencingIncludingDeleting: () => [],
     waitingFor: (ns, pool) => view.references.waitingFor(ns, pool),
+    ofPool: (ns, pool) => view.references.ofPool(ns, pool),
   },
 });
 
@@ -24,6 +25,10 @@ export const labelOnlyPodEvents: MapEvent = (kind, old, cur, view) =>
 /** Pod events stop reaching claims through spec.podName/spec.sourcePod; labels (old and new) still route. */
 export const noReferenceRoutes: MapEvent = (kind, old, cur, view) =>
   mapEvent(kind, old, cur, kind === 'Pod' ? withoutReferences(view) : view);
+
+/** A pool moving to another shard wakes only the pool, not its claims (the new shard never takes them). */
+export const poolMoveWithoutClaims: MapEvent = (kind, old, cur, view) =>
+  mapEvent(kind, kind === 'PodPool' && old && cur ? { ...old, metadata: cur.metadata } : old, cur, view);
 
 /** Every update is mapped from its new object only: what an old label or selector match named is lost. */
 export const newObjectOnly: MapEvent = (kind, old, cur, view) =>

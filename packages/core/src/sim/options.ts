@@ -73,6 +73,11 @@ export interface SimOptions {
    * with restartPolicy Never). Default 0: no draw at all, so existing seeds keep their streams.
    */
   podFinishRate?: number;
+  /**
+   * Probability per step that an operator pins a pool to a shard (annotation claimkit.dev/shard, 0-3,
+   * or removes it), moving it and its claims between shards. Default 0: no draw at all.
+   */
+  poolPinRate?: number;
   kubectl?: {
     admission: AdmissionMode;
     /** Probability of a kubectl write per step (default 0.03). */

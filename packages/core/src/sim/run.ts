@@ -59,6 +59,7 @@ export async function simulate(opts: SimOptions): Promise<SimResult> {
     adversary: opts.adversary ?? true,
     kubectlRate: opts.kubectl ? (opts.kubectl.rate ?? 0.03) : 0,
     podFinishRate: opts.podFinishRate ?? 0,
+    poolPinRate: opts.poolPinRate ?? 0,
     ...(opts.kubectl?.ops ? { kubectlOps: opts.kubectl.ops } : {}),
   };
   const every = opts.quiesceEvery ?? 300;

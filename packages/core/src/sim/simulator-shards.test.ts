@@ -3,11 +3,13 @@
 // kubectl writes and two pools (`web` is shard 1 of 2, `warm` shard 0, with the captures). With one
 // replica per shard each pool has one active writer; with two per shard, two (as without sharding).
 // Every invariant, convergence included, must hold: a key no shard takes would show as a claim or pool
-// that never converges.
+// that never converges. Operators also pin pools to shards and move them (claimkit.dev/shard) mid-run.
 import { describe, expect, test } from 'vitest';
 import { shardOfPool } from '../loop/shard.ts';
 import { schemaModelOptions } from '../schema/index.ts';
+import { poolMoveWithoutClaims } from './broken-routing.ts';
 import { NS } from './cluster.ts';
+import { simulate } from './run.ts';
 import { soak } from './soak.test-helper.ts';
 
 const STEPS_PER_SEED = 4_000;
@@ -33,5 +35,47 @@ describe('simulator: replicas sharded by pool', () => {
       expect(r.stats['shard.1.reconciles'] ?? 0).toBeGreaterThan(0);
     });
     expect(totals.stats['source.podsSeeded'] ?? 0).toBeGreaterThan(0);
+  });
+
+  test('pools pinned to and moved between shards (claimkit.dev/shard) while claims bind', {
+    timeout: 300_000,
+  }, async ({ task }) => {
+    const runs = [45, 46, 47, 48].map((seed) => ({
+      seed,
+      options: {
+        replicas: seed % 2 === 0 ? 2 : 4,
+        shards: 2,
+        poolPinRate: 0.01,
+        poolSource: { capture: seed % 4 < 2 ? ('cap-http' as const) : ('cap-ext' as const) },
+        modelOptions: schemaModelOptions(),
+      },
+    }));
+    const totals = await soak('sharded replicas, pools moving', task, runs, STEPS_PER_SEED, (r) => {
+      expect(r.stats['action.pinPool'] ?? 0).toBeGreaterThan(10);
+      expect(r.stats['shard.0.reconciles'] ?? 0).toBeGreaterThan(0);
+      expect(r.stats['shard.1.reconciles'] ?? 0).toBeGreaterThan(0);
+    });
+    expect(totals.stats['action.pinPool'] ?? 0).toBeGreaterThan(0);
+  });
+
+  test('the moving runs can fail: a move that does not wake the claims on their new shard is caught', async () => {
+    for (const seed of [46, 49]) {
+      const r = await simulate({
+        seed,
+        steps: STEPS_PER_SEED,
+        replicas: seed % 2 === 0 ? 2 : 4,
+        shards: 2,
+        poolPinRate: 0.01,
+        poolSource: { capture: seed % 4 < 2 ? 'cap-http' : 'cap-ext' },
+        modelOptions: schemaModelOptions(),
+        mapEvent: poolMoveWithoutClaims,
+        shrinkBudget: 0,
+      });
+      // Claims whose keys stayed with the old shard never converge (P2/P3 when quiet).
+      expect(
+        r.violations.map((v) => v.invariant),
+        `seed ${seed}`,
+      ).toEqual(expect.arrayContaining([expect.stringMatching(/^P[23]$/)]));
+    }
   });
 });

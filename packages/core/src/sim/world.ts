@@ -25,6 +25,7 @@ import { SimCaptureAgent } from '../model/capture-agent.ts';
 import { ManualClock, Rng } from '../model/clock.ts';
 import { PoolExpectations } from '../pool/expectations.ts';
 import { PoolPodIndex } from '../pool/pool-pod-index.ts';
+import { shardPin } from '../pool/shard-pin.ts';
 import { podSeed } from '../pool/source.ts';
 import { SAFETY_RULES, type SafetyRules } from '../reconcile/safety-rules.ts';
 import type { Action } from './actions.ts';
@@ -217,10 +218,22 @@ export class World {
     this.seeds.add(k);
   }
 
-  /** Whether the replica reconciles `key`: its shard's, as its own cache tells a claim's pool (the Manager's filter). */
-  private owns(ctl: Controller, key: string): boolean {
+  /**
+   * Whether the replica reconciles `key`: its shard's, by a claim's pool and the pool's shard pin (the
+   * Manager's filter). `seen` is what the replica's informer shows: routing and catching up see the
+   * change being routed (a real informer stores an event before its handlers run: here the model, since
+   * the CacheView takes events in only on its next read); the worker sees its cache as far as it is
+   * synced (lagging caches stay behind).
+   */
+  private owns(ctl: Controller, key: string, seen: 'event' | 'cache' = 'event'): boolean {
+    if (ctl.shard.count <= 1) return true;
+    // What its informer has delivered (up to the cache's lag), as the reconcile's first read would take in.
+    if (seen === 'cache') ctl.cache.sync();
+    const get = <K extends 'PodClaim' | 'PodPool'>(kind: K, k: { namespace: string; name: string }) =>
+      seen === 'cache' ? ctl.cache.current(kind, k) : this.model.tryGetNow(kind, k);
     return ownsKey(ctl.shard, key, {
-      claimPool: (namespace, name) => ctl.cache.current('PodClaim', { namespace, name })?.spec.poolName,
+      claimPool: (namespace, name) => get('PodClaim', { namespace, name })?.spec.poolName,
+      poolPin: (namespace, pool) => shardPin(get('PodPool', { namespace, name: pool })),
     });
   }
 
@@ -265,9 +278,10 @@ export class World {
       if (k.delayMs >= DEFAULT_POOL_HEADROOM_COALESCE_MS) this.count('route.headroomWindow');
     for (const ctl of this.ctls)
       for (const k of keys) {
-        if (!this.owns(ctl, k.key)) continue;
-        ctl.queue.addAt(k.key, now + k.delayMs);
+        // A lagging cache judges ownership again once it has caught up (as its informer would route the
+        // event then): it may not show the pool's new shard pin yet.
         if (ctl.cache.lag > 0) ctl.missed.add(k.key);
+        if (this.owns(ctl, k.key)) ctl.queue.addAt(k.key, now + k.delayMs);
       }
   }
 
@@ -320,7 +334,7 @@ export class World {
     if (next === undefined) return false;
     ctl.queue.remove(next);
     // As the Manager's worker: a claim queued before this cache knew its pool is its pool's shard's.
-    if (only === undefined && !this.owns(ctl, next)) {
+    if (only === undefined && !this.owns(ctl, next, 'cache')) {
       this.count('shard.skippedForeign');
       return true;
     }
