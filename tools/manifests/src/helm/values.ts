@@ -58,8 +58,9 @@ controller:
   # With --leader-elect only the leader runs workers; safety never depends on it.
   replicas: 2
   # More than one: that many Deployments (claimkit-controller-shard-<i>, each with these replicas and its
-  # own Lease), each reconciling the pools that hash to it (--shard i/shards); for more than one core
-  # of reconciles and writes. Every shard still watches everything.
+  # own Lease), each reconciling the pools that hash to it (--shard i/shards) or are pinned to it
+  # (PodPool annotation claimkit.dev/shard); for more than one core of reconciles and writes. Every
+  # shard still watches everything.
   shards: 1
   concurrency: ${CONTROLLER_DEFAULTS.concurrency}
   logLevel: ${CONTROLLER_DEFAULTS.logLevel}
