@@ -531,8 +531,8 @@ describe('Manager sharded by pool (--shard)', () => {
     metadata: { name, namespace: NS },
     spec: { poolName },
   });
-
-  it('two shards split the pools: each binds only its own pools’ claims, and together every claim, with every invariant kept', async () => {
+  /** A model with a kubelet, managers for shards 0/2 and 1/2 on it, and their debug lines by shard. */
+  async function twoShards() {
     const m = model();
     kubelet(m);
     const lines: { shard: number; l: Record<string, unknown> }[] = [];
@@ -541,7 +541,12 @@ describe('Manager sharded by pool (--shard)', () => {
         shard: { index, count: 2 },
         log: jsonLogger('debug', (l) => lines.push({ shard: index, l: JSON.parse(l) })),
       });
-    const [s0, s1] = [await shard(0), await shard(1)];
+    return { m, lines, shards: [await shard(0), await shard(1)] as const };
+  }
+
+  it('two shards split the pools: each binds only its own pools’ claims, and together every claim, with every invariant kept', async () => {
+    const { m, lines, shards } = await twoShards();
+    const [s0, s1] = shards;
     await m.create(namedPool('web', 2));
     await m.create(namedPool('warm', 2));
     for (let i = 0; i < 3; i++) {
@@ -608,15 +613,8 @@ describe('Manager sharded by pool (--shard)', () => {
   });
 
   it('a pool pinned to a shard (claimkit.dev/shard) goes there with its claims, and moves back when the pin changes', async () => {
-    const m = model();
-    kubelet(m);
-    const lines: { shard: number; l: Record<string, unknown> }[] = [];
-    const shard = (index: number) =>
-      startManager(m, {
-        shard: { index, count: 2 },
-        log: jsonLogger('debug', (l) => lines.push({ shard: index, l: JSON.parse(l) })),
-      });
-    const [s0, s1] = [await shard(0), await shard(1)];
+    const { m, lines, shards } = await twoShards();
+    const [s0, s1] = shards;
     // web hashes to shard 0: pinned to 1 (3 modulo 2), both pools are shard 1's.
     await m.create({
       ...namedPool('web', 2),

@@ -9,10 +9,20 @@ import { shardOfPool } from '../loop/shard.ts';
 import { schemaModelOptions } from '../schema/index.ts';
 import { poolMoveWithoutClaims } from './broken-routing.ts';
 import { NS } from './cluster.ts';
+import type { SimOptions } from './options.ts';
 import { simulate } from './run.ts';
 import { soak } from './soak.test-helper.ts';
 
 const STEPS_PER_SEED = 4_000;
+
+/** Two shards; even seeds one replica per shard, odd seeds two; the pool `warm` seeded by either capture. */
+const sharded = (seed: number, extra: Partial<SimOptions> = {}): Omit<SimOptions, 'seed' | 'steps'> => ({
+  replicas: seed % 2 === 0 ? 2 : 4,
+  shards: 2,
+  poolSource: { capture: seed % 4 < 2 ? 'cap-http' : 'cap-ext' },
+  modelOptions: schemaModelOptions(),
+  ...extra,
+});
 
 describe('simulator: replicas sharded by pool', () => {
   test('the two pools are on different shards (what these runs rely on)', () => {
@@ -20,15 +30,7 @@ describe('simulator: replicas sharded by pool', () => {
   });
 
   test('two shards, one and two replicas each', { timeout: 300_000 }, async ({ task }) => {
-    const runs = [41, 42, 43, 44].map((seed) => ({
-      seed,
-      options: {
-        replicas: seed % 2 === 0 ? 2 : 4,
-        shards: 2,
-        poolSource: { capture: seed % 4 < 2 ? ('cap-http' as const) : ('cap-ext' as const) },
-        modelOptions: schemaModelOptions(),
-      },
-    }));
+    const runs = [41, 42, 43, 44].map((seed) => ({ seed, options: sharded(seed) }));
     const totals = await soak('sharded replicas', task, runs, STEPS_PER_SEED, (r) => {
       // Both shards did work, and the worker-side check found keys queued before their pool was known.
       expect(r.stats['shard.0.reconciles'] ?? 0).toBeGreaterThan(0);
@@ -40,16 +42,7 @@ describe('simulator: replicas sharded by pool', () => {
   test('pools pinned to and moved between shards (claimkit.dev/shard) while claims bind', {
     timeout: 300_000,
   }, async ({ task }) => {
-    const runs = [45, 46, 47, 48].map((seed) => ({
-      seed,
-      options: {
-        replicas: seed % 2 === 0 ? 2 : 4,
-        shards: 2,
-        poolPinRate: 0.01,
-        poolSource: { capture: seed % 4 < 2 ? ('cap-http' as const) : ('cap-ext' as const) },
-        modelOptions: schemaModelOptions(),
-      },
-    }));
+    const runs = [45, 46, 47, 48].map((seed) => ({ seed, options: sharded(seed, { poolPinRate: 0.01 }) }));
     const totals = await soak('sharded replicas, pools moving', task, runs, STEPS_PER_SEED, (r) => {
       expect(r.stats['action.pinPool'] ?? 0).toBeGreaterThan(10);
       expect(r.stats['shard.0.reconciles'] ?? 0).toBeGreaterThan(0);
@@ -61,15 +54,9 @@ describe('simulator: replicas sharded by pool', () => {
   test('the moving runs can fail: a move that does not wake the claims on their new shard is caught', async () => {
     for (const seed of [46, 49]) {
       const r = await simulate({
+        ...sharded(seed, { poolPinRate: 0.01, mapEvent: poolMoveWithoutClaims, shrinkBudget: 0 }),
         seed,
         steps: STEPS_PER_SEED,
-        replicas: seed % 2 === 0 ? 2 : 4,
-        shards: 2,
-        poolPinRate: 0.01,
-        poolSource: { capture: seed % 4 < 2 ? 'cap-http' : 'cap-ext' },
-        modelOptions: schemaModelOptions(),
-        mapEvent: poolMoveWithoutClaims,
-        shrinkBudget: 0,
       });
       // Claims whose keys stayed with the old shard never converge (P2/P3 when quiet).
       expect(
