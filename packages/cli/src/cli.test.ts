@@ -319,9 +319,9 @@ describe('get', () => {
     await model.patch('PodPool', { namespace: 'default', name: 'web' }, { spec: { disruptionBudget: {} } });
     const wide = (await claimctl(model, clock, 'get', 'pool', '-o', 'wide')).out.split('\n');
     expect(wide[0]).toMatch(
-      /MAX PODS\s+RELEASE\s+TEMPLATE\s+SELECTOR\s+PDB MAX UNAVAILABLE\s+SOURCE\s+SOURCE READY\s+AGE$/,
+      /MAX PODS\s+RELEASE\s+TEMPLATE\s+SELECTOR\s+PDB MAX UNAVAILABLE\s+SOURCE\s+SOURCE READY\s+SHARD PIN\s+AGE$/,
     );
-    expect(wide[1]).toMatch(/Recycle\s+\S+\s+\S+\s+0\s+<none>\s+<none>\s+\S+$/);
+    expect(wide[1]).toMatch(/Recycle\s+\S+\s+\S+\s+0\s+<none>\s+<none>\s+<none>\s+\S+$/);
     await model.patch(
       'PodPool',
       { namespace: 'default', name: 'web' },
@@ -331,8 +331,13 @@ describe('get', () => {
       { client: model, cache: model, now: () => clock.now() },
       { namespace: 'default', name: 'web' },
     );
+    await model.patch(
+      'PodPool',
+      { namespace: 'default', name: 'web' },
+      { metadata: { annotations: { 'claimkit.dev/shard': '1' } } },
+    );
     const seeded = (await claimctl(model, clock, 'get', 'pool', '-o', 'wide')).out.split('\n');
-    expect(seeded[1]).toMatch(/\s+snap\s+False \(NotCaptured\)\s+\S+$/);
+    expect(seeded[1]).toMatch(/\s+snap\s+False \(NotCaptured\)\s+1\s+\S+$/);
     expect((await claimctl(model, clock, 'get', 'pcs')).out.split('\n')[0]).toMatch(
       /^NAME\s+REPLICAS\s+BOUND\s+PENDING\s+MIGRATING\s+LOST\s+AGE$/,
     );

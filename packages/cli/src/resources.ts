@@ -1,5 +1,6 @@
 // The four claimkit kinds as `claimctl get` sees them: names, short names and printer columns.
 import {
+  ANNOTATION_SHARD,
   type Capture,
   claimExpiry,
   formatSelector,
@@ -84,6 +85,8 @@ const podpools: ResourceInfo<PodPool> = {
     // spec.source: the Capture whose fenced result seeds the pods, and whether there is one.
     { header: 'SOURCE', wide: true, value: (p) => orNone(p.spec.source?.captureName) },
     { header: 'SOURCE READY', wide: true, value: (p) => orNone(sourceReadyOf(p)) },
+    // The controller shard it is pinned to (modulo the shard count); <none>: its name's hash decides.
+    { header: 'SHARD PIN', wide: true, value: (p) => orNone(p.metadata.annotations?.[ANNOTATION_SHARD]) },
     AGE<PodPool>(),
   ],
 };
