@@ -15,6 +15,7 @@ import {
 import {
   type Capture,
   getOrUndefined,
+  type KubeEvent,
   type Pod,
   type PodClaim,
   type PodPool,
@@ -72,6 +73,22 @@ export async function startController(
   });
   await ctl.manager.start();
   return { ...ctl, stop: () => ctl.manager.stop() };
+}
+
+/**
+ * Who bound each claim of `ns`: claim name -> its Bound Event's reportingInstance (the recording
+ * controller's identity, which names its pod when it runs in one).
+ */
+export async function boundEventReporters(ns: string): Promise<Map<string, string>> {
+  // reportingInstance is the recorder's instance; core's Event type leaves it out.
+  const events = (await kube().list('Event', { namespace: ns })).items as (KubeEvent & {
+    reportingInstance?: string;
+  })[];
+  const out = new Map<string, string>();
+  for (const e of events)
+    if (e.reason === 'Bound' && e.involvedObject.kind === 'PodClaim')
+      out.set(e.involvedObject.name, e.reportingInstance ?? '');
+  return out;
 }
 
 export function until<T>(

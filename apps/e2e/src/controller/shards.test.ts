@@ -3,11 +3,12 @@
 // claim's Bound Event names the controller that bound it (reportingInstance): the shard of its pool,
 // never the other; every invariant holds at the end. Then a pool pinned to the other shard
 // (annotation claimkit.dev/shard) has its next claim bound there.
-import { ANNOTATION_SHARD, type KubeEvent, type PodClaim, shardOfPool } from '@claimkit/core';
+import { ANNOTATION_SHARD, type PodClaim, shardOfPool } from '@claimkit/core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { testPool } from '../harness/objects.ts';
 import { useTestNamespace } from '../harness/vitest.ts';
 import {
+  boundEventReporters,
   expectAllInvariants,
   finalizeClaims,
   kube,
@@ -75,17 +76,7 @@ describe('controllers sharded by pool', () => {
         `claims: ${JSON.stringify((await c.list('PodClaim', { namespace: ns.name })).items.map((x) => [x.metadata.name, x.status?.phase]))}`,
     );
     // Who bound each claim: its Bound Event's reportingInstance.
-    const boundBy = async () => {
-      // reportingInstance is the recorder's instance (the controller's identity); core's type leaves it out.
-      const events = (await c.list('Event', { namespace: ns.name })).items as (KubeEvent & {
-        reportingInstance?: string;
-      })[];
-      const out = new Map<string, string>();
-      for (const e of events)
-        if (e.reason === 'Bound' && e.involvedObject.kind === 'PodClaim')
-          out.set(e.involvedObject.name, e.reportingInstance ?? '');
-      return out;
-    };
+    const boundBy = () => boundEventReporters(ns.name);
     const by = await until('a Bound Event for every claim', async () => {
       const m = await boundBy();
       return claims.every((x) => m.has(x.metadata.name)) && m;

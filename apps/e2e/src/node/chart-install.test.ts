@@ -15,7 +15,6 @@ import { join } from 'node:path';
 import {
   ANNOTATION_MIGRATE,
   CLAIMKIT_VERSION,
-  type KubeEvent,
   LEASE_HOLDER_UID,
   type Pod,
   type PodClaim,
@@ -23,7 +22,14 @@ import {
 } from '@claimkit/core';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { expectConverged } from '../chaos/helpers.ts';
-import { finalizeClaims, getOrUndefined, kube, startController, until } from '../controller/helpers.ts';
+import {
+  boundEventReporters,
+  finalizeClaims,
+  getOrUndefined,
+  kube,
+  startController,
+  until,
+} from '../controller/helpers.ts';
 import { deploymentRolledOut, SYSTEM_NAMESPACE } from '../harness/deploy-components.ts';
 import { DiscoveryV1Api, repoRoot, serviceServingCert } from '../harness/index.ts';
 import { realNodePlacement } from '../harness/local-node.ts';
@@ -167,12 +173,12 @@ describeOnRealNode('the packaged chart on the real node', ['controller', 'webhoo
     return found!;
   }
 
-  async function claim(name: string): Promise<PodClaim> {
+  async function claim(name: string, poolName = 'real'): Promise<PodClaim> {
     return (await c().create({
       apiVersion: 'claimkit.dev/v1alpha1',
       kind: 'PodClaim',
       metadata: { name, namespace: ns },
-      spec: { poolName: 'real' },
+      spec: { poolName },
     } as PodClaim)) as PodClaim;
   }
 
@@ -471,12 +477,7 @@ describeOnRealNode('the packaged chart on the real node', ['controller', 'webhoo
     const claimsDuring = (async () => {
       for (let i = 0; i < 4; i++) {
         await claim(`shards-real-${i}`);
-        await c().create({
-          apiVersion: 'claimkit.dev/v1alpha1',
-          kind: 'PodClaim',
-          metadata: { name: `shards-other-${i}`, namespace: ns },
-          spec: { poolName: other! },
-        } as PodClaim);
+        await claim(`shards-other-${i}`, other!);
         await new Promise((r) => setTimeout(r, 1500));
       }
     })();
@@ -544,22 +545,11 @@ describeOnRealNode('the packaged chart on the real node', ['controller', 'webhoo
     // Claims created now are bound by their pool's shard: the Bound Event's reportingInstance.
     for (const s of [0, 1]) {
       const name = `after-shards-${s}`;
-      await c().create({
-        apiVersion: 'claimkit.dev/v1alpha1',
-        kind: 'PodClaim',
-        metadata: { name, namespace: ns },
-        spec: { poolName: poolOfShard(s) },
-      } as PodClaim);
+      await claim(name, poolOfShard(s));
       await boundWithin(name, Date.now(), 60_000);
-      const reporter = await until(`the Bound Event of PodClaim ${ns}/${name}`, async () => {
-        const events = (await c().list('Event', { namespace: ns })).items as (KubeEvent & {
-          reportingInstance?: string;
-        })[];
-        return events.find(
-          (e) =>
-            e.reason === 'Bound' && e.involvedObject.kind === 'PodClaim' && e.involvedObject.name === name,
-        )?.reportingInstance;
-      });
+      const reporter = await until(`the Bound Event of PodClaim ${ns}/${name}`, async () =>
+        (await boundEventReporters(ns)).get(name),
+      );
       const shardOfReporter = [0, 1].find((x) => holders[x] && reporter.startsWith(holders[x]!));
       expect(
         shardOfReporter,
