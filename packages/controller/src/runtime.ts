@@ -80,6 +80,9 @@ export function createKubeController(o: KubeControllerOptions = {}): KubeControl
   const client = createKubeClient(kc, {
     timeoutMs: o.timeoutMs ?? CONTROLLER_DEFAULTS.requestTimeoutMs,
     userAgent: 'claimkit-controller',
+    // Nothing the controller reads is in them, and cutting them before the parse is about a third
+    // less decoding on every pod event and write answer.
+    omitManagedFields: true,
     onRequest: (verb, kind, code) => metrics.apiRequests.inc({ verb, resource: kind, code: String(code) }),
   });
   const identity = o.identity ?? `claimkit-controller-${process.pid}`;

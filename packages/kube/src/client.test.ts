@@ -477,6 +477,60 @@ describe.each(['node', 'fetch'] as const)('KubeClient over a local API server (%
     expect(calls).toEqual([['watch', 'ConfigMap', 200]]);
   });
 
+  it('omitManagedFields: answers, lists and watch events come without metadata.managedFields', async () => {
+    const managedFields = [{ manager: 'kubectl', fieldsV1: { 'f:data': { 'f:a': {} } } }];
+    const managed = (name: string, rv: string): ConfigMap => ({
+      ...cm(name, rv),
+      metadata: { ...cm(name, rv).metadata, managedFields } as ConfigMap['metadata'],
+    });
+    srv.on(
+      (r) => r.query.get('watch') === 'true',
+      (_r, res) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        const line = JSON.stringify({ type: 'MODIFIED', object: managed('w', '13') });
+        res.write(line.slice(0, 40)); // a line split inside its managedFields
+        setTimeout(() => res.end(`${line.slice(40)}\n`), 20);
+      },
+    );
+    srv.on(
+      (r) => r.method === 'GET' && r.path === '/api/v1/namespaces/ns/configmaps',
+      (_r, res) => json(res, 200, { kind: 'ConfigMapList', metadata: {}, items: [managed('l', '3')] }),
+    );
+    srv.on(
+      (r) => r.method === 'GET' || r.method === 'PATCH',
+      (_r, res) => json(res, 200, managed('a', '5')),
+      true,
+    );
+    const omitting = createKubeClient(srv.kubeConfig(), { http, timeoutMs: 500, omitManagedFields: true });
+    const events: ConfigMap[] = [];
+    await new Promise<unknown>((resolve) =>
+      omitting.watch(
+        'ConfigMap',
+        { namespace: 'ns' },
+        { onEvent: (e) => events.push(e.object), onClose: resolve },
+      ),
+    );
+    const answers = [
+      await omitting.get('ConfigMap', { namespace: 'ns', name: 'a' }),
+      await omitting.patch('ConfigMap', { namespace: 'ns', name: 'a' }, { data: { a: 'c' } }),
+      ...(await omitting.list('ConfigMap', { namespace: 'ns' })).items,
+      ...events,
+    ];
+    expect(answers.map((o) => [o.metadata.name, o.metadata.resourceVersion])).toEqual([
+      ['a', '5'],
+      ['a', '5'],
+      ['l', '3'],
+      ['w', '13'],
+    ]);
+    for (const o of answers) {
+      expect(o.metadata).not.toHaveProperty('managedFields');
+      expect(o.data).toEqual({ a: 'b' });
+    }
+    // Without the option the objects come as the server sent them.
+    const kept = await client.get('ConfigMap', { namespace: 'ns', name: 'a' });
+    expect(kept.metadata).toHaveProperty('managedFields', managedFields);
+  });
+
   it('watch: a non-200 answer closes with the mapped error; inactivity ends it normally', async () => {
     srv.on(
       () => true,

@@ -21,6 +21,7 @@ import {
   subresourceOf,
 } from '@claimkit/core';
 import { httpError } from './errors.ts';
+import { withoutManagedFields } from './managed-fields.ts';
 import {
   collectionPath,
   collectionText,
@@ -73,7 +74,7 @@ export class KubeRest implements Client {
     const desc = this.transport.describe(request);
     if (r.status < 200 || r.status >= 300) throw httpError(r.status, r.text, desc, r.headers['retry-after']);
     try {
-      return JSON.parse(r.text) as T;
+      return JSON.parse(this.transport.omitManagedFields ? withoutManagedFields(r.text) : r.text) as T;
     } catch {
       throw httpError(502, `unparseable response: ${r.text.slice(0, 200)}`, desc);
     }

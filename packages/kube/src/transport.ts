@@ -29,6 +29,12 @@ export interface TransportOptions {
    * (client-node's, the default on Deno and when the kubeconfig names a proxy-url).
    */
   http?: 'node' | 'fetch';
+  /**
+   * Decode answers and watch events without their metadata.managedFields, cut from the JSON text
+   * before it is parsed (managed-fields.ts): for a client whose readers never look at them (the
+   * controller's, whose informers drop them anyway). Default false: objects come as the server sent them.
+   */
+  omitManagedFields?: boolean;
 }
 
 export interface HttpRequest {
@@ -77,6 +83,8 @@ export class KubeTransport {
   /** The API server URL of the current context, without a trailing slash. */
   readonly server: string;
   readonly timeoutMs: number;
+  /** Answers and watch events are parsed without metadata.managedFields (TransportOptions). */
+  readonly omitManagedFields: boolean;
   private readonly backend: HttpBackend;
   private readonly retryThrottled: number;
   /** Accept, User-Agent and impersonation: the same on every request. */
@@ -90,6 +98,7 @@ export class KubeTransport {
     this.kubeConfig = kc;
     this.server = cluster.server.replace(/\/+$/, '');
     this.timeoutMs = opts.timeoutMs ?? 30_000;
+    this.omitManagedFields = opts.omitManagedFields ?? false;
     this.retryThrottled = Math.max(0, opts.retryThrottled ?? 3);
     this.headers = { Accept: JSON_CT, 'User-Agent': opts.userAgent ?? 'claimkit' };
     if (opts.impersonate) {

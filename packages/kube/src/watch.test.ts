@@ -11,9 +11,9 @@ const cm = (name: string, rv: string) => ({
 });
 
 /** Feeds `text` to a decoder cut at every `size` bytes. */
-function decodeInPieces(text: string, size: number): WatchFrame[] {
+function decodeInPieces(text: string, size: number, omitManagedFields = false): WatchFrame[] {
   const all = bytes(text);
-  const d = new WatchStreamDecoder();
+  const d = new WatchStreamDecoder({ omitManagedFields });
   const out: WatchFrame[] = [];
   for (let i = 0; i < all.length; i += size) out.push(...d.push(all.subarray(i, i + size)));
   return [...out, ...d.end()];
@@ -54,5 +54,25 @@ describe('WatchStreamDecoder', () => {
     const cut = new WatchStreamDecoder();
     cut.push(bytes('{"type":"ADDED","obj'));
     expect(cut.end()).toEqual([]);
+  });
+
+  it('with omitManagedFields: the same frames without metadata.managedFields, however the bytes are cut', () => {
+    const managedFields = [{ manager: 'kwok', fieldsV1: { 'f:status': { 'k:{"type":"Ready"}': {} } } }];
+    const withManaged = (o: ReturnType<typeof cm>) => ({ ...o, metadata: { ...o.metadata, managedFields } });
+    const text =
+      line({ type: 'ADDED', object: withManaged(cm('a', '1')) }) +
+      line({ type: 'BOOKMARK', object: { metadata: { resourceVersion: '7' } } }) +
+      line({ type: 'DELETED', object: withManaged(cm('a', '8')) });
+    const frames: WatchFrame[] = [
+      { type: 'ADDED', object: cm('a', '1') },
+      { type: 'BOOKMARK', resourceVersion: '7' },
+      { type: 'DELETED', object: cm('a', '8') },
+    ];
+    for (const size of [1, 7, 64, 1 << 20]) expect(decodeInPieces(text, size, true)).toEqual(frames);
+    expect(decodeInPieces(text, 64)).toEqual([
+      { type: 'ADDED', object: withManaged(cm('a', '1')) },
+      frames[1],
+      { type: 'DELETED', object: withManaged(cm('a', '8')) },
+    ]);
   });
 });

@@ -12,6 +12,7 @@ import type {
   WatchOptions,
 } from '@claimkit/core';
 import { httpError, transportError } from './errors.ts';
+import { withoutManagedFields } from './managed-fields.ts';
 import {
   collectionPath,
   collectionText,
@@ -37,10 +38,16 @@ export type WatchFrame =
  * Turns the bytes of a watch response into frames. Chunks may split a line, or a character, anywhere;
  * blank and unparseable lines are skipped (as client-go's decoder resynchronises on the next line).
  * Lines are found in the bytes and decoded one at a time: no string is rebuilt per event.
+ * With `omitManagedFields` each object's metadata.managedFields are cut before the parse.
  */
 export class WatchStreamDecoder {
   /** The start of a line that has not ended yet (bytes of earlier chunks). */
   private pending: Buffer[] = [];
+  private readonly omitManagedFields: boolean;
+
+  constructor(opts: { omitManagedFields?: boolean } = {}) {
+    this.omitManagedFields = opts.omitManagedFields ?? false;
+  }
 
   push(chunk: Uint8Array): WatchFrame[] {
     const buf = Buffer.isBuffer(chunk)
@@ -58,7 +65,7 @@ export class WatchStreamDecoder {
       } else {
         line = buf.toString('utf8', start, nl);
       }
-      const frame = decodeLine(line);
+      const frame = decodeLine(this.omitManagedFields ? withoutManagedFields(line) : line);
       if (frame) out.push(frame);
       start = nl + 1;
       nl = buf.indexOf(NEWLINE, start);
@@ -72,7 +79,7 @@ export class WatchStreamDecoder {
   end(): WatchFrame[] {
     const rest = Buffer.concat(this.pending).toString('utf8');
     this.pending = [];
-    const frame = decodeLine(rest);
+    const frame = decodeLine(this.omitManagedFields ? withoutManagedFields(rest) : rest);
     return frame ? [frame] : [];
   }
 }
@@ -198,7 +205,7 @@ async function runWatch<K extends Kind>(
       return;
     }
     arm(inactivityMs);
-    const decoder = new WatchStreamDecoder();
+    const decoder = new WatchStreamDecoder({ omitManagedFields: transport.omitManagedFields });
     let over = false;
     await resp.stream((chunk) => {
       arm(inactivityMs);

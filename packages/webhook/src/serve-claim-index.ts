@@ -22,6 +22,8 @@ export interface WatchedIndex {
 export function kubeClientFor(path: string): KubeClient {
   return createKubeClient(loadKubeConfig(path === '' ? {} : { kubeconfig: path }), {
     userAgent: 'claimkit-webhook',
+    // The index reads names and pods, never the server's field-ownership bookkeeping.
+    omitManagedFields: true,
   });
 }
 
