@@ -65,7 +65,7 @@ export class WatchStreamDecoder {
       } else {
         line = buf.toString('utf8', start, nl);
       }
-      const frame = decodeLine(this.omitManagedFields ? withoutManagedFields(line) : line);
+      const frame = this.decode(line);
       if (frame) out.push(frame);
       start = nl + 1;
       nl = buf.indexOf(NEWLINE, start);
@@ -79,8 +79,12 @@ export class WatchStreamDecoder {
   end(): WatchFrame[] {
     const rest = Buffer.concat(this.pending).toString('utf8');
     this.pending = [];
-    const frame = decodeLine(this.omitManagedFields ? withoutManagedFields(rest) : rest);
+    const frame = this.decode(rest);
     return frame ? [frame] : [];
+  }
+
+  private decode(line: string): WatchFrame | undefined {
+    return decodeLine(this.omitManagedFields ? withoutManagedFields(line) : line);
   }
 }
 
