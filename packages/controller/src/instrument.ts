@@ -1,4 +1,4 @@
-// Counts API requests by verb, kind and code around any Client / ListWatcher (the in-memory model in
+// Counts and times API requests by verb, kind and code around any Client / ListWatcher (the in-memory model in
 // tests; in the process the kube client reports its own requests, with HTTP codes, through onRequest).
 // Also the source of "API writes per bind".
 import {
@@ -13,7 +13,7 @@ import {
 /** core's write verbs, for readers of claimkit_api_requests_total (the benchmarks). */
 export { WRITE_VERBS } from '@claimkit/core';
 
-export type RequestObserver = (r: { verb: RequestVerb; kind: string; code: number }) => void;
+export type RequestObserver = (r: { verb: RequestVerb; kind: string; code: number; ms: number }) => void;
 
 const codeOf = (e: unknown): number => (isApiError(e) ? e.code : 0);
 
@@ -21,12 +21,14 @@ const codeOf = (e: unknown): number => (isApiError(e) ? e.code : 0);
 function counting(obs: RequestObserver): Interceptors {
   return {
     request: async (call, next) => {
+      const t0 = performance.now();
       try {
         const result = await next();
-        obs({ verb: call.verb, kind: call.kind, code: call.verb === 'create' ? 201 : 200 });
+        const code = call.verb === 'create' ? 201 : 200;
+        obs({ verb: call.verb, kind: call.kind, code, ms: performance.now() - t0 });
         return result;
       } catch (e) {
-        obs({ verb: call.verb, kind: call.kind, code: codeOf(e) });
+        obs({ verb: call.verb, kind: call.kind, code: codeOf(e), ms: performance.now() - t0 });
         throw e;
       }
     },
@@ -46,7 +48,7 @@ function counting(obs: RequestObserver): Interceptors {
         },
       });
       starting = false;
-      obs({ verb: 'watch', kind: call.kind, code });
+      obs({ verb: 'watch', kind: call.kind, code, ms: 0 });
       return stop;
     },
   };

@@ -198,8 +198,8 @@ export class Manager {
       this.metrics.leader.set(0, this.leaderLabels());
     }
     this.slis = new Slis(this.metrics, () => this.active);
-    const obs = (r: { verb: string; kind: string; code: number }) =>
-      this.metrics.apiRequests.inc({ verb: r.verb, resource: r.kind, code: String(r.code) });
+    const obs = (r: { verb: string; kind: string; code: number; ms: number }) =>
+      this.metrics.apiRequest(r.verb, r.kind, r.code, r.ms);
     this.client = intercept(
       opts.instrument === false ? opts.client : instrumentClient(opts.client, obs),
       this.slis.writeInterceptors((k) => this.cache.informer('Pod')?.get(k) as Pod | undefined),

@@ -75,6 +75,7 @@ const PLANNED = [
   'claimkit_workqueue_depth',
   'claimkit_workqueue_retries_total',
   'claimkit_api_requests_total',
+  'claimkit_api_request_duration_seconds',
   'claimkit_capture_takeovers_total',
   'claimkit_events_total',
   'claimkit_capture_sweeps_total',

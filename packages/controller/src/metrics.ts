@@ -19,6 +19,11 @@ export const WORKQUEUE_NAME = 'claimkit';
 const RECONCILE_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 /** controller-runtime's workqueue buckets (1 µs .. 10 s, x10). */
 const QUEUE_BUCKETS = [1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1, 10];
+/**
+ * API request latency, client-go's rest_client_request_duration_seconds buckets (5 ms .. 60 s): a
+ * write answers in milliseconds on a healthy control plane, and seconds are what an operator hunts.
+ */
+const REQUEST_BUCKETS = [0.005, 0.025, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60];
 /** Claim -> Bound and capture latencies: from a warm pool's sub-second bind to a cold start of minutes. */
 const SLI_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800];
 
@@ -43,6 +48,13 @@ export class ControllerMetrics {
   );
   readonly apiRequests = this.registry.register(
     new Counter('claimkit_api_requests_total', 'Kubernetes API requests by verb, resource and HTTP code.'),
+  );
+  readonly apiRequestSeconds = this.registry.register(
+    new Histogram(
+      'claimkit_api_request_duration_seconds',
+      'Kubernetes API request latency by verb and resource (a watch: until its response headers).',
+      REQUEST_BUCKETS,
+    ),
   );
   readonly takeovers = this.registry.register(
     new Counter(
@@ -267,6 +279,12 @@ export class ControllerMetrics {
     this.shards.set(1);
     this.leaderStatus.set(0, { name: LEADER_ELECTION_NAME });
     this.wqDepth.set(0, { name: WORKQUEUE_NAME });
+  }
+
+  /** One finished API request (each attempt of a retried one): its count by code and its latency. */
+  apiRequest(verb: string, resource: string, code: number, ms: number): void {
+    this.apiRequests.inc({ verb, resource, code: String(code) });
+    this.apiRequestSeconds.observe(ms / 1000, { verb, resource });
   }
 
   /** controller-runtime's reconcile metrics for one reconcile turn (core's QueueAction -> its result label). */

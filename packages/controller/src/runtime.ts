@@ -83,7 +83,7 @@ export function createKubeController(o: KubeControllerOptions = {}): KubeControl
     // Nothing the controller reads is in them, and cutting them before the parse is about a third
     // less decoding on every pod event and write answer.
     omitManagedFields: true,
-    onRequest: (verb, kind, code) => metrics.apiRequests.inc({ verb, resource: kind, code: String(code) }),
+    onRequest: (verb, kind, code, ms) => metrics.apiRequest(verb, kind, code, ms),
   });
   const identity = o.identity ?? `claimkit-controller-${process.pid}`;
   const recorder = new KubeEventRecorder(client, {

@@ -299,6 +299,19 @@ const ROWS: Row[] = [
           ),
         ],
       },
+      {
+        title: 'Kubernetes API request latency',
+        description:
+          'p99 by verb and resource of claimkit_api_request_duration_seconds (a watch: until its response headers). A bind waits on its pod patch and two claim writes.',
+        unit: 's',
+        width: 24,
+        targets: [
+          t(
+            `histogram_quantile(0.99, sum by (verb, resource, le) (rate(claimkit_api_request_duration_seconds_bucket{${JOB}, verb!="watch"}[${RATE}])))`,
+            '{{verb}} {{resource}}',
+          ),
+        ],
+      },
     ],
   },
   {
