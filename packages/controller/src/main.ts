@@ -2,6 +2,7 @@
 // claimkit-controller: the reconcilers of Captures, PodPools, PodClaims and PodClaimSets.
 import { CLAIMKIT_VERSION } from '@claimkit/core';
 import { type ControllerFlags, controllerStartup, kubeControllerOptions, parseAddr } from './flags.ts';
+import { applyHeapFlags } from './heap-flags.ts';
 import { jsonLogger } from './log.ts';
 import { serveEndpoints } from './server.ts';
 
@@ -10,6 +11,8 @@ function die(msg: string, code: number): never {
   process.exit(code);
 }
 
+// The image's heap growth cap also when the npm bin runs under a plain `node` (heap-flags.ts).
+applyHeapFlags();
 const start = controllerStartup(process.argv.slice(2), process.env);
 if ('help' in start) {
   process.stdout.write(start.help);
