@@ -7,6 +7,10 @@ import {
   classifyRequests,
   diffCounts,
   efficiency,
+  histogramBetween,
+  histogramQuantile,
+  histogramSnapshot,
+  histogramSummaryMs,
   latencySummary,
   memoryLimitSuffix,
   mergeResults,
@@ -296,6 +300,63 @@ describe('reconcilesByKind', () => {
       ].join('\n');
     expect(reconcilesByKind(scrape([10, 1], [5, 0.5]), scrape([30, 1.5], [5, 0.5]))).toEqual({
       PodPool: { n: 20, seconds: 0.5, meanMs: 25 },
+    });
+  });
+});
+
+describe('histogram windows (Prometheus text -> count, mean, quantiles)', () => {
+  const text = (get: number[], patch: number[], sum: [number, number]) =>
+    [
+      '# TYPE claimkit_api_request_duration_seconds histogram',
+      ...['0.1', '1', '+Inf'].map(
+        (le, i) =>
+          `claimkit_api_request_duration_seconds_bucket{resource="Pod",verb="get",le="${le}"} ${get[i]}`,
+      ),
+      `claimkit_api_request_duration_seconds_sum{resource="Pod",verb="get"} ${sum[0]}`,
+      `claimkit_api_request_duration_seconds_count{resource="Pod",verb="get"} ${get[2]}`,
+      ...['0.1', '1', '+Inf'].map(
+        (le, i) =>
+          `claimkit_api_request_duration_seconds_bucket{resource="Pod",verb="patch",le="${le}"} ${patch[i]}`,
+      ),
+      `claimkit_api_request_duration_seconds_sum{resource="Pod",verb="patch"} ${sum[1]}`,
+      `claimkit_api_request_duration_seconds_count{resource="Pod",verb="patch"} ${patch[2]}`,
+    ].join('\n');
+  const M = 'claimkit_api_request_duration_seconds';
+  const patches = (l: Record<string, string>) => l.verb === 'patch';
+
+  it('takes one series by its labels and diffs two scrapes', () => {
+    const before = histogramSnapshot(text([5, 5, 5], [10, 10, 10], [0.2, 0.3]), M, patches);
+    const after = histogramSnapshot(text([9, 9, 9], [100, 190, 200], [0.9, 120.3]), M, patches);
+    expect(after.count).toBe(200);
+    const w = histogramBetween(before, after);
+    expect(w.count).toBe(190);
+    expect(w.buckets.get(0.1)).toBe(90);
+    expect(w.buckets.get(Number.POSITIVE_INFINITY)).toBe(190);
+    // 90 in (0, 0.1], 90 in (0.1, 1], 10 above 1 s.
+    // p50: rank 95 is 5 of the 90 in (0.1, 1]: 0.1 + 0.9 * 5/90 = 0.15 s; p99 (rank 188.1) is above 1 s: 1 s.
+    expect(histogramSummaryMs(w)).toEqual({ n: 190, meanMs: 631.6, p50Ms: 150, p99Ms: 1000 });
+  });
+
+  it('interpolates inside a bucket as histogram_quantile does, and is NaN when nothing was observed', () => {
+    const h = {
+      buckets: new Map([
+        [0.1, 50],
+        [1, 100],
+        [Number.POSITIVE_INFINITY, 100],
+      ]),
+      sum: 1,
+      count: 100,
+    };
+    expect(histogramQuantile(h, 0.25)).toBeCloseTo(0.05);
+    expect(histogramQuantile(h, 0.75)).toBeCloseTo(0.55);
+    expect(histogramQuantile(h, 1)).toBeCloseTo(1);
+    const none = histogramBetween(h, h);
+    expect(histogramQuantile(none, 0.5)).toBeNaN();
+    expect(histogramSummaryMs(none)).toEqual({
+      n: 0,
+      meanMs: Number.NaN,
+      p50Ms: Number.NaN,
+      p99Ms: Number.NaN,
     });
   });
 });

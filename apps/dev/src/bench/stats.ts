@@ -349,3 +349,71 @@ export function reconcilesByKind(before: string, after: string) {
     };
   return out;
 }
+
+/**
+ * A histogram's cumulative bucket counts (`le` -> count, +Inf included) and its _sum, summed over
+ * the series whose labels `match` accepts (e.g. every code of one verb and resource).
+ */
+export interface HistogramSnapshot {
+  buckets: Map<number, number>;
+  sum: number;
+  count: number;
+}
+
+export function histogramSnapshot(
+  text: string,
+  metric: string,
+  match: (labels: Record<string, string>) => boolean,
+): HistogramSnapshot {
+  const buckets = new Map<number, number>();
+  for (const s of parseCounter(text, `${metric}_bucket`)) {
+    if (!match(s.labels)) continue;
+    const le = s.labels.le === '+Inf' ? Number.POSITIVE_INFINITY : Number(s.labels.le);
+    buckets.set(le, (buckets.get(le) ?? 0) + s.value);
+  }
+  const total = (suffix: string) =>
+    parseCounter(text, `${metric}_${suffix}`)
+      .filter((s) => match(s.labels))
+      .reduce((a, s) => a + s.value, 0);
+  return { buckets, sum: total('sum'), count: total('count') };
+}
+
+/** What a histogram observed between two snapshots (a series missing before counts from zero). */
+export function histogramBetween(before: HistogramSnapshot, after: HistogramSnapshot): HistogramSnapshot {
+  const buckets = new Map<number, number>();
+  for (const [le, n] of after.buckets) buckets.set(le, n - (before.buckets.get(le) ?? 0));
+  return { buckets, sum: after.sum - before.sum, count: after.count - before.count };
+}
+
+/**
+ * Prometheus' histogram_quantile: the bucket holding rank q*count, linearly interpolated inside
+ * it (from 0 for the first); in the +Inf bucket, the highest finite bound. NaN without samples.
+ */
+export function histogramQuantile(h: HistogramSnapshot, q: number): number {
+  const les = [...h.buckets.keys()].sort((a, b) => a - b);
+  const total = h.buckets.get(Number.POSITIVE_INFINITY) ?? h.count;
+  if (!(total > 0) || les.length === 0) return Number.NaN;
+  const rank = q * total;
+  let prevLe = 0;
+  let prevCount = 0;
+  for (const le of les) {
+    const n = h.buckets.get(le)!;
+    if (n >= rank) {
+      if (le === Number.POSITIVE_INFINITY) return prevLe;
+      return n === prevCount ? le : prevLe + ((le - prevLe) * (rank - prevCount)) / (n - prevCount);
+    }
+    prevLe = le;
+    prevCount = n;
+  }
+  return prevLe;
+}
+
+/** A window of a seconds histogram in ms: how many, their mean, p50 and p99 (one decimal). */
+export function histogramSummaryMs(h: HistogramSnapshot) {
+  return {
+    n: h.count,
+    meanMs: r1(h.count > 0 ? (h.sum / h.count) * 1000 : Number.NaN),
+    p50Ms: r1(histogramQuantile(h, 0.5) * 1000),
+    p99Ms: r1(histogramQuantile(h, 0.99) * 1000),
+  };
+}

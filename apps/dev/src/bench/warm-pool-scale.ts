@@ -21,6 +21,7 @@ import {
   benchNamespace,
   cleanup,
   isReady,
+  podFor,
   r1,
   rawConfigMapCreatesPerSec,
   rawPodPatchesPerSecOf,
@@ -47,6 +48,7 @@ import {
   targetTable,
   type warmPoolBaseline,
 } from './stats.ts';
+import { CANARY_ANNOTATION, WindowProbe, windowLine } from './window-probe.ts';
 
 export interface WarmPoolScaleOptions {
   /** Warm pods in all: the pools' minIdle add up to it. */
@@ -103,6 +105,12 @@ export const warmPoolMaxPods = (o: { warm: number; refill: number }) => o.warm +
 
 /** Kubernetes' scalability threshold: pods per namespace. */
 const PODS_PER_NAMESPACE_THRESHOLD = 3000;
+
+/** The steady phase's windows: claims by arrival time, and the window probe's scrapes. */
+const WINDOW_MS = 10_000;
+
+/** The pod the window probe patches to time the API server's answers and its pod watch's delivery. */
+const CANARY_POD = 'bench-canary';
 
 /** Cores the control plane and the controller may use, together, for the cluster to count as settled. */
 const SETTLED_CORES = 0.3;
@@ -204,9 +212,15 @@ export async function benchWarmPoolScale(ctx: BenchContext, o: WarmPoolScaleOpti
   let boundCount = 0;
   const boundWaiters: Array<() => void> = [];
   const stopWatches: Array<() => void> = [];
+  let probe: WindowProbe | undefined;
   for (const n of namespaces) {
     stopWatches.push(
       keepWatching(ctx, 'Pod', n, (type, p, at) => {
+        if (n === ns && p.metadata.name === CANARY_POD) {
+          const seq = Number(p.metadata.annotations?.[CANARY_ANNOTATION]);
+          if (type !== 'DELETED' && Number.isInteger(seq)) probe?.canarySeen(seq, at);
+          return;
+        }
         const name = `${n}/${p.metadata.name}`;
         podsSeen.add(name);
         const ok =
@@ -449,6 +463,24 @@ export async function benchWarmPoolScale(ctx: BenchContext, o: WarmPoolScaleOpti
         },
       };
     };
+    // The canary the window probe patches: a pod no pool selects, in the first namespace.
+    await kube.create(podFor(CANARY_POD, ns, { 'bench.claimkit.dev/canary': 'true' }));
+    probe = new WindowProbe({
+      windowMs: WINDOW_MS,
+      scrapeController: scrape,
+      scrapeApiServer: async () => {
+        const r = await kube.raw('GET', '/metrics');
+        if (r.status !== 200) throw new Error(`kube-apiserver /metrics answered ${r.status}`);
+        return r.text;
+      },
+      patchCanary: (seq) =>
+        kube.patch(
+          'Pod',
+          { namespace: ns, name: CANARY_POD },
+          { metadata: { annotations: { [CANARY_ANNOTATION]: String(seq) } } },
+        ),
+      say,
+    });
     await profiler?.start();
     const cpu0 = snapshotCpu(cpuGroups);
     const m0 = await scrape();
@@ -460,7 +492,7 @@ export async function benchWarmPoolScale(ctx: BenchContext, o: WarmPoolScaleOpti
       `steady: ${o.steady} claims at ${o.rate}/s${o.poissonSeed === undefined ? '' : ` (Poisson, seed ${o.poissonSeed})`} ...`,
     );
     const steadyNames = schedule.map((_, i) => `${nsOf(i)}/s-${i}`);
-    const ts0 = performance.now();
+    const ts0 = await probe.start();
     let sendLateMax = 0;
     const inFlight: Promise<unknown>[] = [];
     for (let i = 0; i < o.steady; i++) {
@@ -472,6 +504,8 @@ export async function benchWarmPoolScale(ctx: BenchContext, o: WarmPoolScaleOpti
     await awaitBound(o.steady, 'steady');
     const steadySeconds = (performance.now() - ts0) / 1000;
     const cpu1 = snapshotCpu(cpuGroups);
+    const probeWindows = await probe.stop();
+    await kube.delete('Pod', { namespace: ns, name: CANARY_POD }).catch(() => {});
     const steadyCpu = cpuBetween(cpu0, cpu1, steadySeconds);
     const steadyProfile = await profiler?.stop().catch((e: Error) => {
       say(`the steady phase's CPU profile failed: ${e.message}`);
@@ -534,11 +568,11 @@ export async function benchWarmPoolScale(ctx: BenchContext, o: WarmPoolScaleOpti
     const steadyLat = latencyOf(steadyNames);
     // By arrival time in 10 s windows: a transient (the pool's first refill, a GC) shows where it is.
     const steadyOverTime = Array.from(
-      { length: Math.ceil(((schedule.at(-1) ?? 0) + 1) / 10_000) },
+      { length: Math.ceil(((schedule.at(-1) ?? 0) + 1) / WINDOW_MS) },
       (_, w) => {
         const inWindow = steadyNames.filter((n) => {
           const at = (claims.get(n)?.addedAt ?? Number.NaN) - ts0;
-          return at >= w * 10_000 && at < (w + 1) * 10_000;
+          return at >= w * WINDOW_MS && at < (w + 1) * WINDOW_MS;
         });
         const lat = latencyOf(inWindow);
         const { n, p50Ms, p99Ms, maxMs } = lat.addedToBound;
@@ -548,9 +582,31 @@ export async function benchWarmPoolScale(ctx: BenchContext, o: WarmPoolScaleOpti
           podLabelledToSpec: lat.stages.podLabelledToSpec.p99Ms,
           specToBound: lat.stages.specToBound.p99Ms,
         };
-        return { fromSecond: w * 10, n, p50Ms, p99Ms, maxMs, stagesP99Ms };
+        // What the controller, the API server and the canary saw in the same window (probe's windows
+        // start at ts0 + w * WINDOW_MS too; a window whose scrape failed is merged with the next).
+        const fromSecond = (w * WINDOW_MS) / 1000;
+        const probed = probeWindows.find((p) => Math.abs(p.fromSecond - fromSecond) < 1);
+        // The bench's create sent -> its ADDED on the bench's claim watch (the create's answer and the
+        // claim watch's delivery, which the controller's claim watch shares).
+        const sentToAdded = inWindow.flatMap((k) => {
+          const c = claims.get(k);
+          return c?.sentAt !== undefined && c.addedAt !== undefined ? [c.addedAt - c.sentAt] : [];
+        });
+        const { p99Ms: sentToAddedP99Ms, maxMs: sentToAddedMaxMs } = latencySummary(sentToAdded);
+        return {
+          fromSecond,
+          n,
+          p50Ms,
+          p99Ms,
+          maxMs,
+          stagesP99Ms,
+          sentToAddedP99Ms,
+          sentToAddedMaxMs,
+          ...(probed ? { probe: probed } : {}),
+        };
       },
     );
+    for (const w of steadyOverTime) say(`  ${windowLine(w)}`);
     const burstLat = latencyOf(burstNames);
     const steadyReq = classifyRequests(diffCounts(requestCounts(m0), requestCounts(m1)), o.steady);
     const burstReq = classifyRequests(diffCounts(requestCounts(m2), requestCounts(m3)), o.burst);

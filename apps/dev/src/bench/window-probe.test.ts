@@ -1,0 +1,141 @@
+import { describe, expect, it } from 'vitest';
+import {
+  apiServerSeries,
+  controllerSeries,
+  etcdSeries,
+  seriesBetween,
+  WindowProbe,
+  windowLine,
+} from './window-probe.ts';
+
+// The shapes the two servers expose (label sets as kube-apiserver 1.3x and the controller print them).
+const apiServer = (patchPods: number[], putClaims: number[]) =>
+  [
+    ...['0.005', '0.025', '1', '+Inf'].map(
+      (le, i) =>
+        `apiserver_request_duration_seconds_bucket{component="apiserver",dry_run="",group="",resource="pods",scope="resource",subresource="",verb="PATCH",version="v1",le="${le}"} ${patchPods[i]}`,
+    ),
+    `apiserver_request_duration_seconds_sum{component="apiserver",dry_run="",group="",resource="pods",scope="resource",subresource="",verb="PATCH",version="v1"} ${patchPods[4]}`,
+    `apiserver_request_duration_seconds_count{component="apiserver",dry_run="",group="",resource="pods",scope="resource",subresource="",verb="PATCH",version="v1"} ${patchPods[3]}`,
+    ...['0.005', '0.025', '1', '+Inf'].map(
+      (le, i) =>
+        `apiserver_request_duration_seconds_bucket{component="apiserver",dry_run="",group="claimkit.dev",resource="podclaims",scope="resource",subresource="status",verb="PATCH",version="v1alpha1",le="${le}"} ${putClaims[i]}`,
+    ),
+    `apiserver_request_duration_seconds_sum{component="apiserver",dry_run="",group="claimkit.dev",resource="podclaims",scope="resource",subresource="status",verb="PATCH",version="v1alpha1"} ${putClaims[4]}`,
+    `apiserver_request_duration_seconds_count{component="apiserver",dry_run="",group="claimkit.dev",resource="podclaims",scope="resource",subresource="status",verb="PATCH",version="v1alpha1"} ${putClaims[3]}`,
+    'apiserver_request_duration_seconds_count{component="apiserver",dry_run="",group="",resource="pods",scope="cluster",subresource="",verb="WATCH",version="v1"} 40',
+    'apiserver_request_duration_seconds_count{component="apiserver",dry_run="",group="",resource="configmaps",scope="resource",subresource="",verb="POST",version="v1"} 7',
+    'etcd_request_duration_seconds_bucket{operation="update",type="/registry/pods",le="0.1"} 3',
+    'etcd_request_duration_seconds_bucket{operation="update",type="/registry/pods",le="+Inf"} 4',
+    'etcd_request_duration_seconds_sum{operation="update",type="/registry/pods"} 2.1',
+    'etcd_request_duration_seconds_count{operation="update",type="/registry/pods"} 4',
+    'etcd_request_duration_seconds_count{operation="get",type="/registry/leases"} 9',
+    'etcd_request_duration_seconds_bucket{group="claimkit.dev",operation="create",resource="podclaims",le="+Inf"} 2',
+    'etcd_request_duration_seconds_sum{group="claimkit.dev",operation="create",resource="podclaims"} 0.01',
+    'etcd_request_duration_seconds_count{group="claimkit.dev",operation="create",resource="podclaims"} 2',
+    'etcd_request_duration_seconds_count{group="",operation="update",resource="podtemplates"} 2',
+  ].join('\n');
+
+const controller = (getPods: number) =>
+  [
+    `claimkit_api_request_duration_seconds_bucket{resource="Pod",verb="get",le="0.1"} ${getPods}`,
+    `claimkit_api_request_duration_seconds_bucket{resource="Pod",verb="get",le="+Inf"} ${getPods}`,
+    `claimkit_api_request_duration_seconds_sum{resource="Pod",verb="get"} ${getPods * 0.01}`,
+    `claimkit_api_request_duration_seconds_count{resource="Pod",verb="get"} ${getPods}`,
+    'claimkit_api_request_duration_seconds_count{resource="Pod",verb="watch"} 3',
+  ].join('\n');
+
+describe('the window probe', () => {
+  it("keeps the API server's pod and claim requests by verb and subresource, not watches or other resources; etcd's for pods", () => {
+    const s = apiServerSeries(apiServer([1, 2, 3, 4, 2], [5, 5, 5, 5, 0.01]));
+    expect([...s.keys()].sort()).toEqual(['PATCH podclaims/status', 'PATCH pods']);
+    expect(s.get('PATCH pods')?.count).toBe(4);
+    // Older servers label etcd's series by key prefix (`type`), newer ones by `resource`.
+    expect([...etcdSeries(apiServer([0, 0, 0, 0, 0], [0, 0, 0, 0, 0])).keys()].sort()).toEqual([
+      'create podclaims',
+      'update /registry/pods',
+    ]);
+    expect([...controllerSeries(controller(5)).keys()]).toEqual(['get Pod']);
+  });
+
+  it('summarises what each series saw between two scrapes and leaves out the series that saw nothing', () => {
+    const a = apiServerSeries(apiServer([1, 2, 3, 4, 2], [5, 5, 5, 5, 0.01]));
+    const b = apiServerSeries(apiServer([11, 12, 13, 24, 24.2], [5, 5, 5, 5, 0.01]));
+    // 20 new pod patches: 10 under 5 ms, 10 above 1 s.
+    expect(seriesBetween(a, b)).toEqual({ 'PATCH pods': { n: 20, meanMs: 1110, p50Ms: 5, p99Ms: 1000 } });
+  });
+
+  it('scrapes at every window boundary, patches the canary, and times each patch and its watch event', async () => {
+    let gets = 0;
+    const seen: number[] = [];
+    let probe: WindowProbe;
+    probe = new WindowProbe({
+      windowMs: 150,
+      canaryMs: 50,
+      scrapeController: async () => controller((gets += 10)),
+      scrapeApiServer: async () => apiServer([0, 0, 0, 0, 0], [0, 0, 0, 0, 0]),
+      // The API server answers a patch in 10 ms; its watch event follows 20 ms after the answer,
+      // except patch 3's, which never comes (patch 4's event then stands for both).
+      patchCanary: async (seq) => {
+        await new Promise((r) => setTimeout(r, 10));
+        if (seq !== 3)
+          setTimeout(() => {
+            seen.push(seq);
+            probe.canarySeen(seq, performance.now());
+          }, 20);
+      },
+      say: () => {},
+    });
+    const t0 = await probe.start();
+    await new Promise((r) => setTimeout(r, t0 + 460 - performance.now()));
+    const windows = await probe.stop();
+    expect(windows.length).toBeGreaterThanOrEqual(3);
+    const first = windows[0]!;
+    expect(first.fromSecond).toBeLessThanOrEqual(0);
+    expect(first.controller['get Pod']?.n).toBe(10);
+    expect(first.apiServer).toEqual({});
+    const patches = windows.reduce((n, w) => n + w.canary.patchMs.n, 0);
+    expect(patches).toBeGreaterThanOrEqual(5);
+    for (const w of windows) {
+      if (w.canary.patchMs.n === 0) continue;
+      expect(w.canary.patchMs.p50Ms).toBeGreaterThanOrEqual(9);
+      expect(w.canary.failed).toBe(0);
+    }
+    // Patch 3's event never came, yet patch 4's covered it: every answered patch but the last few was seen.
+    expect(seen).not.toContain(3);
+    const delays = windows.flatMap((w) =>
+      w.canary.watchAfterAnswerMs.n ? [w.canary.watchAfterAnswerMs.p50Ms] : [],
+    );
+    expect(Math.min(...delays)).toBeGreaterThanOrEqual(15);
+  });
+});
+
+describe('windowLine', () => {
+  it("puts a window's claims beside the pod patch's p99 at both ends, the slowest series and the canary", () => {
+    const probe = {
+      fromSecond: 50,
+      toSecond: 60,
+      controller: {
+        'patch Pod': { n: 300, meanMs: 900, p50Ms: 20, p99Ms: 3100 },
+        'update PodClaim': { n: 300, meanMs: 5, p50Ms: 3, p99Ms: 40 },
+        'get Pod': { n: 2, meanMs: 5, p50Ms: 3, p99Ms: 9 },
+      },
+      apiServer: { 'PATCH pods': { n: 300, meanMs: 880, p50Ms: 20, p99Ms: 3000 } },
+      etcd: {},
+      canary: {
+        patchMs: { n: 20, p50Ms: 6, p90Ms: 9, p99Ms: 2900, maxMs: 2900, meanMs: 150 },
+        watchAfterAnswerMs: { n: 19, p50Ms: 0.1, p90Ms: 1, p99Ms: 2, maxMs: 2, meanMs: 0.3 },
+        failed: 0,
+        neverSeen: 1,
+      },
+    };
+    expect(
+      windowLine({ fromSecond: 50, n: 300, p99Ms: 3500, stagesP99Ms: { addedToPodLabelled: 3200 }, probe }),
+    ).toBe(
+      '50s: 300 claims p99 3500 ms (claim seen -> pod labelled 3200) | controller p99: patch Pod 3100; slowest patch Pod 3100, update PodClaim 40 | API server p99: PATCH pods 3000; slowest PATCH pods 3000 | etcd slowest - | canary patch max 2900, watch after answer max 2 (1 never seen)',
+    );
+    expect(windowLine({ fromSecond: 0, n: 3, p99Ms: 10, stagesP99Ms: { addedToPodLabelled: 4 } })).toBe(
+      '0s: 3 claims p99 10 ms (claim seen -> pod labelled 4)',
+    );
+  });
+});

@@ -1,0 +1,262 @@
+// What happened in each window of a steady phase besides the claims' own latencies, so a slow window
+// says where its claims waited: the controller's API request latency by verb and resource (its
+// claimkit_api_request_duration_seconds), the API server's own for the same objects
+// (apiserver_request_duration_seconds, and etcd_request_duration_seconds under it), and a canary pod
+// the bench patches every CANARY_MS: how long each patch took to answer and how long after the answer
+// its event arrived on the bench's pod watch (the delivery every pod watcher, the controller's
+// included, depends on). Scrapes are taken at window boundaries; a window is from one to the next.
+import {
+  type HistogramSnapshot,
+  histogramBetween,
+  histogramSnapshot,
+  histogramSummaryMs,
+  latencySummary,
+} from './stats.ts';
+
+/** How often the canary pod is patched. */
+export const CANARY_MS = 500;
+
+/** The canary's annotation: the patch's sequence number, which its watch event carries back. */
+export const CANARY_ANNOTATION = 'bench.claimkit.dev/canary-seq';
+
+/** Series kept per window: `verb resource` (the controller's) or `VERB resource[/subresource]` (the API server's). */
+type Series = Map<string, HistogramSnapshot>;
+
+interface Scrape {
+  at: number;
+  controller: Series;
+  apiServer: Series;
+  etcd: Series;
+}
+
+const CONTROLLER_METRIC = 'claimkit_api_request_duration_seconds';
+const APISERVER_METRIC = 'apiserver_request_duration_seconds';
+const ETCD_METRIC = 'etcd_request_duration_seconds';
+
+/** The label sets of one histogram's series in a scrape, keyed by `key` (series with no key are dropped). */
+function seriesOf(
+  text: string,
+  metric: string,
+  key: (l: Record<string, string>) => string | undefined,
+): Series {
+  const keys = new Set<string>();
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(`${metric}_count`)) continue;
+    const m = /\{(.*)\}/.exec(line);
+    const labels: Record<string, string> = {};
+    for (const lm of (m?.[1] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) labels[lm[1]!] = lm[2]!;
+    const k = key(labels);
+    if (k !== undefined) keys.add(k);
+  }
+  const out: Series = new Map();
+  for (const k of keys)
+    out.set(
+      k,
+      histogramSnapshot(text, metric, (l) => key(l) === k),
+    );
+  return out;
+}
+
+/** The controller's requests other than watches (a watch's latency is its headers). */
+export const controllerSeries = (text: string) =>
+  seriesOf(text, CONTROLLER_METRIC, (l) =>
+    l.verb && l.verb !== 'watch' ? `${l.verb} ${l.resource}` : undefined,
+  );
+
+/** The API server's requests on pods and claims other than watches. */
+export const apiServerSeries = (text: string) =>
+  seriesOf(text, APISERVER_METRIC, (l) =>
+    (l.resource === 'pods' || l.resource === 'podclaims') && l.verb !== 'WATCH'
+      ? `${l.verb} ${l.resource}${l.subresource ? `/${l.subresource}` : ''}`
+      : undefined,
+  );
+
+/** etcd requests for pods and claims, by operation (the storage under the API server's writes). */
+export const etcdSeries = (text: string) =>
+  seriesOf(text, ETCD_METRIC, (l) => {
+    // Labelled by `resource` (and `group`) in recent API servers, by `type` (the key prefix) before.
+    const what = l.resource ?? l.type ?? '';
+    return /^(\/registry\/)?(pods|podclaims)/.test(what) ? `${l.operation} ${what}` : undefined;
+  });
+
+/** Each series' count, mean, p50 and p99 between two scrapes; series that saw nothing are left out. */
+export function seriesBetween(before: Series, after: Series) {
+  const out: Record<string, ReturnType<typeof histogramSummaryMs>> = {};
+  for (const [k, h] of after) {
+    const w = histogramBetween(before.get(k) ?? { buckets: new Map(), sum: 0, count: 0 }, h);
+    if (w.count > 0) out[k] = histogramSummaryMs(w);
+  }
+  return out;
+}
+
+interface CanaryPatch {
+  sentAt: number;
+  answeredAt?: number;
+  seenAt?: number;
+  failed?: string;
+}
+
+export interface WindowProbeOptions {
+  windowMs: number;
+  /** How often the canary is patched (default CANARY_MS). */
+  canaryMs?: number;
+  scrapeController: () => Promise<string>;
+  scrapeApiServer: () => Promise<string>;
+  /** Patches the canary pod's CANARY_ANNOTATION to `seq`. */
+  patchCanary: (seq: number) => Promise<unknown>;
+  say: (msg: string) => void;
+}
+
+export class WindowProbe {
+  private readonly o: WindowProbeOptions;
+  private readonly scrapes: Scrape[] = [];
+  private readonly canary: CanaryPatch[] = [];
+  private t0 = 0;
+  private stopped = false;
+  private timers: ReturnType<typeof setTimeout>[] = [];
+  private pending: Promise<unknown>[] = [];
+
+  constructor(o: WindowProbeOptions) {
+    this.o = o;
+  }
+
+  /**
+   * Scrapes once, then starts: returns t0 (performance.now()), from which a scrape follows at every
+   * window boundary and a canary patch every CANARY_MS.
+   */
+  async start(): Promise<number> {
+    await this.scrape();
+    const t0 = performance.now();
+    this.t0 = t0;
+    const scrapeLoop = (w: number) => {
+      if (this.stopped) return;
+      this.timers.push(
+        setTimeout(
+          () => {
+            this.pending.push(this.scrape());
+            scrapeLoop(w + 1);
+          },
+          Math.max(0, t0 + w * this.o.windowMs - performance.now()),
+        ),
+      );
+    };
+    scrapeLoop(1);
+    const canaryLoop = (seq: number) => {
+      if (this.stopped) return;
+      this.timers.push(
+        setTimeout(
+          () => {
+            const p: CanaryPatch = { sentAt: performance.now() };
+            this.canary[seq] = p;
+            this.pending.push(
+              this.o.patchCanary(seq).then(
+                () => {
+                  p.answeredAt = performance.now();
+                },
+                (e: Error) => {
+                  p.failed = e.message;
+                },
+              ),
+            );
+            canaryLoop(seq + 1);
+          },
+          Math.max(0, t0 + seq * (this.o.canaryMs ?? CANARY_MS) - performance.now()),
+        ),
+      );
+    };
+    canaryLoop(0);
+    return t0;
+  }
+
+  /** The bench's pod watch saw the canary carrying `seq` (later patches' events imply the earlier ones'). */
+  canarySeen(seq: number, at: number): void {
+    for (let i = seq; i >= 0; i--) {
+      const p = this.canary[i];
+      if (!p || p.seenAt !== undefined) break;
+      p.seenAt = at;
+    }
+  }
+
+  /** Stops, with a last scrape, and summarises each window (index w: from t0 + w * windowMs). */
+  async stop() {
+    this.stopped = true;
+    for (const t of this.timers) clearTimeout(t);
+    await this.scrape();
+    await Promise.allSettled(this.pending);
+    const scrapes = [...this.scrapes].sort((a, b) => a.at - b.at);
+    const windows = [];
+    for (let i = 0; i + 1 < scrapes.length; i++) {
+      const a = scrapes[i]!;
+      const b = scrapes[i + 1]!;
+      const inWindow = this.canary.filter((p) => p && p.sentAt >= a.at && p.sentAt < b.at);
+      const answered = inWindow.filter((p) => p.answeredAt !== undefined);
+      windows.push({
+        fromSecond: Math.round((a.at - this.t0) / 100) / 10,
+        toSecond: Math.round((b.at - this.t0) / 100) / 10,
+        controller: seriesBetween(a.controller, b.controller),
+        apiServer: seriesBetween(a.apiServer, b.apiServer),
+        etcd: seriesBetween(a.etcd, b.etcd),
+        canary: {
+          patchMs: latencySummary(answered.map((p) => p.answeredAt! - p.sentAt)),
+          // Answer -> its event on the bench's pod watch (negative: the event came first).
+          watchAfterAnswerMs: latencySummary(
+            answered.filter((p) => p.seenAt !== undefined).map((p) => p.seenAt! - p.answeredAt!),
+          ),
+          failed: inWindow.filter((p) => p.failed).length,
+          neverSeen: answered.filter((p) => p.seenAt === undefined).length,
+        },
+      });
+    }
+    return windows;
+  }
+
+  private async scrape(): Promise<void> {
+    const at = performance.now();
+    try {
+      const [c, s] = await Promise.all([this.o.scrapeController(), this.o.scrapeApiServer()]);
+      this.scrapes.push({
+        at,
+        controller: controllerSeries(c),
+        apiServer: apiServerSeries(s),
+        etcd: etcdSeries(s),
+      });
+    } catch (e) {
+      // A window without its scrape merges with the next; the run goes on.
+      this.o.say(`window probe: a scrape failed (${(e as Error).message})`);
+    }
+  }
+}
+
+type ProbeWindow = Awaited<ReturnType<WindowProbe['stop']>>[number];
+
+/**
+ * One line per steady window: the claims' p99 and first stage beside the p99 of the bind's pod
+ * patch as the controller and the API server timed it, the slowest canary patch and watch delivery.
+ */
+export function windowLine(w: {
+  fromSecond: number;
+  n: number;
+  p99Ms: number;
+  stagesP99Ms: { addedToPodLabelled: number };
+  probe?: ProbeWindow;
+}): string {
+  const p = w.probe;
+  const parts = [
+    `${w.fromSecond}s: ${w.n} claims p99 ${w.p99Ms} ms (claim seen -> pod labelled ${w.stagesP99Ms.addedToPodLabelled})`,
+  ];
+  if (p) {
+    const slowest = (series: Record<string, { p99Ms: number }>) =>
+      Object.entries(series)
+        .sort((a, b) => b[1].p99Ms - a[1].p99Ms)
+        .slice(0, 2)
+        .map(([k, v]) => `${k} ${v.p99Ms}`)
+        .join(', ');
+    parts.push(
+      `controller p99: patch Pod ${p.controller['patch Pod']?.p99Ms ?? '-'}; slowest ${slowest(p.controller) || '-'}`,
+      `API server p99: PATCH pods ${p.apiServer['PATCH pods']?.p99Ms ?? '-'}; slowest ${slowest(p.apiServer) || '-'}`,
+      `etcd slowest ${slowest(p.etcd) || '-'}`,
+      `canary patch max ${p.canary.patchMs.maxMs}, watch after answer max ${p.canary.watchAfterAnswerMs.maxMs}${p.canary.neverSeen ? ` (${p.canary.neverSeen} never seen)` : ''}`,
+    );
+  }
+  return parts.join(' | ');
+}
