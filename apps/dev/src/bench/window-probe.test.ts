@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   apiServerSeries,
   controllerSeries,
+  controllerTimeSeries,
   etcdSeries,
   seriesBetween,
   WindowProbe,
@@ -56,6 +57,24 @@ describe('the window probe', () => {
       'update /registry/pods',
     ]);
     expect([...controllerSeries(controller(5)).keys()]).toEqual(['get Pod']);
+    const time = controllerTimeSeries(
+      [
+        'nodejs_gc_duration_seconds_bucket{kind="major",le="0.1"} 1',
+        'nodejs_gc_duration_seconds_bucket{kind="major",le="+Inf"} 3',
+        'nodejs_gc_duration_seconds_sum{kind="major"} 0.9',
+        'nodejs_gc_duration_seconds_count{kind="major"} 3',
+        'claimkit_reconcile_duration_seconds_count{kind="PodClaim",result="requeue"} 2',
+        'workqueue_queue_duration_seconds_count{name="claimkit"} 7',
+      ].join('\n'),
+    );
+    expect([...time.keys()]).toEqual(['gc major', 'reconcile PodClaim requeue', 'queue wait']);
+    expect(seriesBetween(new Map(), time)['gc major']).toEqual({
+      n: 3,
+      meanMs: 300,
+      p50Ms: 100,
+      p99Ms: 100,
+      over100Ms: 2,
+    });
   });
 
   it('summarises what each series saw between two scrapes and leaves out the series that saw nothing', () => {
@@ -120,6 +139,11 @@ describe('windowLine', () => {
         'update PodClaim': { n: 300, meanMs: 5, p50Ms: 3, p99Ms: 40 },
         'get Pod': { n: 2, meanMs: 5, p50Ms: 3, p99Ms: 9 },
       },
+      controllerTime: {
+        'gc major': { n: 2, meanMs: 160, p50Ms: 100, p99Ms: 1000, over100Ms: 1 },
+        'gc minor': { n: 40, meanMs: 2, p50Ms: 1, p99Ms: 9, over100Ms: 0 },
+        'queue wait': { n: 900, meanMs: 1, p50Ms: 0.1, p99Ms: 10, over100Ms: 3 },
+      },
       apiServer: { 'PATCH pods': { n: 300, meanMs: 880, p50Ms: 20, p99Ms: 3000 } },
       etcd: {},
       canary: {
@@ -132,7 +156,7 @@ describe('windowLine', () => {
     expect(
       windowLine({ fromSecond: 50, n: 300, p99Ms: 3500, stagesP99Ms: { addedToPodLabelled: 3200 }, probe }),
     ).toBe(
-      '50s: 300 claims p99 3500 ms (claim seen -> pod labelled 3200) | controller p99: patch Pod 3100; slowest patch Pod 3100, update PodClaim 40 | API server p99: PATCH pods 3000; slowest PATCH pods 3000 | etcd slowest - | canary patch max 2900, watch after answer max 2 (1 never seen)',
+      '50s: 300 claims p99 3500 ms (claim seen -> pod labelled 3200) | controller p99: patch Pod 3100; slowest patch Pod 3100, update PodClaim 40 | API server p99: PATCH pods 3000; slowest PATCH pods 3000 | etcd slowest - | controller GC major 320 ms (1 over 100 ms), minor 80 ms (0 over 100 ms); queue waits over 100 ms 3 | canary patch max 2900, watch after answer max 2 (1 never seen)',
     );
     expect(windowLine({ fromSecond: 0, n: 3, p99Ms: 10, stagesP99Ms: { addedToPodLabelled: 4 } })).toBe(
       '0s: 3 claims p99 10 ms (claim seen -> pod labelled 4)',

@@ -25,6 +25,8 @@ type Series = Map<string, HistogramSnapshot>;
 interface Scrape {
   at: number;
   controller: Series;
+  /** The controller's own time: GC pauses by kind, reconciles by kind and result, work queue waits. */
+  controllerTime: Series;
   apiServer: Series;
   etcd: Series;
 }
@@ -63,6 +65,14 @@ export const controllerSeries = (text: string) =>
     l.verb && l.verb !== 'watch' ? `${l.verb} ${l.resource}` : undefined,
   );
 
+/** Where the controller's own time went: GC pauses, reconciles, waits in its work queue. */
+export const controllerTimeSeries = (text: string) =>
+  new Map([
+    ...seriesOf(text, 'nodejs_gc_duration_seconds', (l) => `gc ${l.kind}`),
+    ...seriesOf(text, 'claimkit_reconcile_duration_seconds', (l) => `reconcile ${l.kind} ${l.result}`),
+    ...seriesOf(text, 'workqueue_queue_duration_seconds', (l) => (l.name ? 'queue wait' : undefined)),
+  ]);
+
 /** The API server's requests on pods and claims other than watches. */
 export const apiServerSeries = (text: string) =>
   seriesOf(text, APISERVER_METRIC, (l) =>
@@ -81,10 +91,13 @@ export const etcdSeries = (text: string) =>
 
 /** Each series' count, mean, p50 and p99 between two scrapes; series that saw nothing are left out. */
 export function seriesBetween(before: Series, after: Series) {
-  const out: Record<string, ReturnType<typeof histogramSummaryMs>> = {};
+  const out: Record<string, ReturnType<typeof histogramSummaryMs> & { over100Ms?: number }> = {};
   for (const [k, h] of after) {
     const w = histogramBetween(before.get(k) ?? { buckets: new Map(), sum: 0, count: 0 }, h);
-    if (w.count > 0) out[k] = histogramSummaryMs(w);
+    if (w.count === 0) continue;
+    // How many took over 100 ms, where the histogram has that bound (all three servers' do).
+    const under = w.buckets.get(0.1);
+    out[k] = { ...histogramSummaryMs(w), ...(under !== undefined ? { over100Ms: w.count - under } : {}) };
   }
   return out;
 }
@@ -194,6 +207,7 @@ export class WindowProbe {
         fromSecond: Math.round((a.at - this.t0) / 100) / 10,
         toSecond: Math.round((b.at - this.t0) / 100) / 10,
         controller: seriesBetween(a.controller, b.controller),
+        controllerTime: seriesBetween(a.controllerTime, b.controllerTime),
         apiServer: seriesBetween(a.apiServer, b.apiServer),
         etcd: seriesBetween(a.etcd, b.etcd),
         canary: {
@@ -217,6 +231,7 @@ export class WindowProbe {
       this.scrapes.push({
         at,
         controller: controllerSeries(c),
+        controllerTime: controllerTimeSeries(c),
         apiServer: apiServerSeries(s),
         etcd: etcdSeries(s),
       });
@@ -255,8 +270,18 @@ export function windowLine(w: {
       `controller p99: patch Pod ${p.controller['patch Pod']?.p99Ms ?? '-'}; slowest ${slowest(p.controller) || '-'}`,
       `API server p99: PATCH pods ${p.apiServer['PATCH pods']?.p99Ms ?? '-'}; slowest ${slowest(p.apiServer) || '-'}`,
       `etcd slowest ${slowest(p.etcd) || '-'}`,
+      `controller GC ${gcLine(p.controllerTime)}; queue waits over 100 ms ${p.controllerTime['queue wait']?.over100Ms ?? 0}`,
       `canary patch max ${p.canary.patchMs.maxMs}, watch after answer max ${p.canary.watchAfterAnswerMs.maxMs}${p.canary.neverSeen ? ` (${p.canary.neverSeen} never seen)` : ''}`,
     );
   }
   return parts.join(' | ');
+}
+
+/** GC in a window: the pauses' total and how many took over 100 ms, by kind. */
+function gcLine(t: Record<string, { n: number; meanMs: number; over100Ms?: number }>): string {
+  const kinds = Object.entries(t).filter(([k]) => k.startsWith('gc '));
+  if (kinds.length === 0) return '-';
+  return kinds
+    .map(([k, v]) => `${k.slice(3)} ${Math.round(v.n * v.meanMs)} ms (${v.over100Ms ?? 0} over 100 ms)`)
+    .join(', ');
 }
