@@ -13,10 +13,23 @@ export interface BenchContext {
   /** claimkit's own client (typed objects, watches). */
   kube: Kube;
   say: (msg: string) => void;
+  /** etcd's client URL, when the bench started the control plane (its /metrics for the window probe). */
+  etcdUrl?: string;
 }
 
-export function benchContext(kubeconfig: string, admin: Clients, say: (msg: string) => void): BenchContext {
-  return { kubeconfig, admin, kube: kubeClient(kubeconfig, { timeoutMs: 60_000 }), say };
+export function benchContext(
+  kubeconfig: string,
+  admin: Clients,
+  say: (msg: string) => void,
+  etcdUrl?: string,
+): BenchContext {
+  return {
+    kubeconfig,
+    admin,
+    kube: kubeClient(kubeconfig, { timeoutMs: 60_000 }),
+    say,
+    ...(etcdUrl ? { etcdUrl } : {}),
+  };
 }
 
 /** A fresh namespace (labelled claimkit.dev/bench) whose default ServiceAccount exists. */

@@ -143,7 +143,7 @@ if (opts.only.includes('warm-pool-scale') && warmPoolKey !== presetKey && !basel
 const given = process.env.CLAIMKIT_BENCH_KUBECONFIG;
 // In-process benchmarks alone (pool-reconcile) need no control plane.
 const needsCluster = opts.only.some((b) => !IN_PROCESS.includes(b));
-let cluster: { kubeconfigPath: string; stop(): Promise<void> } | undefined;
+let cluster: { kubeconfigPath: string; etcdUrl?: string; stop(): Promise<void> } | undefined;
 if (given) cluster = { kubeconfigPath: given, stop: async () => {} };
 else if (needsCluster) {
   // Enough kwok nodes for the warm pools (kwok nodes take ${PODS_PER_NODE} pods each), and at least
@@ -156,7 +156,8 @@ else if (needsCluster) {
   // kwok nodes only: a real node's kubelet and runtime would share the cores the figures measure.
   cluster = await startLocalCluster({ log: (m) => say(m), nodes, realNode: false });
 }
-const clusterCtx = cluster && benchContext(cluster.kubeconfigPath, makeClients(cluster.kubeconfigPath), say);
+const clusterCtx =
+  cluster && benchContext(cluster.kubeconfigPath, makeClients(cluster.kubeconfigPath), say, cluster.etcdUrl);
 /** The control plane's context: only benchmarks outside IN_PROCESS ask for it (then it was started). */
 const ctx = () => {
   if (!clusterCtx) throw new Error('no control plane was started for this benchmark');

@@ -48,7 +48,7 @@ import {
   targetTable,
   type warmPoolBaseline,
 } from './stats.ts';
-import { CANARY_ANNOTATION, WindowProbe, windowLine } from './window-probe.ts';
+import { CANARY_ANNOTATION, CANARY_MS, WindowProbe, windowLine } from './window-probe.ts';
 
 export interface WarmPoolScaleOptions {
   /** Warm pods in all: the pools' minIdle add up to it. */
@@ -473,6 +473,15 @@ export async function benchWarmPoolScale(ctx: BenchContext, o: WarmPoolScaleOpti
         if (r.status !== 200) throw new Error(`kube-apiserver /metrics answered ${r.status}`);
         return r.text;
       },
+      ...(ctx.etcdUrl
+        ? {
+            scrapeEtcd: async () => {
+              const r = await fetch(`${ctx.etcdUrl}/metrics`, { signal: AbortSignal.timeout(5000) });
+              if (!r.ok) throw new Error(`etcd /metrics answered ${r.status}`);
+              return r.text();
+            },
+          }
+        : {}),
       patchCanary: (seq) =>
         kube.patch(
           'Pod',
@@ -674,6 +683,7 @@ export async function benchWarmPoolScale(ctx: BenchContext, o: WarmPoolScaleOpti
         'Burst target: 2 x (burst / bindsPerSecCapacity), bindsPerSecCapacity = rawPodPatchesPerSec / writesPerBind (the binds/s the API server allows for the writes a bind needs).',
         'RSS: /proc/<pid>/status VmRSS of the controller process, sampled every 250 ms.',
         'Efficiency (steady phase): controller and kube-apiserver CPU-seconds (/proc/<pid>/stat) per bound claim and their ratio; 409s per bind from claimkit_api_requests_total (any verb and resource).',
+        `Windows (steady phase, ${WINDOW_MS / 1000} s each, claims by arrival): beside the claims' latencies, the window probe's scrapes of the controller's /metrics (claimkit_api_request_duration_seconds by verb and resource, nodejs_gc_duration_seconds, claimkit_reconcile_duration_seconds, workqueue_queue_duration_seconds) and of kube-apiserver's (apiserver_request_duration_seconds for pods and podclaims, etcd_request_duration_seconds) and, on the bench's own control plane, etcd's (backend commits, compactions: the API server compacts every 5 min) at each window's bounds, quantiles interpolated inside buckets as histogram_quantile does; and a canary pod (no pool selects it) patched every ${CANARY_MS} ms by the bench: each patch's answer time and its event's arrival on the bench's pod watch after the answer. The probe's scrapes and patches (the API server's /metrics every ${WINDOW_MS / 1000} s, 2 pod patches/s) are counted in the API server's CPU.`,
         ...(shards > 1
           ? [
               `Shards: ${shards} controller processes, shard i with --shard i/${shards} (the pools hashed over them); CPU and requests are all shards' together, shards.cpuMsPerClaim each one's (of all claims), RSS and heap the largest process's.`,
@@ -704,6 +714,8 @@ export async function benchWarmPoolScale(ctx: BenchContext, o: WarmPoolScaleOpti
         limitCores: SETTLED_CORES,
       },
       steady: {
+        // Wall clock of the steady phase's second 0, to line its windows up with the components' logs.
+        startedAt: new Date(Date.now() - (performance.now() - ts0)).toISOString(),
         seconds: r1(steadySeconds),
         sendLateMaxMs: r1(sendLateMax),
         latency: steadyLat,

@@ -4,6 +4,8 @@ import {
   controllerSeries,
   controllerTimeSeries,
   etcdSeries,
+  etcdServerBetween,
+  etcdServerSeries,
   seriesBetween,
   WindowProbe,
   windowLine,
@@ -161,5 +163,33 @@ describe('windowLine', () => {
     expect(windowLine({ fromSecond: 0, n: 3, p99Ms: 10, stagesP99Ms: { addedToPodLabelled: 4 } })).toBe(
       '0s: 3 claims p99 10 ms (claim seen -> pod labelled 4)',
     );
+  });
+});
+
+describe("etcd's own metrics", () => {
+  const etcd = (commits: number, compactions: number, ms: number, keys: number) =>
+    [
+      `etcd_disk_backend_commit_duration_seconds_bucket{le="0.008"} ${commits - 1}`,
+      `etcd_disk_backend_commit_duration_seconds_bucket{le="0.1"} ${commits - 1}`,
+      `etcd_disk_backend_commit_duration_seconds_bucket{le="+Inf"} ${commits}`,
+      `etcd_disk_backend_commit_duration_seconds_sum ${commits * 0.002}`,
+      `etcd_disk_backend_commit_duration_seconds_count ${commits}`,
+      `etcd_debugging_mvcc_db_compaction_total_duration_milliseconds_bucket{le="+Inf"} ${compactions}`,
+      `etcd_debugging_mvcc_db_compaction_total_duration_milliseconds_sum ${ms}`,
+      `etcd_debugging_mvcc_db_compaction_total_duration_milliseconds_count ${compactions}`,
+      `etcd_debugging_mvcc_db_compaction_keys_total ${keys}`,
+    ].join('\n');
+
+  it('says how many compactions ran in a window, for how long, over how many keys, beside the commits', () => {
+    const w = etcdServerBetween(
+      etcdServerSeries(etcd(100, 3, 1928, 31804)),
+      etcdServerSeries(etcd(300, 5, 3982, 65750)),
+    );
+    expect(w.compactions).toBe(2);
+    expect(w.compactionMs).toBe(2054);
+    expect(w.compactedKeys).toBe(33946);
+    expect(w.commits?.n).toBe(200);
+    // Both windows have one commit above 100 ms: none of the 200 new ones is.
+    expect(w.commits?.over100Ms).toBe(0);
   });
 });

@@ -11,6 +11,7 @@ import {
   histogramSnapshot,
   histogramSummaryMs,
   latencySummary,
+  parseCounter,
 } from './stats.ts';
 
 /** How often the canary pod is patched. */
@@ -29,6 +30,8 @@ interface Scrape {
   controllerTime: Series;
   apiServer: Series;
   etcd: Series;
+  /** etcd's own: its backend commits, compactions (ms histogram) and keys compacted; when its /metrics is reachable. */
+  etcdServer?: { commits: Series; compactions: HistogramSnapshot; compactedKeys: number };
 }
 
 const CONTROLLER_METRIC = 'claimkit_api_request_duration_seconds';
@@ -89,6 +92,39 @@ export const etcdSeries = (text: string) =>
     return /^(\/registry\/)?(pods|podclaims)/.test(what) ? `${l.operation} ${what}` : undefined;
   });
 
+/** What etcd itself reports: backend commits (seconds), compactions (a histogram in ms) and keys compacted. */
+export function etcdServerSeries(text: string): NonNullable<Scrape['etcdServer']> {
+  const all = () => true;
+  return {
+    commits: new Map([
+      ['backend commit', histogramSnapshot(text, 'etcd_disk_backend_commit_duration_seconds', all)],
+    ]),
+    compactions: histogramSnapshot(
+      text,
+      'etcd_debugging_mvcc_db_compaction_total_duration_milliseconds',
+      all,
+    ),
+    compactedKeys: parseCounter(text, 'etcd_debugging_mvcc_db_compaction_keys_total').reduce(
+      (a, x) => a + x.value,
+      0,
+    ),
+  };
+}
+
+/** etcd between two scrapes: its commits' latency, and the compactions that ran (how many, how long, how many keys). */
+export function etcdServerBetween(
+  a: NonNullable<Scrape['etcdServer']>,
+  b: NonNullable<Scrape['etcdServer']>,
+) {
+  const compactions = histogramBetween(a.compactions, b.compactions);
+  return {
+    commits: seriesBetween(a.commits, b.commits)['backend commit'],
+    compactions: compactions.count,
+    compactionMs: Math.round(compactions.sum),
+    compactedKeys: b.compactedKeys - a.compactedKeys,
+  };
+}
+
 /** Each series' count, mean, p50 and p99 between two scrapes; series that saw nothing are left out. */
 export function seriesBetween(before: Series, after: Series) {
   const out: Record<string, ReturnType<typeof histogramSummaryMs> & { over100Ms?: number }> = {};
@@ -115,6 +151,8 @@ export interface WindowProbeOptions {
   canaryMs?: number;
   scrapeController: () => Promise<string>;
   scrapeApiServer: () => Promise<string>;
+  /** etcd's own /metrics (a local control plane's; unset where the bench cannot reach etcd). */
+  scrapeEtcd?: () => Promise<string>;
   /** Patches the canary pod's CANARY_ANNOTATION to `seq`. */
   patchCanary: (seq: number) => Promise<unknown>;
   say: (msg: string) => void;
@@ -210,6 +248,9 @@ export class WindowProbe {
         controllerTime: seriesBetween(a.controllerTime, b.controllerTime),
         apiServer: seriesBetween(a.apiServer, b.apiServer),
         etcd: seriesBetween(a.etcd, b.etcd),
+        ...(a.etcdServer && b.etcdServer
+          ? { etcdServer: etcdServerBetween(a.etcdServer, b.etcdServer) }
+          : {}),
         canary: {
           patchMs: latencySummary(answered.map((p) => p.answeredAt! - p.sentAt)),
           // Answer -> its event on the bench's pod watch (negative: the event came first).
@@ -227,8 +268,13 @@ export class WindowProbe {
   private async scrape(): Promise<void> {
     const at = performance.now();
     try {
-      const [c, s] = await Promise.all([this.o.scrapeController(), this.o.scrapeApiServer()]);
+      const [c, s, e] = await Promise.all([
+        this.o.scrapeController(),
+        this.o.scrapeApiServer(),
+        this.o.scrapeEtcd?.().catch(() => undefined),
+      ]);
       this.scrapes.push({
+        ...(e !== undefined ? { etcdServer: etcdServerSeries(e) } : {}),
         at,
         controller: controllerSeries(c),
         controllerTime: controllerTimeSeries(c),
@@ -269,7 +315,7 @@ export function windowLine(w: {
     parts.push(
       `controller p99: patch Pod ${p.controller['patch Pod']?.p99Ms ?? '-'}; slowest ${slowest(p.controller) || '-'}`,
       `API server p99: PATCH pods ${p.apiServer['PATCH pods']?.p99Ms ?? '-'}; slowest ${slowest(p.apiServer) || '-'}`,
-      `etcd slowest ${slowest(p.etcd) || '-'}`,
+      `etcd slowest ${slowest(p.etcd) || '-'}${p.etcdServer ? `; commits p99 ${p.etcdServer.commits?.p99Ms ?? '-'}, ${p.etcdServer.compactions} compaction(s) ${p.etcdServer.compactionMs} ms, ${p.etcdServer.compactedKeys} keys` : ''}`,
       `controller GC ${gcLine(p.controllerTime)}; queue waits over 100 ms ${p.controllerTime['queue wait']?.over100Ms ?? 0}`,
       `canary patch max ${p.canary.patchMs.maxMs}, watch after answer max ${p.canary.watchAfterAnswerMs.maxMs}${p.canary.neverSeen ? ` (${p.canary.neverSeen} never seen)` : ''}`,
     );

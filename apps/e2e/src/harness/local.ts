@@ -55,6 +55,8 @@ export interface LocalCluster extends ClusterHandle {
   provider: 'local';
   stateDir: string;
   binDir: string;
+  /** etcd's client URL (its /metrics: compactions, commits), on loopback. */
+  etcdUrl: string;
   kubernetesVersion: string;
   /** Names of the fake nodes. */
   nodes: string[];
@@ -212,6 +214,7 @@ async function startOnce(
       server: run.server,
       stateDir: run.stateDir,
       binDir,
+      etcdUrl: `http://127.0.0.1:${run.ports.etcd}`,
       kubernetesVersion,
       nodes,
       ...(realNode ? { realNode } : {}),
