@@ -313,6 +313,7 @@ export async function benchWarmPoolScale(ctx: BenchContext, o: WarmPoolScaleOpti
   const stopAll = async () => {
     stopping = true;
     clearInterval(rssSampler);
+    probe?.cancel();
     for (const stop of stopWatches.splice(0)) stop();
     profiler?.close();
     profiler = undefined;

@@ -93,7 +93,10 @@ describe('the window probe', () => {
     probe = new WindowProbe({
       windowMs: 150,
       canaryMs: 50,
-      scrapeController: async () => controller((gets += 10)),
+      scrapeController: async () => {
+        gets += 10;
+        return controller(gets);
+      },
       scrapeApiServer: async () => apiServer([0, 0, 0, 0, 0], [0, 0, 0, 0, 0]),
       // The API server answers a patch in 10 ms; its watch event follows 20 ms after the answer,
       // except patch 3's, which never comes (patch 4's event then stands for both).
@@ -191,5 +194,32 @@ describe("etcd's own metrics", () => {
     expect(w.commits?.n).toBe(200);
     // Both windows have one commit above 100 ms: none of the 200 new ones is.
     expect(w.commits?.over100Ms).toBe(0);
+  });
+});
+
+describe('a cancelled window probe', () => {
+  it('patches and scrapes no more (a failed run leaves nothing running)', async () => {
+    let patches = 0;
+    let scrapes = 0;
+    const probe = new WindowProbe({
+      windowMs: 40,
+      canaryMs: 20,
+      scrapeController: async () => {
+        scrapes++;
+        return '';
+      },
+      scrapeApiServer: async () => '',
+      patchCanary: async () => {
+        patches++;
+      },
+      say: () => {},
+    });
+    await probe.start();
+    await new Promise((r) => setTimeout(r, 100));
+    probe.cancel();
+    const [p, s] = [patches, scrapes];
+    expect(p).toBeGreaterThan(0);
+    await new Promise((r) => setTimeout(r, 150));
+    expect([patches, scrapes]).toEqual([p, s]);
   });
 });

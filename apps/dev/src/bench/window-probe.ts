@@ -228,10 +228,15 @@ export class WindowProbe {
     }
   }
 
-  /** Stops, with a last scrape, and summarises each window (index w: from t0 + w * windowMs). */
-  async stop() {
+  /** Stops scraping and patching, without a summary (the run failed). */
+  cancel(): void {
     this.stopped = true;
     for (const t of this.timers) clearTimeout(t);
+  }
+
+  /** Stops, with a last scrape, and summarises each window (index w: from t0 + w * windowMs). */
+  async stop() {
+    this.cancel();
     await this.scrape();
     await Promise.allSettled(this.pending);
     const scrapes = [...this.scrapes].sort((a, b) => a.at - b.at);
