@@ -98,6 +98,7 @@ describe('flags', () => {
     [['--shard', 'two'], /^--shard: want INDEX\/COUNT/],
     [['--concurrency', '0'], /--concurrency/],
     [['--concurrency', 'x'], /--concurrency/],
+    [['--max-concurrency', '0'], /^--max-concurrency: want an integer from 1 to 1000, got "0"$/],
     [['--sweep-interval', 'soon'], /--sweep-interval/],
     [['--request-timeout', 'never'], /--request-timeout/],
     [['--request-timeout', '5ms'], /--request-timeout: must be at least 100ms/],
@@ -183,6 +184,7 @@ describe('flags', () => {
     for (const name of Object.keys(CONTROLLER_OPTIONS))
       expect(USAGE, name).toMatch(new RegExp(`--(\\[no-\\])?${name}\\b`));
     expect(USAGE).toMatch(/--concurrency N +reconcile workers \(default 8\)/);
+    expect(USAGE).toMatch(/--max-concurrency N +reconcile workers while the queue backs up[\s\S]*?\(default 32\)/);
     expect(USAGE).toMatch(/--sweep-interval DUR +capture recovery sweep period \(default 30s\)/);
     expect(USAGE).toMatch(/--request-timeout DUR [^-]*\(default 15s\)/);
     expect(USAGE).toMatch(/--disable-claim-events +write no Normal Events about PodClaims/);

@@ -28,6 +28,9 @@ export const CONTROLLER_DEFAULTS = {
   // control plane answering each in 20 ms caps binds near 66/s, below agent-sandbox's published 91/s
   // (issue 22). The workers are promises, not threads: 8 cost no measurable CPU (pnpm bench).
   concurrency: 8,
+  // While the queue backs up (worker-surge.ts). 32 is also the kube client's cap on connections for
+  // requests: more workers would wait for a socket, not for the server.
+  maxConcurrency: 32,
   sweepIntervalMs: 30_000,
   requestTimeoutMs: 15_000,
   resyncMs: 600_000,
@@ -106,6 +109,13 @@ export const CONTROLLER_OPTIONS = defineOptions({
     max: 1000,
     default: CONTROLLER_DEFAULTS.concurrency,
     help: 'reconcile workers',
+  },
+  'max-concurrency': {
+    type: 'int',
+    min: 1,
+    max: 1000,
+    default: CONTROLLER_DEFAULTS.maxConcurrency,
+    help: 'reconcile workers while the queue backs up (a key waited 100ms); at most --concurrency: fixed',
   },
   'sweep-interval': {
     type: 'duration',
@@ -219,6 +229,7 @@ export interface ControllerFlags {
   metricsAddr: string;
   healthAddr: string;
   concurrency: number;
+  maxConcurrency: number;
   sweepIntervalMs: number;
   requestTimeoutMs: number;
   resyncMs: number;
@@ -275,6 +286,7 @@ function flagsFrom(
     metricsAddr: v['metrics-addr'],
     healthAddr: v['health-addr'],
     concurrency: v.concurrency,
+    maxConcurrency: v['max-concurrency'],
     sweepIntervalMs: v['sweep-interval'],
     requestTimeoutMs: v['request-timeout'],
     resyncMs: v['resync-interval'],
@@ -331,6 +343,7 @@ export function kubeControllerOptions(f: ControllerFlags): KubeControllerOptions
     ...(f.context ? { context: f.context } : {}),
     ...(f.namespace ? { namespace: f.namespace } : {}),
     concurrency: f.concurrency,
+    maxConcurrency: f.maxConcurrency,
     sweepIntervalMs: f.sweepIntervalMs,
     resyncMs: f.resyncMs,
     poolCoalesceMs: f.poolCoalesceMs,

@@ -64,6 +64,7 @@ log.info('starting', {
   identity: flags.identity,
   pod: flags.pod ? `${flags.pod.namespace}/${flags.pod.name}` : '(none)',
   concurrency: flags.concurrency,
+  maxConcurrency: Math.max(flags.concurrency, flags.maxConcurrency),
   sweepIntervalMs: flags.sweepIntervalMs,
   watchNodes: flags.watchNodes,
   disableClaimEvents: flags.disableClaimEvents,

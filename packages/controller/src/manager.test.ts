@@ -519,6 +519,66 @@ describe('Manager on the in-memory API model', () => {
   });
 });
 
+/**
+ * The model as a client whose PodClaim writes take `ms` (a control plane whose storage slowed down);
+ * `peak` is the most of them in flight at once.
+ */
+function slowClaimWrites(m: ApiModel, ms: number) {
+  const seen = { inFlight: 0, peak: 0 };
+  const client = new Proxy(m, {
+    get(target, prop, receiver) {
+      const v = Reflect.get(target, prop, receiver);
+      if (typeof v !== 'function') return v;
+      if (!['update', 'updateStatus', 'patch', 'patchStatus'].includes(String(prop))) return v.bind(target);
+      return async (...args: unknown[]) => {
+        const kind = typeof args[0] === 'string' ? args[0] : (args[0] as { kind?: string }).kind;
+        if (kind !== 'PodClaim') return v.apply(target, args);
+        seen.peak = Math.max(seen.peak, ++seen.inFlight);
+        try {
+          await new Promise((r) => setTimeout(r, ms));
+          return await v.apply(target, args);
+        } finally {
+          seen.inFlight--;
+        }
+      };
+    },
+  });
+  return { client: client as Client, seen };
+}
+
+describe('Manager workers while the queue backs up (--max-concurrency)', () => {
+  const claim = (i: number): PodClaim => ({
+    apiVersion: 'claimkit.dev/v1alpha1',
+    kind: 'PodClaim',
+    metadata: { name: `c${i}`, namespace: NS },
+    spec: { poolName: 'web' },
+  });
+
+  it.each([
+    [6, 'more workers while claims wait, back to --concurrency once the queue is empty'],
+    [2, 'at most --concurrency: the workers stay fixed'],
+  ])('--concurrency 2 --max-concurrency %i: %s', async (maxConcurrency, _what) => {
+    const m = model();
+    kubelet(m);
+    const { client, seen } = slowClaimWrites(m, 150);
+    const mgr = await startManager(m, { client, concurrency: 2, maxConcurrency });
+    await m.create({ ...pool(12), spec: { ...pool(12).spec, maxPods: 30 } });
+    await until(
+      '12 Idle pods',
+      () => m.listNow('Pod', { namespace: NS }).filter((p) => p.status?.phase === 'Running').length >= 12,
+    );
+    seen.peak = 0;
+    for (let i = 0; i < 12; i++) await m.create(claim(i));
+    await until('12 bound claims', () => bound(m).length === 12, 20_000);
+    if (maxConcurrency > 2) expect(seen.peak).toBeGreaterThan(2);
+    expect(seen.peak).toBeLessThanOrEqual(maxConcurrency);
+    expect(mgr.metrics.crMaxConcurrent.get({ controller: 'podclaim' })).toBe(maxConcurrency);
+    await until('the added workers stopped', () => mgr.metrics.workers.get() === 2);
+    await settled(m);
+    expectInvariants(m);
+  });
+});
+
 describe('Manager sharded by pool (--shard)', () => {
   // ns1/web hashes to shard 0 of 2 and ns1/warm to shard 1 (core's shardOfPool), the set to shard 1.
   const namedPool = (name: string, minIdle: number): PodPool => ({

@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import {
   type AnyObject,
   ApiError,
+  BindsInFlight,
   type CaptureBackend,
   type ClaimIndex,
   type Client,
@@ -58,6 +59,7 @@ import { type Logger, silentLogger } from './log.ts';
 import { ControllerMetrics, LEADER_ELECTION_NAME, WORKQUEUE_NAME } from './metrics.ts';
 import { Readiness } from './readiness.ts';
 import { Slis } from './slis.ts';
+import { maxWorkers, shouldAddWorker } from './worker-surge.ts';
 
 /** What the Manager campaigns with: @claimkit/kube's LeaderElector (the loop around core's leaseStep). */
 export interface Elector {
@@ -75,6 +77,12 @@ export interface ManagerOptions {
   /** Watch one namespace (default: all). */
   namespace?: string;
   concurrency?: number;
+  /**
+   * Workers while the queue backs up (worker-surge.ts; default CONTROLLER_DEFAULTS.maxConcurrency,
+   * never below `concurrency`): a worker that takes a key while the next has waited 100 ms adds one;
+   * the added workers stop once the queue is empty.
+   */
+  maxConcurrency?: number;
   sweepIntervalMs?: number;
   /** Re-enqueue every object this often (default 10 min; 0 = never). */
   resyncMs?: number;
@@ -148,6 +156,8 @@ export class Manager {
   private readonly router: EventRouter;
   /** Pool create/delete expectations (core's pool/expectations.ts), fed by the Pod informer's deletes. */
   readonly expectations = new PoolExpectations();
+  /** Pods this process's binds are writing (core's pool/binds-in-flight.ts): other claims try others. */
+  readonly bindsInFlight = new BindsInFlight();
   /** Each pool's pods sorted as the Pod informer sees them change (core's pool/pool-pod-index.ts). */
   readonly poolPods = new PoolPodIndex();
   /** When this process last wrote each pool's status: counts alone are paced (core's pool/status-pacer.ts). */
@@ -166,6 +176,9 @@ export class Manager {
   private active = false;
   private activeGate: { promise: Promise<void>; resolve: () => void } = gate();
   private workers: Promise<void>[] = [];
+  /** Workers added while the queue backs up (worker-surge.ts), until it is empty. */
+  private readonly addedWorkers = new Set<Promise<void>>();
+  private readonly maxWorkers: number;
   private sweepTimer: unknown;
   private resyncTimer: unknown;
   private doctorTimer: unknown;
@@ -334,8 +347,10 @@ export class Manager {
         now: (opts.now ?? (() => this.timers.now()))(),
       });
     const workers = Math.max(1, opts.concurrency ?? CONTROLLER_DEFAULTS.concurrency);
+    this.maxWorkers = maxWorkers(workers, opts.maxConcurrency ?? CONTROLLER_DEFAULTS.maxConcurrency);
+    this.metrics.workers.set(0);
     for (const k of RECONCILE_KINDS) {
-      this.metrics.crMaxConcurrent.set(workers, { controller: k.toLowerCase() });
+      this.metrics.crMaxConcurrent.set(this.maxWorkers, { controller: k.toLowerCase() });
       this.metrics.crActiveWorkers.set(0, { controller: k.toLowerCase() });
     }
     this.metrics.claimPhases = () => {
@@ -360,6 +375,7 @@ export class Manager {
     });
     const n = Math.max(1, this.opts.concurrency ?? CONTROLLER_DEFAULTS.concurrency);
     for (let i = 0; i < n; i++) this.workers.push(this.worker(i));
+    this.metrics.workers.set(n);
     if (this.opts.elector) {
       this.opts.elector.start({
         onStartedLeading: () => this.activate(),
@@ -395,7 +411,7 @@ export class Manager {
     const grace = this.opts.shutdownGraceMs ?? CONTROLLER_DEFAULTS.shutdownGraceMs;
     let timer: unknown;
     await Promise.race([
-      Promise.all([this.queue.drained(), ...this.workers]),
+      Promise.all([this.queue.drained(), ...this.workers, ...this.addedWorkers]),
       new Promise<void>((r) => {
         timer = this.timers.setTimeout(r, grace);
       }),
@@ -540,8 +556,45 @@ export class Manager {
       if (this.stopping) return;
       const key = await this.queue.get();
       if (key === undefined) return;
+      this.addWorkerIfBehind();
       try {
         // A claim queued before this cache knew its pool (anyone's then) is its pool's shard's now.
+        if (!this.owns(key)) continue;
+        await this.process(key);
+      } finally {
+        this.queue.done(key);
+      }
+    }
+  }
+
+  /** Checked whenever a worker takes a key: the queue is behind, so one more worker (worker-surge.ts). */
+  private addWorkerIfBehind(): void {
+    const running = this.workers.length + this.addedWorkers.size;
+    const state = {
+      ready: this.queue.len(),
+      headWaitMs: this.queue.headWaitMs(),
+      workers: running,
+      maxWorkers: this.maxWorkers,
+    };
+    if (!shouldAddWorker(state)) return;
+    const added: Promise<void> = this.addedWorker().finally(() => {
+      this.addedWorkers.delete(added);
+      this.metrics.workers.set(this.workers.length + this.addedWorkers.size);
+    });
+    this.addedWorkers.add(added);
+    this.metrics.workers.set(running + 1);
+  }
+
+  /** A worker that takes only ready keys and stops when none is ready (or leadership is lost). */
+  private async addedWorker(): Promise<void> {
+    // Starts after the current take has finished (the caller's key is already its worker's).
+    await Promise.resolve();
+    for (;;) {
+      if (!this.active || this.stopping) return;
+      const key = this.queue.tryGet();
+      if (key === undefined) return;
+      this.addWorkerIfBehind();
+      try {
         if (!this.owns(key)) continue;
         await this.process(key);
       } finally {
@@ -557,6 +610,7 @@ export class Manager {
       now: this.opts.now ?? (() => this.timers.now()),
       recorder: this.recorder,
       expectations: this.expectations,
+      bindsInFlight: this.bindsInFlight,
       poolPods: this.poolPods,
       statusPacer: this.statusPacer,
       ...(this.backend ? { backend: this.backend } : {}),

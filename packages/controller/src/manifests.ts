@@ -125,6 +125,7 @@ export function controllerManifests(o: { version?: string } = {}): ManifestFile[
     `--health-addr=:${HEALTH_PORT}`,
     // The shipped defaults (the binary's options table), written out so the Deployment shows them.
     `--concurrency=${CONTROLLER_DEFAULTS.concurrency}`,
+    `--max-concurrency=${CONTROLLER_DEFAULTS.maxConcurrency}`,
     `--sweep-interval=${formatDuration(CONTROLLER_DEFAULTS.sweepIntervalMs)}`,
     `--log-level=${CONTROLLER_DEFAULTS.logLevel}`,
     `--capture-agent-token-file=${CAPTURE_AGENT_TOKEN_DIR}/token`,

@@ -73,6 +73,7 @@ const PLANNED = [
   'claimkit_reconcile_total',
   'claimkit_reconcile_duration_seconds',
   'claimkit_workqueue_depth',
+  'claimkit_workers',
   'claimkit_workqueue_retries_total',
   'claimkit_api_requests_total',
   'claimkit_api_request_duration_seconds',
@@ -172,7 +173,9 @@ describe('controller metrics', () => {
     );
     expect(text).toMatch(/^workqueue_adds_total\{name="claimkit"\} \d+$/m);
     expect(text).toMatch(/^workqueue_queue_duration_seconds_count\{name="claimkit"\} \d+$/m);
-    expect(text).toMatch(/^controller_runtime_max_concurrent_reconciles\{controller="podpool"\} 2$/m);
+    // The ceiling (--max-concurrency, default 32); the workers running now: 2 and any added.
+    expect(text).toMatch(/^controller_runtime_max_concurrent_reconciles\{controller="podpool"\} 32$/m);
+    expect(text).toMatch(/^claimkit_workers \d+$/m);
     expect(text).toMatch(/^leader_election_master_status\{name="claimkit-controller"\} 1$/m);
     expect(text).toMatch(/^claimkit_leader 1$/m);
     expect(text).toMatch(/^claimkit_shards 1$/m);

@@ -43,6 +43,12 @@ export class ControllerMetrics {
   readonly queueDepth = this.registry.register(
     new Gauge('claimkit_workqueue_depth', 'Keys ready in the work queue.'),
   );
+  readonly workers = this.registry.register(
+    new Gauge(
+      'claimkit_workers',
+      'Reconcile workers running: --concurrency, and those added while the queue backs up (up to --max-concurrency).',
+    ),
+  );
   readonly queueRetries = this.registry.register(
     new Counter('claimkit_workqueue_retries_total', 'Rate-limited re-adds after errors.'),
   );

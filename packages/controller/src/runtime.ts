@@ -26,6 +26,8 @@ export interface KubeControllerOptions {
   context?: string;
   namespace?: string;
   concurrency?: number;
+  /** See ManagerOptions.maxConcurrency. */
+  maxConcurrency?: number;
   sweepIntervalMs?: number;
   resyncMs?: number;
   /** See ManagerOptions.poolCoalesceMs. */
@@ -104,6 +106,7 @@ export function createKubeController(o: KubeControllerOptions = {}): KubeControl
     recorder,
     ...(o.namespace ? { namespace: o.namespace } : {}),
     ...(o.concurrency ? { concurrency: o.concurrency } : {}),
+    ...(o.maxConcurrency ? { maxConcurrency: o.maxConcurrency } : {}),
     ...(o.sweepIntervalMs ? { sweepIntervalMs: o.sweepIntervalMs } : {}),
     ...(o.resyncMs !== undefined ? { resyncMs: o.resyncMs } : {}),
     ...(o.poolCoalesceMs !== undefined ? { poolCoalesceMs: o.poolCoalesceMs } : {}),

@@ -267,6 +267,7 @@ export { DEFAULT_CONTROLLER_SERVICE_ACCOUNT, DEFAULT_CONTROLLER_USERNAME } from 
 export { PODCLAIM_WRITERS } from './policies/podclaim-writers.ts';
 export { POOL_POD_LABELS } from './policies/pool-pod-labels.ts';
 export { CANDIDATE_WINDOW } from './pool/bind-candidates.ts';
+export { BIND_HOLD_TTL_MS, BindsInFlight } from './pool/binds-in-flight.ts';
 export { ClaimIndex, type ReferencingClaim } from './pool/claim-index.ts';
 export { PoolExpectations } from './pool/expectations.ts';
 export { ANNOTATION_POD_METADATA_KEYS, isReservedPodMetadataKey } from './pool/pod-metadata.ts';

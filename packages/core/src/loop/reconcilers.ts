@@ -4,6 +4,7 @@
 // through map-event.ts), so neither has its own idea of which code reconciles what.
 import type { ObjectKey } from '../api/meta.ts';
 import type { Tracer } from '../api/tracing.ts';
+import type { BindsInFlight } from '../pool/binds-in-flight.ts';
 import type { PoolExpectations } from '../pool/expectations.ts';
 import type { PoolPodsSource } from '../pool/pool-pod-index.ts';
 import type { PoolStatusPacer } from '../pool/status-pacer.ts';
@@ -16,12 +17,13 @@ import type { ReconcileKind } from './reconcile-key.ts';
 
 /**
  * What every reconciler may use: the cache, the client, the clock, Events, the capture backend, the
- * rules, the process's pool expectations (one per process, kept across reconciles), its pool pod
- * index (fed by the pod informer behind the cache) and its pool status pacer; with a tracer, spans
- * (off when absent).
+ * rules, the process's pool expectations and binds in flight (one each per process, kept across
+ * reconciles), its pool pod index (fed by the pod informer behind the cache) and its pool status
+ * pacer; with a tracer, spans (off when absent).
  */
 export type ReconcileDeps = CaptureDeps & {
   expectations?: PoolExpectations;
+  bindsInFlight?: BindsInFlight;
   poolPods?: PoolPodsSource;
   statusPacer?: PoolStatusPacer;
   tracer?: Tracer;

@@ -36,6 +36,36 @@ describe('WorkQueue', () => {
     expect(second).toBe('a');
   });
 
+  it('tryGet takes a ready key without waiting, and answers undefined when none is ready', async () => {
+    const { q } = mk();
+    expect(q.tryGet()).toBeUndefined();
+    q.add('a');
+    expect(q.tryGet()).toBe('a');
+    q.add('a'); // while processing: not ready until done
+    expect(q.tryGet()).toBeUndefined();
+    q.done('a');
+    expect(q.tryGet()).toBe('a');
+  });
+
+  it('headWaitMs is how long the next ready key has waited (without an observer too)', async () => {
+    const { q, timers } = mk();
+    expect(q.headWaitMs()).toBe(0);
+    q.add('a');
+    timers.advance(40);
+    q.add('b');
+    timers.advance(70);
+    expect(q.headWaitMs()).toBe(110);
+    await q.get();
+    expect(q.headWaitMs()).toBe(70);
+    await q.get();
+    expect(q.headWaitMs()).toBe(0);
+    // A key re-queued by done() keeps the time it was added while processing.
+    q.add('b');
+    timers.advance(30);
+    q.done('b');
+    expect(q.headWaitMs()).toBe(30);
+  });
+
   it('addAfter waits for the clock and keeps the earliest due time', async () => {
     const { q, timers } = mk();
     q.addAfter('a', 1000);

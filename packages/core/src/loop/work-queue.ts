@@ -57,8 +57,8 @@ export class WorkQueue {
     if (this.dirty.has(key)) return;
     this.dirty.add(key);
     // A key re-queued by done() was counted when it was added during processing.
-    if (this.observer && !this.addedAt.has(key)) {
-      this.observer.added?.();
+    if (!this.addedAt.has(key)) {
+      this.observer?.added?.();
       this.addedAt.set(key, this.timers.now());
     }
     if (this.processing.has(key)) return; // re-queued by done()
@@ -123,16 +123,28 @@ export class WorkQueue {
 
   /** The next key to work on; undefined once the queue is shut down. */
   get(): Promise<string | undefined> {
-    const key = this.queue.shift();
-    if (key !== undefined) {
-      this.dirty.delete(key);
-      this.processing.add(key);
-      this.taken(key);
-      this.depthChanged();
-      return Promise.resolve(key);
-    }
+    const key = this.tryGet();
+    if (key !== undefined) return Promise.resolve(key);
     if (this.shutdown) return Promise.resolve(undefined);
     return new Promise((r) => this.getters.push(r));
+  }
+
+  /** The next ready key now, or undefined when none is ready (a worker that does not wait). */
+  tryGet(): string | undefined {
+    const key = this.queue.shift();
+    if (key === undefined) return undefined;
+    this.dirty.delete(key);
+    this.processing.add(key);
+    this.taken(key);
+    this.depthChanged();
+    return key;
+  }
+
+  /** How long the next ready key has waited (ms on `timers`); 0 when none is ready. */
+  headWaitMs(): number {
+    const key = this.queue[0];
+    const at = key === undefined ? undefined : this.addedAt.get(key);
+    return at === undefined ? 0 : this.timers.now() - at;
   }
 
   /** A worker finished key; if it was added meanwhile it goes back in the queue. */
@@ -217,10 +229,10 @@ export class WorkQueue {
   }
 
   private taken(key: string): void {
-    if (!this.observer) return;
-    const now = this.timers.now();
     const at = this.addedAt.get(key);
     this.addedAt.delete(key);
+    if (!this.observer) return;
+    const now = this.timers.now();
     this.takenAt.set(key, now);
     this.observer.taken?.(at === undefined ? 0 : now - at);
   }

@@ -23,6 +23,7 @@ import { type ApiModel, ApiModel as Model } from '../model/api-model.ts';
 import { CacheView } from '../model/cache-view.ts';
 import { SimCaptureAgent } from '../model/capture-agent.ts';
 import { ManualClock, Rng } from '../model/clock.ts';
+import { BindsInFlight } from '../pool/binds-in-flight.ts';
 import { PoolExpectations } from '../pool/expectations.ts';
 import { PoolPodIndex } from '../pool/pool-pod-index.ts';
 import { shardPin } from '../pool/shard-pin.ts';
@@ -43,6 +44,8 @@ interface Controller {
   shard: Shard;
   /** The replica's pool expectations (a process's memory: a restart starts with none). */
   expectations: PoolExpectations;
+  /** The replica's binds in flight (a process's memory, as expectations). */
+  bindsInFlight: BindsInFlight;
   /** Due keys, with core's queue policy and retry delays (replica-queue.ts). */
   queue: ReplicaQueue;
   /** The replica's record of its own writes (a process's memory: a restart starts with none). */
@@ -250,6 +253,7 @@ export class World {
       cache,
       shard: { index: index % this.shards, count: this.shards },
       expectations,
+      bindsInFlight: new BindsInFlight(),
       queue: new ReplicaQueue(now),
       ownWrites: new OwnWrites(now, this.ownWritesTtlMs),
       heldSince: new Map(),
@@ -352,6 +356,7 @@ export class World {
       backend: this.agent,
       rules: this.rules,
       expectations: ctl.expectations,
+      bindsInFlight: ctl.bindsInFlight,
       // As the controller: the pool's quiet Idle pods counted through its pod index.
       poolPods: ctl.cache.poolPods,
     };

@@ -136,6 +136,7 @@ function controllerTemplates(version: string): ChartFile[] {
       text = podValues(text, 'controller')
         .replace(/\n {2}replicas: \d+\n/, '\n  replicas: {{ .Values.controller.replicas }}\n')
         .replace(/--concurrency=\d+/, '--concurrency={{ .Values.controller.concurrency }}')
+        .replace(/--max-concurrency=\d+/, '--max-concurrency={{ .Values.controller.maxConcurrency }}')
         .replace(/--log-level=\w+/, '--log-level={{ .Values.controller.logLevel }}');
       text = must(
         text,

@@ -63,6 +63,9 @@ controller:
   # shard still watches everything.
   shards: 1
   concurrency: ${CONTROLLER_DEFAULTS.concurrency}
+  # Workers while the queue backs up (a key waited 100 ms: one more, until the queue is empty); at most
+  # concurrency keeps the workers fixed.
+  maxConcurrency: ${CONTROLLER_DEFAULTS.maxConcurrency}
   logLevel: ${CONTROLLER_DEFAULTS.logLevel}
   # OTLP/HTTP endpoint for traces (one per claim, create to Bound); empty: tracing off.
   otlpEndpoint: ""
@@ -278,6 +281,11 @@ export const VALUES_SCHEMA = {
         type: 'integer',
         minimum: CONTROLLER_OPTIONS.concurrency.min,
         maximum: CONTROLLER_OPTIONS.concurrency.max,
+      },
+      maxConcurrency: {
+        type: 'integer',
+        minimum: CONTROLLER_OPTIONS['max-concurrency'].min,
+        maximum: CONTROLLER_OPTIONS['max-concurrency'].max,
       },
       logLevel: { type: 'string', enum: [...CONTROLLER_OPTIONS['log-level'].values] },
       otlpEndpoint: { type: 'string', pattern: '^(https?://[^\\s"]+)?$' },

@@ -7,6 +7,7 @@ import type { ObjectKey } from '../../api/meta.ts';
 import { isDeleting, isPodFinished } from '../../api/pod-predicates.ts';
 import type { Pod, PodClaim } from '../../api/types.ts';
 import { CANDIDATE_WINDOW, idlePodsSelector, readOldestBindCandidates } from '../../pool/bind-candidates.ts';
+import { holderOf, unheldCandidates } from '../../pool/binds-in-flight.ts';
 import { isReplacement } from '../../pool/bound-pod.ts';
 import { claimedBy, isClaimedBy } from '../../pool/pods.ts';
 import { ServingNodes } from '../../pool/serving.ts';
@@ -54,14 +55,15 @@ export async function gatherPodClaim(
     // window's, not the pool's (thousands of warm pods). Pods on NotReady or cordoned nodes are
     // never candidates (serving.ts): only the nodes of the pods looked at are read.
     const nodes = new ServingNodes(deps.cache);
-    for (const p of await readOldestBindCandidates(
+    const oldest = await readOldestBindCandidates(
       deps.cache,
       ns,
       claim.spec.poolName,
       CANDIDATE_WINDOW,
       nodes,
-    ))
-      add(p);
+    );
+    // Pods another bind of this process is writing are left to it (fewer lost races, not safety).
+    for (const p of unheldCandidates(oldest, deps.bindsInFlight, holderOf(claim), deps.now())) add(p);
     const wanted = claim.metadata.annotations?.[ANNOTATION_MIGRATE_TO];
     const named = wanted
       ? await getOrUndefined(deps.cache.get('Pod', { namespace: ns, name: wanted }))
