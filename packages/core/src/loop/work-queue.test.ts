@@ -47,7 +47,7 @@ describe('WorkQueue', () => {
     expect(q.tryGet()).toBe('a');
   });
 
-  it('headWaitMs is how long the next ready key has waited (without an observer too)', async () => {
+  it('headWaitMs is how long the next ready key has waited for a worker (without an observer too)', async () => {
     const { q, timers } = mk();
     expect(q.headWaitMs()).toBe(0);
     q.add('a');
@@ -59,11 +59,13 @@ describe('WorkQueue', () => {
     expect(q.headWaitMs()).toBe(70);
     await q.get();
     expect(q.headWaitMs()).toBe(0);
-    // A key re-queued by done() keeps the time it was added while processing.
+    // A key added while a worker held it waits for a worker only from that worker's done().
     q.add('b');
     timers.advance(30);
     q.done('b');
-    expect(q.headWaitMs()).toBe(30);
+    expect(q.headWaitMs()).toBe(0);
+    timers.advance(5);
+    expect(q.headWaitMs()).toBe(5);
   });
 
   it('addAfter waits for the clock and keeps the earliest due time', async () => {

@@ -30,6 +30,11 @@ export class WorkQueue {
   private readonly observer: WorkQueueObserver | undefined;
   /** When each queued key was added, and when each key in processing was taken (for the observer). */
   private readonly addedAt = new Map<string, number>();
+  /**
+   * When each ready key became ready: its add, or the done() that re-queued it. A key added while a
+   * worker held it waited for that worker (its own serialization), not for a free one.
+   */
+  private readonly readyAt = new Map<string, number>();
   private readonly takenAt = new Map<string, number>();
 
   private readonly queue: string[] = [];
@@ -57,8 +62,8 @@ export class WorkQueue {
     if (this.dirty.has(key)) return;
     this.dirty.add(key);
     // A key re-queued by done() was counted when it was added during processing.
-    if (!this.addedAt.has(key)) {
-      this.observer?.added?.();
+    if (this.observer && !this.addedAt.has(key)) {
+      this.observer.added?.();
       this.addedAt.set(key, this.timers.now());
     }
     if (this.processing.has(key)) return; // re-queued by done()
@@ -71,6 +76,7 @@ export class WorkQueue {
       return;
     }
     this.queue.push(key);
+    this.readyAt.set(key, this.timers.now());
     this.depthChanged();
   }
 
@@ -140,10 +146,13 @@ export class WorkQueue {
     return key;
   }
 
-  /** How long the next ready key has waited (ms on `timers`); 0 when none is ready. */
+  /**
+   * How long the next ready key has waited for a worker (ms on `timers`), since it became ready: a
+   * key added while a worker held it counts from that worker's done(). 0 when none is ready.
+   */
   headWaitMs(): number {
     const key = this.queue[0];
-    const at = key === undefined ? undefined : this.addedAt.get(key);
+    const at = key === undefined ? undefined : this.readyAt.get(key);
     return at === undefined ? 0 : this.timers.now() - at;
   }
 
@@ -197,6 +206,7 @@ export class WorkQueue {
     this.queue.length = 0;
     this.dirty.clear();
     this.addedAt.clear();
+    this.readyAt.clear();
     for (const g of this.getters.splice(0)) g(undefined);
     this.depthChanged();
   }
@@ -229,9 +239,10 @@ export class WorkQueue {
   }
 
   private taken(key: string): void {
+    this.readyAt.delete(key);
+    if (!this.observer) return;
     const at = this.addedAt.get(key);
     this.addedAt.delete(key);
-    if (!this.observer) return;
     const now = this.timers.now();
     this.takenAt.set(key, now);
     this.observer.taken?.(at === undefined ? 0 : now - at);
