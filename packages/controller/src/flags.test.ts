@@ -184,7 +184,9 @@ describe('flags', () => {
     for (const name of Object.keys(CONTROLLER_OPTIONS))
       expect(USAGE, name).toMatch(new RegExp(`--(\\[no-\\])?${name}\\b`));
     expect(USAGE).toMatch(/--concurrency N +reconcile workers \(default 8\)/);
-    expect(USAGE).toMatch(/--max-concurrency N +reconcile workers while the queue backs up[\s\S]*?\(default 32\)/);
+    expect(USAGE).toMatch(
+      /--max-concurrency N +reconcile workers while the queue backs up[\s\S]*?\(default 32\)/,
+    );
     expect(USAGE).toMatch(/--sweep-interval DUR +capture recovery sweep period \(default 30s\)/);
     expect(USAGE).toMatch(/--request-timeout DUR [^-]*\(default 15s\)/);
     expect(USAGE).toMatch(/--disable-claim-events +write no Normal Events about PodClaims/);

@@ -38,27 +38,40 @@ const CONTROLLER_METRIC = 'claimkit_api_request_duration_seconds';
 const APISERVER_METRIC = 'apiserver_request_duration_seconds';
 const ETCD_METRIC = 'etcd_request_duration_seconds';
 
-/** The label sets of one histogram's series in a scrape, keyed by `key` (series with no key are dropped). */
+/**
+ * One histogram's series in a scrape, summed by `key` (series with no key are dropped). One pass over
+ * each of its _bucket, _sum and _count lines, not one per key: an API server's /metrics is megabytes.
+ */
 function seriesOf(
   text: string,
   metric: string,
   key: (l: Record<string, string>) => string | undefined,
 ): Series {
-  const keys = new Set<string>();
-  for (const line of text.split('\n')) {
-    if (!line.startsWith(`${metric}_count`)) continue;
-    const m = /\{(.*)\}/.exec(line);
-    const labels: Record<string, string> = {};
-    for (const lm of (m?.[1] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) labels[lm[1]!] = lm[2]!;
-    const k = key(labels);
-    if (k !== undefined) keys.add(k);
-  }
   const out: Series = new Map();
-  for (const k of keys)
-    out.set(
-      k,
-      histogramSnapshot(text, metric, (l) => key(l) === k),
-    );
+  const of = (labels: Record<string, string>) => {
+    const k = key(labels);
+    if (k === undefined) return undefined;
+    let h = out.get(k);
+    if (!h) {
+      h = { buckets: new Map(), sum: 0, count: 0 };
+      out.set(k, h);
+    }
+    return h;
+  };
+  for (const s of parseCounter(text, `${metric}_count`)) {
+    const h = of(s.labels);
+    if (h) h.count += s.value;
+  }
+  for (const s of parseCounter(text, `${metric}_sum`)) {
+    const h = of(s.labels);
+    if (h) h.sum += s.value;
+  }
+  for (const s of parseCounter(text, `${metric}_bucket`)) {
+    const h = of(s.labels);
+    if (!h) continue;
+    const le = s.labels.le === '+Inf' ? Number.POSITIVE_INFINITY : Number(s.labels.le);
+    h.buckets.set(le, (h.buckets.get(le) ?? 0) + s.value);
+  }
   return out;
 }
 

@@ -209,6 +209,7 @@ describe('the Helm chart (deploy/helm/claimkit)', () => {
         'controller.image.tag=1.2.3',
         'controller.replicas=3',
         'controller.concurrency=16',
+        'controller.maxConcurrency=48',
         'webhook.replicas=1',
       ),
     );
@@ -218,6 +219,7 @@ describe('the Helm chart (deploy/helm/claimkit)', () => {
     expect(dep.spec.replicas).toBe(3);
     expect(dep.spec.template.spec.containers[0]!.image).toBe('registry.example/ck/controller:1.2.3');
     expect(dep.spec.template.spec.containers[0]!.args).toContain('--concurrency=16');
+    expect(dep.spec.template.spec.containers[0]!.args).toContain('--max-concurrency=48');
     expect(
       (objs.get('Deployment/claimkit-webhook') as unknown as { spec: { replicas: number } }).spec.replicas,
     ).toBe(1);
