@@ -577,10 +577,12 @@ export class Manager {
       maxWorkers: this.maxWorkers,
     };
     if (!shouldAddWorker(state)) return;
-    const added: Promise<void> = this.addedWorker().finally(() => {
-      this.addedWorkers.delete(added);
-      this.metrics.workers.set(this.workers.length + this.addedWorkers.size);
-    });
+    const added: Promise<void> = this.addedWorker()
+      .catch((e: unknown) => this.log.error('added worker failed', { error: errorText(e) }))
+      .finally(() => {
+        this.addedWorkers.delete(added);
+        this.metrics.workers.set(this.workers.length + this.addedWorkers.size);
+      });
     this.addedWorkers.add(added);
     this.metrics.workers.set(running + 1);
   }
