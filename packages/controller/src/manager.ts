@@ -556,14 +556,18 @@ export class Manager {
       if (this.stopping) return;
       const key = await this.queue.get();
       if (key === undefined) return;
-      this.addWorkerIfBehind();
-      try {
-        // A claim queued before this cache knew its pool (anyone's then) is its pool's shard's now.
-        if (!this.owns(key)) continue;
-        await this.process(key);
-      } finally {
-        this.queue.done(key);
-      }
+      await this.work(key);
+    }
+  }
+
+  /** One taken key, by any worker: more workers if the queue is behind, the turn, then done. */
+  private async work(key: string): Promise<void> {
+    this.addWorkerIfBehind();
+    try {
+      // A claim queued before this cache knew its pool (anyone's then) is its pool's shard's now.
+      if (this.owns(key)) await this.process(key);
+    } finally {
+      this.queue.done(key);
     }
   }
 
@@ -595,13 +599,7 @@ export class Manager {
       if (!this.active || this.stopping) return;
       const key = this.queue.tryGet();
       if (key === undefined) return;
-      this.addWorkerIfBehind();
-      try {
-        if (!this.owns(key)) continue;
-        await this.process(key);
-      } finally {
-        this.queue.done(key);
-      }
+      await this.work(key);
     }
   }
 
