@@ -5,6 +5,7 @@ import { type ControllerFlags, controllerStartup, kubeControllerOptions, parseAd
 import { applyHeapFlags } from './heap-flags.ts';
 import { jsonLogger } from './log.ts';
 import { serveEndpoints } from './server.ts';
+import { maxWorkers } from './worker-surge.ts';
 
 function die(msg: string, code: number): never {
   process.stderr.write(`claimkit-controller: ${msg}\n`);
@@ -64,7 +65,7 @@ log.info('starting', {
   identity: flags.identity,
   pod: flags.pod ? `${flags.pod.namespace}/${flags.pod.name}` : '(none)',
   concurrency: flags.concurrency,
-  maxConcurrency: Math.max(flags.concurrency, flags.maxConcurrency),
+  maxConcurrency: maxWorkers(flags.concurrency, flags.maxConcurrency),
   sweepIntervalMs: flags.sweepIntervalMs,
   watchNodes: flags.watchNodes,
   disableClaimEvents: flags.disableClaimEvents,

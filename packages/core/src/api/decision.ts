@@ -1,6 +1,6 @@
 // Decisions as data: what a reconciler wants written, recorded and when it wants to run again.
 // Runtimes (controller, CLI, simulator) carry them out with `applyDecision`.
-import type { ObjectKey } from './meta.ts';
+import { keyOf, type ObjectKey } from './meta.ts';
 import type { DeletePreconditions, MergePatch, PatchOptions } from './ports.ts';
 import type { AnyObject, Kind } from './types.ts';
 
@@ -18,6 +18,13 @@ export type Write =
       why: string;
     }
   | { op: 'delete'; kind: Kind; key: ObjectKey; preconditions?: DeletePreconditions; why: string };
+
+/** The object a write is to: its kind and key. */
+export function writeTarget(w: Write): { kind: Kind; key: ObjectKey } {
+  if (w.op === 'create' || w.op === 'update' || w.op === 'updateStatus')
+    return { kind: w.object.kind as Kind, key: keyOf(w.object) };
+  return { kind: w.kind, key: w.key };
+}
 
 export interface EventSpec {
   regarding: { kind: Kind; namespace: string; name: string; uid?: string };

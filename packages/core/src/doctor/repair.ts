@@ -11,7 +11,7 @@
 
 import { ANNOTATION_MIGRATE, ANNOTATION_MIGRATE_TO } from '../api/constants.ts';
 import type { Decision, Write } from '../api/decision.ts';
-import { event } from '../api/decision.ts';
+import { event, writeTarget } from '../api/decision.ts';
 import { deepEqual } from '../api/json.ts';
 import { keyOf, keyString, type ObjectKey, parseTimestamp, toTimestamp } from '../api/meta.ts';
 import { isPodFinished } from '../api/pod-predicates.ts';
@@ -50,11 +50,9 @@ export interface RepairPlan {
 
 const nsOf = (o: { metadata: { namespace?: string } }) => o.metadata.namespace ?? '';
 
-function writeTarget(w: Write): string {
-  if (w.op === 'create' || w.op === 'update' || w.op === 'updateStatus') {
-    return `${w.object.kind}/${keyString({ namespace: nsOf(w.object), name: w.object.metadata.name })}`;
-  }
-  return `${w.kind}/${keyString(w.key)}`;
+function targetString(w: Write): string {
+  const { kind, key } = writeTarget(w);
+  return `${kind}/${keyString(key)}`;
 }
 
 class Index {
@@ -347,7 +345,7 @@ export function planRepairs(s: DoctorSnapshot, findings: Finding[]): RepairPlan 
       plan.unfixable.push(f);
       continue;
     }
-    const touches = [...new Set(decision.writes.map(writeTarget))];
+    const touches = [...new Set(decision.writes.map(targetString))];
     if (touches.some((t) => touched.has(t))) {
       plan.deferred.push(f);
       continue;

@@ -1,7 +1,7 @@
 // PodClaim reconciler: bind, migrate, release, Lost, finalize — gathered in podclaim/gather.ts,
 // decided by the ordered checks of podclaim/decide.ts, applied by the one reconcile step. Its gather
 // reads live itself wherever a decision depends on it (P2, P7), so it never asks for a live re-gather.
-import type { Decision } from '../../api/decision.ts';
+import { type Decision, writeTarget } from '../../api/decision.ts';
 import type { ObjectKey } from '../../api/meta.ts';
 import type { Pod } from '../../api/types.ts';
 import { holderOf } from '../../pool/binds-in-flight.ts';
@@ -26,10 +26,9 @@ export * from './snapshot.ts';
 function bindTargets(d: Decision, s: PodClaimSnapshot): { pod: Pod; at: number }[] {
   const out: { pod: Pod; at: number }[] = [];
   d.writes.forEach((w, at) => {
-    if ((w.op !== 'patch' && w.op !== 'update') || (w.op === 'patch' ? w.kind : w.object.kind) !== 'Pod')
-      return;
-    const name = w.op === 'patch' ? w.key.name : w.object.metadata.name;
-    const pod = s.pods.find((p) => p.metadata.name === name);
+    const { kind, key } = writeTarget(w);
+    if ((w.op !== 'patch' && w.op !== 'update') || kind !== 'Pod') return;
+    const pod = s.pods.find((p) => p.metadata.name === key.name);
     if (pod && isIdleAndReady(pod)) out.push({ pod, at });
   });
   return out;
