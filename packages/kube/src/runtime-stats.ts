@@ -35,8 +35,8 @@ export function procStats(proc = '/proc/self'): RuntimeStats {
 const GC_KINDS: Record<number, string> = { 1: 'minor', 2: 'major', 4: 'incremental', 8: 'weakcb' };
 
 /**
- * Feeds `metrics` from this Node process: `process` and /proc at scrape time, event-loop lag (the
- * mean delay since the previous scrape) and every GC pause. Returns a function that stops watching.
+ * Feeds `metrics` from this Node process: `process` and /proc at scrape time, the event loop's delay
+ * since the previous scrape (min, max, mean, stddev, p50, p90, p99) and every GC pause. Returns a function that stops watching.
  */
 export function watchNodeRuntime(metrics: RuntimeMetrics): () => void {
   const delay = monitorEventLoopDelay({ resolution: 10 });
@@ -44,10 +44,20 @@ export function watchNodeRuntime(metrics: RuntimeMetrics): () => void {
   metrics.use({
     ...processStats(process),
     ...procStats(),
-    eventLoopLagSeconds: () => {
-      const mean = delay.mean;
+    eventLoopDelay: () => {
+      // Sampled every 10 ms, so each delay includes those 10 ms (as prom-client's gauges do).
+      if (delay.count === 0) return undefined;
+      const read = {
+        min: delay.min / 1e9,
+        max: delay.max / 1e9,
+        mean: delay.mean / 1e9,
+        stddev: delay.stddev / 1e9,
+        p50: delay.percentile(50) / 1e9,
+        p90: delay.percentile(90) / 1e9,
+        p99: delay.percentile(99) / 1e9,
+      };
       delay.reset();
-      return Number.isNaN(mean) ? undefined : mean / 1e9;
+      return read;
     },
   });
   const gc = new PerformanceObserver((list) => {

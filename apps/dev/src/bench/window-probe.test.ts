@@ -6,6 +6,7 @@ import {
   etcdSeries,
   etcdServerBetween,
   etcdServerSeries,
+  eventLoopMaxMs,
   seriesBetween,
   WindowProbe,
   windowLine,
@@ -134,6 +135,23 @@ describe('the window probe', () => {
   });
 });
 
+describe('eventLoopMaxMs', () => {
+  it("takes the longest shard's max delay, less the 10 ms sampling interval; none without the gauge", () => {
+    expect(
+      eventLoopMaxMs(
+        [
+          '# TYPE nodejs_eventloop_lag_max_seconds gauge',
+          'nodejs_eventloop_lag_max_seconds 0.0512',
+          'nodejs_eventloop_lag_max_seconds 0.2503',
+          'nodejs_eventloop_lag_p99_seconds 0.9',
+        ].join('\n'),
+      ),
+    ).toBe(240);
+    expect(eventLoopMaxMs('nodejs_eventloop_lag_max_seconds 0.004')).toBe(0);
+    expect(eventLoopMaxMs('nodejs_eventloop_lag_seconds 0.02')).toBeUndefined();
+  });
+});
+
 describe('windowLine', () => {
   it("puts a window's claims beside the pod patch's p99 at both ends, the slowest series and the canary", () => {
     const probe = {
@@ -149,6 +167,7 @@ describe('windowLine', () => {
         'gc minor': { n: 40, meanMs: 2, p50Ms: 1, p99Ms: 9, over100Ms: 0 },
         'queue wait': { n: 900, meanMs: 1, p50Ms: 0.1, p99Ms: 10, over100Ms: 3 },
       },
+      eventLoopMaxMs: 240,
       apiServer: { 'PATCH pods': { n: 300, meanMs: 880, p50Ms: 20, p99Ms: 3000 } },
       etcd: {},
       canary: {
@@ -161,7 +180,7 @@ describe('windowLine', () => {
     expect(
       windowLine({ fromSecond: 50, n: 300, p99Ms: 3500, stagesP99Ms: { addedToPodLabelled: 3200 }, probe }),
     ).toBe(
-      '50s: 300 claims p99 3500 ms (claim seen -> pod labelled 3200) | controller p99: patch Pod 3100; slowest patch Pod 3100, update PodClaim 40 | API server p99: PATCH pods 3000; slowest PATCH pods 3000 | etcd slowest - | controller GC major 320 ms (1 over 100 ms), minor 80 ms (0 over 100 ms); queue waits over 100 ms 3 | canary patch max 2900, watch after answer max 2 (1 never seen)',
+      '50s: 300 claims p99 3500 ms (claim seen -> pod labelled 3200) | controller p99: patch Pod 3100; slowest patch Pod 3100, update PodClaim 40 | API server p99: PATCH pods 3000; slowest PATCH pods 3000 | etcd slowest - | controller GC major 320 ms (1 over 100 ms), minor 80 ms (0 over 100 ms); queue waits over 100 ms 3; event loop stalled 240 ms at most | canary patch max 2900, watch after answer max 2 (1 never seen)',
     );
     expect(windowLine({ fromSecond: 0, n: 3, p99Ms: 10, stagesP99Ms: { addedToPodLabelled: 4 } })).toBe(
       '0s: 3 claims p99 10 ms (claim seen -> pod labelled 4)',

@@ -28,6 +28,8 @@ interface Scrape {
   controller: Series;
   /** The controller's own time: GC pauses by kind, reconciles by kind and result, work queue waits. */
   controllerTime: Series;
+  /** The controller's longest event-loop delay since the previous scrape (nodejs_eventloop_lag_max_seconds), ms. */
+  eventLoopMaxMs?: number;
   apiServer: Series;
   etcd: Series;
   /** etcd's own: its backend commits, compactions (ms histogram) and keys compacted; when its /metrics is reachable. */
@@ -88,6 +90,17 @@ export const controllerTimeSeries = (text: string) =>
     ...seriesOf(text, 'claimkit_reconcile_duration_seconds', (l) => `reconcile ${l.kind} ${l.result}`),
     ...seriesOf(text, 'workqueue_queue_duration_seconds', (l) => (l.name ? 'queue wait' : undefined)),
   ]);
+
+/**
+ * The controller's longest event-loop delay since its previous scrape (the longest of the shards'), in ms less the 10 ms sampling
+ * interval the reading includes: a stall that holds every watch event and reconcile up shows here
+ * and nowhere else (requests and queue waits are timed around it).
+ */
+export function eventLoopMaxMs(text: string): number | undefined {
+  // Sharded, the scrape holds every shard's: the longest of them.
+  const xs = parseCounter(text, 'nodejs_eventloop_lag_max_seconds').map((s) => s.value);
+  return xs.length === 0 ? undefined : Math.max(0, Math.round(Math.max(...xs) * 1000 - 10));
+}
 
 /** The API server's requests on pods and claims other than watches. */
 export const apiServerSeries = (text: string) =>
@@ -264,6 +277,8 @@ export class WindowProbe {
         toSecond: Math.round((b.at - this.t0) / 100) / 10,
         controller: seriesBetween(a.controller, b.controller),
         controllerTime: seriesBetween(a.controllerTime, b.controllerTime),
+        // A max since the previous scrape: the bench is the controller's only scraper while it runs.
+        ...(b.eventLoopMaxMs !== undefined ? { eventLoopMaxMs: b.eventLoopMaxMs } : {}),
         apiServer: seriesBetween(a.apiServer, b.apiServer),
         etcd: seriesBetween(a.etcd, b.etcd),
         ...(a.etcdServer && b.etcdServer
@@ -291,8 +306,10 @@ export class WindowProbe {
         this.o.scrapeApiServer(),
         this.o.scrapeEtcd?.().catch(() => undefined),
       ]);
+      const loop = eventLoopMaxMs(c);
       this.scrapes.push({
         ...(e !== undefined ? { etcdServer: etcdServerSeries(e) } : {}),
+        ...(loop !== undefined ? { eventLoopMaxMs: loop } : {}),
         at,
         controller: controllerSeries(c),
         controllerTime: controllerTimeSeries(c),
@@ -334,7 +351,7 @@ export function windowLine(w: {
       `controller p99: patch Pod ${p.controller['patch Pod']?.p99Ms ?? '-'}; slowest ${slowest(p.controller) || '-'}`,
       `API server p99: PATCH pods ${p.apiServer['PATCH pods']?.p99Ms ?? '-'}; slowest ${slowest(p.apiServer) || '-'}`,
       `etcd slowest ${slowest(p.etcd) || '-'}${p.etcdServer ? `; commits p99 ${p.etcdServer.commits?.p99Ms ?? '-'}, ${p.etcdServer.compactions} compaction(s) ${p.etcdServer.compactionMs} ms, ${p.etcdServer.compactedKeys} keys` : ''}`,
-      `controller GC ${gcLine(p.controllerTime)}; queue waits over 100 ms ${p.controllerTime['queue wait']?.over100Ms ?? 0}`,
+      `controller GC ${gcLine(p.controllerTime)}; queue waits over 100 ms ${p.controllerTime['queue wait']?.over100Ms ?? 0}; event loop stalled ${p.eventLoopMaxMs ?? '-'} ms at most`,
       `canary patch max ${p.canary.patchMs.maxMs}, watch after answer max ${p.canary.watchAfterAnswerMs.maxMs}${p.canary.neverSeen ? ` (${p.canary.neverSeen} never seen)` : ''}`,
     );
   }

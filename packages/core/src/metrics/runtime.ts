@@ -12,12 +12,38 @@ export interface RuntimeStats {
   startTimeSeconds?: number;
   openFds?(): number | undefined;
   maxFds?(): number | undefined;
-  eventLoopLagSeconds?(): number | undefined;
+  /**
+   * The event loop's delay since the previous read, in seconds; each read starts a new period (the
+   * registry reads it once per scrape, before the gauges that show it).
+   */
+  eventLoopDelay?(): EventLoopDelay | undefined;
   heapUsedBytes?(): number;
   heapTotalBytes?(): number;
   externalBytes?(): number;
   version?: string;
 }
+
+/** Event-loop delay over one scrape period, in seconds (prom-client's nodejs_eventloop_lag_*_seconds). */
+export interface EventLoopDelay {
+  min: number;
+  max: number;
+  mean: number;
+  stddev: number;
+  p50: number;
+  p90: number;
+  p99: number;
+}
+
+/** The event-loop delay gauges, by the statistic each shows. */
+const EVENT_LOOP_GAUGES: [keyof EventLoopDelay, string][] = [
+  ['min', 'The minimum recorded event loop delay.'],
+  ['max', 'The maximum recorded event loop delay.'],
+  ['mean', 'The mean of the recorded event loop delays.'],
+  ['stddev', 'The standard deviation of the recorded event loop delays.'],
+  ['p50', 'The 50th percentile of the recorded event loop delays.'],
+  ['p90', 'The 90th percentile of the recorded event loop delays.'],
+  ['p99', 'The 99th percentile of the recorded event loop delays.'],
+];
 
 /** The subset of Node's (and Deno's `node:process`-compatible) global `process` these read. */
 export interface ProcessLike {
@@ -91,7 +117,16 @@ export function registerRuntimeMetrics(registry: Registry, stats: RuntimeStats =
   );
   one('process_open_fds', 'Number of open file descriptors.', () => s.openFds?.());
   one('process_max_fds', 'Maximum number of open file descriptors.', () => s.maxFds?.());
-  one('nodejs_eventloop_lag_seconds', 'Lag of event loop in seconds.', () => s.eventLoopLagSeconds?.());
+  // One read of the delay per scrape, shared by its gauges: a read starts the next period, and the
+  // max is what shows a stall between two scrapes (the mean hides it).
+  let delay: EventLoopDelay | undefined;
+  registry.onRender(() => {
+    delay = s.eventLoopDelay?.();
+  });
+  one('nodejs_eventloop_lag_seconds', 'Lag of event loop in seconds.', () => delay?.mean);
+  for (const [stat, help] of EVENT_LOOP_GAUGES) {
+    one(`nodejs_eventloop_lag_${stat}_seconds`, help, () => delay?.[stat]);
+  }
   one('nodejs_heap_size_used_bytes', 'Process heap size used in bytes.', () => s.heapUsedBytes?.());
   one('nodejs_heap_size_total_bytes', 'Process heap size in bytes.', () => s.heapTotalBytes?.());
   one('nodejs_external_memory_bytes', 'Node.js external memory size in bytes.', () => s.externalBytes?.());
