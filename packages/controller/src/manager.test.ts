@@ -18,7 +18,7 @@ import {
 } from '@claimkit/core';
 import { ApiModel, SimCaptureAgent } from '@claimkit/core/model';
 import { checkConvergence, checkSafety } from '@claimkit/core/testing';
-import { LeaderElector } from '@claimkit/kube';
+import { KubeEventRecorder, LeaderElector } from '@claimkit/kube';
 import { afterEach, describe, expect, it } from 'vitest';
 import { jsonLogger } from './log.ts';
 import { Manager } from './manager.ts';
@@ -574,6 +574,58 @@ describe('Manager workers while the queue backs up (--max-concurrency)', () => {
     expect(seen.peak).toBeLessThanOrEqual(maxConcurrency);
     expect(mgr.metrics.crMaxConcurrent.get({ controller: 'podclaim' })).toBe(maxConcurrency);
     await until('the added workers stopped', () => mgr.metrics.workers.get() === 2);
+    await settled(m);
+    expectInvariants(m);
+  });
+});
+
+describe('Manager Events in the background', () => {
+  it('a burst of binds does not wait on its Events: at most 4 Event writes in flight, every Bound Event written after', async () => {
+    const m = model();
+    kubelet(m);
+    // Event writes take 300 ms each (an API server slow on Events); binds are not slowed.
+    const events = { inFlight: 0, peak: 0 };
+    const slowEvents: Pick<Client, 'create' | 'patch'> = {
+      create: async (o) => {
+        events.peak = Math.max(events.peak, ++events.inFlight);
+        try {
+          await new Promise((r) => setTimeout(r, 300));
+          return await m.create(o);
+        } finally {
+          events.inFlight--;
+        }
+      },
+      patch: (kind, key, patch, pre) => m.patch(kind, key, patch, pre),
+    };
+    const mgr = await startManager(m, {
+      recorder: new KubeEventRecorder(slowEvents, { component: 'claimkit-controller' }),
+    });
+    await m.create({ ...pool(12), spec: { ...pool(12).spec, maxPods: 30 } });
+    await until(
+      '12 Idle pods',
+      () => m.listNow('Pod', { namespace: NS }).filter((p) => p.status?.phase === 'Running').length >= 12,
+    );
+    const boundEvents = () =>
+      m.listNow('Event', { namespace: NS }).filter((e) => (e as { reason?: string }).reason === 'Bound')
+        .length;
+    const t0 = Date.now();
+    for (let i = 0; i < 12; i++) {
+      await m.create({
+        apiVersion: 'claimkit.dev/v1alpha1',
+        kind: 'PodClaim',
+        metadata: { name: `c${i}`, namespace: NS },
+        spec: { poolName: 'web' },
+      });
+    }
+    await until('12 bound claims', () => bound(m).length === 12, 10_000);
+    // 12 Bound Events at 4 x 300 ms take 900 ms or more; the binds did not wait for them.
+    expect(boundEvents()).toBeLessThan(12);
+    await mgr.flushEvents();
+    expect(boundEvents()).toBe(12);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(900);
+    expect(events.peak).toBeLessThanOrEqual(4);
+    expect(events.peak).toBeGreaterThan(1);
+    expect(mgr.metrics.eventsDropped.total()).toBe(0);
     await settled(m);
     expectInvariants(m);
   });

@@ -34,6 +34,7 @@ import {
   PoolStatusPacer,
   parseReconcileKey,
   podFieldsRead,
+  QueuedEventRecorder,
   RECONCILE_KINDS,
   type Reader,
   type ReconcileKind,
@@ -255,8 +256,13 @@ export class Manager {
       timers: this.timers,
       log: this.log,
     });
+    const written =
+      opts.recorder && opts.disableClaimEvents ? withoutClaimEvents(opts.recorder) : opts.recorder;
     this.recorder = this.wrapRecorder(
-      opts.recorder && opts.disableClaimEvents ? withoutClaimEvents(opts.recorder) : opts.recorder,
+      written &&
+        new QueuedEventRecorder(written, {
+          dropped: (e) => this.metrics.eventsDropped.inc({ type: e.type, reason: e.reason }),
+        }),
     );
     const backend = typeof opts.backend === 'function' ? opts.backend(this.cache) : opts.backend;
     this.backend = backend && this.slis.countAgentRefusals(backend);
@@ -680,7 +686,8 @@ export class Manager {
           message: e.message,
         });
         // Events are best effort and off the worker's path: a reconcile does not wait for its
-        // Event to be written (the recorder never throws; a pending write finishes on its own).
+        // Event to be written (the recorder never throws; a pending write finishes on its own), and
+        // a few background writers write them (QueuedEventRecorder), so a burst's binds go first.
         if (inner) {
           const pending = Promise.resolve(inner.record(e)).catch(() => undefined);
           this.pendingEvents.add(pending);

@@ -86,6 +86,7 @@ const PLANNED = [
   'claimkit_api_request_duration_seconds',
   'claimkit_capture_takeovers_total',
   'claimkit_events_total',
+  'claimkit_events_dropped_total',
   'claimkit_capture_sweeps_total',
   'claimkit_leader',
   'claimkit_shards',

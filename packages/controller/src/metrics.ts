@@ -74,6 +74,12 @@ export class ControllerMetrics {
       'Kubernetes Events recorded by type and reason (also those --disable-claim-events does not write).',
     ),
   );
+  readonly eventsDropped = this.registry.register(
+    new Counter(
+      'claimkit_events_dropped_total',
+      'Kubernetes Events not written because 1000 were already waiting for the background writers.',
+    ),
+  );
   readonly sweeps = this.registry.register(
     new Counter('claimkit_capture_sweeps_total', 'Capture recovery sweeps by result.'),
   );

@@ -289,6 +289,12 @@ export type { PodClaimDeps } from './reconcile/podclaim/deps.ts';
 export { reconcilePodClaim } from './reconcile/podclaim/index.ts';
 export { type PodClaimSetDeps, reconcilePodClaimSet } from './reconcile/podclaimset/index.ts';
 export { type PodPoolDeps, reconcilePodPool } from './reconcile/podpool/index.ts';
+export {
+  EVENT_QUEUE_CAPACITY,
+  EVENT_WRITERS,
+  QueuedEventRecorder,
+  type QueuedEventRecorderOptions,
+} from './reconcile/queued-event-recorder.ts';
 export { SAFETY_RULES, type SafetyRules } from './reconcile/safety-rules.ts';
 export type { AppliedDecision, StepObserver, StepStages } from './reconcile/step.ts';
 export { crdFileName, crdFor } from './schema/crd.ts';

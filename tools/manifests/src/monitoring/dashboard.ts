@@ -410,9 +410,13 @@ const ROWS: Row[] = [
       },
       {
         title: 'Event loop lag',
-        description: "Node's event loop lag per process (nodejs_eventloop_lag_seconds).",
+        description:
+          "Node's event loop delay per process between two scrapes: the mean (nodejs_eventloop_lag_seconds) and the longest (nodejs_eventloop_lag_max_seconds; a stall holds every watch event and reconcile up). Each includes the 10 ms sampling interval.",
         unit: 's',
-        targets: [t(`nodejs_eventloop_lag_seconds{${JOB}}`, '{{job}} {{instance}}')],
+        targets: [
+          t(`nodejs_eventloop_lag_seconds{${JOB}}`, 'mean {{job}} {{instance}}'),
+          t(`nodejs_eventloop_lag_max_seconds{${JOB}}`, 'max {{job}} {{instance}}'),
+        ],
       },
     ],
   },
