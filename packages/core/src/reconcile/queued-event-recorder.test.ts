@@ -35,7 +35,10 @@ function gatedRecorder(fail: (e: EventSpec) => boolean = () => false) {
   };
 }
 
-const turn = () => new Promise((resolve) => setImmediate(resolve));
+/** Lets every promise chain ready to run settle (core has no timers: microtasks only). */
+const turn = async () => {
+  for (let i = 0; i < 20; i++) await Promise.resolve();
+};
 
 describe('QueuedEventRecorder', () => {
   it('writes at most `writers` Events at a time, in the order recorded, and flush waits for all', async () => {
