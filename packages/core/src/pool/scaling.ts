@@ -15,15 +15,12 @@
 //   once enough current Idle pods are Ready to keep the target without it.
 // - a pool seeded from a Capture (spec.source) with no fenced result holds its creates: nothing is
 //   created, replaced or rolled out; excess Idle pods are still scaled down.
-// - binds first (binds-first.ts): while a fresh backlog of waiting claims can all take Idle pods, the
-//   creates wait (at most until the oldest of those claims is 2 s old); nothing else waits.
 // Deletes carry the pod's UID and resourceVersion, so a concurrent bind wins.
 
 import { type EventSpec, event, type Write } from '../api/decision.ts';
 import { parseTimestamp } from '../api/meta.ts';
 import { isDeleting, isPodFinished } from '../api/pod-predicates.ts';
 import type { Pod, PodPool } from '../api/types.ts';
-import { bindsFirstWaitMs } from './binds-first.ts';
 import type { PendingExpectations } from './expectations.ts';
 import { claimedBy, deletePodAsReadWrite, stateOf } from './pods.ts';
 import { outdatedIdleToDelete, scaleDownOrder } from './rollout.ts';
@@ -36,11 +33,6 @@ export interface ScalingInput {
   pods: Pod[];
   /** Claims of the pool waiting for a pod (pool/demand.ts): one more Idle pod each. */
   pendingClaims: number;
-  /**
-   * The oldest waiting claim's creationTimestamp (ms since epoch): while a backlog of claims is
-   * fresh and Idle pods can serve it, creates wait for its binds (pool/binds-first.ts).
-   */
-  oldestWaitingAt?: number;
   /**
    * Pods a live claim references (pool/demand.ts): not Idle whatever their labels say (the cache has
    * not shown the bind's pod write yet), so neither counted toward the target nor scaled down.
@@ -187,16 +179,6 @@ export function decideScaling(x: ScalingInput): ScalingDecision {
     return { ...base, writes, events, needsFullRead: true };
   const deleting = new Set<string>();
   let created = 0;
-  // Binds first: creates wait while a fresh backlog of claims can all take the Idle pods there are.
-  const bindsFirstMs =
-    need > 0 && !x.holdCreates
-      ? bindsFirstWaitMs({
-          waiting: x.pendingClaims,
-          idle: healthyCount,
-          oldestWaitingAt: x.oldestWaitingAt,
-          now: x.now,
-        })
-      : 0;
   // Finished pods never run again: deleted at once (a concurrent bind or relabel still wins); left
   // alone while creates are held (no replacement could follow).
   for (const p of x.holdCreates ? [] : [...finished].sort(newestFirst)) {
@@ -215,7 +197,7 @@ export function decideScaling(x: ScalingInput): ScalingDecision {
       ),
     );
   if (need > 0) {
-    const n = x.holdCreates || bindsFirstMs > 0 ? 0 : Math.min(need, room);
+    const n = x.holdCreates ? 0 : Math.min(need, room);
     created = n;
     for (let i = 0; i < n; i++)
       writes.push({ op: 'create', object: x.newPod(pool), why: `keep ${desiredIdle} Idle` });
@@ -298,7 +280,5 @@ export function decideScaling(x: ScalingInput): ScalingDecision {
         `replacing ${outdated.length} Idle pod(s) of an outdated template`,
       ),
     );
-  return bindsFirstMs > 0
-    ? { ...base, writes, events, requeueAfterMs: bindsFirstMs }
-    : { ...base, writes, events };
+  return { ...base, writes, events };
 }

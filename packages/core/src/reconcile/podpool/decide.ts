@@ -10,7 +10,7 @@ import { setCondition } from '../../api/conditions.ts';
 import { LABEL_POOL, LABEL_STATE } from '../../api/constants.ts';
 import { type Decision, type EventSpec, event, minRequeue, type Write } from '../../api/decision.ts';
 import { deepEqual } from '../../api/json.ts';
-import { keyOf, parseTimestamp } from '../../api/meta.ts';
+import { keyOf } from '../../api/meta.ts';
 import { isDeleting, isPodFinished } from '../../api/pod-predicates.ts';
 import type { Capture, Pod, PodClaim, PodDisruptionBudget, PodPool, PodPoolStatus } from '../../api/types.ts';
 import { ClaimIndex } from '../../pool/claim-index.ts';
@@ -178,8 +178,7 @@ export function decidePodPool(s: PodPoolSnapshot, rules: SafetyRules = SAFETY_RU
   // Demand (pool/demand.ts): claims waiting, and pods a claim references whatever their labels say.
   // Only claimed pods can be residue or a bind in flight, so both read view.claimed.
   const references = new ClaimIndex(s.claims);
-  const waiting = waitingClaims(name, view.claimed, s.claims, references, rules.isLostForGood);
-  const pendingClaims = waiting.length;
+  const pendingClaims = waitingClaims(name, view.claimed, s.claims, references, rules.isLostForGood).length;
 
   // Residue (P5, P7): a claimed pod that no live claim holds goes back to the pool, after a live read.
   const residue = residuePods(s, view.claimed, references);
@@ -195,7 +194,6 @@ export function decidePodPool(s: PodPoolSnapshot, rules: SafetyRules = SAFETY_RU
     pool,
     pods: view.all,
     pendingClaims,
-    ...oldestCreated(waiting),
     ...(referenced.size > 0
       ? {
           taken: (p: Pod) => (p.metadata.namespace ?? '') === namespace && referenced.has(p.metadata.name),
@@ -308,16 +306,6 @@ function paceWait(s: PodPoolSnapshot): number {
  * Only what every replica sees alike goes into the status: a replica's own expectations (x.held)
  * would make replicas overwrite each other's message, each write waking the others, forever.
  */
-/** The oldest claim's creationTimestamp, as ScalingInput.oldestWaitingAt (none when none parses). */
-function oldestCreated(claims: readonly PodClaim[]): { oldestWaitingAt?: number } {
-  let oldest: number | undefined;
-  for (const c of claims) {
-    const t = parseTimestamp(c.metadata.creationTimestamp);
-    if (t !== undefined && (oldest === undefined || t < oldest)) oldest = t;
-  }
-  return oldest === undefined ? {} : { oldestWaitingAt: oldest };
-}
-
 function scalingNote(x: ScalingDecision): string {
   const notes = [
     ...(x.unschedulable > 0 ? [`${x.unschedulable} unschedulable (held, not multiplied)`] : []),
