@@ -1,13 +1,14 @@
 // The transport's HTTP library where node:http is not the right one: on Deno, and behind a
 // kubeconfig proxy-url (SOCKS or HTTP proxies, which client-node's dispatchers speak). client-node's
 // fetch library authenticates each request from the KubeConfig.
+import type { KubeConfig } from '@kubernetes/client-node';
+// The generated HTTP layer's own module: client-node's index would load every generated API.
 import {
   type HttpMethod,
   IsomorphicFetchHttpLibrary,
-  type KubeConfig,
   RequestContext,
   type ResponseContext,
-} from '@kubernetes/client-node';
+} from '@kubernetes/client-node/dist/gen/http/http.js';
 import {
   type BackendResponse,
   type HttpBackend,

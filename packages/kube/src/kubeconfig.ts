@@ -3,10 +3,19 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig as ClientNodeKubeConfig } from '@kubernetes/client-node';
+import { slimClientNode } from './client-node-slim.ts';
+
+// KubeConfig from its own module, not client-node's index (which loads every generated API), and
+// on Node without the generated API's index either (client-node-slim.ts).
+slimClientNode();
+const configModule: { KubeConfig: typeof ClientNodeKubeConfig } = await import(
+  '@kubernetes/client-node/dist/config.js'
+);
 
 /** client-node's KubeConfig, so that no other package imports client-node for the type. */
-export { KubeConfig };
+export const KubeConfig = configModule.KubeConfig;
+export type KubeConfig = ClientNodeKubeConfig;
 
 export class KubeConfigError extends Error {
   override readonly name = 'KubeConfigError';
