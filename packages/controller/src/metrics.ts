@@ -1,5 +1,5 @@
 // The controller's metrics, on core's runtime-free Prometheus registry (shared with the webhook).
-import type { QueueAction } from '@claimkit/core';
+import { EVENT_QUEUE_CAPACITY, type QueueAction } from '@claimkit/core';
 import {
   Counter,
   Gauge,
@@ -77,7 +77,7 @@ export class ControllerMetrics {
   readonly eventsDropped = this.registry.register(
     new Counter(
       'claimkit_events_dropped_total',
-      'Kubernetes Events not written because 1000 were already waiting for the background writers.',
+      `Kubernetes Events not written because ${EVENT_QUEUE_CAPACITY} were already waiting for the background writers.`,
     ),
   );
   readonly sweeps = this.registry.register(
