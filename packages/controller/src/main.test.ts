@@ -60,6 +60,7 @@ describe('claimkit-controller against an API server that does not answer', () =>
     expect(json.find((l) => l.msg === 'starting')).toMatchObject({
       server: 'https://127.0.0.1:1',
       clientNodeApiIndex: 'not loaded',
+      clientNodeDeferred: ['hpagent', 'socks', 'socks-proxy-agent', 'undici'],
     });
     expect(r.stderrLines.filter((l) => !l.startsWith('{'))).toEqual([
       expect.stringMatching(

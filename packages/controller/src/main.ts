@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // claimkit-controller: the reconcilers of Captures, PodPools, PodClaims and PodClaimSets.
 import { CLAIMKIT_VERSION } from '@claimkit/core';
-import { clientNodeSlimmed } from '@claimkit/kube';
+import { clientNodeDeferred, clientNodeSlimmed } from '@claimkit/kube';
 import { type ControllerFlags, controllerStartup, kubeControllerOptions, parseAddr } from './flags.ts';
 import { applyHeapFlags } from './heap-flags.ts';
 import { jsonLogger } from './log.ts';
@@ -71,8 +71,10 @@ log.info('starting', {
   watchNodes: flags.watchNodes,
   disableClaimEvents: flags.disableClaimEvents,
   otlpEndpoint: flags.otlpEndpoint ?? '(none: tracing off)',
-  // client-node's generated API index is left unloaded on Node (@claimkit/kube's client-node-slim.ts).
+  // client-node's generated API index is left unloaded on Node, and its proxy and fetch packages
+  // wait for first use (@claimkit/kube's client-node-slim.ts).
   clientNodeApiIndex: clientNodeSlimmed() ? 'not loaded' : 'loaded',
+  clientNodeDeferred: clientNodeDeferred(),
   ...servers.addresses,
 });
 try {

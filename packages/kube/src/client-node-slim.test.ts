@@ -8,13 +8,45 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { genIndexImports, slimIndexSource } from './client-node-slim.ts';
+import { deferredModuleSource, genIndexImports, namedImports, slimIndexSource } from './client-node-slim.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const clientNodeDist = join(
   dirname(createRequire(import.meta.url).resolve('@kubernetes/client-node/package.json')),
   'dist',
 );
+
+function writeKubeconfig(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'ck-slim-'));
+  const kubeconfig = join(dir, 'config');
+  writeFileSync(
+    kubeconfig,
+    [
+      'apiVersion: v1',
+      'kind: Config',
+      'clusters: [{name: c, cluster: {server: "https://127.0.0.1:6443"}}]',
+      'users: [{name: u, user: {token: t0k3n}}]',
+      'contexts: [{name: x, context: {cluster: c, user: u}}]',
+      'current-context: x',
+    ].join('\n'),
+  );
+  return kubeconfig;
+}
+
+/** Runs an ES module script in a fresh Node process (source condition) and parses its last line. */
+function runFresh(script: string): unknown {
+  const r = spawnSync(
+    process.execPath,
+    ['--conditions=@claimkit/source', '--input-type=module', '-e', script],
+    {
+      cwd: here,
+      encoding: 'utf8',
+      timeout: 60_000,
+    },
+  );
+  expect(r.stderr).toBe('');
+  return JSON.parse(r.stdout.trim().split('\n').at(-1)!);
+}
 
 describe('client-node without its generated API index', () => {
   it("reads the names config.js imports from './gen/index.js' in the installed client-node", () => {
@@ -33,19 +65,7 @@ describe('client-node without its generated API index', () => {
   });
 
   it('a Node process importing @claimkit/kube loads KubeConfig slim, and a kubeconfig works with client-node as before', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'ck-slim-'));
-    const kubeconfig = join(dir, 'config');
-    writeFileSync(
-      kubeconfig,
-      [
-        'apiVersion: v1',
-        'kind: Config',
-        'clusters: [{name: c, cluster: {server: "https://127.0.0.1:6443"}}]',
-        'users: [{name: u, user: {token: t0k3n}}]',
-        'contexts: [{name: x, context: {cluster: c, user: u}}]',
-        'current-context: x',
-      ].join('\n'),
-    );
+    const kubeconfig = writeKubeconfig();
     const script = [
       `const kube = await import(${JSON.stringify(pathToFileURL(join(here, 'index.ts')).href)});`,
       `const kc = kube.loadKubeConfig({ kubeconfig: ${JSON.stringify(kubeconfig)} });`,
@@ -55,20 +75,95 @@ describe('client-node without its generated API index', () => {
       'const api = kc.makeApiClient(CoreV1Api);',
       'console.log(JSON.stringify({ slimmed, server: kc.getCurrentCluster().server, api: typeof api.listNamespacedPod }));',
     ].join('\n');
-    const r = spawnSync(
-      process.execPath,
-      ['--conditions=@claimkit/source', '--input-type=module', '-e', script],
-      {
-        cwd: here,
-        encoding: 'utf8',
-        timeout: 60_000,
-      },
-    );
-    expect(r.stderr).toBe('');
-    expect(JSON.parse(r.stdout.trim().split('\n').at(-1)!)).toEqual({
+    expect(runFresh(script)).toEqual({
       slimmed: true,
       server: 'https://127.0.0.1:6443',
       api: 'function',
+    });
+  });
+});
+
+describe("client-node's proxy and fetch packages, loaded on first use", () => {
+  const configSource = readFileSync(join(clientNodeDist, 'config.js'), 'utf8');
+
+  it('reads the names config.js and its fetch library import from the deferred packages', () => {
+    expect(namedImports(configSource, 'undici')).toEqual([
+      ['Agent', 'UndiciAgent'],
+      ['ProxyAgent', 'UndiciProxyAgent'],
+    ]);
+    expect(namedImports(configSource, 'socks')).toEqual([['SocksClient', 'SocksClient']]);
+    expect(namedImports(configSource, 'socks-proxy-agent')).toEqual([['SocksProxyAgent', 'SocksProxyAgent']]);
+    expect(namedImports(configSource, 'hpagent')).toEqual([
+      ['HttpProxyAgent', 'HttpProxyAgent'],
+      ['HttpsProxyAgent', 'HttpsProxyAgent'],
+    ]);
+    const fetchSource = readFileSync(join(clientNodeDist, 'gen/http/isomorphic-fetch.js'), 'utf8');
+    expect(namedImports(fetchSource, 'undici')).toEqual([['fetch', 'fetch']]);
+  });
+
+  it('refuses a module that needs the real package: default, namespace, side-effect or dynamic import, a re-export', () => {
+    expect(namedImports("import x from 'undici';", 'undici')).toBeUndefined();
+    expect(namedImports("import * as u from 'undici';", 'undici')).toBeUndefined();
+    expect(namedImports("import x, { Agent } from 'undici';", 'undici')).toBeUndefined();
+    expect(namedImports("import { Agent } from 'undici';\nimport 'undici';", 'undici')).toBeUndefined();
+    expect(
+      namedImports("import { Agent } from 'undici';\nawait import('undici');", 'undici'),
+    ).toBeUndefined();
+    expect(
+      namedImports("import { Agent } from 'undici';\nexport { fetch } from 'undici';", 'undici'),
+    ).toBeUndefined();
+    expect(namedImports("import { Agent } from 'undici-types';", 'undici')).toBeUndefined();
+    expect(namedImports("import { a } from 'x';", 'undici')).toBeUndefined();
+  });
+
+  it('gives each imported name a stand-in, once', () => {
+    const src = deferredModuleSource('file:///x/config.js', 'undici', ['Agent', 'fetch', 'Agent']);
+    expect(src.match(/^export const /gm)).toHaveLength(2);
+    expect(src).toContain('export const Agent = standIn("Agent");');
+    expect(src).toContain('createRequire("file:///x/config.js")("undici")');
+  });
+
+  it('a Node process loading a kubeconfig loads none of them, and a proxied cluster or the fetch library gets the real ones', () => {
+    const kubeconfig = writeKubeconfig();
+    const script = [
+      "import { createRequire } from 'node:module';",
+      "import { createServer } from 'node:http';",
+      `const kube = await import(${JSON.stringify(pathToFileURL(join(here, 'index.ts')).href)});`,
+      `const kc = kube.loadKubeConfig({ kubeconfig: ${JSON.stringify(kubeconfig)} });`,
+      "const packages = ['undici', 'socks', 'socks-proxy-agent', 'hpagent'];",
+      'const loaded = () => packages.filter((p) => Object.keys(createRequire(import.meta.url).cache)',
+      "  .some((f) => f.includes('/node_modules/' + p + '/')));",
+      'const before = loaded();',
+      `const real = createRequire(${JSON.stringify(pathToFileURL(join(clientNodeDist, 'config.js')).href)});`,
+      "const proxied = { name: 'p', server: 'https://10.0.0.1:6443', proxyUrl: 'http://127.0.0.1:3128' };",
+      'const dispatcher = kc.createDispatcher(proxied, { ca: Buffer.from([]) });',
+      "const socks = kc.createAgent({ name: 's', server: 'https://10.0.0.1:6443', proxyUrl: 'socks5://127.0.0.1:1080' }, {});",
+      'const https = kc.createAgent(proxied, {});',
+      // The fetch library's undici fetch, against a local server.
+      "const server = createServer((_, res) => res.end('pong')).listen(0, '127.0.0.1');",
+      "await new Promise((r) => server.once('listening', r));",
+      "const { IsomorphicFetchHttpLibrary, RequestContext } = await import('@kubernetes/client-node/dist/gen/http/http.js');",
+      "const ctx = new RequestContext('http://127.0.0.1:' + server.address().port + '/ping', 'GET');",
+      'const resp = await new IsomorphicFetchHttpLibrary().send(ctx).toPromise();',
+      'const body = await resp.body.text();',
+      'server.close();',
+      'console.log(JSON.stringify({',
+      '  deferred: kube.clientNodeDeferred(), before,',
+      "  proxyAgent: dispatcher instanceof real('undici').ProxyAgent,",
+      "  socksAgent: socks instanceof real('socks-proxy-agent').SocksProxyAgent,",
+      "  httpsProxyAgent: https instanceof real('hpagent').HttpsProxyAgent,",
+      '  fetched: [resp.httpStatusCode, body], after: loaded(),',
+      '}));',
+    ].join('\n');
+    expect(runFresh(script)).toEqual({
+      deferred: ['hpagent', 'socks', 'socks-proxy-agent', 'undici'],
+      before: [],
+      proxyAgent: true,
+      socksAgent: true,
+      httpsProxyAgent: true,
+      fetched: [200, 'pong'],
+      // socks by socks-proxy-agent.
+      after: ['undici', 'socks', 'socks-proxy-agent', 'hpagent'],
     });
   });
 });

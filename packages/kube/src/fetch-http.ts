@@ -2,19 +2,23 @@
 // kubeconfig proxy-url (SOCKS or HTTP proxies, which client-node's dispatchers speak). client-node's
 // fetch library authenticates each request from the KubeConfig.
 import type { KubeConfig } from '@kubernetes/client-node';
-// The generated HTTP layer's own module: client-node's index would load every generated API.
-import {
-  type HttpMethod,
-  IsomorphicFetchHttpLibrary,
-  RequestContext,
-  type ResponseContext,
-} from '@kubernetes/client-node/dist/gen/http/http.js';
+import type { HttpMethod, ResponseContext } from '@kubernetes/client-node/dist/gen/http/http.js';
+import { slimClientNode } from './client-node-slim.ts';
 import {
   type BackendResponse,
   type HttpBackend,
   type PreparedRequest,
   timeoutError,
 } from './http-backend.ts';
+
+// The generated HTTP layer's own module (client-node's index would load every generated API),
+// imported once the resolve hook is in place: a static import would resolve its fetch library's
+// undici before the hook could defer it (client-node-slim.ts).
+slimClientNode();
+const { IsomorphicFetchHttpLibrary, RequestContext } = await import(
+  '@kubernetes/client-node/dist/gen/http/http.js'
+);
+type RequestContext = InstanceType<typeof RequestContext>;
 
 export class FetchHttpBackend implements HttpBackend {
   private readonly http = new IsomorphicFetchHttpLibrary();

@@ -1,5 +1,5 @@
 export * from './client.ts';
-export { clientNodeSlimmed } from './client-node-slim.ts';
+export { clientNodeDeferred, clientNodeSlimmed } from './client-node-slim.ts';
 export * from './errors.ts';
 export * from './events.ts';
 export * from './indexed-store.ts';
