@@ -74,8 +74,8 @@ export class IndexedStore<T extends KubeObject> {
   /** namespace -> name -> object: the index every namespaced read uses (controller-runtime has it too). */
   private readonly byNamespace = new Map<string, Map<string, T>>();
   private readonly indexers = new Map<string, IndexFunc<T>>();
-  /** index -> value -> namespace -> name -> object */
-  private readonly indexes = new Map<string, Map<string, Map<string, Map<string, T>>>>();
+  /** index -> value -> its bucket (Bucket: one object, or namespace -> name -> object) */
+  private readonly indexes = new Map<string, Map<string, Bucket<T>>>();
   /**
    * For ordered indexes, the same buckets kept oldest first (api/oldest-first.ts): an oldest-first
    * page of a bucket is a binary search and `limit` steps, however many objects the bucket holds.
@@ -88,6 +88,8 @@ export class IndexedStore<T extends KubeObject> {
    * time, and nobody can change the store through it.
    */
   private readonly frozen = new WeakMap<Map<string, T>, readonly T[]>();
+  /** The same for one-object buckets; a stored object is replaced, never changed, so it is the key. */
+  private readonly frozenSole = new WeakMap<T, readonly T[]>();
 
   get size(): number {
     return this.objects.size;
@@ -138,13 +140,23 @@ export class IndexedStore<T extends KubeObject> {
   indexSnapshot(name: string, value: string, namespace?: string): readonly T[] | undefined {
     const byValue = this.indexes.get(name);
     if (!byValue) return undefined;
-    const byNs = byValue.get(value);
-    if (!byNs) return EMPTY;
+    const bucket = byValue.get(value);
+    if (!bucket) return EMPTY;
+    if (!(bucket instanceof Map)) return inNamespace(bucket, namespace) ? this.frozenOfSole(bucket) : EMPTY;
     if (namespace !== undefined) {
-      const m = byNs.get(namespace);
+      const m = bucket.get(namespace);
       return m ? this.frozenOf(m) : EMPTY;
     }
     return Object.freeze(this.byIndex(name, value) ?? []);
+  }
+
+  private frozenOfSole(o: T): readonly T[] {
+    let a = this.frozenSole.get(o);
+    if (!a) {
+      a = Object.freeze([o]);
+      this.frozenSole.set(o, a);
+    }
+    return a;
   }
 
   private frozenOf(m: Map<string, T>): readonly T[] {
@@ -201,11 +213,12 @@ export class IndexedStore<T extends KubeObject> {
   count(name: string, value: string, namespace?: string): number | undefined {
     const byValue = this.indexes.get(name);
     if (!byValue) return undefined;
-    const byNs = byValue.get(value);
-    if (!byNs) return 0;
-    if (namespace !== undefined) return byNs.get(namespace)?.size ?? 0;
+    const bucket = byValue.get(value);
+    if (!bucket) return 0;
+    if (!(bucket instanceof Map)) return inNamespace(bucket, namespace) ? 1 : 0;
+    if (namespace !== undefined) return bucket.get(namespace)?.size ?? 0;
     let n = 0;
-    for (const m of byNs.values()) n += m.size;
+    for (const m of bucket.values()) n += m.size;
     return n;
   }
 
@@ -216,11 +229,12 @@ export class IndexedStore<T extends KubeObject> {
   iterateIndex(name: string, value: string, namespace?: string): Iterable<T> | undefined {
     const byValue = this.indexes.get(name);
     if (!byValue) return undefined;
-    const byNs = byValue.get(value);
-    if (!byNs) return [];
-    if (namespace !== undefined) return byNs.get(namespace)?.values() ?? [];
+    const bucket = byValue.get(value);
+    if (!bucket) return [];
+    if (!(bucket instanceof Map)) return inNamespace(bucket, namespace) ? [bucket] : [];
+    if (namespace !== undefined) return bucket.get(namespace)?.values() ?? [];
     return (function* () {
-      for (const m of byNs.values()) yield* m.values();
+      for (const m of bucket.values()) yield* m.values();
     })();
   }
 
@@ -253,33 +267,42 @@ export class IndexedStore<T extends KubeObject> {
   byIndex(name: string, value: string, namespace?: string): T[] | undefined {
     const byValue = this.indexes.get(name);
     if (!byValue) return undefined;
-    const byNs = byValue.get(value);
-    if (!byNs) return [];
-    if (namespace !== undefined) return [...(byNs.get(namespace)?.values() ?? [])];
+    const bucket = byValue.get(value);
+    if (!bucket) return [];
+    if (!(bucket instanceof Map)) return inNamespace(bucket, namespace) ? [bucket] : [];
+    if (namespace !== undefined) return [...(bucket.get(namespace)?.values() ?? [])];
     const out: T[] = [];
-    for (const m of byNs.values()) for (const o of m.values()) out.push(o);
+    for (const m of bucket.values()) for (const o of m.values()) out.push(o);
     return out;
   }
 
   private indexOne(name: string, fn: IndexFunc<T>, o: T): void {
     const byValue = this.indexes.get(name)!;
     const ordered = this.ordered.get(name);
-    const ns = nsOf(o);
     for (const v of new Set(fn(o))) {
-      if (ordered) insertOrdered(ordered, v, ns, o);
-      let byNs = byValue.get(v);
-      if (!byNs) {
-        byNs = new Map();
-        byValue.set(v, byNs);
+      if (ordered) insertOrdered(ordered, v, nsOf(o), o);
+      const bucket = byValue.get(v);
+      if (bucket === undefined) byValue.set(v, o);
+      else if (bucket instanceof Map) this.addToBucket(bucket, o);
+      else {
+        // A second object under this value: the bucket becomes namespace -> name -> object.
+        const promoted: BucketMap<T> = new Map();
+        this.addToBucket(promoted, bucket);
+        this.addToBucket(promoted, o);
+        byValue.set(v, promoted);
       }
-      let byName = byNs.get(ns);
-      if (!byName) {
-        byName = new Map();
-        byNs.set(ns, byName);
-      }
-      byName.set(o.metadata.name, o);
-      this.frozen.delete(byName);
     }
+  }
+
+  private addToBucket(bucket: BucketMap<T>, o: T): void {
+    const ns = nsOf(o);
+    let byName = bucket.get(ns);
+    if (!byName) {
+      byName = new Map();
+      bucket.set(ns, byName);
+    }
+    byName.set(o.metadata.name, o);
+    this.frozen.delete(byName);
   }
 
   private unindex(o: T): void {
@@ -289,15 +312,46 @@ export class IndexedStore<T extends KubeObject> {
       const ordered = this.ordered.get(name);
       for (const v of new Set(fn(o))) {
         if (ordered) removeOrdered(ordered, v, ns, o);
-        const byNs = byValue.get(v);
-        const byName = byNs?.get(ns);
+        const bucket = byValue.get(v);
+        if (bucket === undefined) continue;
+        if (!(bucket instanceof Map)) {
+          if (sameKey(bucket, o)) byValue.delete(v);
+          continue;
+        }
+        const byName = bucket.get(ns);
         byName?.delete(o.metadata.name);
         if (byName) this.frozen.delete(byName);
-        if (byName && byName.size === 0) byNs!.delete(ns);
-        if (byNs && byNs.size === 0) byValue.delete(v);
+        if (byName && byName.size === 0) bucket.delete(ns);
+        const only = soleObject(bucket);
+        if (bucket.size === 0) byValue.delete(v);
+        else if (only) byValue.set(v, only);
       }
     }
   }
+}
+
+/**
+ * One value's objects in an index. Most values are held by one object (a pod's claimed-by, a
+ * claim's spec.podName): such a bucket is that object, not two one-entry maps (~350 bytes each at
+ * 10,000 claims and their pods); a second object makes it namespace -> name -> object, and it
+ * goes back to the object when one is left.
+ */
+type Bucket<T> = T | BucketMap<T>;
+type BucketMap<T> = Map<string, Map<string, T>>;
+
+const sameKey = (a: KubeObject, b: KubeObject): boolean =>
+  a.metadata.name === b.metadata.name && nsOf(a) === nsOf(b);
+
+const inNamespace = (o: KubeObject, namespace: string | undefined): boolean =>
+  namespace === undefined || nsOf(o) === namespace;
+
+/** The bucket's object when it holds exactly one. */
+function soleObject<T>(bucket: BucketMap<T>): T | undefined {
+  if (bucket.size !== 1) return undefined;
+  const [byName] = bucket.values();
+  if (byName!.size !== 1) return undefined;
+  const [o] = byName!.values();
+  return o;
 }
 
 function insertOrdered<T extends KubeObject>(

@@ -33,8 +33,11 @@ const claimKey = (c: { metadata: { namespace?: string; name: string } }) =>
   keyString({ namespace: c.metadata.namespace ?? '', name: c.metadata.name });
 
 export class ClaimIndex<C extends ReferencingClaim = PodClaim> {
-  /** pod key -> claim key -> that claim's references to the pod (podName first, then sourcePod). */
-  private readonly byPod = new Map<string, Map<string, PodReference<C>[]>>();
+  /**
+   * pod key -> the references to the pod, claim by claim in the order they were indexed (each claim's
+   * podName first, then sourcePod). A flat array, not a map per pod: a pod has one or two.
+   */
+  private readonly byPod = new Map<string, PodReference<C>[]>();
   private readonly claims = new Map<string, C>();
   /** pool key -> names of its claims waiting for a pod (an Idle pod or a pool change wakes them). */
   private readonly waiting = new Map<string, Set<string>>();
@@ -54,8 +57,8 @@ export class ClaimIndex<C extends ReferencingClaim = PodClaim> {
     this.removeKey(ck);
     this.claims.set(ck, claim);
     const ns = claim.metadata.namespace ?? '';
-    if (claim.spec.podName) this.add(ns, claim.spec.podName, ck, { claim, field: 'podName' });
-    if (claim.spec.sourcePod) this.add(ns, claim.spec.sourcePod, ck, { claim, field: 'sourcePod' });
+    if (claim.spec.podName) this.add(ns, claim.spec.podName, { claim, field: 'podName' });
+    if (claim.spec.sourcePod) this.add(ns, claim.spec.sourcePod, { claim, field: 'sourcePod' });
     if (waitsForPod(claim)) {
       const pk = keyString({ namespace: ns, name: claim.spec.poolName! });
       let names = this.waiting.get(pk);
@@ -82,8 +85,8 @@ export class ClaimIndex<C extends ReferencingClaim = PodClaim> {
 
   /** Every claim referencing the pod, deleting ones included: the claims a pod event concerns (P6). */
   referencingIncludingDeleting(namespace: string, pod: string): PodReference<C>[] {
-    const m = this.byPod.get(keyString({ namespace, name: pod }));
-    return m ? [...m.values()].flat() : [];
+    const refs = this.byPod.get(keyString({ namespace, name: pod }));
+    return refs ? [...refs] : [];
   }
 
   /** The claims holding the pod: referencing it and not being deleted (normally zero or one). */
@@ -124,22 +127,17 @@ export class ClaimIndex<C extends ReferencingClaim = PodClaim> {
   isReferenced(namespace: string, pod: string): boolean {
     // Asked for every Idle pod of a pool on each bind: no arrays built for the common "no".
     if (this.claims.size === 0) return false;
-    const m = this.byPod.get(keyString({ namespace, name: pod }));
-    if (!m) return false;
-    for (const refs of m.values()) for (const r of refs) if (holdsReferencedPods(r.claim)) return true;
+    const refs = this.byPod.get(keyString({ namespace, name: pod }));
+    if (!refs) return false;
+    for (const r of refs) if (holdsReferencedPods(r.claim)) return true;
     return false;
   }
 
-  private add(ns: string, pod: string, ck: string, ref: PodReference<C>): void {
+  private add(ns: string, pod: string, ref: PodReference<C>): void {
     const pk = keyString({ namespace: ns, name: pod });
-    let m = this.byPod.get(pk);
-    if (!m) {
-      m = new Map();
-      this.byPod.set(pk, m);
-    }
-    const refs = m.get(ck);
+    const refs = this.byPod.get(pk);
     if (refs) refs.push(ref);
-    else m.set(ck, [ref]);
+    else this.byPod.set(pk, [ref]);
   }
 
   private removeKey(ck: string): void {
@@ -156,9 +154,12 @@ export class ClaimIndex<C extends ReferencingClaim = PodClaim> {
     for (const pod of new Set([old.spec.podName, old.spec.sourcePod])) {
       if (!pod) continue;
       const pk = keyString({ namespace: ns, name: pod });
-      const m = this.byPod.get(pk);
-      m?.delete(ck);
-      if (m && m.size === 0) this.byPod.delete(pk);
+      const refs = this.byPod.get(pk);
+      if (!refs) continue;
+      // The indexed version of the claim is `old`: its references are the ones holding it.
+      const kept = refs.filter((r) => r.claim !== old);
+      if (kept.length === 0) this.byPod.delete(pk);
+      else if (kept.length !== refs.length) this.byPod.set(pk, kept);
     }
   }
 }
