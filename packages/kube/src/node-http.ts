@@ -234,6 +234,8 @@ function abortError(): Error {
   return e;
 }
 
+function ignoreLateError(): void {}
+
 class NodeResponse implements BackendResponse {
   readonly status: number;
   readonly headers: Record<string, string>;
@@ -265,22 +267,31 @@ class NodeResponse implements BackendResponse {
 
   text(): Promise<string> {
     return new Promise((resolve, reject) => {
-      const chunks: Buffer[] = [];
-      this.res.on('data', (c: Buffer) => chunks.push(c));
-      this.res.once('end', () => {
+      let chunks: Buffer[] = [];
+      const onData = (c: Buffer) => chunks.push(c);
+      // Settling removes every listener: a response object outlives its request (an agent's socket
+      // or TLS session can hold it), and a listener left on it would keep the body and its text.
+      const settle = (e?: Error) => {
+        this.res.off('data', onData).off('end', onEnd).off('error', onError).off('close', onClose);
+        // A late error on a read response (its socket failing) must not be an unhandled 'error'.
+        this.res.on('error', ignoreLateError);
         this.done();
-        resolve(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8'));
-      });
-      this.res.once('error', (e) => {
-        this.done();
-        reject(this.state.killedBy ?? e);
-      });
-      this.res.once('close', () => {
-        if (!this.res.complete) {
-          this.done();
-          reject(this.state.killedBy ?? new Error('the response ended before its body was complete'));
+        if (e) {
+          chunks = [];
+          reject(this.state.killedBy ?? e);
+          return;
         }
-      });
+        const body =
+          chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
+        chunks = [];
+        resolve(body);
+      };
+      const onEnd = () => settle();
+      const onError = (e: Error) => settle(e);
+      const onClose = () => {
+        if (!this.res.complete) settle(new Error('the response ended before its body was complete'));
+      };
+      this.res.on('data', onData).once('end', onEnd).once('error', onError).once('close', onClose);
     });
   }
 
