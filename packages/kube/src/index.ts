@@ -7,4 +7,5 @@ export * from './informer.ts';
 export * from './informer-cache.ts';
 export * from './kubeconfig.ts';
 export * from './leader.ts';
+export { MAX_POOLED_LENGTH, STRING_POOL_CAPACITY, StringPool } from './string-pool.ts';
 export * from './timers.ts';

@@ -20,6 +20,7 @@ import {
 } from '@claimkit/core';
 import type { IndexFunc } from './indexed-store.ts';
 import { Informer, type InformerOptions } from './informer.ts';
+import { StringPool } from './string-pool.ts';
 
 export interface InformerCacheOptions
   extends Omit<
@@ -46,11 +47,14 @@ export class InformerCache implements Reader, OldestFirstReader {
   private readonly source: ListWatcher;
   private readonly opts: InformerCacheOptions;
   private readonly byKind = new Map<Kind, Informer<Kind>>();
+  /** One pool for every kind: pods and claims repeat the same namespaces, pools and labels. */
+  private readonly strings: StringPool | false;
   private started = false;
 
   constructor(source: ListWatcher, opts: InformerCacheOptions = {}) {
     this.source = source;
     this.opts = opts;
+    this.strings = opts.strings ?? new StringPool();
   }
 
   /** The informer of `kind`, created on first use (`opts` apply then; later calls return it as is). */
@@ -60,7 +64,7 @@ export class InformerCache implements Reader, OldestFirstReader {
       const { live: _live, namespace, ...common } = this.opts;
       const { clusterScoped, ...kindOpts } = opts;
       const ns = clusterScoped || namespace === undefined ? {} : { namespace };
-      inf = new Informer(this.source, kind, { ...common, ...ns, ...kindOpts });
+      inf = new Informer(this.source, kind, { ...common, ...ns, ...kindOpts, strings: this.strings });
       this.byKind.set(kind, inf as unknown as Informer<Kind>);
       if (this.started) {
         inf

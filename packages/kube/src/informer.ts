@@ -30,6 +30,7 @@ import {
   type WatchEvent,
 } from '@claimkit/core';
 import { fieldValues, IndexedStore, type IndexFunc, labelSetValues, labelValues } from './indexed-store.ts';
+import { StringPool } from './string-pool.ts';
 import { realTimers } from './timers.ts';
 
 export interface InformerHandler<T> {
@@ -61,6 +62,11 @@ export interface InformerOptions {
    * use, and return the same kind of object; it may return its input.
    */
   transform?: (obj: KubeObject) => KubeObject;
+  /**
+   * The pool each stored object's repeated strings go through (string-pool.ts): default the
+   * informer's own (an InformerCache shares one among its informers); false for none.
+   */
+  strings?: StringPool | false;
   timers?: Timers;
   log?: InformerLog;
   /** Items per list page (default 500): a large namespace is never one huge response in memory. */
@@ -131,6 +137,7 @@ export class Informer<K extends Kind> {
   private readonly source: ListWatcher;
   private readonly opts: InformerOptions;
   private readonly timers: Timers;
+  private readonly strings: StringPool | undefined;
   private readonly store = new IndexedStore<KindMap[K]>();
   private readonly handlers = new Set<InformerHandler<KindMap[K]>>();
   private rv = '';
@@ -152,6 +159,7 @@ export class Informer<K extends Kind> {
     this.kind = kind;
     this.opts = opts;
     this.timers = opts.timers ?? realTimers;
+    this.strings = opts.strings === false ? undefined : (opts.strings ?? new StringPool());
     for (const f of opts.indexFields ?? []) this.indexField(f);
     for (const l of opts.indexLabels ?? []) this.store.addIndex(labelIndex(l), labelValues(l));
     for (const keys of opts.indexLabelSets ?? [])
@@ -549,7 +557,9 @@ export class Informer<K extends Kind> {
   /** The part of `o` the store keeps: without managedFields, then through the transform if any. */
   private kept(o: KindMap[K]): KindMap[K] {
     const slimmed = slim(o);
-    return this.opts.transform ? (this.opts.transform(slimmed) as KindMap[K]) : slimmed;
+    const kept = this.opts.transform ? (this.opts.transform(slimmed) as KindMap[K]) : slimmed;
+    this.strings?.internObject(kept);
+    return kept;
   }
 
   /** A list's content replaces the store; handlers get the differences. */
