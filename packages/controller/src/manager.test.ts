@@ -14,9 +14,8 @@ import {
   type PodClaim,
   type PodClaimSet,
   type PodPool,
-  schemaModelOptions,
 } from '@claimkit/core';
-import { ApiModel, SimCaptureAgent } from '@claimkit/core/model';
+import { ApiModel, SimCaptureAgent, schemaModelOptions } from '@claimkit/core/model';
 import { checkConvergence, checkSafety } from '@claimkit/core/testing';
 import { KubeEventRecorder, LeaderElector } from '@claimkit/kube';
 import { afterEach, describe, expect, it } from 'vitest';

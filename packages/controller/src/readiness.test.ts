@@ -1,15 +1,8 @@
 // /readyz follows the API server: the Manager on core's in-memory model behind a transport that
 // really fails (every request refused, open watches cut, new ones refused; or a silent partition
 // that leaves watches open), served over HTTP as in the process. /healthz stays 200 throughout.
-import {
-  ApiError,
-  type Client,
-  intercept,
-  type ListWatcher,
-  type Pod,
-  schemaModelOptions,
-} from '@claimkit/core';
-import { ApiModel } from '@claimkit/core/model';
+import { ApiError, type Client, intercept, type ListWatcher, type Pod } from '@claimkit/core';
+import { ApiModel, schemaModelOptions } from '@claimkit/core/model';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Manager } from './manager.ts';
 import { type RunningServers, serveEndpoints } from './server.ts';

@@ -11,9 +11,8 @@ import {
   LABEL_STATE,
   type Pod,
   type PodClaim,
-  schemaModelOptions,
 } from '@claimkit/core';
-import { ApiModel, SimCaptureAgent } from '@claimkit/core/model';
+import { ApiModel, SimCaptureAgent, schemaModelOptions } from '@claimkit/core/model';
 import { describe, expect, it } from 'vitest';
 import { ControllerMetrics } from './metrics.ts';
 import { Slis, snakeCase } from './slis.ts';

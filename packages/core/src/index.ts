@@ -300,5 +300,4 @@ export type { AppliedDecision, StepObserver, StepStages } from './reconcile/step
 export { crdFileName, crdFor } from './schema/crd.ts';
 export { KIND_SCHEMAS } from './schema/kinds.ts';
 export { isDnsSubdomain } from './schema/pod-pool.ts';
-export { schemaModelOptions } from './schema/validate.ts';
 export { toYaml } from './schema/yaml.ts';

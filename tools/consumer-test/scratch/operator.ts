@@ -10,9 +10,8 @@ import {
   type PodClaim,
   type PodPool,
   reconcilePodClaim,
-  schemaModelOptions,
 } from '@claimkit/core';
-import { ApiModel, ManualClock } from '@claimkit/core/model';
+import { ApiModel, ManualClock, schemaModelOptions } from '@claimkit/core/model';
 import { checkConvergence, checkSafety } from '@claimkit/core/testing';
 
 const ns = 'default';

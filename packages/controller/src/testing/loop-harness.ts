@@ -1,7 +1,7 @@
 // What the Manager's tests share: core's in-memory API model with the CRDs' rules, a scheduler +
 // kubelet over it, a poll that says what it waited for, and one list of things to stop after each test.
-import { keyOf, schemaModelOptions } from '@claimkit/core';
-import { ApiModel } from '@claimkit/core/model';
+import { keyOf } from '@claimkit/core';
+import { ApiModel, schemaModelOptions } from '@claimkit/core/model';
 
 /** Managers, kubelets and servers a test started; `stopRunning` stops them, newest first. */
 export const running: { stop(): Promise<void> | void }[] = [];
