@@ -1,4 +1,6 @@
+import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
+import type { PodClaim } from '../api/types.ts';
 import { boundTo, deleting, forPool, inNamespace, migratingFrom, podClaim } from '../testing/fixtures.ts';
 import { ClaimIndex } from './claim-index.ts';
 
@@ -70,6 +72,65 @@ describe('ClaimIndex: one rule for deleting claims', () => {
     expect(names(index.referencing('x', 'p9'))).toEqual(['broken.podName', 'broken.sourcePod']);
     index.remove(podClaim('broken', inNamespace('x')));
     expect(index.referencing('x', 'p9')).toEqual([]);
+  });
+});
+
+describe('ClaimIndex against a model', () => {
+  test('every pod answers as a filter over the indexed claims does (claims in the order last indexed, podName before sourcePod), whatever the upserts and removals', () => {
+    const NAMESPACES = [NS, 'other'];
+    const PODS = ['p0', 'p1', 'p2'];
+    const op = fc.record({
+      remove: fc.boolean(),
+      namespace: fc.constantFrom(...NAMESPACES),
+      name: fc.constantFrom('a', 'b', 'c', 'd'),
+      podName: fc.option(fc.constantFrom(...PODS), { nil: undefined }),
+      sourcePod: fc.option(fc.constantFrom(...PODS), { nil: undefined }),
+      deleting: fc.boolean(),
+    });
+    fc.assert(
+      fc.property(fc.array(op, { minLength: 1, maxLength: 30 }), (ops) => {
+        const index = new ClaimIndex();
+        // The model: claims by key, in the order they were last indexed.
+        const model = new Map<string, PodClaim>();
+        for (const o of ops) {
+          const key = `${o.namespace}/${o.name}`;
+          model.delete(key);
+          if (o.remove) {
+            index.remove(podClaim(o.name, inNamespace(o.namespace)));
+          } else {
+            const c = podClaim(
+              o.name,
+              inNamespace(o.namespace),
+              ...(o.podName ? [boundTo(o.podName)] : []),
+              ...(o.sourcePod ? [migratingFrom(o.sourcePod)] : []),
+              ...(o.deleting ? [deleting()] : []),
+            );
+            index.upsert(c);
+            model.set(key, c);
+          }
+          expect(index.size).toBe(model.size);
+          for (const ns of NAMESPACES)
+            for (const pod of PODS) {
+              const want: string[] = [];
+              for (const c of model.values()) {
+                if ((c.metadata.namespace ?? '') !== ns) continue;
+                if (c.spec.podName === pod) want.push(`${c.metadata.name}.podName`);
+                if (c.spec.sourcePod === pod) want.push(`${c.metadata.name}.sourcePod`);
+              }
+              const where = `${ns}/${pod} after ${JSON.stringify(o)}`;
+              expect(names(index.referencingIncludingDeleting(ns, pod)), where).toEqual(want);
+              const holding = [...model.values()].filter(
+                (c) =>
+                  (c.metadata.namespace ?? '') === ns &&
+                  !c.metadata.deletionTimestamp &&
+                  (c.spec.podName === pod || c.spec.sourcePod === pod),
+              );
+              expect(index.isReferenced(ns, pod), where).toBe(holding.length > 0);
+            }
+        }
+      }),
+      { numRuns: 300 },
+    );
   });
 });
 
