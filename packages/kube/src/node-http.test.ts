@@ -1,38 +1,27 @@
 // node:http backend: what a read response keeps once its body has been read.
-import { createServer, type IncomingMessage } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { KubeConfig } from './kubeconfig.ts';
+import { type FakeApiServer, json, startFakeApiServer } from './fake-apiserver.test-helper.ts';
 import { NodeHttpBackend } from './node-http.ts';
 
-const closers: (() => void)[] = [];
-afterEach(() => {
-  for (const c of closers.splice(0)) c();
+let srv: FakeApiServer | undefined;
+let backend: NodeHttpBackend | undefined;
+afterEach(async () => {
+  backend?.close();
+  await srv?.close();
+  backend = undefined;
+  srv = undefined;
 });
-
-async function backendFor(body: string): Promise<NodeHttpBackend> {
-  const server = createServer((_, res) => res.end(body));
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ name: 'c', server: url, skipTLSVerify: true }],
-    users: [{ name: 'u', token: 't' }],
-    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
-    currentContext: 'x',
-  });
-  const backend = new NodeHttpBackend(kc, url);
-  closers.push(() => {
-    backend.close();
-    server.close();
-  });
-  return backend;
-}
 
 describe('NodeHttpBackend responses', () => {
   it('a read response keeps no listener of the read (which would hold the body and its text), and a late error on it is not thrown', async () => {
-    const big = JSON.stringify({ items: Array.from({ length: 5000 }, (_, i) => ({ name: `pod-${i}` })) });
-    const backend = await backendFor(big);
+    const list = { items: Array.from({ length: 5000 }, (_, i) => ({ name: `pod-${i}` })) };
+    srv = await startFakeApiServer();
+    srv.on(
+      (r) => r.path === '/api/v1/pods',
+      (_r, res) => json(res, 200, list),
+    );
+    backend = new NodeHttpBackend(srv.kubeConfig(), srv.url);
     const resp = await backend.send(
       { method: 'GET', pathAndQuery: '/api/v1/pods', headers: {} },
       { timeoutMs: 5000 },
@@ -40,7 +29,7 @@ describe('NodeHttpBackend responses', () => {
     const res = (resp as unknown as { res: IncomingMessage }).res;
     const events = ['data', 'end', 'close', 'error'] as const;
     const nodes = Object.fromEntries(events.map((e) => [e, res.listeners(e)]));
-    expect(await resp.text()).toBe(big);
+    expect(JSON.parse(await resp.text())).toEqual(list);
     // Node's own listeners stay; of the read's, only a handler for a late error.
     for (const e of events)
       expect(res.listeners(e), e).toEqual(e === 'error' ? [...nodes[e]!, expect.any(Function)] : nodes[e]);
