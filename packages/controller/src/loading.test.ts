@@ -2,7 +2,7 @@
 // what the controller never runs stays unloaded. CEL (core's schema rules, ~17 MB of RSS) lives
 // behind @claimkit/core/model; client-node's generated API index and its proxy and fetch packages
 // behind @claimkit/kube's resolve hook. Checked in a fresh Node process that records every module
-// resolved while the controller's entry points load.
+// loaded while the controller's entry points load.
 import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -25,7 +25,8 @@ function loadedBy(entry: string): string[] {
   const script = [
     "import { registerHooks } from 'node:module';",
     'const urls = [];',
-    'registerHooks({ resolve(s, c, next) { const r = next(s, c); urls.push(r.url); return r; } });',
+    // Loaded, not just resolved: a hook may resolve a package to hand out a stand-in for it.
+    'registerHooks({ load(url, c, next) { urls.push(url); return next(url, c); } });',
     `await import(${JSON.stringify(pathToFileURL(join(SRC, entry)).href)});`,
     'console.log(JSON.stringify(urls));',
   ].join('\n');

@@ -34,10 +34,10 @@ function writeKubeconfig(): string {
 }
 
 /** Runs an ES module script in a fresh Node process (source condition) and parses its last line. */
-function runFresh(script: string): unknown {
+function runFresh(script: string, flags: string[] = []): unknown {
   const r = spawnSync(
     process.execPath,
-    ['--conditions=@claimkit/source', '--input-type=module', '-e', script],
+    ['--conditions=@claimkit/source', ...flags, '--input-type=module', '-e', script],
     {
       cwd: here,
       encoding: 'utf8',
@@ -117,53 +117,62 @@ describe("client-node's proxy and fetch packages, loaded on first use", () => {
   });
 
   it('gives each imported name a stand-in, once', () => {
-    const src = deferredModuleSource('file:///x/config.js', 'undici', ['Agent', 'fetch', 'Agent']);
+    const src = deferredModuleSource('file:///x/undici/index.js', ['Agent', 'fetch', 'Agent']);
     expect(src.match(/^export const /gm)).toHaveLength(2);
     expect(src).toContain('export const Agent = standIn("Agent");');
-    expect(src).toContain('createRequire("file:///x/config.js")("undici")');
+    // By its path: a require of the name would come back to the hook.
+    expect(src).toContain('createRequire("file:///x/undici/index.js")("/x/undici/index.js")');
   });
 
-  it('a Node process loading a kubeconfig loads none of them, and a proxied cluster or the fetch library gets the real ones', () => {
-    const kubeconfig = writeKubeconfig();
-    const script = [
-      "import { createRequire } from 'node:module';",
-      "import { createServer } from 'node:http';",
-      `const kube = await import(${JSON.stringify(pathToFileURL(join(here, 'index.ts')).href)});`,
-      `const kc = kube.loadKubeConfig({ kubeconfig: ${JSON.stringify(kubeconfig)} });`,
-      "const packages = ['undici', 'socks', 'socks-proxy-agent', 'hpagent'];",
-      'const loaded = () => packages.filter((p) => Object.keys(createRequire(import.meta.url).cache)',
-      "  .some((f) => f.includes('/node_modules/' + p + '/')));",
-      'const before = loaded();',
-      `const real = createRequire(${JSON.stringify(pathToFileURL(join(clientNodeDist, 'config.js')).href)});`,
-      "const proxied = { name: 'p', server: 'https://10.0.0.1:6443', proxyUrl: 'http://127.0.0.1:3128' };",
-      'const dispatcher = kc.createDispatcher(proxied, { ca: Buffer.from([]) });',
-      "const socks = kc.createAgent({ name: 's', server: 'https://10.0.0.1:6443', proxyUrl: 'socks5://127.0.0.1:1080' }, {});",
-      'const https = kc.createAgent(proxied, {});',
-      // The fetch library's undici fetch, against a local server.
-      "const server = createServer((_, res) => res.end('pong')).listen(0, '127.0.0.1');",
-      "await new Promise((r) => server.once('listening', r));",
-      "const { IsomorphicFetchHttpLibrary, RequestContext } = await import('@kubernetes/client-node/dist/gen/http/http.js');",
-      "const ctx = new RequestContext('http://127.0.0.1:' + server.address().port + '/ping', 'GET');",
-      'const resp = await new IsomorphicFetchHttpLibrary().send(ctx).toPromise();',
-      'const body = await resp.body.text();',
-      'server.close();',
-      'console.log(JSON.stringify({',
-      '  deferred: kube.clientNodeDeferred(), before,',
-      "  proxyAgent: dispatcher instanceof real('undici').ProxyAgent,",
-      "  socksAgent: socks instanceof real('socks-proxy-agent').SocksProxyAgent,",
-      "  httpsProxyAgent: https instanceof real('hpagent').HttpsProxyAgent,",
-      '  fetched: [resp.httpStatusCode, body], after: loaded(),',
-      '}));',
-    ].join('\n');
-    expect(runFresh(script)).toEqual({
-      deferred: ['hpagent', 'socks', 'socks-proxy-agent', 'undici'],
-      before: [],
-      proxyAgent: true,
-      socksAgent: true,
-      httpsProxyAgent: true,
-      fetched: [200, 'pong'],
-      // socks by socks-proxy-agent.
-      after: ['undici', 'socks', 'socks-proxy-agent', 'hpagent'],
-    });
-  });
+  // With --conditions=import as well, a require carries 'import' among its conditions, as it does
+  // under vitest: the stand-in's require must still get the real package.
+  it.each([
+    ['', []],
+    [' (with import among a require’s conditions)', ['--conditions=import']],
+  ])(
+    'a Node process loading a kubeconfig loads none of them, and a proxied cluster or the fetch library gets the real ones%s',
+    (_, flags) => {
+      const kubeconfig = writeKubeconfig();
+      const script = [
+        "import { createRequire } from 'node:module';",
+        "import { createServer } from 'node:http';",
+        `const kube = await import(${JSON.stringify(pathToFileURL(join(here, 'index.ts')).href)});`,
+        `const kc = kube.loadKubeConfig({ kubeconfig: ${JSON.stringify(kubeconfig)} });`,
+        "const packages = ['undici', 'socks', 'socks-proxy-agent', 'hpagent'];",
+        'const loaded = () => packages.filter((p) => Object.keys(createRequire(import.meta.url).cache)',
+        "  .some((f) => f.includes('/node_modules/' + p + '/')));",
+        'const before = loaded();',
+        `const real = createRequire(${JSON.stringify(pathToFileURL(join(clientNodeDist, 'config.js')).href)});`,
+        "const proxied = { name: 'p', server: 'https://10.0.0.1:6443', proxyUrl: 'http://127.0.0.1:3128' };",
+        'const dispatcher = kc.createDispatcher(proxied, { ca: Buffer.from([]) });',
+        "const socks = kc.createAgent({ name: 's', server: 'https://10.0.0.1:6443', proxyUrl: 'socks5://127.0.0.1:1080' }, {});",
+        'const https = kc.createAgent(proxied, {});',
+        // The fetch library's undici fetch, against a local server.
+        "const server = createServer((_, res) => res.end('pong')).listen(0, '127.0.0.1');",
+        "await new Promise((r) => server.once('listening', r));",
+        "const { IsomorphicFetchHttpLibrary, RequestContext } = await import('@kubernetes/client-node/dist/gen/http/http.js');",
+        "const ctx = new RequestContext('http://127.0.0.1:' + server.address().port + '/ping', 'GET');",
+        'const resp = await new IsomorphicFetchHttpLibrary().send(ctx).toPromise();',
+        'const body = await resp.body.text();',
+        'server.close();',
+        'console.log(JSON.stringify({',
+        '  deferred: kube.clientNodeDeferred(), before,',
+        "  proxyAgent: dispatcher instanceof real('undici').ProxyAgent,",
+        "  socksAgent: socks instanceof real('socks-proxy-agent').SocksProxyAgent,",
+        "  httpsProxyAgent: https instanceof real('hpagent').HttpsProxyAgent,",
+        '  fetched: [resp.httpStatusCode, body], after: loaded(),',
+        '}));',
+      ].join('\n');
+      expect(runFresh(script, flags)).toEqual({
+        deferred: ['hpagent', 'socks', 'socks-proxy-agent', 'undici'],
+        before: [],
+        proxyAgent: true,
+        socksAgent: true,
+        httpsProxyAgent: true,
+        fetched: [200, 'pong'],
+        // socks by socks-proxy-agent.
+        after: ['undici', 'socks', 'socks-proxy-agent', 'hpagent'],
+      });
+    },
+  );
 });

@@ -91,15 +91,17 @@ export function namedImports(source: string, specifier: string): [string, string
 }
 
 /**
- * A module exporting, for each imported name, a stand-in that loads `specifier` (as `parentUrl`
- * would resolve it, with require: proxies' traps are synchronous) when it is first constructed,
- * called or read, and forwards to the real export from then on.
+ * A module exporting, for each imported name, a stand-in that loads the module at `realUrl` (what
+ * the import resolved to, by its path: a require of the package's name would come back to this hook)
+ * with require (proxies' traps are synchronous) when it is first constructed, called or read, and
+ * forwards to the real export from then on.
  */
-export function deferredModuleSource(parentUrl: string, specifier: string, names: readonly string[]): string {
+export function deferredModuleSource(realUrl: string, names: readonly string[]): string {
+  const path = fileURLToPath(realUrl);
   const lines = [
     "import { createRequire } from 'node:module';",
     'let loaded;',
-    `const load = () => (loaded ??= createRequire(${JSON.stringify(parentUrl)})(${JSON.stringify(specifier)}));`,
+    `const load = () => (loaded ??= createRequire(${JSON.stringify(realUrl)})(${JSON.stringify(path)}));`,
     'const standIn = (name) => {',
     '  const real = () => load()[name];',
     '  const proxy = new Proxy(function () {}, {',
@@ -123,7 +125,8 @@ const dataModule = (source: string) => ({
   shortCircuit: true,
 });
 
-function deferredResolution(specifier: string, parent: string) {
+function deferredResolution(specifier: string, parent: string, realUrl: string) {
+  if (!realUrl.startsWith('file:')) return undefined;
   let names: string[] | undefined;
   try {
     names = namedImports(readFileSync(fileURLToPath(parent), 'utf8'), specifier)?.map(([n]) => n);
@@ -132,7 +135,7 @@ function deferredResolution(specifier: string, parent: string) {
   }
   if (!names || names.some((n) => n === 'default' || !/^[A-Za-z_$][\w$]*$/.test(n))) return undefined;
   deferred.add(specifier);
-  return dataModule(deferredModuleSource(parent, specifier, names));
+  return dataModule(deferredModuleSource(realUrl, names));
 }
 
 /** Installs the resolve hook once (a no-op where `node:module` has no registerHooks). */
@@ -144,14 +147,18 @@ export function slimClientNode(): void {
   register({
     resolve(specifier, context, next) {
       const parent = context.parentURL;
-      // Imports only: the stand-in's own require of the package must get the real one.
+      // Imports only (client-node is ESM; a runner such as vitest adds 'import' to a require's
+      // conditions, so 'require' is what tells them apart); the stand-in requires the package by
+      // its path, which never comes back here.
       if (
         DEFERRED_PACKAGES.has(specifier) &&
-        context.conditions?.includes('import') &&
+        !context.conditions?.includes('require') &&
         parent?.startsWith('file:') &&
         parent.includes(CLIENT_NODE_DIST)
-      )
-        return deferredResolution(specifier, parent) ?? next(specifier, context);
+      ) {
+        const real = next(specifier, context) as { url?: string };
+        return (real.url && deferredResolution(specifier, parent, real.url)) || real;
+      }
       if (specifier !== GEN_INDEX || !parent?.startsWith('file:') || !parent.endsWith(CONFIG_JS))
         return next(specifier, context);
       let source: string | undefined;
