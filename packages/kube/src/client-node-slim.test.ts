@@ -33,6 +33,12 @@ function writeKubeconfig(): string {
   return kubeconfig;
 }
 
+/** Script lines that import @claimkit/kube (from source) as `kube` and load `kubeconfig` as `kc`. */
+const loadingKube = (kubeconfig: string): string[] => [
+  `const kube = await import(${JSON.stringify(pathToFileURL(join(here, 'index.ts')).href)});`,
+  `const kc = kube.loadKubeConfig({ kubeconfig: ${JSON.stringify(kubeconfig)} });`,
+];
+
 /** Runs an ES module script in a fresh Node process (source condition) and parses its last line. */
 function runFresh(script: string, flags: string[] = []): unknown {
   const r = spawnSync(
@@ -67,8 +73,7 @@ describe('client-node without its generated API index', () => {
   it('a Node process importing @claimkit/kube loads KubeConfig slim, and a kubeconfig works with client-node as before', () => {
     const kubeconfig = writeKubeconfig();
     const script = [
-      `const kube = await import(${JSON.stringify(pathToFileURL(join(here, 'index.ts')).href)});`,
-      `const kc = kube.loadKubeConfig({ kubeconfig: ${JSON.stringify(kubeconfig)} });`,
+      ...loadingKube(kubeconfig),
       'const slimmed = kube.clientNodeSlimmed();',
       // makeApiClient uses the two names the slim index gives config.js.
       "const { CoreV1Api } = await import('@kubernetes/client-node');",
@@ -136,8 +141,7 @@ describe("client-node's proxy and fetch packages, loaded on first use", () => {
       const script = [
         "import { createRequire } from 'node:module';",
         "import { createServer } from 'node:http';",
-        `const kube = await import(${JSON.stringify(pathToFileURL(join(here, 'index.ts')).href)});`,
-        `const kc = kube.loadKubeConfig({ kubeconfig: ${JSON.stringify(kubeconfig)} });`,
+        ...loadingKube(kubeconfig),
         "const packages = ['undici', 'socks', 'socks-proxy-agent', 'hpagent'];",
         'const loaded = () => packages.filter((p) => Object.keys(createRequire(import.meta.url).cache)',
         "  .some((f) => f.includes('/node_modules/' + p + '/')));",

@@ -35,6 +35,17 @@ type RegisterHooks = (hooks: { resolve: ResolveHook }) => unknown;
 let installed = false;
 let slimmed = false;
 const deferred = new Set<string>();
+/** client-node modules' source, read once: config.js asks for five hooked specifiers. */
+const sources = new Map<string, string>();
+
+function sourceOf(url: string): string {
+  let text = sources.get(url);
+  if (text === undefined) {
+    text = readFileSync(fileURLToPath(url), 'utf8');
+    sources.set(url, text);
+  }
+  return text;
+}
 
 /** Whether config.js was given the slim index (for tests and the start-up log). */
 export const clientNodeSlimmed = (): boolean => slimmed;
@@ -129,7 +140,7 @@ function deferredResolution(specifier: string, parent: string, realUrl: string) 
   if (!realUrl.startsWith('file:')) return undefined;
   let names: string[] | undefined;
   try {
-    names = namedImports(readFileSync(fileURLToPath(parent), 'utf8'), specifier)?.map(([n]) => n);
+    names = namedImports(sourceOf(parent), specifier)?.map(([n]) => n);
   } catch {
     names = undefined;
   }
@@ -163,7 +174,7 @@ export function slimClientNode(): void {
         return next(specifier, context);
       let source: string | undefined;
       try {
-        const names = genIndexImports(readFileSync(fileURLToPath(parent), 'utf8'));
+        const names = genIndexImports(sourceOf(parent));
         source = names && slimIndexSource(parent, names);
       } catch {
         source = undefined;

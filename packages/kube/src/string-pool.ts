@@ -14,6 +14,15 @@ export const MAX_POOLED_LENGTH = 128;
 
 type Bag = Record<string, unknown>;
 
+// The fields pooled, per place (constants: internObject runs for every object an informer stores).
+const TOP = ['apiVersion', 'kind'];
+const METADATA = ['namespace', 'creationTimestamp', 'generateName'];
+const OWNER_REFERENCE = ['apiVersion', 'kind', 'name', 'uid'];
+const SPEC = ['nodeName', 'poolName'];
+const CONTAINER = ['name', 'image'];
+const STATUS = ['phase', 'hostIP'];
+const CONDITION = ['type', 'status', 'reason', 'message', 'lastTransitionTime'];
+
 const isBag = (v: unknown): v is Bag => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export class StringPool {
@@ -51,32 +60,31 @@ export class StringPool {
    */
   internObject(o: KubeObject): void {
     const obj = o as unknown as Bag;
-    this.props(obj, 'apiVersion', 'kind');
+    this.props(obj, TOP);
     const md = obj.metadata;
     if (isBag(md)) {
-      this.props(md, 'namespace', 'creationTimestamp', 'generateName');
+      this.props(md, METADATA);
       this.values(md.labels);
       this.values(md.annotations);
       this.items(md.finalizers);
       if (Array.isArray(md.ownerReferences))
-        for (const r of md.ownerReferences) if (isBag(r)) this.props(r, 'apiVersion', 'kind', 'name', 'uid');
+        for (const r of md.ownerReferences) if (isBag(r)) this.props(r, OWNER_REFERENCE);
     }
     const spec = obj.spec;
     if (isBag(spec)) {
-      this.props(spec, 'nodeName', 'poolName');
+      this.props(spec, SPEC);
       for (const list of [spec.containers, spec.initContainers])
-        if (Array.isArray(list)) for (const c of list) if (isBag(c)) this.props(c, 'name', 'image');
+        if (Array.isArray(list)) for (const c of list) if (isBag(c)) this.props(c, CONTAINER);
     }
     const status = obj.status;
     if (isBag(status)) {
-      this.props(status, 'phase', 'hostIP');
+      this.props(status, STATUS);
       if (Array.isArray(status.conditions))
-        for (const c of status.conditions)
-          if (isBag(c)) this.props(c, 'type', 'status', 'reason', 'message', 'lastTransitionTime');
+        for (const c of status.conditions) if (isBag(c)) this.props(c, CONDITION);
     }
   }
 
-  private props(bag: Bag, ...keys: string[]): void {
+  private props(bag: Bag, keys: readonly string[]): void {
     if (Object.isFrozen(bag)) return;
     for (const k of keys) {
       const v = bag[k];
