@@ -11,12 +11,25 @@ export const BENCHMARKS = [
   'warm-pool-scale',
   'agent-sandbox',
   'pool-reconcile',
+  'request-cost',
 ] as const;
 export type Benchmark = (typeof BENCHMARKS)[number];
 /** warm-pool-scale and agent-sandbox run only when named (each takes a quarter of an hour or more). */
-export const DEFAULT_BENCHMARKS: Benchmark[] = ['takeover', 'finalize', 'binds', 'rss', 'pool-reconcile'];
+export const DEFAULT_BENCHMARKS: Benchmark[] = [
+  'takeover',
+  'finalize',
+  'binds',
+  'rss',
+  'pool-reconcile',
+  'request-cost',
+];
 /** Benchmarks whose entries carry their own date, command and machine. */
-export const SELF_DESCRIBED: readonly Benchmark[] = ['warm-pool-scale', 'agent-sandbox', 'pool-reconcile'];
+export const SELF_DESCRIBED: readonly Benchmark[] = [
+  'warm-pool-scale',
+  'agent-sandbox',
+  'pool-reconcile',
+  'request-cost',
+];
 /** Benchmarks that run in process, without a control plane. */
 export const IN_PROCESS: readonly Benchmark[] = ['pool-reconcile'];
 

@@ -27,6 +27,7 @@ import { benchBinds } from './binds.ts';
 import { benchContext, r1 } from './context.ts';
 import { benchFinalize } from './finalize.ts';
 import { benchPoolReconcile, poolReconcileRows } from './pool-reconcile.ts';
+import { benchRequestCost, requestCostRows } from './request-cost.ts';
 import { benchRss } from './rss.ts';
 import {
   memoryLimitSuffix,
@@ -45,6 +46,9 @@ import {
   warmPoolMaxPods,
   warmPoolScaleRows,
 } from './warm-pool-scale.ts';
+
+/** Requests per request-cost mode: enough for a stable mean, about 10 s of a quiet machine. */
+const REQUEST_COST_REQUESTS = 2000;
 
 /** Pods one kwok node takes (controlplane/kwok-stages/node-initialize.yaml). */
 const PODS_PER_NODE = 500;
@@ -243,6 +247,14 @@ const run: Record<Benchmark, { label: string; bench: () => Promise<unknown> }> =
         title: 'pool-reconcile (p50 CPU per reconcile after a bind)',
         rows: poolReconcileRows(r),
       });
+      return { date: new Date().toISOString(), command: out.command, machine: out.machine, ...r };
+    },
+  },
+  'request-cost': {
+    label: 'request-cost (CPU per API request and per watch event, in the bench process)',
+    bench: async () => {
+      const r = await benchRequestCost(ctx(), REQUEST_COST_REQUESTS);
+      summaries.push({ title: 'request-cost (CPU ms, one request in flight)', rows: requestCostRows(r) });
       return { date: new Date().toISOString(), command: out.command, machine: out.machine, ...r };
     },
   },

@@ -12,7 +12,7 @@
 // create beyond that is over-creation.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { loadavg } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { LABEL_CLAIMED_BY, LABEL_POOL, LABEL_STATE, type Pod, type PodClaim } from '@claimkit/core';
 import { repoRoot, testPool, waitFor } from '@claimkit/e2e/harness';
@@ -549,10 +549,19 @@ export async function benchWarmPoolScale(ctx: BenchContext, o: WarmPoolScaleOpti
     const m2 = await scrape();
     say(`burst: ${o.burst} claims at once (${idleTotal()} Idle Ready pods) ...`);
     const burstNames = Array.from({ length: o.burst }, (_, i) => `${nsOf(i)}/b-${i}`);
+    const cpuB0 = snapshotCpu(cpuGroups);
     const tb0 = performance.now();
     await Promise.all(burstNames.map((_, i) => createClaim(`b-${i}`, i)));
     const burstCreateSeconds = (performance.now() - tb0) / 1000;
     await awaitBound(o.steady + o.burst, 'burst');
+    // Who had the machine's cores while the burst was bound: the burst's binds/s is the API server's
+    // when it takes nearly all of them, the controller's when its one thread is near a core.
+    const burstCpu = cpuBetween(cpuB0, snapshotCpu(cpuGroups), (performance.now() - tb0) / 1000);
+    say(
+      `burst CPU, cores of ${cpus().length}: ${Object.entries(burstCpu)
+        .map(([name, c]) => `${name} ${c.cores}`)
+        .join(', ')}`,
+    );
     const burstLastBound = Math.max(...burstNames.map((n) => claims.get(n)?.boundAt ?? Number.NaN));
     const burstSeconds = (burstLastBound - tb0) / 1000;
     await sleep(3000);
@@ -738,6 +747,8 @@ export async function benchWarmPoolScale(ctx: BenchContext, o: WarmPoolScaleOpti
         bindsPerSec: r1(o.burst / burstSeconds),
         latency: burstLat,
         requests: burstReq,
+        /** CPU each process used from the first create until every claim was seen Bound. */
+        cpu: burstCpu,
         targetSeconds: r1(burstTargetSeconds),
       },
       createErrors: createErrors.length,
