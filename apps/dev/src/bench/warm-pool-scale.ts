@@ -567,6 +567,24 @@ export async function benchWarmPoolScale(ctx: BenchContext, o: WarmPoolScaleOpti
     await sleep(3000);
     const m3 = await scrape();
     const rssAfterBurst = rssNow();
+    // The raw writes below measure the API server's capacity: not while the pools are still
+    // creating, scheduling and starting the pods the burst took (that work would be measured as a
+    // slower API server). Every claim is bound now, so each pool settles at min(minIdle, maxPods -
+    // its claims) Idle Ready pods.
+    const claimsOfPool = (j: number) =>
+      [o.steady, o.burst].reduce(
+        (a, n) => a + Math.floor(n / plan.length) + (j < n % plan.length ? 1 : 0),
+        0,
+      );
+    const settledIdle = (j: number) => Math.min(plan[j]!.minIdle, plan[j]!.maxPods - claimsOfPool(j));
+    const tRefill0 = performance.now();
+    await waitFor(
+      `the pools refilled after the burst (${plan.map((_, j) => settledIdle(j)).join('/')} Idle Ready)`,
+      () => poolsHave(settledIdle),
+      { timeoutMs: 300_000, intervalMs: 250 },
+    );
+    const refillAfterBurstSeconds = (performance.now() - tRefill0) / 1000 + 3;
+    await sleep(1000);
 
     // 4. Raw writes in the same run, the controller still watching: ConfigMap creates (nothing
     // watches them but the API server's own caches) and merge patches of the pool's Bound pods'
@@ -689,7 +707,7 @@ export async function benchWarmPoolScale(ctx: BenchContext, o: WarmPoolScaleOpti
         `Steady: ${o.steady} PodClaims created open-loop at ${o.rate}/s ${o.poissonSeed === undefined ? 'evenly spaced' : `as a Poisson process (exponential inter-arrival times from a PRNG seeded ${o.poissonSeed})`} (each create sent on schedule, not waiting for earlier answers), claim i to pool i mod ${plan.length}. Burst: ${o.burst} creates sent at once (round-robin likewise) after each pool has its share of them Idle and Ready again.`,
         "Latency: measured by the bench client on its own PodClaim watch: arrival of the claim's ADDED event -> arrival of its first event with phase Bound and spec.podName (same clock, same stream: creationTimestamp has 1 s resolution and the watch delay cancels); createSentToBound adds the create's round trip.",
         "Requests: the controller's claimkit_api_requests_total (its client counts every request by verb/resource/code) diffed around each phase; reads = get/list/watch, writes = create/update/patch/delete (status included), Events apart; writesPerBind = successful Pod/PodClaim writes other than pod creates per claim.",
-        `Raw writes: after the burst, controller still running, ${nRaw} ConfigMap creates, then a merge patch of ${podNames.length} Bound pods' annotations, ${rawC} in flight, same client as the claims.`,
+        `Raw writes: after the burst, once the pools had refilled the pods it took (min(minIdle, maxPods - claims) Idle Ready each) and 1 s more, controller still running, ${nRaw} ConfigMap creates, then a merge patch of ${podNames.length} Bound pods' annotations, ${rawC} in flight, same client as the claims.`,
         'Burst target: 2 x (burst / bindsPerSecCapacity), bindsPerSecCapacity = rawPodPatchesPerSec / writesPerBind (the binds/s the API server allows for the writes a bind needs).',
         'RSS: /proc/<pid>/status VmRSS of the controller process, sampled every 250 ms.',
         'Efficiency (steady phase): controller and kube-apiserver CPU-seconds (/proc/<pid>/stat) per bound claim and their ratio; 409s per bind from claimkit_api_requests_total (any verb and resource).',
@@ -742,6 +760,8 @@ export async function benchWarmPoolScale(ctx: BenchContext, o: WarmPoolScaleOpti
       burst: {
         /** From the last steady claim Bound until `burst` pods were Idle and Ready again. */
         poolRefillSeconds: r1(refillSeconds),
+        /** From the last burst claim Bound until the pools had refilled (before the raw writes). */
+        refillAfterSeconds: r1(refillAfterBurstSeconds),
         createSeconds: r1(burstCreateSeconds),
         allBoundSeconds: r1(burstSeconds),
         bindsPerSec: r1(o.burst / burstSeconds),
