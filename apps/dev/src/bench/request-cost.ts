@@ -7,8 +7,7 @@
 // process.cpuUsage() (user + system, all threads), over `n` requests after 200 unmeasured ones; the
 // modes take turns for three rounds and each reports its median round, so none is measured while
 // the others' code is still being optimised.
-import { readFileSync } from 'node:fs';
-import { Agent, request } from 'node:https';
+import { Agent, type RequestOptions, request } from 'node:https';
 import { Informer, loadKubeConfig } from '@claimkit/kube';
 import { type BenchContext, benchNamespace, cleanup } from './context.ts';
 import { atMost, type Target } from './stats.ts';
@@ -74,20 +73,15 @@ export async function benchRequestCost(ctx: BenchContext, n: number): Promise<Re
   try {
     const claimkit = (i: number) => ctx.kube.patch('ConfigMap', key, patchOf(i));
 
-    // The same PATCH over node:https: one kept-alive socket, the answer read and parsed.
+    // The same PATCH over node:https: one kept-alive socket, the answer read and parsed. Credentials
+    // (TLS material and auth headers) as client-node hands them to any https request.
     const kc = loadKubeConfig({ kubeconfig: ctx.kubeconfig });
     const cluster = kc.getCurrentCluster();
-    const user = kc.getCurrentUser();
-    if (!cluster || !user) throw new Error(`${ctx.kubeconfig}: no current cluster or user`);
-    const pem = (inline?: string, file?: string) =>
-      inline ? Buffer.from(inline, 'base64') : file ? readFileSync(file) : undefined;
-    const agent = new Agent({
-      keepAlive: true,
-      maxSockets: 1,
-      ca: pem(cluster.caData, cluster.caFile),
-      cert: pem(user.certData, user.certFile),
-      key: pem(user.keyData, user.keyFile),
-    });
+    if (!cluster) throw new Error(`${ctx.kubeconfig}: no current cluster`);
+    const credentials: RequestOptions & { headers?: Record<string, string> } = {};
+    await kc.applyToHTTPSOptions(credentials);
+    const { ca, cert, key: privateKey, headers: authHeaders } = credentials;
+    const agent = new Agent({ keepAlive: true, maxSockets: 1, ca, cert, key: privateKey });
     const url = new URL(cluster.server);
     const path = `/api/v1/namespaces/${ns}/configmaps/${key.name}`;
     const bare = (i: number) =>
@@ -104,7 +98,7 @@ export async function benchRequestCost(ctx: BenchContext, n: number): Promise<Re
               'content-type': 'application/merge-patch+json',
               'content-length': Buffer.byteLength(body),
               accept: 'application/json',
-              ...(user.token ? { authorization: `Bearer ${user.token}` } : {}),
+              ...authHeaders,
             },
           },
           (res) => {
