@@ -197,4 +197,45 @@ describe('the capture agent DaemonSet (the chart only: captureAgent.enabled)', (
       'DaemonSet',
     ]);
   });
+
+  it('with image: --image-repository, the registry CA (a ConfigMap) and credentials (a Secret) mounted read-only; without it, nothing changes', () => {
+    expect(captureAgentManifests({ image: undefined })).toEqual(files);
+    const withImage = captureAgentManifests({
+      image: {
+        repository: 'registry.example.com/claimkit/ckpt',
+        caConfigMap: 'registry-ca',
+        authSecret: 'registry-push',
+      },
+    });
+    const ds2 = withImage
+      .flatMap((f) => f.objects)
+      .find((o) => (o as { kind: string }).kind === 'DaemonSet') as typeof ds;
+    const pod2 = ds2.spec!.template.spec;
+    const c2 = pod2.containers[0]!;
+    expect(c2.args.slice(0, c.args.length)).toEqual(c.args);
+    expect(parseAgentFlags(c2.args, { NODE_IP: '10.0.0.1', NODE_NAME: 'n1' }).kubelet.image).toEqual({
+      repository: 'registry.example.com/claimkit/ckpt',
+      caFile: '/etc/claimkit/registry-ca/ca.crt',
+      insecureTLS: false,
+      plainHTTP: false,
+      authFile: '/etc/claimkit/registry-auth/config.json',
+    });
+    expect(c2.volumeMounts.slice(c.volumeMounts.length)).toEqual([
+      { name: 'registry-ca', mountPath: '/etc/claimkit/registry-ca', readOnly: true },
+      { name: 'registry-auth', mountPath: '/etc/claimkit/registry-auth', readOnly: true },
+    ]);
+    expect((pod2.volumes as unknown[]).slice(pod.volumes.length)).toEqual([
+      { name: 'registry-ca', configMap: { name: 'registry-ca', items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
+      {
+        name: 'registry-auth',
+        secret: { secretName: 'registry-push', items: [{ key: '.dockerconfigjson', path: 'config.json' }] },
+      },
+    ]);
+    const bare = captureAgentManifests({ image: { repository: 'localhost:5000/c' } });
+    const c3 = (
+      bare.flatMap((f) => f.objects).find((o) => (o as { kind: string }).kind === 'DaemonSet') as typeof ds
+    ).spec!.template.spec.containers[0]!;
+    expect(c3.args.slice(c.args.length)).toEqual(['--image-repository=localhost:5000/c']);
+    expect(c3.volumeMounts).toEqual(c.volumeMounts);
+  });
 });

@@ -318,6 +318,20 @@ export const CAPTURE_AGENT_KUBELET_CHECKPOINT_DIR = '/var/lib/kubelet/checkpoint
 /** The agent's directory on the node: `state/` (its state file) and `archives/` (the stored checkpoints). */
 export const CAPTURE_AGENT_DATA_DIR = '/var/lib/claimkit-agent';
 
+/** Where `image.caConfigMap`'s key ca.crt and `image.authSecret`'s .dockerconfigjson are mounted. */
+export const CAPTURE_AGENT_REGISTRY_CA_DIR = '/etc/claimkit/registry-ca';
+export const CAPTURE_AGENT_REGISTRY_AUTH_DIR = '/etc/claimkit/registry-auth';
+
+/** The capture agent's checkpoint image push (`--image-repository`; absent: no push). */
+export interface CaptureAgentImageOptions {
+  /** `host[:port]/path` the agent pushes `<path>/<namespace>-<capture>:<token>` to. */
+  repository: string;
+  /** A ConfigMap whose key ca.crt is the registry's CA bundle (--registry-ca). */
+  caConfigMap?: string;
+  /** A kubernetes.io/dockerconfigjson Secret with the registry's credentials (--registry-auth-file). */
+  authSecret?: string;
+}
+
 const AGENT_LABELS = { 'app.kubernetes.io/name': 'claimkit', 'app.kubernetes.io/component': 'capture-agent' };
 
 /**
@@ -344,8 +358,12 @@ export function captureAgentRules(): Obj[] {
  * so the paths in its refs are the node's. Not part of deploy/controller: only the chart installs
  * it (`captureAgent.enabled`).
  */
-export function captureAgentManifests(o: { version?: string } = {}): ManifestFile[] {
+export function captureAgentManifests(
+  o: { version?: string; image?: CaptureAgentImageOptions } = {},
+): ManifestFile[] {
   const meta = (name: string) => ({ name, namespace: CONTROLLER_NAMESPACE, labels: AGENT_LABELS });
+  // Without `image` nothing below changes the output (the generated files are compared).
+  const image = o.image;
   const args = [
     `--listen=0.0.0.0:${CAPTURE_AGENT_PORT}`,
     '--capture=kubelet',
@@ -356,6 +374,44 @@ export function captureAgentManifests(o: { version?: string } = {}): ManifestFil
     '--kubelet-insecure-tls',
     // Only the controller of this namespace (its projected token for the agent's audience).
     `--allowed-callers=system:serviceaccount:$(POD_NAMESPACE):${CONTROLLER_NAME}`,
+    ...(image
+      ? [
+          `--image-repository=${image.repository}`,
+          ...(image.caConfigMap ? [`--registry-ca=${CAPTURE_AGENT_REGISTRY_CA_DIR}/ca.crt`] : []),
+          ...(image.authSecret
+            ? [`--registry-auth-file=${CAPTURE_AGENT_REGISTRY_AUTH_DIR}/config.json`]
+            : []),
+        ]
+      : []),
+  ];
+  const imageMounts = [
+    ...(image?.caConfigMap
+      ? [{ name: 'registry-ca', mountPath: CAPTURE_AGENT_REGISTRY_CA_DIR, readOnly: true }]
+      : []),
+    ...(image?.authSecret
+      ? [{ name: 'registry-auth', mountPath: CAPTURE_AGENT_REGISTRY_AUTH_DIR, readOnly: true }]
+      : []),
+  ];
+  const imageVolumes = [
+    ...(image?.caConfigMap
+      ? [
+          {
+            name: 'registry-ca',
+            configMap: { name: image.caConfigMap, items: [{ key: 'ca.crt', path: 'ca.crt' }] },
+          },
+        ]
+      : []),
+    ...(image?.authSecret
+      ? [
+          {
+            name: 'registry-auth',
+            secret: {
+              secretName: image.authSecret,
+              items: [{ key: '.dockerconfigjson', path: 'config.json' }],
+            },
+          },
+        ]
+      : []),
   ];
   return [
     {
@@ -432,6 +488,7 @@ export function captureAgentManifests(o: { version?: string } = {}): ManifestFil
                     volumeMounts: [
                       { name: 'kubelet-checkpoints', mountPath: CAPTURE_AGENT_KUBELET_CHECKPOINT_DIR },
                       { name: 'data', mountPath: CAPTURE_AGENT_DATA_DIR },
+                      ...imageMounts,
                     ],
                   },
                 ],
@@ -441,6 +498,7 @@ export function captureAgentManifests(o: { version?: string } = {}): ManifestFil
                     hostPath: { path: CAPTURE_AGENT_KUBELET_CHECKPOINT_DIR, type: 'DirectoryOrCreate' },
                   },
                   { name: 'data', hostPath: { path: CAPTURE_AGENT_DATA_DIR, type: 'DirectoryOrCreate' } },
+                  ...imageVolumes,
                 ],
               },
             },

@@ -62,6 +62,38 @@ describe('claimkit-capture-agent flags', () => {
     expect(parseAgentFlags(['--listen', '[::1]:8750'], env).listen).toEqual({ host: '::1', port: 8750 });
   });
 
+  it('--image-repository and the registry flags: the push options of the kubelet capture', () => {
+    expect(
+      parseAgentFlags(['--image-repository=registry.example.com:5000/claimkit/ckpt'], env).kubelet.image,
+    ).toEqual({
+      repository: 'registry.example.com:5000/claimkit/ckpt',
+      insecureTLS: false,
+      plainHTTP: false,
+    });
+    expect(
+      parseAgentFlags(
+        [
+          '--image-repository',
+          'localhost:5000/c',
+          '--registry-ca=/ca.pem',
+          '--registry-plain-http',
+          '--registry-auth-file=/auth/config.json',
+        ],
+        env,
+      ).kubelet.image,
+    ).toEqual({
+      repository: 'localhost:5000/c',
+      caFile: '/ca.pem',
+      insecureTLS: false,
+      plainHTTP: true,
+      authFile: '/auth/config.json',
+    });
+    expect(
+      parseAgentFlags(['--image-repository=reg.example.com/c', '--registry-insecure-tls'], env).kubelet.image,
+    ).toMatchObject({ insecureTLS: true });
+    expect(parseAgentFlags([], env).kubelet.image).toBeUndefined();
+  });
+
   it('the sleep capture only behind --capture=sleep', () => {
     expect(parseAgentFlags(['--capture=sleep', '--duration-ms', '50'], {})).toMatchObject({
       capture: 'sleep',
@@ -85,6 +117,33 @@ describe('claimkit-capture-agent flags', () => {
         ['--kubelet-ca=/x', '--kubelet-insecure-tls'],
         env,
         '--kubelet-ca and --kubelet-insecure-tls: give one of them',
+      ],
+      [
+        ['--image-repository=Registry.example.com/Claimkit'],
+        env,
+        '--image-repository: not an image repository (path component "Claimkit" is not lowercase letters and digits joined by ".", "_", "__" or "-")',
+      ],
+      [
+        ['--image-repository=claimkit/ckpt'],
+        env,
+        '--image-repository: not an image repository (the first component must be the registry host',
+      ],
+      [['--registry-ca=/ca.pem'], env, '--registry-ca: only with --image-repository'],
+      [['--registry-plain-http'], env, '--registry-plain-http: only with --image-repository'],
+      [
+        ['--image-repository=r.example.com/c', '--registry-ca=/x', '--registry-insecure-tls'],
+        env,
+        '--registry-ca and --registry-insecure-tls: give one of them',
+      ],
+      [
+        ['--capture=sleep', '--image-repository=r.example.com/c'],
+        env,
+        '--image-repository: only with --capture=kubelet',
+      ],
+      [
+        ['--capture=sleep', '--registry-auth-file=/a'],
+        env,
+        '--registry-auth-file: only with --capture=kubelet',
       ],
       [[], { NODE_NAME: 'n' }, '--kubelet-host: required for --capture=kubelet ($NODE_IP is not set)'],
       [[], { NODE_IP: '10.0.0.1' }, '--node-name: required for --capture=kubelet ($NODE_NAME is not set)'],

@@ -16,6 +16,7 @@ import {
   KUBELET_TIMEOUT_MS,
   SERVICE_ACCOUNT_TOKEN_FILE,
 } from './kubelet.ts';
+import { parseImageRepository } from './ref.ts';
 
 export const AGENT_PORT = 8750;
 
@@ -39,6 +40,14 @@ export interface AgentFlags {
     checkpointDir: string;
     storeDir: string;
     nodeName: string;
+    /** --image-repository given: push each archive as a checkpoint image. */
+    image?: {
+      repository: string;
+      caFile?: string;
+      insecureTLS: boolean;
+      plainHTTP: boolean;
+      authFile?: string;
+    };
   };
 }
 
@@ -126,6 +135,37 @@ export const AGENT_OPTIONS = defineOptions({
     default: AGENT_STORE_DIR,
     help: 'archives are kept as DIR/<namespace>/<capture>/<token>.tar',
   },
+  'image-repository': {
+    type: 'string',
+    arg: 'HOST[:PORT]/PATH',
+    defaultText: 'none: no push, checkpoint:// refs',
+    validate: (s: string) => {
+      try {
+        parseImageRepository(s);
+        return undefined;
+      } catch (e) {
+        return (e as Error).message;
+      }
+    },
+    help: "also push each archive as a checkpoint OCI image to HOST[:PORT]/PATH/<namespace>-<capture>:<token> and report image:<repository>@sha256:<manifest digest> (a pool's pods on any node restore from it)",
+  },
+  'registry-ca': {
+    type: 'string',
+    arg: 'FILE',
+    defaultText: "the system's CAs",
+    help: "verify the registry's certificate against this PEM CA bundle",
+  },
+  'registry-insecure-tls': { type: 'bool', help: "do not verify the registry's certificate" },
+  'registry-plain-http': {
+    type: 'bool',
+    help: 'talk to the registry over http, not https (a local or test registry)',
+  },
+  'registry-auth-file': {
+    type: 'string',
+    arg: 'FILE',
+    defaultText: 'none: anonymous',
+    help: "the registry's credentials: a Docker config file (auths[host].auth, or username and password; a kubernetes.io/dockerconfigjson Secret's .dockerconfigjson), re-read per push; Basic, or a Bearer token from the registry's token realm",
+  },
   'allowed-callers': {
     type: 'list',
     arg: 'U1,U2',
@@ -143,7 +183,8 @@ export const AGENT_OPTIONS = defineOptions({
 
 const HELP = {
   usage: 'usage: claimkit-capture-agent [flags]',
-  footer: `A kubelet capture's ref: checkpoint://<node><stored path>@sha256:<hex of the archive>.
+  footer: `A kubelet capture's ref: checkpoint://<node><stored path>@sha256:<hex of the archive>;
+with an image repository, image:<repository>@sha256:<hex of the pushed image's manifest>.
 Logs: one JSON object per line on stderr ({"ts","level","msg",...}), or logfmt with --log-format text.`,
 };
 
@@ -158,6 +199,18 @@ const KUBELET_FLAGS = [
   'kubelet-timeout',
   'checkpoint-dir',
   'store-dir',
+  'image-repository',
+  'registry-ca',
+  'registry-insecure-tls',
+  'registry-plain-http',
+  'registry-auth-file',
+] as const;
+
+const REGISTRY_FLAGS = [
+  'registry-ca',
+  'registry-insecure-tls',
+  'registry-plain-http',
+  'registry-auth-file',
 ] as const;
 
 type Values = OptionValues<typeof AGENT_OPTIONS>;
@@ -170,6 +223,12 @@ function checks(v: Values, given: Set<keyof typeof AGENT_OPTIONS & string>): (st
     given.has('duration-ms') ? '--duration-ms: only with --capture=sleep' : undefined,
     v['kubelet-ca'] !== undefined && v['kubelet-insecure-tls']
       ? '--kubelet-ca and --kubelet-insecure-tls: give one of them'
+      : undefined,
+    ...(v['image-repository'] === undefined
+      ? REGISTRY_FLAGS.filter((k) => given.has(k)).map((k) => `--${k}: only with --image-repository`)
+      : []),
+    v['registry-ca'] !== undefined && v['registry-insecure-tls']
+      ? '--registry-ca and --registry-insecure-tls: give one of them'
       : undefined,
     v['kubelet-host'] ? undefined : '--kubelet-host: required for --capture=kubelet ($NODE_IP is not set)',
     v['node-name'] ? undefined : '--node-name: required for --capture=kubelet ($NODE_NAME is not set)',
@@ -196,6 +255,17 @@ function flagsFrom(v: Values): AgentFlags {
       checkpointDir: v['checkpoint-dir'],
       storeDir: v['store-dir'],
       nodeName: v['node-name'] ?? '',
+      ...(v['image-repository'] !== undefined
+        ? {
+            image: {
+              repository: v['image-repository'],
+              ...(v['registry-ca'] !== undefined ? { caFile: v['registry-ca'] } : {}),
+              insecureTLS: v['registry-insecure-tls'],
+              plainHTTP: v['registry-plain-http'],
+              ...(v['registry-auth-file'] !== undefined ? { authFile: v['registry-auth-file'] } : {}),
+            },
+          }
+        : {}),
     },
   };
 }

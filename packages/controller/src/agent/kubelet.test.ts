@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type AgentLogLine, CaptureAgent } from './agent.ts';
 import { archiveOnHost, type KubeletCaptureOptions, storeArchive, storedArchivePath } from './kubelet.ts';
-import { parseCheckpointRef } from './ref.ts';
+import { parseCheckpointRef, parseImageRef } from './ref.ts';
 import type { AgentJobRequest, AgentJobState } from './state.ts';
 import {
   FAKE_KUBELET_ROOT,
@@ -27,6 +27,7 @@ import {
   opensslAvailable,
   type TestCert,
 } from './testing/fake-kubelet.ts';
+import { TestRegistry } from './testing/oci-registry.ts';
 
 const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 const UID = '1f0c2b9e-0000-4000-8000-000000000001';
@@ -280,6 +281,117 @@ describe.skipIf(!opensslAvailable())('kubelet checkpoint capture (HTTPS kubelet 
       error: expect.stringMatching(
         /^the kubelet wrote \/var\/data\/kubelet\/checkpoints\/checkpoint-.*\.tar, but .*elsewhere\/checkpoint-.*\.tar cannot be read \(ENOENT.*\): is --checkpoint-dir the kubelet's checkpoint directory, mounted from the node\?$/,
       ),
+    });
+  });
+
+  describe('with --image-repository: the archive pushed as a checkpoint image', () => {
+    let registry: TestRegistry;
+    beforeEach(async () => {
+      registry = await TestRegistry.start(cert);
+    });
+    afterEach(() => registry.close());
+    const image = () => ({ repository: `${registry.host}/claimkit`, caFile: cert.certFile, backoffMs: 10 });
+    const REPO = 'claimkit/team-a-db-snap';
+
+    it('pushes <repository>/<namespace>-<capture>:<token>; the ref is image:…@<the manifest the registry stored>', async () => {
+      const st = await run(newAgent({ image: image() }), req(3));
+      expect(st.state, JSON.stringify(st)).toBe('Succeeded');
+      const stored = registry.manifest(REPO, '3')!;
+      const ref = (st as { ref: string }).ref;
+      expect(ref).toBe(`image:${registry.host}/${REPO}@${stored.digest}`);
+      expect(parseImageRef(ref)).toEqual({
+        repository: `${registry.host}/${REPO}`,
+        sha256: stored.digest.slice(7),
+      });
+      const archive = kubelet.lastArchive()!;
+      // The archive is kept as without a registry, and it is the image's one layer.
+      expect(readFileSync(join(storeDir, 'team-a/db-snap/3.tar'))).toEqual(archive);
+      const manifest = JSON.parse(stored.bytes.toString('utf8'));
+      expect(manifest.layers).toEqual([
+        {
+          mediaType: 'application/vnd.oci.image.layer.v1.tar',
+          digest: `sha256:${sha256(archive)}`,
+          size: archive.length,
+        },
+      ]);
+      expect(registry.blobs.get(`sha256:${sha256(archive)}`)).toEqual(archive);
+      expect(manifest.annotations).toMatchObject({
+        'org.criu.checkpoint.container.name': 'main',
+        'io.kubernetes.cri-o.annotations.checkpoint.name': 'main',
+        'org.criu.checkpoint.pod.name': 'db-0',
+        'org.criu.checkpoint.pod.namespace': 'team-a',
+        'dev.claimkit.capture': 'team-a/db-snap',
+        'dev.claimkit.token': '3',
+      });
+      const config = JSON.parse(registry.blobs.get(manifest.config.digest)!.toString('utf8'));
+      expect(config.rootfs).toEqual({ type: 'layers', diff_ids: [`sha256:${sha256(archive)}`] });
+      expect(logs.find((l) => l.msg === 'checkpoint stored')).toMatchObject({
+        path: join(storeDir, 'team-a/db-snap/3.tar'),
+        sha256: sha256(archive),
+        image: ref,
+        tag: '3',
+        layerBytes: archive.length,
+        layerUploaded: true,
+        pushMs: expect.any(Number),
+      });
+    });
+
+    it("the container the pod's first one when the request names none; a later token is a new tag, the earlier one stays", async () => {
+      const agent = newAgent({ image: image() });
+      const one = await run(agent, req(1, { container: '' }));
+      const two = await run(agent, req(2));
+      expect([one.state, two.state]).toEqual(['Succeeded', 'Succeeded']);
+      const m1 = registry.manifest(REPO, '1')!;
+      expect(JSON.parse(m1.bytes.toString('utf8')).annotations['org.criu.checkpoint.container.name']).toBe(
+        'main',
+      );
+      expect((one as { ref: string }).ref).toContain(m1.digest);
+      expect((two as { ref: string }).ref).toContain(registry.manifest(REPO, '2')!.digest);
+    });
+
+    it('a push failure fails the job with the registry’s error; the archive stays stored', async () => {
+      registry.inject('PUT', '/manifests/', {
+        status: 403,
+        body: '{"errors":[{"code":"DENIED","message":"requested access to the resource is denied"}]}',
+      });
+      const st = await run(newAgent({ image: image() }), req(1));
+      expect(st).toEqual({
+        state: 'Failed',
+        error: expect.stringMatching(
+          new RegExp(
+            `^pushing manifest sha256:[0-9a-f]{64} to ${registry.host.replaceAll('.', '\\.')}/${REPO}:1: 403 DENIED: requested access to the resource is denied$`,
+          ),
+        ),
+      });
+      expect(existsSync(join(storeDir, 'team-a/db-snap/1.tar'))).toBe(true);
+      expect(registry.manifest(REPO, '1')).toBeUndefined();
+      // Not verified: the job fails naming the flags.
+      const noCa = await run(
+        newAgent({ image: { repository: `${registry.host}/claimkit` } }, join(dir, 'state-b')),
+        req(2),
+      );
+      expect(noCa).toMatchObject({ state: 'Failed', error: expect.stringContaining('(--registry-ca FILE)') });
+    });
+
+    it('a job Running at a crash pushes again: the same token’s tag is replaced by the new checkpoint', async () => {
+      const stateDir = join(dir, 'state');
+      const first = await run(newAgent({ image: image() }, stateDir), req(5));
+      const firstDigest = registry.manifest(REPO, '5')!.digest;
+      expect((first as { ref: string }).ref).toContain(firstDigest);
+      for (const a of agents.splice(0)) await a.close();
+      // The saved state as a crash mid-push leaves it: token 5 still Running.
+      const saved = JSON.parse(readFileSync(join(stateDir, 'state.json'), 'utf8'));
+      saved.jobs[0].state = { state: 'Running' };
+      delete saved.jobs[0].finishedAt;
+      writeFileSync(join(stateDir, 'state.json'), JSON.stringify(saved));
+      const again = newAgent({ image: image() }, stateDir);
+      const st = await settled(again, saved.jobs[0].id);
+      const second = registry.manifest(REPO, '5')!;
+      expect(second.digest).not.toBe(firstDigest);
+      expect(st).toEqual({ state: 'Succeeded', ref: `image:${registry.host}/${REPO}@${second.digest}` });
+      expect(JSON.parse(second.bytes.toString('utf8')).layers[0].digest).toBe(
+        `sha256:${sha256(kubelet.lastArchive()!)}`,
+      );
     });
   });
 

@@ -13,7 +13,10 @@
 //      this process sees it, a host mount: the kubelet's root directory may differ from the mount
 //      path, so only the basename is trusted), moved to `storeDir`/<namespace>/<capture>/<token>.tar
 //      (atomically replacing an earlier attempt of the same token) and hashed.
-//   5. The ref: checkpoint://<node><stored path>@sha256:<hex> (ref.ts).
+//   5. The ref: checkpoint://<node><stored path>@sha256:<hex> (ref.ts). With `image` the stored
+//      archive is also pushed as a checkpoint OCI image (image.ts, registry.ts) to
+//      <repository>/<namespace>-<capture>:<token>, and the ref is image:<that repository>@sha256:<hex
+//      of its manifest>, which a pool's pods on any node can be restored from.
 //
 // The kubelet authorizes GET /pods as nodes/pods get and POST /checkpoint as nodes/checkpoint create
 // (fine-grained kubelet authorization; an older kubelet asks for nodes/proxy for both). The
@@ -34,7 +37,9 @@ import { request } from 'node:https';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { formatCheckpointRef } from './ref.ts';
+import { captureRepository, pushCheckpointImage } from './image.ts';
+import { formatCheckpointRef, type ImageRepository, parseImageRepository } from './ref.ts';
+import type { RegistryOptions } from './registry.ts';
 import type { AgentJobRequest } from './state.ts';
 
 export const SERVICE_ACCOUNT_TOKEN_FILE = '/var/run/secrets/kubernetes.io/serviceaccount/token';
@@ -71,7 +76,20 @@ export interface KubeletCaptureOptions {
    * is still checkpointing for the agent that died.
    */
   busyRetryMs?: number;
+  /** Push each archive as a checkpoint image to this repository and report an image: ref. */
+  image?: CheckpointImageOptions;
   log?: Log;
+}
+
+export interface CheckpointImageOptions
+  extends Pick<
+    RegistryOptions,
+    'caFile' | 'insecureTLS' | 'plainHTTP' | 'authFile' | 'attempts' | 'backoffMs'
+  > {
+  /** `host[:port]/path`: a capture's images go to `<path>/<namespace>-<capture>`, tagged with the token. */
+  repository: string;
+  /** Per registry request (default: the kubelet's `timeoutMs`). */
+  timeoutMs?: number;
 }
 
 /**
@@ -382,7 +400,10 @@ function findPod(pods: KubeletPod[], namespace: string, name: string): KubeletPo
   return pods.find((p) => p.metadata?.namespace === namespace && p.metadata?.name === name);
 }
 
-/** The kubelet checkpoint capture: resolves to a checkpoint:// ref, or throws a readable Error. */
+/**
+ * The kubelet checkpoint capture: resolves to a checkpoint:// ref (an image: ref with `image`), or
+ * throws a readable Error.
+ */
 export function kubeletCapture(
   o: KubeletCaptureOptions = {},
 ): (req: AgentJobRequest, signal: AbortSignal) => Promise<string> {
@@ -391,6 +412,9 @@ export function kubeletCapture(
   const storeDir = o.storeDir ?? AGENT_STORE_DIR;
   const nodeName = o.nodeName ?? process.env.NODE_NAME ?? '';
   const log = o.log;
+  const image = o.image;
+  const imageBase: ImageRepository | undefined = image && parseImageRepository(image.repository);
+  const { repository: _, ...registry } = image ?? { repository: '' };
   return async (req, signal) => {
     const pod = `${req.namespace}/${req.pod}`;
     const aborted = () => {
@@ -474,17 +498,44 @@ export function kubeletCapture(
         token: req.token,
       });
     if (!isAbsolute(dest)) throw new KubeletError(`stored path ${dest} is not absolute`);
-    const ref = formatCheckpointRef({ node, path: dest, sha256 });
+    const stored = { pod, container, kubeletPath: reported, path: dest, bytes: size, sha256 };
+    if (!image || !imageBase) {
+      log?.({ level: 'info', msg: 'checkpoint stored', ...stored });
+      return formatCheckpointRef({ node, path: dest, sha256 });
+    }
+    aborted();
+    // The archive stays stored as without a registry. Fencing is unchanged: this only reports the
+    // ref of the job's token; the controller's fenced terminal write makes it a Capture's result, so
+    // an image pushed for a superseded token (its own tag, never the current one's) is never used.
+    const started = Date.now();
+    const pushed = await pushCheckpointImage(
+      captureRepository(imageBase, req),
+      { file: dest, sha256, size },
+      {
+        namespace: req.namespace,
+        pod: req.pod,
+        container,
+        capture: req.capture,
+        token: req.token,
+        created: new Date(),
+      },
+      {
+        ...registry,
+        timeoutMs: image.timeoutMs ?? o.timeoutMs ?? KUBELET_TIMEOUT_MS,
+        ...(log ? { log } : {}),
+      },
+      signal,
+    );
     log?.({
       level: 'info',
       msg: 'checkpoint stored',
-      pod,
-      container,
-      kubeletPath: reported,
-      path: dest,
-      bytes: size,
-      sha256,
+      ...stored,
+      image: pushed.ref,
+      tag: pushed.tag,
+      layerBytes: size,
+      layerUploaded: pushed.layerUploaded,
+      pushMs: Date.now() - started,
     });
-    return ref;
+    return pushed.ref;
   };
 }

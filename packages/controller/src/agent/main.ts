@@ -67,6 +67,18 @@ logLine({
         tlsVerify: flags.kubelet.insecureTLS ? 'off' : (flags.kubelet.caFile ?? 'system CAs'),
         checkpointDir: flags.kubelet.checkpointDir,
         storeDir: flags.kubelet.storeDir,
+        ...(flags.kubelet.image
+          ? {
+              imageRepository: flags.kubelet.image.repository,
+              registry: `${flags.kubelet.image.plainHTTP ? 'http' : 'https'}://${flags.kubelet.image.repository.split('/')[0]}`,
+              registryTLSVerify: flags.kubelet.image.plainHTTP
+                ? 'n/a (http)'
+                : flags.kubelet.image.insecureTLS
+                  ? 'off'
+                  : (flags.kubelet.image.caFile ?? 'system CAs'),
+              registryAuth: flags.kubelet.image.authFile ?? 'anonymous',
+            }
+          : { imageRepository: 'none (checkpoint:// refs)' }),
       }
     : { durationMs: flags.durationMs }),
 });

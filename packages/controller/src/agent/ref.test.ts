@@ -1,5 +1,12 @@
+import { SOURCE_IMAGE_PREFIX } from '@claimkit/core';
 import { describe, expect, it } from 'vitest';
-import { formatCheckpointRef, parseCheckpointRef } from './ref.ts';
+import {
+  formatCheckpointRef,
+  formatImageRef,
+  parseCheckpointRef,
+  parseImageRef,
+  parseImageRepository,
+} from './ref.ts';
 
 const hex = 'ab'.repeat(32);
 
@@ -54,5 +61,58 @@ describe('checkpoint refs: checkpoint://<node><absolute path>@sha256:<hex>', () 
     expect(() => formatCheckpointRef({ node: 'n', path: 'rel.tar', sha256: hex })).toThrow(/absolute/);
     expect(() => formatCheckpointRef({ node: 'n/x', path: '/a', sha256: hex })).toThrow(/node name/);
     expect(() => formatCheckpointRef({ node: 'n', path: '/a', sha256: 'x' })).toThrow(/sha256/);
+  });
+});
+
+describe('image refs: image:<host[:port]/path>@sha256:<hex>', () => {
+  it('formats with core’s prefix (what a pool pod’s image becomes) and parses back', () => {
+    const r = { repository: 'registry.example.com:5000/claimkit/team-a-db.snap', sha256: hex };
+    const ref = formatImageRef(r);
+    expect(ref).toBe(`image:registry.example.com:5000/claimkit/team-a-db.snap@sha256:${hex}`);
+    expect(ref.startsWith(SOURCE_IMAGE_PREFIX)).toBe(true);
+    expect(parseImageRef(ref)).toEqual(r);
+    expect(parseImageRef(`image:[fd00::1]:5000/c@sha256:${hex}`)).toEqual({
+      repository: '[fd00::1]:5000/c',
+      sha256: hex,
+    });
+    expect(parseImageRef(`image:localhost/c@sha256:${hex}`).repository).toBe('localhost/c');
+  });
+
+  it('refuses what is not one, saying why', () => {
+    for (const [ref, why] of [
+      [`checkpoint://n/a.tar@sha256:${hex}`, /want image:/],
+      ['image:registry.example.com/c:7', /no @sha256/],
+      [`image:registry.example.com/c@sha256:${hex.toUpperCase()}`, /not sha256:<64 lowercase/],
+      [`image:registry.example.com/c@sha512:${hex}`, /not sha256:<64 lowercase/],
+      [`image:claimkit/c@sha256:${hex}`, /first component must be the registry host/],
+      [`image:registry.example.com/C@sha256:${hex}`, /path component "C" is not lowercase/],
+      [`image:registry.example.com//c@sha256:${hex}`, /path component "" is not/],
+      [`image:registry.example.com/c-@sha256:${hex}`, /path component "c-"/],
+      [`image:-bad.example.com/c@sha256:${hex}`, /is not a registry host/],
+    ] as const)
+      expect(() => parseImageRef(ref), ref).toThrow(why);
+    expect(() => formatImageRef({ repository: 'r.example.com/c', sha256: 'x' })).toThrow(/sha256/);
+    expect(() => formatImageRef({ repository: 'c', sha256: hex })).toThrow(/registry host/);
+  });
+
+  it('the repository grammar: host[:port] then lowercase path components joined by . _ __ or dashes', () => {
+    expect(parseImageRepository('registry.example.com/a/b_c/d__e/f--g.h')).toEqual({
+      host: 'registry.example.com',
+      path: 'a/b_c/d__e/f--g.h',
+    });
+    expect(parseImageRepository('Registry.Example.com:443/x')).toEqual({
+      host: 'Registry.Example.com:443',
+      path: 'x',
+    });
+    expect(parseImageRepository('127.0.0.1:5000')).toEqual({ host: '127.0.0.1:5000', path: '' });
+    for (const bad of [
+      '',
+      'reg.example.com/a..b',
+      'reg.example.com/a___b',
+      'reg.example.com/_a',
+      'reg.example.com/',
+      `r.example.com/${'a'.repeat(250)}`,
+    ])
+      expect(() => parseImageRepository(bad), bad).toThrow(/not an image repository/);
   });
 });
