@@ -95,6 +95,12 @@ export interface PodPoolSource {
    * must name a container of the template.
    */
   container?: string;
+  /**
+   * What the pool does with a pod that cannot be restored from an `image:` ref (pool/restore.ts):
+   * Wait (default) keeps it (never handed out, the kubelet retries), Cold deletes it and starts the
+   * pool's pods cold (the template's image) while a cold pod of that seed is left.
+   */
+  onRestoreFailure?: 'Wait' | 'Cold';
 }
 
 export interface DisruptionBudgetSpec {

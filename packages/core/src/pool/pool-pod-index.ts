@@ -11,17 +11,22 @@ import { keyString } from '../api/meta.ts';
 import { isDeleting, isPodFinished } from '../api/pod-predicates.ts';
 import type { Pod } from '../api/types.ts';
 import { claimedBy, stateOf } from './pods.ts';
+import { isFailingToStart } from './restore.ts';
 import { isUnschedulable } from './serving.ts';
 import { podTemplateHash } from './template-hash.ts';
 
-/** Idle by label, unclaimed, not deleting, not finished and not unschedulable: a pool only counts it. */
+/**
+ * Idle by label, unclaimed, not deleting, not finished, not unschedulable and not failing to start
+ * (restore.ts: a pod that could not be restored is judged by name): a pool only counts it.
+ */
 export function isQuietIdle(p: Pod): boolean {
   return (
     stateOf(p) === 'Idle' &&
     claimedBy(p) === undefined &&
     !isDeleting(p) &&
     !isPodFinished(p) &&
-    !isUnschedulable(p)
+    !isUnschedulable(p) &&
+    !isFailingToStart(p)
   );
 }
 

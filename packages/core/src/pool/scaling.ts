@@ -10,6 +10,8 @@
 // - finished Idle pods (phase Succeeded or Failed: their containers exited for good) do not count
 //   and are deleted at once: unlike a stranded pod they can never serve again. Until gone they
 //   still count against maxPods, so the replacement comes once there is room.
+// - Idle pods the pool says can never serve (`cannotServe`: a pod that could not be restored from
+//   its checkpoint image under onRestoreFailure Cold, restore.ts) are replaced like finished ones.
 // - template rollout (rollout.ts): Idle pods of an outdated template do not count toward the target
 //   either, so current ones are created next to them (within maxPods); an outdated Idle pod goes
 //   once enough current Idle pods are Ready to keep the target without it.
@@ -57,6 +59,11 @@ export interface ScalingInput {
    * `needsFullRead` instead.
    */
   quietIdle?: number;
+  /**
+   * Why an Idle pod can never serve, though it has not finished (undefined: it may). Such pods are
+   * deleted and replaced as finished ones are (restore.ts: a failed restore under Cold).
+   */
+  cannotServe?: (p: Pod) => string | undefined;
 }
 
 export interface ScalingDecision {
@@ -124,7 +131,7 @@ function sortPoolPods(x: ScalingInput, hash: string): SortedPods {
     if (!isIdleByLabel(p) || taken?.(p)) continue;
     out.idle++;
     if (isUnschedulable(p)) out.unschedulable++;
-    if (isPodFinished(p)) out.finished.push(p);
+    if (isPodFinished(p) || x.cannotServe?.(p) !== undefined) out.finished.push(p);
     else if (isStranded(p, x.unservable)) out.stranded.push(p);
     else {
       out.servable.push(p);
@@ -181,19 +188,25 @@ export function decideScaling(x: ScalingInput): ScalingDecision {
   let created = 0;
   // Finished pods never run again: deleted at once (a concurrent bind or relabel still wins); left
   // alone while creates are held (no replacement could follow).
+  let ended = 0;
   for (const p of x.holdCreates ? [] : [...finished].sort(newestFirst)) {
     deleting.add(p.metadata.name);
+    const why = isPodFinished(p) ? undefined : x.cannotServe?.(p);
+    if (why === undefined) ended++;
     writes.push(
-      deletePodAsReadWrite(p, `replace Idle pod ${p.metadata.name}: finished (phase ${p.status?.phase})`),
+      deletePodAsReadWrite(
+        p,
+        `replace Idle pod ${p.metadata.name}: ${why ?? `finished (phase ${p.status?.phase})`}`,
+      ),
     );
   }
-  if (finished.length > 0 && !x.holdCreates)
+  if (ended > 0 && !x.holdCreates)
     events.push(
       event(
         pool,
         'Normal',
         'FinishedReplaced',
-        `deleting ${finished.length} Idle pod(s) that cannot serve (finished: their containers exited for good)`,
+        `deleting ${ended} Idle pod(s) that cannot serve (finished: their containers exited for good)`,
       ),
     );
   if (need > 0) {

@@ -4,7 +4,7 @@
 // a result beside an open claim, or with a token that is not the epoch (a holder that lost its
 // claim), never seeds a pod. What a fenced result puts on a new pod: annotations naming the capture,
 // the ref and the token, the same as env in every container, and for an `image:` ref the source
-// container's image (a checkpoint OCI image, which CRI-O restores from; containerd cannot).
+// container's image (a checkpoint OCI image, which the node's runtime restores: pool/restore.ts).
 import { type ConditionSpec, findCondition } from '../api/conditions.ts';
 import {
   ANNOTATION_SOURCE_CAPTURE,
@@ -193,14 +193,16 @@ function seededContainer(c: Container, seed: PoolSeed): Container {
 /**
  * A new pool pod (as created from the template) seeded from `seed`: the source annotations, the
  * env in every container (init containers included), and for an `image:` ref the source container's
- * image. Returns a new object; `pod` is not changed.
+ * image (the checkpoint image the runtime restores; pulled IfNotPresent: the template's pull policy
+ * was for its own image, and a checkpoint image is pinned by digest) unless `cold` (pool/restore.ts:
+ * the template's own image). Returns a new object; `pod` is not changed.
  */
-export function seedPod(pod: Pod, source: PodPoolSource, seed: PoolSeed): Pod {
+export function seedPod(pod: Pod, source: PodPoolSource, seed: PoolSeed, o: { cold?: boolean } = {}): Pod {
   const containers = pod.spec.containers.map((c) => seededContainer(c, seed));
-  if (seed.ref.startsWith(SOURCE_IMAGE_PREFIX)) {
+  if (seed.ref.startsWith(SOURCE_IMAGE_PREFIX) && !o.cold) {
     const i = source.container === undefined ? 0 : containers.findIndex((c) => c.name === source.container);
     const image = seed.ref.slice(SOURCE_IMAGE_PREFIX.length);
-    if (i >= 0 && image !== '') containers[i] = { ...containers[i]!, image };
+    if (i >= 0 && image !== '') containers[i] = { ...containers[i]!, image, imagePullPolicy: 'IfNotPresent' };
   }
   const init = pod.spec.initContainers;
   return {

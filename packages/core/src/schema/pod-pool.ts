@@ -34,7 +34,7 @@ export function isDnsSubdomain(s: string): boolean {
 const podPoolSourceSchema: JSONSchemaProps = {
   type: 'object',
   description:
-    "Start the pool's pods from a Capture's result: only from a fenced one (no claim open, result token == epoch). Until the Capture has one, the pool creates no pods (condition SourceReady). Pods carry annotations claimkit.dev/source-capture, -ref and -token and env CLAIMKIT_SOURCE_REF and CLAIMKIT_SOURCE_TOKEN in every container; an 'image:' ref becomes the source container's image (a checkpoint image: CRI-O restores it, containerd does not). A new fenced result replaces Idle pods as a template change does.",
+    "Start the pool's pods from a Capture's result: only from a fenced one (no claim open, result token == epoch). Until the Capture has one, the pool creates no pods (condition SourceReady). Pods carry annotations claimkit.dev/source-capture, -ref and -token and env CLAIMKIT_SOURCE_REF and CLAIMKIT_SOURCE_TOKEN in every container; an 'image:' ref becomes the source container's image, a checkpoint OCI image the node's runtime restores (containerd 2.1-2.3 with enable_experimental_restore_via_create, CRI-O; condition SourceRestored). A new fenced result replaces Idle pods as a template change does.",
   required: ['captureName'],
   properties: {
     captureName: str("The Capture in the pool's namespace whose fenced result seeds the pods.", {
@@ -46,6 +46,13 @@ const podPoolSourceSchema: JSONSchemaProps = {
       "The container whose image an 'image:' result ref replaces (default: the first); must name a container of the template.",
       { minLength: 1, maxLength: 63 },
     ),
+    onRestoreFailure: {
+      type: 'string',
+      enum: ['Wait', 'Cold'],
+      default: 'Wait',
+      description:
+        "What the pool does with a pod that cannot be restored from an 'image:' ref (pull, create or CRIU failing; condition SourceRestored, Event RestoreFailed): Wait keeps it (never handed out; the kubelet retries), Cold deletes it and starts new pods cold from the template's image (with the source annotations and env) while a cold pod of that result is left.",
+    },
   },
 };
 

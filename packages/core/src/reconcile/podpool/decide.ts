@@ -5,7 +5,8 @@
 // list per reconcile.
 // A pool with spec.source starts its pods from the named Capture's fenced result (pool/source.ts):
 // until there is one it creates and replaces no pods (excess Idle pods still go) and says why
-// (SourceReady).
+// (SourceReady). Whether its pods really resumed from an `image:` seed is pool/restore.ts'
+// judgement (SourceRestored; onRestoreFailure Wait or Cold).
 import { setCondition } from '../../api/conditions.ts';
 import { LABEL_POOL, LABEL_STATE } from '../../api/constants.ts';
 import { type Decision, type EventSpec, event, minRequeue, type Write } from '../../api/decision.ts';
@@ -19,6 +20,12 @@ import { decideDisruptionBudget } from '../../pool/disruption-budget.ts';
 import { newIdlePodHints } from '../../pool/disruption-hints.ts';
 import { NO_PENDING, type PendingExpectations } from '../../pool/expectations.ts';
 import { claimedBy, claimedByUid, poolOwnerReference, stateOf } from '../../pool/pods.ts';
+import {
+  CONDITION_SOURCE_RESTORED,
+  judgeRestore,
+  restoreCondition,
+  restoreEvents,
+} from '../../pool/restore.ts';
 import { rolloutStatus, type TemplateCounts, templateCondition } from '../../pool/rollout-status.ts';
 import { decideScaling, type ScalingDecision } from '../../pool/scaling.ts';
 import { NO_UNSERVABLE_NODES, type UnservableNodes } from '../../pool/serving.ts';
@@ -188,6 +195,13 @@ export function decidePodPool(s: PodPoolSnapshot, rules: SafetyRules = SAFETY_RU
     events.push(event(pool, 'Warning', 'ResidueReleased', `pod ${p.metadata.name} ${why}`));
   }
 
+  // An `image:` seed: which pods could not be restored, and whether new pods start cold.
+  const restore = judgeRestore(pool, view.all, seed);
+  const failedRestore =
+    restore.startCold && restore.failures.length > 0
+      ? new Map(restore.failures.map((f) => [f.pod, `could not be restored (${f.reason}): starting cold`]))
+      : undefined;
+
   const namespace = pool.metadata.namespace ?? '';
   const referenced = referencedPodNames(s.claims, namespace);
   const scaling = decideScaling({
@@ -203,7 +217,8 @@ export function decidePodPool(s: PodPoolSnapshot, rules: SafetyRules = SAFETY_RU
     unservable: s.unservable ?? NO_UNSERVABLE_NODES,
     now: s.now,
     templateHash: hash,
-    newPod: (p) => newPod(p, s.now, seed),
+    newPod: (p) => newPod(p, s.now, seed, { cold: restore.startCold }),
+    ...(failedRestore ? { cannotServe: (p: Pod) => failedRestore.get(p.metadata.name) } : {}),
     ...(current === undefined ? { holdCreates: true } : {}),
     ...(quiet > 0 ? { quietIdle: quiet } : {}),
   });
@@ -255,6 +270,15 @@ export function decidePodPool(s: PodPoolSnapshot, rules: SafetyRules = SAFETY_RU
   } else {
     // spec.source removed: its condition goes with it.
     status.conditions = status.conditions.filter((c) => c.type !== CONDITION_SOURCE_READY);
+  }
+  const restored = restoreCondition(pool, seed, restore);
+  if (restored) {
+    events.push(...restoreEvents(pool, seed, restore));
+    status.conditions = setCondition(status.conditions, restored, s.now);
+  } else if (current !== undefined) {
+    // No `image:` seed (any more): nothing is restored, so nothing to report. While the source is
+    // not ready the last word stays.
+    status.conditions = status.conditions.filter((c) => c.type !== CONDITION_SOURCE_RESTORED);
   }
   // Counts alone are written at most every statusPacing.minIntervalMs (pool/status-pacer.ts); the
   // pool comes back for them.
@@ -318,9 +342,10 @@ function scalingNote(x: ScalingDecision): string {
 /**
  * A new Idle pod of the pool; `now` gives its deletion cost (disruption-hints.ts). A pool with
  * spec.source passes the fenced `seed` its pods start from (pool/source.ts); the template's own
- * `claimkit.dev/source-*` annotations are never copied.
+ * `claimkit.dev/source-*` annotations are never copied. `cold`: the template's own image, not the
+ * seed's checkpoint image (pool/restore.ts).
  */
-export function newPod(pool: PodPool, now: number, seed?: PoolSeed): Pod {
+export function newPod(pool: PodPool, now: number, seed?: PoolSeed, o: { cold?: boolean } = {}): Pod {
   const t = pool.spec.template;
   const pod: Pod = {
     apiVersion: 'v1',
@@ -340,5 +365,5 @@ export function newPod(pool: PodPool, now: number, seed?: PoolSeed): Pod {
     },
     spec: JSON.parse(JSON.stringify(t.spec)),
   };
-  return seed && pool.spec.source ? seedPod(pod, pool.spec.source, seed) : pod;
+  return seed && pool.spec.source ? seedPod(pod, pool.spec.source, seed, o) : pod;
 }
