@@ -5,11 +5,17 @@
 // or from a CA bundle they give, resources, scheduling, pod metadata and pull secrets. As the
 // dependency of a parent chart (packaged, with the parent's `global`), it lints and renders the same.
 // The capture agent DaemonSet is off by default; on, it renders the objects of the controller's
-// captureAgentManifests() with its values.
+// captureAgentManifests() with its values (with captureAgent.checkpointImages, those of
+// captureAgentManifests({image})).
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CONTROLLER_NAMESPACE, captureAgentManifests, controllerManifests } from '@claimkit/controller';
+import {
+  CONTROLLER_NAMESPACE,
+  type CaptureAgentImageOptions,
+  captureAgentManifests,
+  controllerManifests,
+} from '@claimkit/controller';
 import { CLAIMKIT_VERSION, policiesManifests } from '@claimkit/core';
 import { webhookManifests } from '@claimkit/webhook';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -200,6 +206,96 @@ describe('the Helm chart (deploy/helm/claimkit)', () => {
     expect(set.nodeSelector).toEqual({ 'claimkit.dev/capture': 'true' });
     expect(set.tolerations).toEqual([{ operator: 'Exists' }]);
     expect(c.resources).toEqual({ requests: { cpu: '10m', memory: '64Mi' }, limits: { memory: '1Gi' } });
+  });
+
+  it('captureAgent.checkpointImages: off by default; set, the DaemonSet of captureAgentManifests({image}) for the same values', async () => {
+    const agentOn = await template('captureAgent.enabled=true');
+    // Without a repository the other values do nothing (the agent takes them only with one).
+    expect(
+      await templateWith({
+        captureAgent: {
+          enabled: true,
+          checkpointImages: { repository: '', caConfigMap: 'ca', authSecret: 'creds', plainHTTP: true },
+        },
+      }),
+    ).toEqual(agentOn);
+    const sameAs = (objs: Obj[], image: CaptureAgentImageOptions) => {
+      const got = byKey(objs);
+      for (const o of captureAgentManifests({ image }).flatMap((f) => f.objects as Obj[])) {
+        const g = structuredClone(got.get(key(o))!) as Obj & {
+          spec?: { template?: { spec?: { containers?: Record<string, unknown>[] } } };
+        };
+        for (const c of g.spec?.template?.spec?.containers ?? []) delete c.imagePullPolicy;
+        expect(g, `${key(o)} ${JSON.stringify(image)}`).toEqual(o);
+      }
+    };
+    sameAs(
+      await template(
+        'captureAgent.enabled=true',
+        'captureAgent.checkpointImages.repository=registry.example.com/claimkit',
+      ),
+      { repository: 'registry.example.com/claimkit' },
+    );
+    const images: CaptureAgentImageOptions[] = [
+      { repository: 'localhost:5000/a/b', caConfigMap: 'registry-ca' },
+      { repository: 'registry.example.com:8443/ck', authSecret: 'regcred' },
+      // Names YAML would read as a bool and a number unquoted.
+      { repository: '[::1]:5000/ck', caConfigMap: 'on', authSecret: '123' },
+    ];
+    for (const image of images)
+      sameAs(await templateWith({ captureAgent: { enabled: true, checkpointImages: image } }), image);
+
+    // The agent's --registry-insecure-tls and --registry-plain-http (captureAgentManifests takes
+    // neither) come after the image args.
+    type AgentDs = { spec: { template: { spec: { containers: { args: string[] }[] } } } };
+    const argsOf = (objs: Obj[]) => {
+      const ds = byKey(objs).get('DaemonSet/claimkit-capture-agent') as unknown as AgentDs;
+      return ds.spec.template.spec.containers[0]!.args;
+    };
+    const image = { repository: 'registry.example.com/claimkit', authSecret: 'regcred' };
+    const manifestDs = captureAgentManifests({ image })
+      .flatMap((f) => f.objects as Obj[])
+      .find((o) => o.kind === 'DaemonSet') as unknown as AgentDs;
+    const manifestArgs = manifestDs.spec.template.spec.containers[0]!.args;
+    expect(
+      argsOf(
+        await templateWith({
+          captureAgent: { enabled: true, checkpointImages: { ...image, insecureTLS: true, plainHTTP: true } },
+        }),
+      ),
+    ).toEqual([...manifestArgs, '--registry-insecure-tls', '--registry-plain-http']);
+
+    // The agent refuses --registry-ca with --registry-insecure-tls: so does the chart.
+    const both = await run(helm, [
+      'template',
+      'claimkit',
+      chart,
+      '--set',
+      'captureAgent.enabled=true',
+      '--set',
+      'captureAgent.checkpointImages.repository=registry.example.com/ck',
+      '--set',
+      'captureAgent.checkpointImages.caConfigMap=ca',
+      '--set',
+      'captureAgent.checkpointImages.insecureTLS=true',
+    ]);
+    expect(both.code).not.toBe(0);
+    expect(both.stderr).toContain(
+      'captureAgent.checkpointImages: caConfigMap and insecureTLS: give one of them',
+    );
+    for (const bad of [
+      'captureAgent.checkpointImages.repo=registry.example.com/ck',
+      // No registry host first (the agent implies none), an uppercase path, a space.
+      'captureAgent.checkpointImages.repository=claimkit/x',
+      'captureAgent.checkpointImages.repository=registry.example.com/UPPER',
+      'captureAgent.checkpointImages.repository=registry.example.com/a b',
+      'captureAgent.checkpointImages.caConfigMap=Not_A_Name',
+      'captureAgent.checkpointImages.insecureTLS=yes',
+    ]) {
+      const r = await run(helm, ['template', 'claimkit', chart, '--set', bad]);
+      expect(r.code, bad).not.toBe(0);
+      expect(r.stderr, bad).toMatch(/values don't meet the specifications of the schema/);
+    }
   });
 
   it('takes the release namespace, images, replicas and controller flags from values', async () => {

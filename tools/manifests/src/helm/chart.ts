@@ -7,6 +7,9 @@
 import {
   CAPTURE_AGENT_DATA_DIR,
   CAPTURE_AGENT_KUBELET_CHECKPOINT_DIR,
+  CAPTURE_AGENT_REGISTRY_AUTH_DIR,
+  CAPTURE_AGENT_REGISTRY_CA_DIR,
+  type CaptureAgentImageOptions,
   CONTROLLER_NAMESPACE,
   captureAgentManifests,
   controllerManifests,
@@ -200,35 +203,139 @@ function shardedDeployments(text: string): string {
 }
 
 /**
- * The capture agent (optional, off by default; not in deploy/): the controller's image, its pod
- * values, the two host directories and the kubelet's TLS verification from values.
+ * One file of the capture agent as the chart templates it, with the manifest's own image options
+ * (literal): the controller's image, its pod values, the two host directories and the kubelet's TLS
+ * verification from values. The chart's DaemonSet is this for captureAgentManifests() with
+ * placeholder image options, then those made values (checkpointImagesValues); chart.test.ts compares
+ * it, with the values evaluated, against this for the same image options.
+ */
+export function captureAgentTemplate(f: ManifestFile, version: string): string {
+  const v = '.Values.captureAgent';
+  let text = templated(render(f.objects), 'controller', version);
+  if (f.file === 'daemonset.yaml') {
+    text = must(
+      podValues(text, 'captureAgent'),
+      /\n( +)- "--kubelet-insecure-tls"\n/,
+      (_m, ws: string) =>
+        `\n{{- if ${v}.kubeletInsecureTLS }}\n${ws}- "--kubelet-insecure-tls"\n{{- end }}\n`,
+      'capture agent --kubelet-insecure-tls',
+    );
+    // Each directory in its flag(s), its mount and its hostPath (mounted at the node's path).
+    for (const [dir, value, times] of [
+      [CAPTURE_AGENT_KUBELET_CHECKPOINT_DIR, 'kubeletCheckpointDir', 3],
+      [CAPTURE_AGENT_DATA_DIR, 'dataDir', 4],
+    ] as const) {
+      if (text.split(dir).length - 1 !== times)
+        throw new Error(`chart: want ${dir} ${times} times in the capture agent's DaemonSet`);
+      text = text.replaceAll(dir, `{{ ${v}.${value} }}`);
+    }
+  }
+  return text;
+}
+
+/**
+ * Placeholders for captureAgentManifests()'s image options: the DaemonSet is rendered with them, and
+ * each arg, mount and volume they bring is then kept only when its value is set.
+ */
+const CHECKPOINT_IMAGES_PLACEHOLDERS = {
+  repository: 'claimkit-placeholder.invalid/checkpoint-images',
+  caConfigMap: 'claimkit-placeholder-registry-ca',
+  authSecret: 'claimkit-placeholder-registry-auth',
+} as const satisfies CaptureAgentImageOptions;
+
+/** The template variable the DaemonSet reads captureAgent.checkpointImages through. */
+const IMAGES = '$checkpointImages';
+
+/**
+ * Wraps each YAML list item whose line is `- <start>` (with its continuation lines, indented
+ * deeper) in `{{- if <cond> }}`, followed by `extra` (more items at its indent, each with its
+ * condition); `times` items must match. Rendered with the condition true the item is as it was;
+ * false, nothing.
+ */
+function optionalItems(
+  text: string,
+  start: string,
+  cond: string,
+  times: number,
+  extra: { cond: string; item: string }[] = [],
+): string {
+  const escaped = start.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+  const re = new RegExp(`\\n( +)- ${escaped}\\n(?:\\1  [^\\n]*\\n)*`, 'g');
+  const found = text.match(re)?.length ?? 0;
+  if (found !== times)
+    throw new Error(`chart: want ${times} "- ${start}" in the capture agent's DaemonSet, found ${found}`);
+  return text.replace(
+    re,
+    (m, ws: string) =>
+      `\n{{- if ${cond} }}${m}{{- end }}\n${extra
+        .map((e) => `{{- if ${e.cond} }}\n${ws}- ${e.item}\n{{- end }}\n`)
+        .join('')}`,
+  );
+}
+
+/**
+ * captureAgent.checkpointImages in the DaemonSet rendered with CHECKPOINT_IMAGES_PLACEHOLDERS:
+ * repository empty (the default) renders none of what the image options add, so the chart renders
+ * what it did before them; set, the args, mounts and volumes of captureAgentManifests({image}) for
+ * the values given, plus --registry-insecure-tls and --registry-plain-http (the agent's flags, which
+ * captureAgentManifests does not take) after them.
+ */
+function checkpointImagesValues(text: string): string {
+  const p = CHECKPOINT_IMAGES_PLACEHOLDERS;
+  const on = `${IMAGES}.repository`;
+  const and = (key: string) => `and ${on} ${IMAGES}.${key}`;
+  let out = optionalItems(text, `"--image-repository=${p.repository}"`, on, 1);
+  out = optionalItems(out, `"--registry-ca=${CAPTURE_AGENT_REGISTRY_CA_DIR}/ca.crt"`, and('caConfigMap'), 1);
+  out = optionalItems(
+    out,
+    `"--registry-auth-file=${CAPTURE_AGENT_REGISTRY_AUTH_DIR}/config.json"`,
+    and('authSecret'),
+    1,
+    [
+      { cond: and('insecureTLS'), item: '"--registry-insecure-tls"' },
+      { cond: and('plainHTTP'), item: '"--registry-plain-http"' },
+    ],
+  );
+  // Each one's mount and volume.
+  out = optionalItems(out, 'name: registry-ca', and('caConfigMap'), 2);
+  out = optionalItems(out, 'name: registry-auth', and('authSecret'), 2);
+  for (const [key, value] of Object.entries(p)) {
+    // The repository sits in a quoted arg (the schema's pattern has no quote or backslash); the
+    // names are quoted (a name such as "on" or "123" is no string to YAML otherwise).
+    const expr = key === 'repository' ? `{{ ${IMAGES}.${key} }}` : `{{ ${IMAGES}.${key} | quote }}`;
+    const at = key === 'repository' ? value : `: ${value}\n`;
+    if (out.split(at).length !== 2)
+      throw new Error(`chart: want ${key} once in the capture agent's DaemonSet`);
+    out = out.replace(at, key === 'repository' ? expr : `: ${expr}\n`);
+  }
+  return (
+    `{{- ${IMAGES} := .Values.captureAgent.checkpointImages | default dict }}\n` +
+    `{{- if and ${on} ${IMAGES}.caConfigMap ${IMAGES}.insecureTLS }}\n` +
+    `{{- fail "captureAgent.checkpointImages: caConfigMap and insecureTLS: give one of them" }}\n` +
+    '{{- end }}\n' +
+    out
+  );
+}
+
+/**
+ * The capture agent (optional, off by default; not in deploy/): captureAgentTemplate of each file,
+ * the DaemonSet's checkpoint image push from captureAgent.checkpointImages.
  */
 function captureAgentTemplates(version: string): ChartFile[] {
-  const v = '.Values.captureAgent';
-  const out: ChartFile[] = [];
-  for (const f of captureAgentManifests({ version })) {
-    let text = templated(render(f.objects), 'controller', version);
-    if (f.file === 'daemonset.yaml') {
-      text = must(
-        podValues(text, 'captureAgent'),
-        /\n( +)- "--kubelet-insecure-tls"\n/,
-        (_m, ws: string) =>
-          `\n{{- if ${v}.kubeletInsecureTLS }}\n${ws}- "--kubelet-insecure-tls"\n{{- end }}\n`,
-        'capture agent --kubelet-insecure-tls',
-      );
-      // Each directory in its flag(s), its mount and its hostPath (mounted at the node's path).
-      for (const [dir, value, times] of [
-        [CAPTURE_AGENT_KUBELET_CHECKPOINT_DIR, 'kubeletCheckpointDir', 3],
-        [CAPTURE_AGENT_DATA_DIR, 'dataDir', 4],
-      ] as const) {
-        if (text.split(dir).length - 1 !== times)
-          throw new Error(`chart: want ${dir} ${times} times in the capture agent's DaemonSet`);
-        text = text.replaceAll(dir, `{{ ${v}.${value} }}`);
-      }
-    }
-    out.push({ path: `templates/capture-agent-${f.file}`, text: HEADER + when(`${v}.enabled`, text) });
-  }
-  return out;
+  const plain = captureAgentManifests({ version });
+  const files = captureAgentManifests({ version, image: CHECKPOINT_IMAGES_PLACEHOLDERS });
+  if (files.map((f) => f.file).join() !== plain.map((f) => f.file).join())
+    throw new Error('chart: the capture agent has other files with image options');
+  return files.map((f, i) => {
+    let text = captureAgentTemplate(f, version);
+    if (f.file === 'daemonset.yaml') text = checkpointImagesValues(text);
+    else if (text !== captureAgentTemplate(plain[i]!, version))
+      throw new Error(`chart: image options change the capture agent's ${f.file}: template them`);
+    return {
+      path: `templates/capture-agent-${f.file}`,
+      text: HEADER + when('.Values.captureAgent.enabled', text),
+    };
+  });
 }
 
 function webhookTemplates(version: string): ChartFile[] {

@@ -3,8 +3,11 @@
 import {
   CAPTURE_AGENT_DATA_DIR,
   CAPTURE_AGENT_KUBELET_CHECKPOINT_DIR,
+  CAPTURE_AGENT_REGISTRY_AUTH_DIR,
+  CAPTURE_AGENT_REGISTRY_CA_DIR,
   CONTROLLER_DEFAULTS,
   CONTROLLER_OPTIONS,
+  IMAGE_NAME_MAX,
 } from '@claimkit/controller';
 import { DEFAULT_CONTROLLER_SERVICE_ACCOUNT, imageRepository, MAX_SHARDS, toYaml } from '@claimkit/core';
 import { WEBHOOK_TLS_SECRET } from '@claimkit/webhook';
@@ -109,6 +112,23 @@ captureAgent:
   dataDir: ${CAPTURE_AGENT_DATA_DIR}
   # Kubelets often serve a self-signed certificate: do not verify it (as metrics-server's flag).
   kubeletInsecureTLS: true
+  # Push each checkpoint as a checkpoint OCI image to <repository>/<namespace>-<capture>:<token> and
+  # report image:<repository>@sha256:<manifest digest> as the Capture's ref, which a pool's pods on
+  # any node restore from (the nodes pull it: their runtime must reach and trust the registry).
+  checkpointImages:
+    # HOST[:PORT]/PATH (--image-repository), e.g. registry.example.com/claimkit. Empty: no push
+    # (checkpoint:// refs; the archive stays on its node).
+    repository: ""
+    # A ConfigMap whose key ca.crt is the registry's PEM CA bundle (--registry-ca; mounted at
+    # ${CAPTURE_AGENT_REGISTRY_CA_DIR}). Empty: the system's CAs.
+    caConfigMap: ""
+    # A kubernetes.io/dockerconfigjson Secret with the registry's credentials (--registry-auth-file;
+    # mounted at ${CAPTURE_AGENT_REGISTRY_AUTH_DIR}). Empty: anonymous.
+    authSecret: ""
+    # Do not verify the registry's certificate (--registry-insecure-tls; not with caConfigMap).
+    insecureTLS: false
+    # http, not https (--registry-plain-http): a local or test registry.
+    plainHTTP: false
   resources:
 ${nested(d.captureAgentResources, 4)}
 ${POD_VALUES}
@@ -204,6 +224,23 @@ const resources = {
 };
 
 const hostDir = { type: 'string', pattern: '^/[^\\s"\'{}]*$' };
+
+/** A Kubernetes object name (DNS subdomain), or empty. */
+const objectNameOrEmpty = { type: 'string', pattern: '^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?)?$' };
+
+// The capture agent's --image-repository grammar (its agent/ref.ts, distribution's reference
+// grammar): HOST[:PORT][/PATH], the host with a "." or a ":" (a port, or an IPv6 address in
+// brackets), or localhost; path components lowercase. Go's regexp (Helm's schema check) has no
+// lookahead, hence the alternatives.
+const DOMAIN_COMPONENT = '[a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?';
+const PATH_COMPONENT = '[a-z0-9]+(([._]|__|-+)[a-z0-9]+)*';
+const REGISTRY_HOST = [
+  `(${DOMAIN_COMPONENT}(\\.${DOMAIN_COMPONENT})+|\\[[a-fA-F0-9]*:[a-fA-F0-9:]*\\])(:[0-9]+)?`,
+  `(${DOMAIN_COMPONENT}|\\[[a-fA-F0-9]+\\]):[0-9]+`,
+  'localhost',
+].join('|');
+/** captureAgent.checkpointImages.repository: what --image-repository takes, or empty (off). */
+export const IMAGE_REPOSITORY_PATTERN = `^((${REGISTRY_HOST})(/${PATH_COMPONENT})*)?$`;
 
 const imagePullSecrets = {
   type: 'array',
@@ -302,6 +339,17 @@ export const VALUES_SCHEMA = {
         kubeletCheckpointDir: hostDir,
         dataDir: hostDir,
         kubeletInsecureTLS: { type: 'boolean' },
+        checkpointImages: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            repository: { type: 'string', maxLength: IMAGE_NAME_MAX, pattern: IMAGE_REPOSITORY_PATTERN },
+            caConfigMap: objectNameOrEmpty,
+            authSecret: objectNameOrEmpty,
+            insecureTLS: { type: 'boolean' },
+            plainHTTP: { type: 'boolean' },
+          },
+        },
         resources,
         podAnnotations: stringMap,
         podLabels: stringMap,
