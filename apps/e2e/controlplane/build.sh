@@ -6,7 +6,9 @@
 #                     (k8s.io/kubernetes), kwok (sigs.k8s.io/kwok) and etcd (cmd/etcd, on etcd's
 #                     embed package)
 #   build.sh node     a real node: kubelet and kube-proxy (the same k8s.io/kubernetes module),
-#                     containerd, its runc shim and ctr (github.com/containerd/containerd/v2); as root
+#                     containerd, its runc shim and ctr (github.com/containerd/containerd/v2), and the
+#                     OCI registry it pulls checkpoint images from (github.com/distribution/distribution/v3
+#                     cmd/registry); as root
 #                     it also installs runc, the CNI plugins, iptables and conntrack from Debian's
 #                     packages when they are missing
 #
@@ -27,7 +29,7 @@ set_name="${1:-controlplane}"
 log() { printf '[%s] %s\n' "$set_name" "$*" >&2; }
 case "$set_name" in
   controlplane) BINARIES=(kube-apiserver kube-controller-manager kube-scheduler kwok etcd); prebuilt="${CLAIMKIT_CONTROLPLANE_BIN:-}" ;;
-  node) BINARIES=(kubelet kube-proxy containerd containerd-shim-runc-v2 ctr); prebuilt="${CLAIMKIT_NODE_BIN:-}" ;;
+  node) BINARIES=(kubelet kube-proxy containerd containerd-shim-runc-v2 ctr registry); prebuilt="${CLAIMKIT_NODE_BIN:-}" ;;
   *) log "unknown binary set '$set_name' (controlplane or node)"; exit 2 ;;
 esac
 
@@ -90,10 +92,12 @@ done
 
 pkgs=()
 containerd_pkgs=()
+registry_pkgs=()
 for b in $todo; do
   case "$b" in
     kube-apiserver | kube-controller-manager | kube-scheduler | kubelet | kube-proxy) pkgs+=("k8s.io/kubernetes/cmd/$b") ;;
     containerd | containerd-shim-runc-v2 | ctr) containerd_pkgs+=("github.com/containerd/containerd/v2/cmd/$b@$CONTAINERD_VERSION") ;;
+    registry) registry_pkgs+=("github.com/distribution/distribution/v3/cmd/registry@$REGISTRY_VERSION") ;;
     kwok) pkgs+=("sigs.k8s.io/kwok/cmd/kwok") ;;
     etcd) pkgs+=("./cmd/etcd") ;;
   esac
@@ -101,7 +105,7 @@ done
 
 tmp="$(mktemp -d "$dir/build.XXXXXX")"
 trap 'rm -rf "$tmp"' EXIT
-log "building $todo ($K8S_VERSION, kwok $KWOK_VERSION, etcd $ETCD_VERSION, containerd $CONTAINERD_VERSION) into $bin"
+log "building $todo ($K8S_VERSION, kwok $KWOK_VERSION, etcd $ETCD_VERSION, containerd $CONTAINERD_VERSION, registry $REGISTRY_VERSION) into $bin"
 start=$(date +%s)
 [ "${#pkgs[@]}" -eq 0 ] || "$GO" build -trimpath -ldflags="$ldflags" -o "$tmp/" "${pkgs[@]}"
 if [ "${#containerd_pkgs[@]}" -gt 0 ]; then
@@ -110,6 +114,10 @@ if [ "${#containerd_pkgs[@]}" -gt 0 ]; then
   GOBIN="$tmp" GOFLAGS="" "$GO" install -trimpath -tags 'no_btrfs no_devmapper no_zfs' \
     -ldflags="-s -w -X github.com/containerd/containerd/v2/version.Version=$CONTAINERD_VERSION" \
     "${containerd_pkgs[@]}"
+fi
+if [ "${#registry_pkgs[@]}" -gt 0 ]; then
+  # The distribution registry, as released (its own module; no cgo).
+  GOBIN="$tmp" GOFLAGS="" "$GO" install -trimpath -ldflags="-s -w" "${registry_pkgs[@]}"
 fi
 for b in $todo; do mv -f "$tmp/$b" "$bin/$b"; done
 log "built in $(($(date +%s) - start))s"

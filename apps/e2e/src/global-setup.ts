@@ -30,7 +30,17 @@ export default async function setup(project: TestProject) {
     kubernetesVersion = local.kubernetesVersion;
     stateDir = local.stateDir;
     if (local.realNode) {
-      const { name, ip, containerdSocket, binDir, kubeletPort, checkpointDir, criuDir } = local.realNode;
+      const {
+        name,
+        ip,
+        containerdSocket,
+        binDir,
+        kubeletPort,
+        checkpointDir,
+        criuDir,
+        registry,
+        runtimeVersion,
+      } = local.realNode;
       node = {
         realNode: {
           name,
@@ -40,6 +50,8 @@ export default async function setup(project: TestProject) {
           kubeletPort,
           checkpointDir,
           ...(criuDir ? { criuDir } : {}),
+          registry,
+          runtimeVersion,
         },
       };
     }

@@ -12,7 +12,7 @@ export const BINARIES = [
 ] as const;
 export type Binary = (typeof BINARIES)[number];
 /** The real node's components (local-node.ts), in start order. */
-export const NODE_BINARIES = ['containerd', 'kubelet', 'kube-proxy'] as const;
+export const NODE_BINARIES = ['registry', 'containerd', 'kubelet', 'kube-proxy'] as const;
 
 /** The pinned versions in apps/e2e/controlplane/versions.env. */
 export function controlPlaneVersions(): { kubernetes: string; kwok: string; etcd: string } {

@@ -1,6 +1,9 @@
 // A real node in the local control plane: containerd (with Debian's runc and CNI plugins), a
 // kubelet and kube-proxy, joined to the run's API server as node `claimkit-node-0`. Pods on it run
-// for real (our own images, imported from OCI archives: no registry). The node is tainted, so only
+// for real (our own images, imported from OCI archives). Beside it runs an OCI registry (CNCF
+// distribution, over TLS with the run's CA) that containerd trusts and pulls from: the capture agent
+// pushes checkpoint images there, and a pool's pods are restored from them (containerd 2.3 with
+// restore via CreateContainer). The node is tainted, so only
 // pods that tolerate it and select it (realNodePlacement) land there; everything else stays on the
 // kwok nodes. It needs root, cgroups and iptables (realNodeSupport says what is missing); the
 // binaries come from `controlplane/build.sh node`. Stopping and cleaning up: local-node-cleanup.ts.
@@ -99,6 +102,19 @@ export interface RealNode {
   checkpointDir: string;
   /** The directory of the `criu` the runtime checkpoints with (build-criu.sh); absent: none. */
   criuDir?: string;
+  /** The OCI registry beside the node, which its containerd trusts (hosts.toml with the run's CA). */
+  registry: RealNodeRegistry;
+  /** What `nodeInfo.containerRuntimeVersion` says, e.g. `containerd://v2.3.7`. */
+  runtimeVersion: string;
+}
+
+export interface RealNodeRegistry {
+  /** `<node IP>:<port>`: the host part of image references, reachable from the host and from pods. */
+  host: string;
+  /** The PEM CA its serving certificate is signed by (the run's CA). */
+  caFile: string;
+  /** Where it stores blobs and manifests (filesystem driver). */
+  dataDir: string;
 }
 
 interface NodePorts {
@@ -106,6 +122,38 @@ interface NodePorts {
   kubeletHealthz: number;
   proxyHealthz: number;
   proxyMetrics: number;
+  registry: number;
+  registryDebug: number;
+}
+
+/** The distribution registry's configuration (YAML; JSON is YAML). */
+function registryConfig(o: { dataDir: string; addr: string; debugAddr: string; cert: string; key: string }) {
+  return JSON.stringify(
+    {
+      version: 0.1,
+      log: { level: 'warn', accesslog: { disabled: true } },
+      storage: { filesystem: { rootdirectory: o.dataDir }, delete: { enabled: true } },
+      http: {
+        addr: o.addr,
+        // One replica: the secret only signs upload state between requests to this process.
+        secret: 'claimkit-e2e-local-registry',
+        tls: { certificate: o.cert, key: o.key },
+        debug: { addr: o.debugAddr },
+      },
+      health: { storagedriver: { enabled: true, interval: '10s', threshold: 3 } },
+    },
+    null,
+    2,
+  );
+}
+
+/** containerd's hosts.toml for the registry: pull and resolve over TLS with the run's CA. */
+function registryHostsToml(host: string, caFile: string): string {
+  return `server = "https://${host}"
+[host."https://${host}"]
+  capabilities = ["pull", "resolve"]
+  ca = "${caFile}"
+`;
 }
 
 function containerdConfig(dir: string, socket: string, criuDir: string | undefined): string {
@@ -129,7 +177,12 @@ state = "${dir}/containerd/state"
   snapshotter = "overlayfs"
   [plugins."io.containerd.cri.v1.images".pinned_images]
     sandbox = "${SANDBOX_IMAGE}"
+  [plugins."io.containerd.cri.v1.images".registry]
+    config_path = "${dir}/certs.d"
 [plugins."io.containerd.cri.v1.runtime"]
+  # A checkpoint OCI image as a container's image is restored (CRIU) instead of started: off by
+  # default in 2.3.4+ and removed in 2.4.0 (versions.env).
+  enable_experimental_restore_via_create = true
   # root here lacks CAP_SYS_RESOURCE: a negative oom_score_adj would fail every sandbox.
   restrict_oom_score_adj = true
   disable_apparmor = true
@@ -270,16 +323,44 @@ export async function startRealNode(
   if (!ip) throw new Error('no IPv4 address for the real node');
   const dir = nodeStateDir(run.stateDir);
   mkdirSync(join(dir, 'cni/net.d'), { recursive: true });
-  const [kubelet, kubeletHealthz, proxyHealthz, proxyMetrics] = (await freePorts(4)) as [
-    number,
-    number,
-    number,
-    number,
-  ];
-  const ports: NodePorts = { kubelet, kubeletHealthz, proxyHealthz, proxyMetrics };
+  const [kubelet, kubeletHealthz, proxyHealthz, proxyMetrics, registryPort, registryDebug] = (await freePorts(
+    6,
+  )) as [number, number, number, number, number, number];
+  const ports: NodePorts = {
+    kubelet,
+    kubeletHealthz,
+    proxyHealthz,
+    proxyMetrics,
+    registry: registryPort,
+    registryDebug,
+  };
   createCgroupRoot();
   writeFileSync('/proc/sys/net/ipv4/ip_forward', '1');
   writeFileSync('/proc/sys/net/bridge/bridge-nf-call-iptables', '1');
+
+  // The registry (before containerd, which trusts it): every address of the node, the node's
+  // serving certificate (the node IP and 127.0.0.1), health on loopback.
+  const registryHost = `${ip}:${ports.registry}`;
+  const registryDir = join(dir, 'registry');
+  mkdirSync(registryDir, { recursive: true });
+  const registryCfg = join(dir, 'registry.json');
+  writeFileSync(
+    registryCfg,
+    registryConfig({
+      dataDir: registryDir,
+      addr: `0.0.0.0:${ports.registry}`,
+      debugAddr: `127.0.0.1:${ports.registryDebug}`,
+      cert: pki.nodeServing.cert,
+      key: pki.nodeServing.key,
+    }),
+  );
+  const registryHealth = `http://127.0.0.1:${ports.registryDebug}/debug/health`;
+  const registry = run.start('registry', ['serve', registryCfg], registryHealth, join(binDir, 'registry'));
+  mkdirSync(join(dir, 'certs.d', registryHost), { recursive: true });
+  writeFileSync(
+    join(dir, 'certs.d', registryHost, 'hosts.toml'),
+    registryHostsToml(registryHost, pki.caCert),
+  );
 
   // containerd
   const socket = join(dir, 'containerd.sock');
@@ -303,6 +384,14 @@ export async function startRealNode(
         signal: wait.signal,
       },
     ),
+  ]);
+  await Promise.race([
+    dies(registry),
+    waitFor(`registry healthy (${registryHealth}, log ${registry.logPath})`, () => httpOk(registryHealth), {
+      timeoutMs: wait.timeoutMs,
+      intervalMs: 200,
+      signal: wait.signal,
+    }),
   ]);
   for (const archive of images) {
     const t0 = Date.now();
@@ -374,7 +463,8 @@ export async function startRealNode(
     join(binDir, 'kube-proxy'),
   );
 
-  await Promise.race([
+  const readyNode = await Promise.race([
+    dies(registry),
     dies(containerd),
     dies(kubeletProc),
     dies(proxy),
@@ -382,7 +472,9 @@ export async function startRealNode(
       `node ${REAL_NODE_NAME} Ready (kubelet log: ${kubeletProc.logPath})`,
       async () => {
         const node = await admin.core.readNode({ name: REAL_NODE_NAME }).catch(() => undefined);
-        return node?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') || undefined;
+        return node?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')
+          ? node
+          : undefined;
       },
       { timeoutMs: wait.timeoutMs, intervalMs: 250, signal: wait.signal },
     ),
@@ -408,5 +500,7 @@ export async function startRealNode(
     kubeletPort: kubelet,
     checkpointDir: join(dir, 'kubelet', 'checkpoints'),
     ...(criuDir ? { criuDir } : {}),
+    registry: { host: registryHost, caFile: pki.caCert, dataDir: registryDir },
+    runtimeVersion: readyNode.status?.nodeInfo?.containerRuntimeVersion ?? '',
   };
 }

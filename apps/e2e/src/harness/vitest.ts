@@ -27,6 +27,10 @@ export interface E2EClusterInfo {
     checkpointDir: string;
     /** The `criu` the runtime checkpoints with (absent: checkpoints fail). */
     criuDir?: string;
+    /** The OCI registry beside the node, which its containerd pulls from (local-node.ts). */
+    registry: { host: string; caFile: string; dataDir: string };
+    /** The node's `containerRuntimeVersion`, e.g. `containerd://v2.3.7`. */
+    runtimeVersion: string;
   };
   /** Why the run has no real node, or why its images are missing (one line). */
   realNodeMissing?: string;

@@ -6,17 +6,11 @@
 // its own (a lower token is refused, a repeated start is the same job) and survives its own
 // restart mid-job (the DaemonSet's pod deleted while CRIU runs: the next pod resumes the job).
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  CAPTURE_AGENT_AUDIENCE,
-  CAPTURE_AGENT_NAME,
-  captureAgentManifests,
-  parseCheckpointRef,
-} from '@claimkit/controller';
-import type { Capture, Pod } from '@claimkit/core';
-import { CONTROLLER_NAME } from '@claimkit/core';
+import { parseCheckpointRef } from '@claimkit/controller';
+import type { Pod } from '@claimkit/core';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import {
   expectAllInvariants,
@@ -25,14 +19,10 @@ import {
   startController,
   until,
 } from '../controller/helpers.ts';
-import {
-  applyObjects,
-  type KubernetesObject,
-  realNodePlacement,
-  restoreCheckpoint,
-} from '../harness/index.ts';
-import { describeOnRealNode, e2eClients, e2eCluster, useTestNamespace } from '../harness/vitest.ts';
-import { counterPod, criuFaults, lastLoggedNumber, unlessNotFound } from './helpers.ts';
+import { restoreCheckpoint } from '../harness/index.ts';
+import { describeOnRealNode, useTestNamespace } from '../harness/vitest.ts';
+import { type InstalledAgent, installCaptureAgent } from './capture-agent-install.ts';
+import { counterPod, criuFaults, lastLoggedNumber } from './helpers.ts';
 
 describeOnRealNode(
   'the capture agent DaemonSet checkpoints through its node (real node)',
@@ -42,183 +32,29 @@ describeOnRealNode(
     const c = () => kube();
     const work = mkdtempSync(join(tmpdir(), 'claimkit-agent-restore-'));
     let ctl: RunningController;
-    let applied: KubernetesObject[] = [];
+    let agent: InstalledAgent;
     /** The agent's data directory on the node (per run), mounted at the same path in its pod. */
     let dataDir = '';
     /** The controller's token for the agents' audience. */
     let tokenFile = '';
     const agentUrl = `http://${node.ip}:8750/v1/captures`;
 
-    /** The chart's agent objects, placed on the real node, in this test's namespace. */
-    function agentObjects(namespace: string): KubernetesObject[] {
-      const objs = captureAgentManifests().flatMap((f) => f.objects) as unknown as (KubernetesObject & {
-        metadata: { name: string; namespace?: string };
-        subjects?: { namespace?: string }[];
-        roleRef?: { name: string };
-        spec?: { template: { spec: Record<string, unknown> } };
-      })[];
-      return objs.map((o) => {
-        const x = structuredClone(o);
-        if (x.metadata.namespace) x.metadata.namespace = namespace;
-        if (x.kind === 'ClusterRole' || x.kind === 'ClusterRoleBinding')
-          x.metadata.name = `${x.metadata.name}-${namespace}`;
-        if (x.roleRef) x.roleRef.name = `${x.roleRef.name}-${namespace}`;
-        for (const s of x.subjects ?? []) s.namespace = namespace;
-        if (x.kind === 'DaemonSet') {
-          const pod = x.spec!.template.spec as {
-            containers: { args: string[]; volumeMounts: { name: string; mountPath: string }[] }[];
-            volumes: { name: string; hostPath: { path: string } }[];
-          } & Record<string, unknown>;
-          Object.assign(pod, realNodePlacement());
-          const agent = pod.containers[0]!;
-          // This node's kubelet listens on a port of its own and writes archives under the run's dir.
-          agent.args = [
-            ...agent.args.filter((a) => !a.startsWith('--store-dir') && !a.startsWith('--state-dir')),
-            `--kubelet-port=${node.kubeletPort}`,
-            `--store-dir=${dataDir}/archives`,
-            `--state-dir=${dataDir}/state`,
-          ];
-          for (const v of pod.volumes) {
-            if (v.name === 'kubelet-checkpoints') v.hostPath.path = node.checkpointDir;
-            if (v.name === 'data') v.hostPath.path = dataDir;
-          }
-          for (const m of agent.volumeMounts) if (m.name === 'data') m.mountPath = dataDir;
-        }
-        return x as KubernetesObject;
-      });
-    }
-
-    const agentPods = async () =>
-      (
-        (await c().list('Pod', {
-          namespace: ns.name,
-          labelSelector: 'app.kubernetes.io/component=capture-agent',
-        })) as { items: Pod[] }
-      ).items;
-
-    async function agentReady(what: string, notUid?: string): Promise<Pod> {
-      return until(
-        `${what}: the capture agent's pod Ready on ${node.name} (DaemonSet ${CAPTURE_AGENT_NAME})`,
-        async () => {
-          const pods = await agentPods();
-          const seen = pods.map((x) => describePod(x)).join('; ') || 'none';
-          const p = pods.find(
-            (x) =>
-              x.metadata.uid !== notUid &&
-              !x.metadata.deletionTimestamp &&
-              x.status?.conditions?.some((k) => k.type === 'Ready' && k.status === 'True'),
-          );
-          // Thrown (not returned) so that a timeout says what the pods looked like last.
-          if (!p) throw new Error(`pods: ${seen}`);
-          const healthy = await fetch(`http://${node.ip}:8750/healthz`).then(
-            (r) => r.ok,
-            (e: Error) => e.message,
-          );
-          if (healthy !== true) throw new Error(`GET http://${node.ip}:8750/healthz: ${healthy}`);
-          return p;
-        },
-        120_000,
-      );
-    }
-
-    /** A pod's phase and its containers' states, for failure messages. */
-    function describePod(p: Pod): string {
-      const cs = (
-        p.status as {
-          containerStatuses?: {
-            name: string;
-            state?: Record<string, { reason?: string; message?: string }>;
-          }[];
-        }
-      )?.containerStatuses;
-      const states = (cs ?? [])
-        .map((x) => {
-          const [k, v] = Object.entries(x.state ?? {})[0] ?? ['?', {}];
-          return `${x.name} ${k}${v?.reason ? ` ${v.reason}` : ''}${v?.message ? `: ${v.message.slice(0, 300)}` : ''}`;
-        })
-        .join(', ');
-      return `${p.metadata.name} ${p.status?.phase ?? '?'} [${states}]`;
-    }
-
     beforeAll(async () => {
-      dataDir = join(e2eCluster().stateDir ?? tmpdir(), `capture-agent-${ns.name}`);
-      mkdirSync(dataDir, { recursive: true });
-      applied = agentObjects(ns.name);
-      await applyObjects(e2eClients(), applied);
-      await agentReady('installed');
-      // The agent accepts only system:serviceaccount:<its namespace>:claimkit-controller, by a
-      // token for its audience (the chart's controller has one projected into its pod; this
-      // in-process controller gets one by TokenRequest).
-      const core = e2eClients().core;
-      await core.createNamespacedServiceAccount({
-        namespace: ns.name,
-        body: { metadata: { name: CONTROLLER_NAME } },
-      });
-      const tr = await core.createNamespacedServiceAccountToken({
-        namespace: ns.name,
-        name: CONTROLLER_NAME,
-        body: { spec: { audiences: [CAPTURE_AGENT_AUDIENCE], expirationSeconds: 3600 } },
-      });
-      tokenFile = join(work, 'controller-token');
-      writeFileSync(tokenFile, tr.status?.token ?? '');
+      agent = await installCaptureAgent(ns.name, node);
+      ({ dataDir, tokenFile } = agent);
       ctl = await startController(ns.name, { captureAgentTokenFile: tokenFile });
     }, 300_000);
     afterEach(() => criuFaults.clear());
     afterAll(async () => {
       await ctl?.stop();
-      const { objects } = e2eClients();
-      for (const o of [...applied].reverse()) await unlessNotFound(objects.delete(o));
+      await agent?.uninstall();
       rmSync(work, { recursive: true, force: true });
     });
 
-    function httpCapture(name: string, app: string): Capture {
-      return {
-        apiVersion: 'claimkit.dev/v1alpha1',
-        kind: 'Capture',
-        metadata: { name, namespace: ns.name },
-        spec: {
-          selector: { matchLabels: { app } },
-          container: 'main',
-          leaseSeconds: 300,
-          timeoutSeconds: 120,
-          maxAttempts: 3,
-          backend: { type: 'Http', url: 'http://{nodeIP}:8750/v1/captures' },
-        },
-      } as Capture;
-    }
-
-    /** The last lines every agent pod logged (failure messages). */
-    async function agentLogs(): Promise<string> {
-      const logs = await Promise.all(
-        (await agentPods()).map(async (p) => {
-          const text = await e2eClients()
-            .core.readNamespacedPodLog({ namespace: ns.name, name: p.metadata.name, tailLines: 30 })
-            .catch((x: Error) => `(no log: ${x.message})`);
-          return `--- agent pod ${p.metadata.name}:\n${text}`;
-        }),
-      );
-      return logs.join('\n');
-    }
-
-    /** Waits for Captured; a timeout says the Capture's status and what the agent logged. */
-    async function captured(name: string): Promise<Capture> {
-      try {
-        return await until(
-          `Capture ${name} Captured`,
-          async () => {
-            const cap = (await c().get('Capture', { namespace: ns.name, name })) as Capture;
-            if (cap.status?.phase === 'Failed')
-              return Promise.reject(new Error(`Failed: ${JSON.stringify(cap.status)}`));
-            if (cap.status?.phase !== 'Captured')
-              throw new Error(`status: ${JSON.stringify(cap.status ?? {})}`);
-            return cap;
-          },
-          90_000,
-        );
-      } catch (e) {
-        throw new Error(`${(e as Error).message}\n${await agentLogs()}`);
-      }
-    }
+    const httpCapture = (name: string, app: string) => agent.httpCapture(name, app);
+    const agentReady = (what: string, notUid?: string) => agent.ready(what, notUid);
+    const agentLogs = () => agent.logs();
+    const captured = (name: string) => agent.captured(name);
 
     const sha256 = (path: string) => createHash('sha256').update(readFileSync(path)).digest('hex');
 
