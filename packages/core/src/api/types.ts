@@ -120,6 +120,11 @@ export interface PodPoolStatus {
   templateHash?: string;
   /** The pool pods' label selector in string form, for the scale subresource (HPA, KEDA). */
   selector?: string;
+  /**
+   * The `image:` result whose pods start cold (pool/restore.ts: onRestoreFailure Cold, after a pod
+   * of it could not be restored); until the source has another result or the policy is Wait.
+   */
+  coldStartRef?: string;
   observedGeneration?: number;
   conditions?: Condition[];
 }

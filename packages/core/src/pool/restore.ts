@@ -7,27 +7,25 @@
 // out; what the pool does then is spec.source.onRestoreFailure:
 //   Wait (default)  keep the pod as it is (the kubelet retries: a registry that comes back heals it)
 //                   and say why (condition SourceRestored=False, a Warning Event per pod);
-//   Cold            delete it and start the pool's pods cold (the template's own image, still with
-//                   the source annotations and env, so the application may warm itself) while any
-//                   cold pod of that seed is left; the pool tries to restore again once none is.
+//   Cold            delete it and start that result's pods cold (the template's own image, still
+//                   with the source annotations and env, so the application may warm itself),
+//                   remembered in status.coldStartRef until the source has another result (or the
+//                   policy is Wait); cold pods already running are kept.
 import { type ConditionSpec, findCondition } from '../api/conditions.ts';
 import { SOURCE_IMAGE_PREFIX } from '../api/constants.ts';
 import { type EventSpec, event } from '../api/decision.ts';
 import { isDeleting } from '../api/pod-predicates.ts';
 import type { Container, Pod, PodPool, PodPoolSource } from '../api/types.ts';
-import { type PoolSeed, podSeed } from './source.ts';
+import type { PoolSeed } from './source.ts';
 
 export const CONDITION_SOURCE_RESTORED = 'SourceRestored';
-
-export type RestoreFailurePolicy = 'Wait' | 'Cold';
-export const RESTORE_FAILURE_POLICIES: readonly RestoreFailurePolicy[] = ['Wait', 'Cold'];
 
 /**
  * Waiting reasons of the kubelet that mean the container was not created or not started from its
  * image. CreateContainerConfigError is left out: it is the pod's own config (a missing Secret),
  * not the image.
  */
-export const RESTORE_WAITING_REASONS: ReadonlySet<string> = new Set([
+const RESTORE_WAITING_REASONS: ReadonlySet<string> = new Set([
   'ErrImagePull',
   'ImagePullBackOff',
   'InvalidImageName',
@@ -48,7 +46,7 @@ export interface RestoreFailure {
 }
 
 /** The checkpoint image a seed starts pods from (`image:<ref>`), or undefined for any other ref. */
-export function seedImage(seed: Pick<PoolSeed, 'ref'> | undefined): string | undefined {
+function seedImage(seed: Pick<PoolSeed, 'ref'> | undefined): string | undefined {
   if (!seed?.ref.startsWith(SOURCE_IMAGE_PREFIX)) return undefined;
   const image = seed.ref.slice(SOURCE_IMAGE_PREFIX.length);
   return image === '' ? undefined : image;
@@ -61,16 +59,9 @@ function sourceContainer(pod: Pod, source: PodPoolSource): Container | undefined
 }
 
 /** The pod was started (or is being started) from the checkpoint image of `seed`: not a cold pod. */
-export function isRestoringPod(pod: Pod, source: PodPoolSource, seed: PoolSeed): boolean {
+function isRestoringPod(pod: Pod, source: PodPoolSource, seed: PoolSeed): boolean {
   const image = seedImage(seed);
   return image !== undefined && sourceContainer(pod, source)?.image === image;
-}
-
-/** A live pod of `seed` (its source annotations) that was started cold: the template's image. */
-export function isColdPod(pod: Pod, source: PodPoolSource, seed: PoolSeed): boolean {
-  const s = podSeed(pod);
-  if (!s || s.captureName !== seed.captureName || s.token !== seed.token || s.ref !== seed.ref) return false;
-  return !isDeleting(pod) && seedImage(seed) !== undefined && !isRestoringPod(pod, source, seed);
 }
 
 interface ContainerStatus {
@@ -131,7 +122,7 @@ export function isFailingToStart(pod: Pod): boolean {
 export interface RestoreJudgement {
   /** Pods of the seed that could not be restored, in name order. */
   failures: RestoreFailure[];
-  /** Start new pods cold (policy Cold, and a failure now or a cold pod of the seed still live). */
+  /** Start new pods cold: policy Cold, and a pod of the seed fails now or failed before (status.coldStartRef). */
   startCold: boolean;
 }
 
@@ -144,15 +135,13 @@ export function judgeRestore(
   const source = pool.spec.source;
   if (!source || !seed || seedImage(seed) === undefined) return { failures: [], startCold: false };
   const failures: RestoreFailure[] = [];
-  let cold = false;
   for (const p of pods) {
     const f = restoreFailure(p, source, seed);
     if (f) failures.push(f);
-    else if (!cold && isColdPod(p, source, seed)) cold = true;
   }
   failures.sort((a, b) => (a.pod < b.pod ? -1 : a.pod > b.pod ? 1 : 0));
-  const policy = source.onRestoreFailure ?? 'Wait';
-  return { failures, startCold: policy === 'Cold' && (cold || failures.length > 0) };
+  const cold = source.onRestoreFailure === 'Cold';
+  return { failures, startCold: cold && (failures.length > 0 || pool.status?.coldStartRef === seed.ref) };
 }
 
 function describeFailure(f: RestoreFailure): string {
@@ -164,8 +153,8 @@ const MAX_NAMED = 5;
 
 /**
  * The pool's SourceRestored condition: undefined for a pool whose seed is not an `image:` ref (the
- * condition goes), else True while no pod fails (even while cold pods of an earlier failure are left:
- * StartingCold says so), False with the failing pods named.
+ * condition goes), else True while no pod fails, False with the failing pods named, or with reason
+ * StartingCold while the result's pods start cold.
  */
 export function restoreCondition(
   pool: PodPool,
@@ -182,7 +171,7 @@ export function restoreCondition(
           type: CONDITION_SOURCE_RESTORED,
           status: 'False',
           reason: 'StartingCold',
-          message: `pods of ${image} could not be restored earlier: new pods start cold (onRestoreFailure: Cold) until none of those is left`,
+          message: `a pod of ${image} could not be restored: its pods start cold (onRestoreFailure: Cold) until the source has another result`,
           observedGeneration,
         }
       : {
@@ -197,7 +186,7 @@ export function restoreCondition(
   const more = j.failures.length > MAX_NAMED ? `; and ${j.failures.length - MAX_NAMED} more` : '';
   const then =
     policy === 'Cold'
-      ? 'they are deleted and new pods start cold (onRestoreFailure: Cold)'
+      ? "they are deleted and this result's pods start cold (onRestoreFailure: Cold)"
       : 'they are not handed out and are left to retry (onRestoreFailure: Wait)';
   return {
     type: CONDITION_SOURCE_RESTORED,

@@ -224,20 +224,32 @@ describe('a pool whose pods cannot be restored from the checkpoint image', () =>
       )?.value,
     ).toBe(REF);
 
-    // While a cold pod is left, new pods start cold too (a bind takes one: its refill is cold).
+    // The result is remembered as one that starts cold (status.coldStartRef): every new pod of it
+    // starts cold, even once no cold pod is left.
     w.warm(poolPods(w));
     await reconcilePodPool(w.deps, key('warm'));
     expect(restored(w)).toMatchObject({ status: 'False', reason: 'StartingCold' });
-    await w.model.delete('Pod', key(first[1]!.metadata.name));
-    w.model.completePodDeletions();
-    await reconcilePodPool(w.deps, key('warm'));
-    expect(poolPods(w).filter((p) => p.spec.containers[0]!.image === TEMPLATE_IMAGE)).toHaveLength(2);
-
-    // Once no cold pod is left, the pool restores again.
+    expect(w.model.getNow('PodPool', key('warm')).status?.coldStartRef).toBe(REF);
     for (const p of poolPods(w)) await w.model.delete('Pod', key(p.metadata.name));
     w.model.completePodDeletions();
     await reconcilePodPool(w.deps, key('warm'));
-    expect(poolPods(w).every((p) => p.spec.containers[0]!.image === IMAGE)).toBe(true);
+    expect(poolPods(w).map((p) => p.spec.containers[0]!.image)).toEqual([TEMPLATE_IMAGE, TEMPLATE_IMAGE]);
+
+    // A new fenced result restores again (and the memory goes with the old result).
+    const cap = w.model.getNow('Capture', key('snap'));
+    const next = `image:${IMAGE.replace('a'.repeat(64), 'b'.repeat(64))}`;
+    await w.model.updateStatus({
+      ...cap,
+      status: { ...cap.status!, epoch: 4, result: { ...cap.status!.result!, ref: next, token: 4 } },
+    });
+    for (let i = 0; i < 6; i++) {
+      await reconcilePodPool(w.deps, key('warm'));
+      w.model.completePodDeletions();
+    }
+    const images = poolPods(w).map((p) => p.spec.containers[0]!.image);
+    expect(images.filter((i) => i === next.slice('image:'.length)).length).toBeGreaterThanOrEqual(2);
+    expect(w.model.getNow('PodPool', key('warm')).status?.coldStartRef).toBeUndefined();
+    expect(restored(w)).toMatchObject({ status: 'True', reason: 'Restored' });
     expect(w.events.filter((e) => e.reason === 'RestoreFailed')).toHaveLength(1);
   });
 

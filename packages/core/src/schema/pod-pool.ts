@@ -51,7 +51,7 @@ const podPoolSourceSchema: JSONSchemaProps = {
       enum: ['Wait', 'Cold'],
       default: 'Wait',
       description:
-        "What the pool does with a pod that cannot be restored from an 'image:' ref (pull, create or CRIU failing; condition SourceRestored, Event RestoreFailed): Wait keeps it (never handed out; the kubelet retries), Cold deletes it and starts new pods cold from the template's image (with the source annotations and env) while a cold pod of that result is left.",
+        "What the pool does with a pod that cannot be restored from an 'image:' ref (pull, create or CRIU failing; condition SourceRestored, Event RestoreFailed): Wait keeps it (never handed out; the kubelet retries), Cold deletes it and starts that result's pods cold from the template's image (with the source annotations and env; status.coldStartRef) until the source has another result.",
     },
   },
 };
@@ -158,6 +158,9 @@ export const podPoolSchema: KindSchema = {
           'Hash of the current template; pool pods carry it as label claimkit.dev/template-hash.',
         ),
         selector: str('The label selector of the pool pods in string form, for the scale subresource.'),
+        coldStartRef: str(
+          "The 'image:' result whose pods start cold: a pod of it could not be restored and spec.source.onRestoreFailure is Cold. Kept until the source has another result or the policy is Wait.",
+        ),
         observedGeneration,
         conditions,
       },

@@ -238,6 +238,7 @@ export function decidePodPool(s: PodPoolSnapshot, rules: SafetyRules = SAFETY_RU
     draining: view.draining,
     observedGeneration: pool.metadata.generation ?? 0,
     ...rolloutStatus(pool, view.template, hash),
+    ...(restore.startCold && seed ? { coldStartRef: seed.ref } : {}),
   };
   // Unschedulable pods are Idle by label but will not serve until a node is found.
   const ok =
@@ -291,7 +292,13 @@ export function decidePodPool(s: PodPoolSnapshot, rules: SafetyRules = SAFETY_RU
         op: 'patchStatus',
         kind: 'PodPool',
         key: keyOf(pool),
-        patch: { status },
+        // A merge patch: a field that goes must be written as null.
+        patch: {
+          status:
+            pool.status?.coldStartRef !== undefined && status.coldStartRef === undefined
+              ? { ...status, coldStartRef: null }
+              : status,
+        },
         precondition: { uid: pool.metadata.uid! },
         why: 'status',
       });
