@@ -12,9 +12,13 @@ export const BENCHMARKS = [
   'agent-sandbox',
   'pool-reconcile',
   'request-cost',
+  'warm-start',
 ] as const;
 export type Benchmark = (typeof BENCHMARKS)[number];
-/** warm-pool-scale and agent-sandbox run only when named (each takes a quarter of an hour or more). */
+/**
+ * warm-pool-scale and agent-sandbox run only when named (each takes a quarter of an hour or more),
+ * and warm-start (it needs the real node).
+ */
 export const DEFAULT_BENCHMARKS: Benchmark[] = [
   'takeover',
   'finalize',
@@ -29,7 +33,10 @@ export const SELF_DESCRIBED: readonly Benchmark[] = [
   'agent-sandbox',
   'pool-reconcile',
   'request-cost',
+  'warm-start',
 ];
+/** Benchmarks that run on the real node (local-node.ts): the control plane is started with it. */
+export const ON_REAL_NODE: readonly Benchmark[] = ['warm-start'];
 /** Benchmarks that run in process, without a control plane. */
 export const IN_PROCESS: readonly Benchmark[] = ['pool-reconcile'];
 
@@ -52,6 +59,8 @@ export interface Options {
   memoryLimitBytes?: number;
   /** warm-pool-scale and agent-sandbox: controller processes, sharded by pool (--shard i/N). */
   shards: number;
+  /** warm-start: claims served by an on-demand restore (the first pulls the image). */
+  restores: number;
 }
 
 export class UsageError extends Error {}
@@ -68,6 +77,7 @@ export function parseArgs(argv: string[], results: string): Options {
     seed: 1,
     controllerArgs: [],
     trials: 25,
+    restores: 21,
     binds: 500,
     rss: 10_000,
     // The shipped default (DESIGN: the benches run the shipped defaults).
@@ -121,6 +131,7 @@ export function parseArgs(argv: string[], results: string): Options {
       o.memoryLimitBytes = bytes;
     } else if (flag === '--trials') o.trials = count(flag, value);
     else if (flag === '--binds') o.binds = count(flag, value);
+    else if (flag === '--restores') o.restores = count(flag, value);
     else if (flag === '--rss') o.rss = count(flag, value);
     else if (flag === '--concurrency') o.concurrency = count(flag, value);
     else if (flag === '--results') o.results = resolve(value);

@@ -3,10 +3,10 @@
 // webhook's latency benchmark (packages/webhook/bench/latency.ts) unless --controller-only.
 // Not timed tests: numbers are measured and recorded, targets are reported beside them.
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg } from 'node:os';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { makeClients, repoRoot, startLocalCluster } from '@claimkit/e2e/harness';
+import { makeClients, type RealNode, repoRoot, startLocalCluster } from '@claimkit/e2e/harness';
 import {
   AGENT_SANDBOX_PUBLISHED,
   agentSandboxMaxPods,
@@ -18,6 +18,7 @@ import {
   type Benchmark,
   DEFAULT_BENCHMARKS,
   IN_PROCESS,
+  ON_REAL_NODE,
   type Options,
   parseArgs,
   SELF_DESCRIBED,
@@ -46,6 +47,7 @@ import {
   warmPoolMaxPods,
   warmPoolScaleRows,
 } from './warm-pool-scale.ts';
+import { benchWarmStart, WARMUP_SECONDS } from './warm-start.ts';
 
 /** Requests per request-cost mode: enough for a stable mean, about 10 s of a quiet machine. */
 const REQUEST_COST_REQUESTS = 2000;
@@ -77,6 +79,8 @@ under \`controller\`; then the webhook's latency benchmark.
   --namespaces M      warm-pool-scale: the pods over M PodPools, one per namespace (default 1; with
                       more than one the controller watches all namespaces). The 37,000-pod run:
                       pnpm bench warm-pool-scale --pods 37000 --namespaces 13
+  --restores N        warm-start: claims served by an on-demand restore (default 21: the first pulls
+                      the image, the other 20 give the percentiles)
   --seconds S         agent-sandbox: the steady phase's length (default 60: ${AGENT_SANDBOX_PUBLISHED.rate} x 60 = 2,700 claims)
   --seed N            agent-sandbox: the Poisson arrivals' seed (default 1)
   --cpu-prof DIR      warm-pool-scale, agent-sandbox: profile the controller's steady phase (V8,
@@ -148,6 +152,7 @@ const given = process.env.CLAIMKIT_BENCH_KUBECONFIG;
 // In-process benchmarks alone (pool-reconcile) need no control plane.
 const needsCluster = opts.only.some((b) => !IN_PROCESS.includes(b));
 let cluster: { kubeconfigPath: string; etcdUrl?: string; stop(): Promise<void> } | undefined;
+let realNodeOf: RealNode | undefined;
 if (given) cluster = { kubeconfigPath: given, stop: async () => {} };
 else if (needsCluster) {
   // Enough kwok nodes for the warm pools (kwok nodes take ${PODS_PER_NODE} pods each), and at least
@@ -156,9 +161,17 @@ else if (needsCluster) {
     (opts.only.includes('warm-pool-scale') ? warmPoolMaxPods(warmPoolScale) : 0) +
     (opts.only.includes('agent-sandbox') ? agentSandboxMaxPods(opts.seconds) : 0);
   const nodes = Math.max(2, Math.ceil((pods * 1.2) / PODS_PER_NODE));
-  say(`starting the local control plane (${nodes} kwok nodes) ...`);
-  // kwok nodes only: a real node's kubelet and runtime would share the cores the figures measure.
-  cluster = await startLocalCluster({ log: (m) => say(m), nodes, realNode: false });
+  // kwok nodes only: a real node's kubelet and runtime would share the cores the figures measure;
+  // warm-start runs alone, on the real node (pods that run for real, restored by its runtime).
+  const realNode = opts.only.some((b) => ON_REAL_NODE.includes(b));
+  if (realNode && opts.only.some((b) => !ON_REAL_NODE.includes(b)))
+    throw new UsageError(`${ON_REAL_NODE.join(', ')} runs alone (it needs the real node)`);
+  say(`starting the local control plane (${nodes} kwok nodes${realNode ? ' and the real node' : ''}) ...`);
+  const local = await startLocalCluster({ log: (m) => say(m), nodes, realNode });
+  cluster = local;
+  if (realNode && !local.realNode)
+    throw new Error(`warm-start needs the real node: ${local.realNodeMissing}`);
+  realNodeOf = local.realNode;
 }
 const clusterCtx =
   cluster && benchContext(cluster.kubeconfigPath, makeClients(cluster.kubeconfigPath), say, cluster.etcdUrl);
@@ -248,6 +261,31 @@ const run: Record<Benchmark, { label: string; bench: () => Promise<unknown> }> =
         rows: poolReconcileRows(r),
       });
       return { date: new Date().toISOString(), command: out.command, machine: out.machine, ...r };
+    },
+  },
+  'warm-start': {
+    label: `warm-start (claim to a Ready pod holding ${WARMUP_SECONDS} s of warm-up state: cold, restored on demand, Idle restored)`,
+    bench: async () => {
+      if (!realNodeOf)
+        throw new Error('warm-start needs the real node (a local control plane started with it)');
+      const workDir = mkdtempSync(join(tmpdir(), 'claimkit-bench-warm-'));
+      try {
+        const r = await benchWarmStart(ctx(), realNodeOf, {
+          restores: opts.restores,
+          coldTrials: 3,
+          idleTrials: 10,
+          workDir,
+        });
+        return {
+          date: new Date().toISOString(),
+          command: out.command,
+          machine: out.machine,
+          runtime: realNodeOf.runtimeVersion,
+          ...r,
+        };
+      } finally {
+        rmSync(workDir, { recursive: true, force: true });
+      }
     },
   },
   'request-cost': {
