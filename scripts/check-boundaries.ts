@@ -4,7 +4,8 @@
 // published package imports a private one (e2e, dev, manifests). Inside core, nothing outside sim/
 // imports the simulator (tests break rules by passing data, not by switches in production files),
 // and no production file imports the test support in testing/. Core's folders form layers (each
-// imports only lower ones) and its files import no cycle (CORE_LAYERS below).
+// imports only lower ones; CORE_LAYERS below), and no workspace package's files (packages/*, apps/*,
+// tools/*) import a cycle.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
@@ -163,7 +164,8 @@ const CORE_LAYERS: { folders: string[]; holds: string }[] = [
 ];
 // Up-imports allowed, each with why (none today: keep it that way).
 const LAYER_EXCEPTIONS: { from: RegExp; to: string; why: string }[] = [];
-// Imports the cycle check skips, each with why (none today: keep it that way).
+// Imports the cycle check skips, repo-relative paths (e.g. 'packages/cli/src/a.ts'), each with why
+// (none today: keep it that way).
 const CYCLE_EXCEPTIONS: { from: string; to: string; why: string }[] = [];
 const layerOf = new Map<string, number>();
 CORE_LAYERS.forEach((row, i) => {
@@ -173,18 +175,14 @@ for (const name of readdirSync(coreSrc)) {
   if (name !== 'testing' && statSync(join(coreSrc, name)).isDirectory() && !layerOf.has(name))
     problems.push(`packages/core/src/${name}/: a core folder without a layer (add it to CORE_LAYERS)`);
 }
-const coreImports = new Map<string, Set<string>>();
 for (const file of files(coreSrc)) {
   const rel = relative(coreSrc, file);
   const folder = rel.includes('/') ? rel.slice(0, rel.indexOf('/')) : undefined;
   const isTest = /\.test(-helper)?\.ts$/.test(file);
-  const targets = new Set<string>();
-  coreImports.set(rel, targets);
   for (const m of readFileSync(file, 'utf8').matchAll(importRe)) {
     const spec = m[1] ?? m[2] ?? '';
     if (!spec.startsWith('.')) continue;
     const target = relative(coreSrc, join(file, '..', spec));
-    targets.add(target);
     if (folder === undefined || folder === 'testing' || isTest) continue;
     const toFolder = target.includes('/') ? target.slice(0, target.indexOf('/')) : undefined;
     if (toFolder === folder || toFolder === 'testing') continue; // testing/: the rule above
@@ -197,26 +195,66 @@ for (const file of files(coreSrc)) {
     );
   }
 }
-// No import cycles inside core, type-only imports included (a cycle of types still ties files that
-// should change apart). Depth-first search; every back edge it meets is printed as its cycle.
-{
-  const skip = (from: string, to: string) => CYCLE_EXCEPTIONS.some((x) => x.from === from && x.to === to);
-  const state = new Map<string, 'open' | 'done'>();
-  const path: string[] = [];
-  const visit = (f: string): void => {
-    state.set(f, 'open');
-    path.push(f);
-    for (const t of coreImports.get(f) ?? []) {
-      if (skip(f, t) || !coreImports.has(t)) continue;
-      if (state.get(t) === 'open') {
-        const cycle = [...path.slice(path.indexOf(t)), t];
-        problems.push(`packages/core/src: import cycle ${cycle.join(' -> ')}`);
-      } else if (!state.has(t)) visit(t);
+// No import cycles in any workspace package (packages/*, apps/*, tools/*: src/ and the package's
+// other source folders such as bench/ and scratch/), type-only imports included (a cycle of types
+// still ties files that should change apart). Only relative imports make edges: packages reach each
+// other by name, and the dependency direction above keeps those acyclic. Depth-first search per
+// package; every back edge it meets is printed as its cycle.
+function* packageFiles(dir: string): Generator<string> {
+  let entries: string[];
+  try {
+    entries = readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const name of entries) {
+    if (name === 'node_modules' || name === 'dist' || name.startsWith('.')) continue;
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) yield* packageFiles(p);
+    else if (/\.(ts|mts|js|mjs)$/.test(name) && !name.endsWith('.d.ts')) yield p;
+  }
+}
+for (const top of ['packages', 'apps', 'tools']) {
+  for (const pkg of readdirSync(join(root, top)).sort()) {
+    const pkgDir = join(root, top, pkg);
+    if (!statSync(pkgDir).isDirectory()) continue;
+    const imports = new Map<string, Set<string>>(); // repo-relative file -> the files it imports
+    for (const file of packageFiles(pkgDir)) {
+      const targets = new Set<string>();
+      imports.set(relative(root, file), targets);
+      for (const m of readFileSync(file, 'utf8').matchAll(importRe)) {
+        const spec = m[1] ?? m[2] ?? '';
+        if (spec.startsWith('.')) targets.add(relative(root, join(file, '..', spec)));
+      }
     }
-    path.pop();
-    state.set(f, 'done');
-  };
-  for (const f of [...coreImports.keys()].sort()) if (!state.has(f)) visit(f);
+    // `./x.js` names `./x.ts` under the TypeScript sources.
+    const resolve = (t: string) =>
+      imports.has(t)
+        ? t
+        : imports.has(t.replace(/\.(m?)js$/, '.$1ts'))
+          ? t.replace(/\.(m?)js$/, '.$1ts')
+          : undefined;
+    const skip = (from: string, to: string) => CYCLE_EXCEPTIONS.some((x) => x.from === from && x.to === to);
+    const state = new Map<string, 'open' | 'done'>();
+    const path: string[] = [];
+    const visit = (f: string): void => {
+      state.set(f, 'open');
+      path.push(f);
+      for (const imported of imports.get(f) ?? []) {
+        const t = resolve(imported);
+        if (t === undefined || skip(f, t)) continue;
+        if (state.get(t) === 'open') {
+          const cycle = [...path.slice(path.indexOf(t)), t];
+          problems.push(
+            `${top}/${pkg}: import cycle ${cycle.map((c) => relative(`${top}/${pkg}`, c)).join(' -> ')}`,
+          );
+        } else if (!state.has(t)) visit(t);
+      }
+      path.pop();
+      state.set(f, 'done');
+    };
+    for (const f of [...imports.keys()].sort()) if (!state.has(f)) visit(f);
+  }
 }
 // Dead exports: every name a core module exports is imported somewhere (core, its tests, another
 // package, a README's example) or listed by name in the root entry (index.ts: the deliberate public

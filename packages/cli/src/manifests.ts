@@ -2,14 +2,9 @@
 // (manifests.generated.ts, written by tools/manifests from deploy/).
 import { type FlagSpecs, type Parsed, parseFlags, str, UsageError } from './args.ts';
 import type { Ctx } from './context.ts';
+import type { ManifestText } from './manifest-text.ts';
 import { COMPONENTS, MANIFESTS } from './manifests.generated.ts';
 import { asProgram } from './program.ts';
-
-/** One file of deploy/<component>/, as text. */
-export interface ManifestText {
-  file: string;
-  yaml: string;
-}
 
 type Component = (typeof COMPONENTS)[number];
 

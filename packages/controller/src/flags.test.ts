@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { CONTROLLER_DEFAULTS } from './defaults.ts';
 import {
-  CONTROLLER_DEFAULTS,
   CONTROLLER_OPTIONS,
   controllerDefaults,
   controllerStartup,

@@ -1,13 +1,7 @@
 // claimkit-controller's options: one table (DESIGN.md's flags and a few more) from which the
-// parsing, --help and validation come, and the defaults every in-process controller uses too
-// (runtime.ts, `npm start`, the e2e harness, the benches), so they all run what ships.
-import {
-  DEFAULT_POOL_COALESCE_MS,
-  DEFAULT_POOL_HEADROOM_COALESCE_MS,
-  ONE_SHARD,
-  parseShard,
-  type Shard,
-} from '@claimkit/core';
+// parsing, --help and validation come; its defaults (defaults.ts) are the ones every in-process
+// controller uses too (runtime.ts, `npm start`, the e2e harness, the benches), so they all run what ships.
+import { ONE_SHARD, parseShard, type Shard } from '@claimkit/core';
 import {
   defineOptions,
   helpText,
@@ -17,34 +11,11 @@ import {
   startup,
   UsageError,
 } from '@claimkit/core/options';
+import { CONTROLLER_DEFAULTS } from './defaults.ts';
 import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from './log.ts';
 import type { KubeControllerOptions } from './runtime.ts';
 
 export { parseDuration, UsageError } from '@claimkit/core/options';
-
-/** The shipped defaults: the table's, the Manager's and createKubeController's. */
-export const CONTROLLER_DEFAULTS = {
-  // A bind holds its worker for three writes in sequence (pod, claim, status): at 4 workers a
-  // control plane answering each in 20 ms caps binds near 66/s, below agent-sandbox's published 91/s
-  // (issue 22). The workers are promises, not threads: 8 cost no measurable CPU (pnpm bench).
-  concurrency: 8,
-  // While the queue backs up (worker-surge.ts). 32 is also the kube client's cap on connections for
-  // requests: more workers would wait for a socket, not for the server.
-  maxConcurrency: 32,
-  sweepIntervalMs: 30_000,
-  requestTimeoutMs: 15_000,
-  resyncMs: 600_000,
-  poolCoalesceMs: DEFAULT_POOL_COALESCE_MS,
-  poolHeadroomCoalesceMs: DEFAULT_POOL_HEADROOM_COALESCE_MS,
-  shutdownGraceMs: 20_000,
-  leaseNamespace: 'claimkit-system',
-  metricsAddr: ':8080',
-  healthAddr: ':8081',
-  logLevel: 'info' as LogLevel,
-  otlpServiceName: 'claimkit-controller',
-  logFormat: 'json' as LogFormat,
-  disableClaimEvents: false,
-} as const;
 
 /** An OTLP/HTTP base URL: http(s), no query (the exporter appends /v1/traces). */
 const otlpEndpointProblem = (s: string) => {

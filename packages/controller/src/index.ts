@@ -4,6 +4,7 @@ export { AGENT_OPTIONS, AGENT_USAGE, type AgentFlags, agentStartup, parseAgentFl
 export * from './agent/kubelet.ts';
 export * from './agent/ref.ts';
 export * from './backends/index.ts';
+export * from './defaults.ts';
 export * from './flags.ts';
 export * from './instrument.ts';
 export * from './log.ts';

@@ -54,7 +54,7 @@ import {
 } from '@claimkit/core';
 import { errorText, type Informer, InformerCache, realTimers } from '@claimkit/kube';
 import { withoutClaimEvents } from './claim-event-filter.ts';
-import { CONTROLLER_DEFAULTS } from './flags.ts';
+import { CONTROLLER_DEFAULTS } from './defaults.ts';
 import { instrumentClient, instrumentSource } from './instrument.ts';
 import { type Logger, silentLogger } from './log.ts';
 import { ControllerMetrics, LEADER_ELECTION_NAME, WORKQUEUE_NAME } from './metrics.ts';

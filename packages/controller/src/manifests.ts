@@ -4,7 +4,7 @@
 import { CONTROLLER_NAME, GROUP, imageRef, KIND_INFO, type ManifestFile } from '@claimkit/core';
 import { formatDuration } from '@claimkit/core/options';
 import { CAPTURE_AGENT_AUDIENCE } from './agent/auth.ts';
-import { CONTROLLER_DEFAULTS } from './flags.ts';
+import { CONTROLLER_DEFAULTS } from './defaults.ts';
 
 export const CONTROLLER_NAMESPACE = 'claimkit-system';
 /** The image the manifests run: the release's, tagged with its version. */

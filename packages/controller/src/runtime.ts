@@ -15,7 +15,7 @@ import {
 } from '@claimkit/kube';
 import { watchNodeRuntime } from '@claimkit/kube/runtime-stats';
 import { DispatchingBackend, HttpCaptureBackend, KubeletCaptureBackend } from './backends/index.ts';
-import { CONTROLLER_DEFAULTS } from './flags.ts';
+import { CONTROLLER_DEFAULTS } from './defaults.ts';
 import { type Logger, silentLogger } from './log.ts';
 import { Manager, type ManagerOptions } from './manager.ts';
 import { ControllerMetrics, LEADER_ELECTION_NAME } from './metrics.ts';

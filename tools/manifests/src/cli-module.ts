@@ -8,6 +8,7 @@ export const CLI_MODULE_PATH = 'packages/cli/src/manifests.generated.ts';
 /** The components `claimctl manifests` offers, in the order it prints them (CRDs first). */
 export const CLI_COMPONENTS = ['crds', 'policies', 'controller', 'webhook'] as const;
 
+/** One file of a component, as the CLI embeds it (packages/cli/src/manifest-text.ts, which the module imports). */
 interface ManifestText {
   file: string;
   yaml: string;
@@ -57,7 +58,7 @@ export function tsString(s: string): string {
 export function cliModule(deploy: readonly GeneratedFile[]): GeneratedFile {
   const lines = [
     generatedHeader('//', `deploy/{${CLI_COMPONENTS.join(',')}}`).trimEnd(),
-    "import type { ManifestText } from './manifests.ts';",
+    "import type { ManifestText } from './manifest-text.ts';",
     '',
     `export const COMPONENTS = [${CLI_COMPONENTS.map(tsString).join(', ')}] as const;`,
     '',

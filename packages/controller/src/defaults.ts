@@ -1,0 +1,29 @@
+// The controller's shipped defaults: the options table's (flags.ts), the Manager's and
+// createKubeController's (runtime.ts), and the manifests'. A leaf: it imports nothing of this package
+// but log.ts's types, so flags.ts, runtime.ts and manager.ts can all read it without a cycle.
+import { DEFAULT_POOL_COALESCE_MS, DEFAULT_POOL_HEADROOM_COALESCE_MS } from '@claimkit/core';
+import type { LogFormat, LogLevel } from './log.ts';
+
+/** The shipped defaults: the table's, the Manager's and createKubeController's. */
+export const CONTROLLER_DEFAULTS = {
+  // A bind holds its worker for three writes in sequence (pod, claim, status): at 4 workers a
+  // control plane answering each in 20 ms caps binds near 66/s, below agent-sandbox's published 91/s
+  // (issue 22). The workers are promises, not threads: 8 cost no measurable CPU (pnpm bench).
+  concurrency: 8,
+  // While the queue backs up (worker-surge.ts). 32 is also the kube client's cap on connections for
+  // requests: more workers would wait for a socket, not for the server.
+  maxConcurrency: 32,
+  sweepIntervalMs: 30_000,
+  requestTimeoutMs: 15_000,
+  resyncMs: 600_000,
+  poolCoalesceMs: DEFAULT_POOL_COALESCE_MS,
+  poolHeadroomCoalesceMs: DEFAULT_POOL_HEADROOM_COALESCE_MS,
+  shutdownGraceMs: 20_000,
+  leaseNamespace: 'claimkit-system',
+  metricsAddr: ':8080',
+  healthAddr: ':8081',
+  logLevel: 'info' as LogLevel,
+  otlpServiceName: 'claimkit-controller',
+  logFormat: 'json' as LogFormat,
+  disableClaimEvents: false,
+} as const;
