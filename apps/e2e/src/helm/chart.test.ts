@@ -11,8 +11,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
-  CONTROLLER_NAMESPACE,
   type CaptureAgentImageOptions,
+  CONTROLLER_NAMESPACE,
   captureAgentManifests,
   controllerManifests,
 } from '@claimkit/controller';
