@@ -24,7 +24,7 @@ import {
 } from '../controller/helpers.ts';
 import { describeOnRealNode, e2eClients, useTestNamespace } from '../harness/vitest.ts';
 import { describePod, type InstalledAgent, installCaptureAgent } from './capture-agent-install.ts';
-import { counterPod, realPool, runningContainer } from './helpers.ts';
+import { counterPod, criuFaults, realPool, runningContainer } from './helpers.ts';
 
 /**
  * Counts in memory and names the pod it runs in. /etc/hostname (the kubelet's bind mount) names the
@@ -207,6 +207,57 @@ describeOnRealNode(
       const restoredCond = condition(await pool('warm'), 'SourceRestored');
       expect(restoredCond).toMatchObject({ status: 'True', reason: 'Restored' });
       await expectAllInvariants(ns.name, 60_000);
+    }, 300_000);
+
+    it('CRIU refusing the restore: the pod is reported (StartError) and not handed out; once CRIU works it is restored', async () => {
+      if (!restores || !captureRef) return;
+      criuFaults.fail('claimkit e2e: restore refused');
+      try {
+        await c().create(seededPool('refused', 'fn', { minIdle: 1, maxPods: 1 }));
+        await c().create(testClaim(ns.name, 'refused-1', 'refused'));
+        const failed = await until(
+          'pool refused SourceRestored=False (RestoreFailed) naming its pod',
+          async () => {
+            const cond = condition(await pool('refused'), 'SourceRestored');
+            if (cond?.reason !== 'RestoreFailed')
+              throw new Error(
+                `condition: ${JSON.stringify(cond)}; pods: ${(await poolPods('refused')).map(describePod).join('; ')}`,
+              );
+            return cond;
+          },
+          120_000,
+        );
+        expect(failed.message).toMatch(
+          new RegExp(
+            `pod refused-\\w+ on node ${node.name}: (StartError|RunContainerError|CreateContainerError)`,
+          ),
+        );
+        expect(failed.message).toMatch(/criu|restore/i);
+        const claim = (await c().get('PodClaim', { namespace: ns.name, name: 'refused-1' })) as PodClaim;
+        expect(claim.spec.podName ?? '').toBe('');
+      } finally {
+        criuFaults.clear();
+      }
+      // Wait (the default): the kubelet tries again, CRIU now restores, the claim binds the pod.
+      const bound = await until(
+        'claim refused-1 Bound once CRIU restores again',
+        async () => {
+          const x = (await c().get('PodClaim', { namespace: ns.name, name: 'refused-1' })) as PodClaim;
+          if (x.status?.phase !== 'Bound')
+            throw new Error(
+              `claim ${x.status?.phase}; pods: ${(await poolPods('refused')).map(describePod).join('; ')}`,
+            );
+          return x;
+        },
+        180_000,
+      );
+      const first = await until(
+        `pod ${bound.spec.podName} counting as itself after its restore`,
+        async () => counted(await podLog(bound.spec.podName!)).find((l) => l.host === bound.spec.podName),
+        30_000,
+      );
+      expect(first.n).toBeGreaterThanOrEqual(3);
+      expect(condition(await pool('refused'), 'SourceRestored')?.reason).toBe('Restored');
     }, 300_000);
 
     it('an image that cannot be pulled: reported with pod, node and the runtime error, never handed out; Cold starts cold pods', async () => {
