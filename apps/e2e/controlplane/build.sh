@@ -17,7 +17,8 @@
 # missing binaries are built; all missing ones of a module go through ONE `go build` so shared
 # packages compile once.
 #
-# Environment: GO (go command, default `go`), CLAIMKIT_CACHE_DIR, CLAIMKIT_CONTROLPLANE_BIN /
+# Environment: GO (go command, default `go`), CLAIMKIT_CACHE_DIR, CLAIMKIT_CONTAINERD_VERSION (the real
+# node's containerd instead of versions.env's), CLAIMKIT_CONTROLPLANE_BIN /
 # CLAIMKIT_NODE_BIN (use this prebuilt directory instead; nothing is built), GOCACHE/GOMODCACHE/GOFLAGS.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -59,7 +60,10 @@ if [ -n "$prebuilt" ]; then
 fi
 
 cache="${CLAIMKIT_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/claimkit}"
-hash="$(cat versions.env go.mod go.sum build.sh $(find cmd -type f -name '*.go' | LC_ALL=C sort) | sha256sum | cut -c1-12)"
+# CLAIMKIT_CONTAINERD_VERSION runs the real node on another containerd (e.g. v2.4.2, which checkpoints
+# but cannot restore); it is part of the cache key.
+CONTAINERD_VERSION="${CLAIMKIT_CONTAINERD_VERSION:-$CONTAINERD_VERSION}"
+hash="$( (cat versions.env go.mod go.sum build.sh $(find cmd -type f -name '*.go' | LC_ALL=C sort); if [ "$set_name" = node ]; then echo "containerd=$CONTAINERD_VERSION"; fi) | sha256sum | cut -c1-12)"
 dir="$cache/$set_name/$K8S_VERSION-$hash"
 bin="$dir/bin"
 mkdir -p "$bin"
