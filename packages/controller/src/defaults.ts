@@ -1,7 +1,11 @@
 // The controller's shipped defaults: the options table's (flags.ts), the Manager's and
 // createKubeController's (runtime.ts), and the manifests'. A leaf: it imports nothing of this package
 // but log.ts's types, so flags.ts, runtime.ts and manager.ts can all read it without a cycle.
-import { DEFAULT_POOL_COALESCE_MS, DEFAULT_POOL_HEADROOM_COALESCE_MS } from '@claimkit/core';
+import {
+  DEFAULT_POOL_COALESCE_MS,
+  DEFAULT_POOL_HEADROOM_COALESCE_MS,
+  SYSTEM_NAMESPACE,
+} from '@claimkit/core';
 import type { LogFormat, LogLevel } from './log.ts';
 
 /** The shipped defaults: the table's, the Manager's and createKubeController's. */
@@ -19,7 +23,7 @@ export const CONTROLLER_DEFAULTS = {
   poolCoalesceMs: DEFAULT_POOL_COALESCE_MS,
   poolHeadroomCoalesceMs: DEFAULT_POOL_HEADROOM_COALESCE_MS,
   shutdownGraceMs: 20_000,
-  leaseNamespace: 'claimkit-system',
+  leaseNamespace: SYSTEM_NAMESPACE,
   metricsAddr: ':8080',
   healthAddr: ':8081',
   logLevel: 'info' as LogLevel,

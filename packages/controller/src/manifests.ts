@@ -1,12 +1,20 @@
 // The controller's Kubernetes manifests as data. deploy/controller/*.yaml is generated from this
 // (tools/manifests writes the files and checks they are current).
 
-import { CONTROLLER_NAME, GROUP, imageRef, KIND_INFO, type ManifestFile } from '@claimkit/core';
+import {
+  CAPTURE_AGENT_PORT,
+  CONTROLLER_NAME,
+  GROUP,
+  imageRef,
+  KIND_INFO,
+  type ManifestFile,
+  SYSTEM_NAMESPACE,
+} from '@claimkit/core';
 import { formatDuration } from '@claimkit/core/options';
 import { CAPTURE_AGENT_AUDIENCE } from './agent/auth.ts';
 import { CONTROLLER_DEFAULTS } from './defaults.ts';
 
-export const CONTROLLER_NAMESPACE = 'claimkit-system';
+export const CONTROLLER_NAMESPACE = SYSTEM_NAMESPACE;
 /** The image the manifests run: the release's, tagged with its version. */
 export const CONTROLLER_IMAGE = imageRef('controller');
 export const METRICS_PORT = 8080;
@@ -311,8 +319,8 @@ export const CAPTURE_AGENT_CONTAINER = 'capture-agent';
 /** Where the controller's token for the capture agents' audience is mounted. */
 export const CAPTURE_AGENT_TOKEN_DIR = '/var/run/secrets/claimkit.dev/capture-agent';
 
-/** The node port every agent serves the Http capture protocol on (hostPort = containerPort). */
-export const CAPTURE_AGENT_PORT = 8750;
+/** The node port every agent serves the Http capture protocol on (hostPort = containerPort): core's. */
+export { CAPTURE_AGENT_PORT };
 /** The kubelet's checkpoint directory on the node (`<kubelet root dir>/checkpoints`). */
 export const CAPTURE_AGENT_KUBELET_CHECKPOINT_DIR = '/var/lib/kubelet/checkpoints';
 /** The agent's directory on the node: `state/` (its state file) and `archives/` (the stored checkpoints). */

@@ -1,11 +1,11 @@
 // The webhook's Kubernetes manifests as data. deploy/webhook/*.yaml is generated from this
 // (tools/manifests writes the files and checks they are current), and the e2e suite
 // registers the same ValidatingWebhookConfiguration by URL with its own caBundle.
-import { GROUP, imageRef, KIND_INFO, type ManifestFile, VERSION } from '@claimkit/core';
+import { GROUP, imageRef, KIND_INFO, type ManifestFile, SYSTEM_NAMESPACE, VERSION } from '@claimkit/core';
 import { webhookName } from '@claimkit/core/admission';
 import { DEFAULT_CONTROLLER_USERNAME, ROUTES } from './app.ts';
 
-export const WEBHOOK_NAMESPACE = 'claimkit-system';
+export const WEBHOOK_NAMESPACE = SYSTEM_NAMESPACE;
 export const WEBHOOK_NAME = 'claimkit-webhook';
 export const WEBHOOK_TLS_SECRET = 'claimkit-webhook-tls';
 /** The image the manifests run: the release's, tagged with its version. */

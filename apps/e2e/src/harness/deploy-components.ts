@@ -6,12 +6,13 @@
 // kustomization's resources) and its Deployments are waited for until rolled out.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { SYSTEM_NAMESPACE } from '@claimkit/core';
 import { type KubernetesObject, loadAllYaml } from '@kubernetes/client-node';
 import { applyObjects, type Clients, readManifests } from './kube.ts';
 import { repoRoot } from './paths.ts';
 import { waitFor } from './wait.ts';
 
-export const SYSTEM_NAMESPACE = 'claimkit-system';
+export { SYSTEM_NAMESPACE };
 
 /** Where a component's pods must run (the local real node: its selector and toleration). */
 export interface Placement {

@@ -6,6 +6,7 @@ import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
+import { SYSTEM_NAMESPACE } from '@claimkit/core';
 import { loadYaml } from '../harness/index.ts';
 
 export interface HelmResult {
@@ -128,7 +129,7 @@ export async function renderAsSubchart(o: SubchartOptions): Promise<SubchartRend
     const lint = await runHelm(o.helm, ['lint', '--strict', parent], env);
     const template = await runHelm(
       o.helm,
-      ['template', o.release ?? 'claimkit', parent, '--namespace', o.namespace ?? 'claimkit-system'],
+      ['template', o.release ?? 'claimkit', parent, '--namespace', o.namespace ?? SYSTEM_NAMESPACE],
       env,
     );
     const objects = template.code === 0 ? parseRendered(template.stdout) : [];

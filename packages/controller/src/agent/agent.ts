@@ -18,6 +18,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { CAPTURE_AGENT_PORT } from '@claimkit/core';
 import type { Logger } from '../log.ts';
 import type { Authenticate } from './auth.ts';
 import { type KubeletCaptureOptions, kubeletCapture } from './kubelet.ts';
@@ -353,7 +354,7 @@ export class CaptureAgent {
     return send(res, 404, { error: `no route ${req.method} ${path}` });
   }
 
-  async listen(port = 8750, host = '0.0.0.0'): Promise<{ url: string; port: number }> {
+  async listen(port = CAPTURE_AGENT_PORT, host = '0.0.0.0'): Promise<{ url: string; port: number }> {
     this.server = createServer(this.handle);
     await new Promise<void>((resolve, reject) => {
       this.server!.once('error', reject);

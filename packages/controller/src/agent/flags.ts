@@ -1,4 +1,5 @@
 // claimkit-capture-agent's options: one table from which the parsing, --help and validation come.
+import { CAPTURE_AGENT_PORT } from '@claimkit/core';
 import {
   defineOptions,
   helpText,
@@ -18,7 +19,8 @@ import {
 } from './kubelet.ts';
 import { parseImageRepository } from './ref.ts';
 
-export const AGENT_PORT = 8750;
+/** The agent's port: core's CAPTURE_AGENT_PORT, the one the manifests publish on every node. */
+export const AGENT_PORT = CAPTURE_AGENT_PORT;
 
 export interface AgentFlags {
   listen: { host: string; port: number };

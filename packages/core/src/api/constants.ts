@@ -62,6 +62,10 @@ export type PodState = (typeof POD_STATES)[number];
 
 /** The field manager / identity the controller writes as; the webhook lets only it set claim spec fields. */
 export const CONTROLLER_NAME = 'claimkit-controller';
+/** The namespace claimkit's components are installed in by default (controller, webhook, agent). */
+export const SYSTEM_NAMESPACE = 'claimkit-system';
+/** The node port every capture agent serves the Http capture protocol on (hostPort = containerPort). */
+export const CAPTURE_AGENT_PORT = 8750;
 
 /** Disruption hints on pool pods (pool/disruption-hints.ts says when each is set). */
 export const ANNOTATION_DO_NOT_DISRUPT = 'karpenter.sh/do-not-disrupt';

@@ -15,7 +15,7 @@ import {
   type UserInfo,
   type Violation,
 } from '../api/admission-request.ts';
-import { CONTROLLER_NAME } from '../api/constants.ts';
+import { CONTROLLER_NAME, SYSTEM_NAMESPACE } from '../api/constants.ts';
 import { ApiError } from '../api/errors.ts';
 import type { KubeObject } from '../api/meta.ts';
 import { KIND_INFO, type Kind } from '../api/types.ts';
@@ -23,7 +23,7 @@ import { KIND_INFO, type Kind } from '../api/types.ts';
 export type { AdmissionRequest, UserInfo, Violation };
 
 /** The namespace the controller's service account lives in (deploy/controller). */
-const CONTROLLER_SERVICE_ACCOUNT_NAMESPACE = 'claimkit-system';
+const CONTROLLER_SERVICE_ACCOUNT_NAMESPACE = SYSTEM_NAMESPACE;
 
 /** The controller's identity: what the model's own Client methods write as. */
 export const CONTROLLER_USER: UserInfo = {

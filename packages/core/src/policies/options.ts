@@ -2,7 +2,7 @@
 // The controller's identity is written into the policies as CEL list literals (the variables
 // `controllerUsernames` and `controllerGroups`), so a policy needs no parameter object and is
 // enforced from the moment it exists; the Helm chart fills the same two variables from values.
-import { CONTROLLER_NAME } from '../api/constants.ts';
+import { CONTROLLER_NAME, SYSTEM_NAMESPACE } from '../api/constants.ts';
 import type { LabelSelector } from '../api/meta.ts';
 
 export interface ServiceAccountRef {
@@ -11,7 +11,7 @@ export interface ServiceAccountRef {
 }
 
 export const DEFAULT_CONTROLLER_SERVICE_ACCOUNT: ServiceAccountRef = {
-  namespace: 'claimkit-system',
+  namespace: SYSTEM_NAMESPACE,
   name: CONTROLLER_NAME,
 };
 

@@ -2,6 +2,7 @@
 // Prometheus rule file, what `promtool check rules` reads). Each threshold is a value of the chart
 // (monitoring.prometheusRule.*); deploy/monitoring/prometheus-rule.yaml carries the defaults.
 // Every expression names only metrics the controller or the webhook exports (monitoring.test.ts).
+import { SYSTEM_NAMESPACE } from '@claimkit/core';
 
 /** The thresholds a user tunes: numbers, and Prometheus durations (`for:`). */
 export interface RuleThresholds {
@@ -148,7 +149,7 @@ export function ruleGroups(t: RuleThresholds = RULE_DEFAULTS): RuleGroup[] {
 }
 
 /** The PrometheusRule object (deploy/monitoring/prometheus-rule.yaml, and the chart's template). */
-export function prometheusRule(t: RuleThresholds = RULE_DEFAULTS, namespace = 'claimkit-system') {
+export function prometheusRule(t: RuleThresholds = RULE_DEFAULTS, namespace = SYSTEM_NAMESPACE) {
   return {
     apiVersion: 'monitoring.coreos.com/v1',
     kind: 'PrometheusRule',
