@@ -103,7 +103,7 @@ ${POD_VALUES}
 # on each node's port 8750 (hostPort; a Capture's spec.backend.url http://{nodeName}:8750/v1/captures)
 # and checkpoints the holder's container through its node's kubelet (ContainerCheckpoint; the
 # kubelet's ContainerCheckpoint feature must be on). Runs the controller's image (controller.image),
-# as root: it reads and moves the kubelet's checkpoint archives. RBAC: get and create on nodes/proxy.
+# as root: it reads and moves the kubelet's checkpoint archives. RBAC: get nodes/pods, create nodes/checkpoint.
 captureAgent:
   enabled: false
   # The kubelet's checkpoint directory on the node (<kubelet root dir>/checkpoints).
