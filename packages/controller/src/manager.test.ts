@@ -396,7 +396,7 @@ describe('Manager on the in-memory API model', () => {
     for (const c of claims)
       expect(m.getNow('Pod', { namespace: NS, name: c.spec.podName! }).spec.nodeName).toBe('node-2');
     expect(
-      mgr.expectations.observe(
+      mgr.memory.expectations.observe(
         m.getNow('PodPool', { namespace: NS, name: 'web' }).metadata.uid!,
         new Map(m.listNow('Pod').map((p) => [p.metadata.name, p])),
         Date.now(),

@@ -8,7 +8,6 @@ import { randomUUID } from 'node:crypto';
 import {
   type AnyObject,
   ApiError,
-  BindsInFlight,
   type CaptureBackend,
   type ClaimIndex,
   type Client,
@@ -17,27 +16,21 @@ import {
   type EventSpec,
   intercept,
   type Kind,
-  type KubeObject,
-  LABEL_CLAIMED_BY,
   LABEL_POOL,
-  LABEL_STATE,
   type ListWatcher,
   type LogFields,
   type OldestFirstReader,
   ONE_SHARD,
-  OwnWrites,
   ownsKey,
   type Pod,
   type PodClaim,
-  PoolExpectations,
-  PoolPodIndex,
-  PoolStatusPacer,
+  ProcessMemory,
   parseReconcileKey,
-  podFieldsRead,
   QueuedEventRecorder,
   RECONCILE_KINDS,
   type Reader,
   type ReconcileKind,
+  ROUTED_KINDS,
   type RoutedKind,
   reconcileKey,
   reconcileTurn,
@@ -51,6 +44,7 @@ import {
   type Tracer,
   type TurnIdentity,
   WorkQueue,
+  watchedKinds,
 } from '@claimkit/core';
 import { errorText, type Informer, InformerCache, realTimers } from '@claimkit/kube';
 import { withoutClaimEvents } from './claim-event-filter.ts';
@@ -155,14 +149,11 @@ export class Manager {
   private readonly reader: Reader;
   /** Informer events -> queue keys (core's loop/event-router.ts). */
   private readonly router: EventRouter;
-  /** Pool create/delete expectations (core's pool/expectations.ts), fed by the Pod informer's deletes. */
-  readonly expectations = new PoolExpectations();
-  /** Pods this process's binds are writing (core's pool/binds-in-flight.ts): other claims try others. */
-  readonly bindsInFlight = new BindsInFlight();
-  /** Each pool's pods sorted as the Pod informer sees them change (core's pool/pool-pod-index.ts). */
-  readonly poolPods = new PoolPodIndex();
-  /** When this process last wrote each pool's status: counts alone are paced (core's pool/status-pacer.ts). */
-  readonly statusPacer = new PoolStatusPacer();
+  /**
+   * What this process remembers between reconciles (core's loop/process-memory.ts: expectations,
+   * binds in flight, pool pod index, status pacer, own writes), as each simulated replica has it.
+   */
+  readonly memory: ProcessMemory;
   private readonly opts: ManagerOptions;
   private readonly timers: Timers;
   private readonly log: Logger;
@@ -266,42 +257,23 @@ export class Manager {
     );
     const backend = typeof opts.backend === 'function' ? opts.backend(this.cache) : opts.backend;
     this.backend = backend && this.slis.countAgentRefusals(backend);
-    const inf = <K extends Kind>(kind: K) => {
-      const i = this.cache.informerFor(kind, {
-        // What the reconcilers list by: pool pods by pool, state and claim; claims by the pods they name.
-        ...(kind === 'Pod'
-          ? {
-              indexLabels: [LABEL_POOL, LABEL_STATE, LABEL_CLAIMED_BY],
-              // A pool's Idle pods oldest first: a claim's gather reads its window, not the pool.
-              indexLabelSets: [[LABEL_POOL, LABEL_STATE]],
-              // Only the fields claimkit reads are cached (core's api/pod-fields.ts).
-              transform: (o: KubeObject) => podFieldsRead(o as Pod),
-            }
-          : {}),
-        ...(kind === 'PodClaim' ? { indexFields: ['spec.podName', 'spec.sourcePod'] } : {}),
-      });
+    // One informer per row of core's watch table (the simulator's replicas build their caches from it).
+    const watchNodes = opts.watchNodes !== false;
+    for (const w of watchedKinds({ watchNodes })) {
+      const { kind, routed: _routed, optional: _optional, ...informerOptions } = w;
+      const i = this.cache.informerFor(kind, informerOptions);
       this.informers.push(i as unknown as AnyInformer);
-      return i;
-    };
-    this.captures = inf('Capture');
-    this.claims = inf('PodClaim');
-    const sets = inf('PodClaimSet');
-    const pools = inf('PodPool');
+    }
+    const informer = <K extends Kind>(kind: K) => this.cache.informer(kind) as Informer<K>;
+    this.captures = informer('Capture');
+    this.claims = informer('PodClaim');
+    const pools = informer('PodPool');
     this.pools = pools;
-    const pods = inf('Pod');
-    // Read by the pool reconciler (its owned PDB) and by bind-candidate choice (node health).
-    inf('PodDisruptionBudget');
-    const nodes =
-      opts.watchNodes === false ? undefined : this.cache.informerFor('Node', { clusterScoped: true });
-    if (nodes) this.informers.push(nodes as unknown as AnyInformer);
-    this.reader = nodes ? this.cache : withoutNodes(this.cache);
-    pods.addHandler({ onDelete: (p) => this.expectations.podDeleted(p) });
+    const pods = informer('Pod');
+    this.reader = watchNodes ? this.cache : withoutNodes(this.cache);
     // Fed by the same informer the cache reads (its handlers run as its store changes).
-    pods.addHandler({
-      onAdd: (p) => this.poolPods.upsert(p),
-      onUpdate: (_old, p) => this.poolPods.upsert(p),
-      onDelete: (p) => this.poolPods.remove(p),
-    });
+    this.memory = new ProcessMemory(() => this.timers.now());
+    pods.addHandler(this.memory.podHandler);
     // Every change, Nodes included, goes through core's event router (the simulator routes through
     // the same one): claim index, mapEvent, the status-only predicate, pool coalescing, Node routing.
     this.router = new EventRouter({
@@ -312,14 +284,14 @@ export class Manager {
       allPools: () => pools.list(),
       coalesceMs: opts.poolCoalesceMs ?? CONTROLLER_DEFAULTS.poolCoalesceMs,
       headroomCoalesceMs: opts.poolHeadroomCoalesceMs ?? CONTROLLER_DEFAULTS.poolHeadroomCoalesceMs,
-      idleOf: (ns, pool) => this.poolPods.view(ns, pool).quietCount,
+      idleOf: (ns, pool) => this.memory.poolPods.view(ns, pool).quietCount,
       sink: {
         enqueue: (k) => this.owns(k) && this.queue.add(k),
         enqueueAfter: (k, ms) => this.owns(k) && this.queue.addAfter(k, ms),
       },
     });
-    for (const i of [this.captures, sets, pools, this.claims, pods, nodes]) {
-      if (!i) continue;
+    for (const i of this.informers) {
+      if (!ROUTED_KINDS.includes(i.kind as RoutedKind)) continue;
       const kind = i.kind as RoutedKind;
       const route = (before: AnyObject | undefined, after: AnyObject | undefined) =>
         this.router.route(kind, before, after);
@@ -615,10 +587,7 @@ export class Manager {
       client: this.client,
       now: this.opts.now ?? (() => this.timers.now()),
       recorder: this.recorder,
-      expectations: this.expectations,
-      bindsInFlight: this.bindsInFlight,
-      poolPods: this.poolPods,
-      statusPacer: this.statusPacer,
+      ...this.memory.reconcileDeps(),
       ...(this.backend ? { backend: this.backend } : {}),
       ...(this.opts.tracer ? { tracer: this.opts.tracer } : {}),
     };
@@ -631,7 +600,7 @@ export class Manager {
     this.metrics.crActiveWorkers.add(1, active);
     const turn = await reconcileTurn(key, {
       cachedVersion: (kind, k) => this.cache.informer(kind)?.get(k)?.metadata.resourceVersion,
-      ownWrites: this.ownWrites,
+      ownWrites: this.memory.ownWrites,
       queue: this.queue,
       deps: this.deps(),
       newReconcileID,
@@ -661,7 +630,6 @@ export class Manager {
   }
 
   private readonly pendingEvents = new Set<Promise<unknown>>();
-  private readonly ownWrites = new OwnWrites(() => this.timers.now());
 
   /** Waits for Event writes still in flight (graceful shutdown and tests). */
   async flushEvents(): Promise<void> {

@@ -118,6 +118,7 @@ export type {
   Client,
   DeleteOptions,
   DeletePreconditions,
+  InformerHandler,
   ListOptions,
   ListWatcher,
   MergePatch,
@@ -230,6 +231,7 @@ export {
 export { EventRouter } from './loop/event-router.ts';
 export { mapEvent, type RoutingView, type WatchedKind } from './loop/map-event.ts';
 export { OwnWrites } from './loop/own-writes.ts';
+export { ProcessMemory } from './loop/process-memory.ts';
 export type { QueueAction } from './loop/queue-policy.ts';
 export {
   parseReconcileKey,
@@ -249,6 +251,7 @@ export {
   shardLeaseName,
   shardOfPool,
 } from './loop/shard.ts';
+export { ROUTED_KINDS, WATCH_TABLE, type WatchSpec, watchedKinds } from './loop/watch-table.ts';
 export { WorkQueue } from './loop/work-queue.ts';
 export {
   IMAGE_COMPONENTS,

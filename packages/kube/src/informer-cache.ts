@@ -35,10 +35,10 @@ export interface InformerKindOptions {
   /** A cluster-scoped kind (Node): watched across the cluster whatever namespace the cache watches. */
   clusterScoped?: boolean;
   labelSelector?: LabelSelector | string;
-  indexFields?: string[];
-  indexLabels?: string[];
+  indexFields?: readonly string[];
+  indexLabels?: readonly string[];
   /** Label-key combinations indexed oldest first (InformerOptions.indexLabelSets). */
-  indexLabelSets?: string[][];
+  indexLabelSets?: readonly (readonly string[])[];
   /** What the store keeps of each object (InformerOptions.transform). */
   transform?: (obj: KubeObject) => KubeObject;
 }

@@ -10,6 +10,7 @@
 import {
   type ApiError,
   getPath,
+  type InformerHandler,
   isApiError,
   type Kind,
   type KindMap,
@@ -33,13 +34,6 @@ import { fieldValues, IndexedStore, type IndexFunc, labelSetValues, labelValues 
 import { StringPool } from './string-pool.ts';
 import { realTimers } from './timers.ts';
 
-export interface InformerHandler<T> {
-  onAdd?(obj: T): void;
-  onUpdate?(oldObj: T, newObj: T): void;
-  /** The object's last state: the watch's DELETED object, or the stored one when a relist found it gone. */
-  onDelete?(obj: T): void;
-}
-
 /** Where an informer reports what went wrong: core's Logger, or just these three of its methods. */
 export type InformerLog = Pick<Logger, 'info' | 'warn' | 'error'>;
 
@@ -47,15 +41,15 @@ export interface InformerOptions {
   namespace?: string;
   labelSelector?: LabelSelector | string;
   /** Index these field paths (for field-selector lists on them, e.g. spec.podName). */
-  indexFields?: string[];
+  indexFields?: readonly string[];
   /** Index these label keys (for equality label-selector lists on them, e.g. claimkit.dev/pool). */
-  indexLabels?: string[];
+  indexLabels?: readonly string[];
   /**
    * Index these combinations of label keys, each bucket kept oldest first: a list whose selector
    * sets all of a combination's keys reads just its bucket, and listOldestFirst pages through it
    * without touching the rest (e.g. [pool, state]: a pool's Idle pods, oldest first).
    */
-  indexLabelSets?: string[][];
+  indexLabelSets?: readonly (readonly string[])[];
   /**
    * What the store keeps of each object, after managedFields are dropped (client-go's SetTransform):
    * fields nobody reads cost memory for every object cached. It must keep every field the readers

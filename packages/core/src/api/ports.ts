@@ -133,3 +133,11 @@ export interface Timers {
 }
 
 export interface Client extends Reader, Writer, StatusWriter {}
+
+/** An informer's event handler, as @claimkit/kube's Informer and the simulator's CacheView call it. */
+export interface InformerHandler<T> {
+  onAdd?(obj: T): void;
+  onUpdate?(oldObj: T, newObj: T): void;
+  /** The object's last state: the watch's DELETED object, or the stored one when a relist found it gone. */
+  onDelete?(obj: T): void;
+}

@@ -14,7 +14,6 @@ import { type ReconcileKind, reconcileKey } from './reconcile-key.ts';
 
 /** The kinds whose changes are routed: the reconciled ones and Pods. */
 export type WatchedKind = ReconcileKind | 'Pod';
-export const WATCHED_KINDS: readonly WatchedKind[] = ['Capture', 'PodClaim', 'PodClaimSet', 'PodPool', 'Pod'];
 
 /** What routing may read besides the changed object: the caches (or the model), never written. */
 export interface RoutingView {

@@ -2,15 +2,13 @@
 // state `lag` events ago, relisted when the model's event window no longer reaches back that far.
 // `kindLag` holds one kind's events back further (one informer behind the others: a pod watch under
 // load behind the claim watch), so the cache can show a claim's write before the pod write before it.
-import { LABEL_POOL } from '../api/constants.ts';
 import { ApiError } from '../api/errors.ts';
 import { clone } from '../api/json.ts';
 import { matchesList } from '../api/list-match.ts';
 import { type KubeObject, keyString, type ObjectKey } from '../api/meta.ts';
 import type { OldestFirstOptions, OldestFirstPage } from '../api/oldest-first.ts';
-import type { ListOptions, ObjectList, Reader } from '../api/ports.ts';
-import { KIND_INFO, type Kind, type KindMap, type Pod } from '../api/types.ts';
-import { PoolPodIndex, type PoolPodsSource } from '../pool/pool-pod-index.ts';
+import type { InformerHandler, ListOptions, ObjectList, Reader } from '../api/ports.ts';
+import { KIND_INFO, type Kind, type KindMap } from '../api/types.ts';
 import { type ApiModel, keyOfObj, type ModelEvent, pageOf } from './api-model.ts';
 
 type Obj = KubeObject & { [field: string]: unknown };
@@ -28,29 +26,12 @@ export class CacheView implements Reader {
   /** Events held back by kindLag, in order, with the count of events taken before each. */
   private readonly held: { e: ModelEvent; at: number }[] = [];
   private taken = 0;
-  /** Called for every delete the view applies, as an informer's delete handler (expectations observe it). */
-  onDelete: ((o: KubeObject) => void) | undefined;
+  /** Called as the view's store changes, as an informer's handlers (a relist reports what it changed). */
+  private readonly handlers = new Map<Kind, InformerHandler<KubeObject>[]>();
   /** What the view keeps of each object, as an informer's transform (the controller's pods: api/pod-fields.ts). */
   private readonly transform: ((o: KubeObject) => KubeObject) | undefined;
 
   private readonly model: ApiModel;
-
-  /**
-   * The pool pod index a process keeps beside its informer (pool/pool-pod-index.ts), over this
-   * view: built from the view's pods when asked, so it shows exactly what the view does.
-   */
-  readonly poolPods: PoolPodsSource = {
-    view: (namespace, pool) => {
-      this.sync();
-      const index = new PoolPodIndex();
-      for (const o of this.store.get('Pod')?.values() ?? []) {
-        const p = o as unknown as Pod;
-        if ((p.metadata.namespace ?? '') === namespace && p.metadata.labels?.[LABEL_POOL] === pool)
-          index.upsert(clone(p));
-      }
-      return index.view(namespace, pool);
-    },
-  };
 
   constructor(model: ApiModel, lag = 0, transform?: (o: KubeObject) => KubeObject) {
     this.model = model;
@@ -59,7 +40,16 @@ export class CacheView implements Reader {
     this.relist();
   }
 
+  /** Handlers of one kind's changes (the process memory's pod handler, expectations in tests). */
+  addHandler<K extends Kind>(kind: K, handler: InformerHandler<KindMap[K]>): void {
+    const h = handler as unknown as InformerHandler<KubeObject>;
+    this.handlers.set(kind, [...(this.handlers.get(kind) ?? []), h]);
+    // As client-go's AddEventHandler on a synced informer: what the store holds arrives as adds.
+    for (const o of this.store.get(kind)?.values() ?? []) h.onAdd?.(o);
+  }
+
   private relist(): void {
+    const before = new Map(this.store);
     this.store.clear();
     this.held.length = 0;
     const snap = this.model.snapshot();
@@ -69,6 +59,19 @@ export class CacheView implements Reader {
       this.store.set(kind, b);
     }
     this.appliedRv = Number(this.model.resourceVersion);
+    // As an informer's relist: what changed is reported, what is gone is deleted with its last state.
+    for (const [kind, hs] of this.handlers) {
+      const old = before.get(kind) ?? new Map<string, Obj>();
+      const now = this.store.get(kind) ?? new Map<string, Obj>();
+      for (const [k, o] of old) if (!now.has(k)) for (const h of hs) h.onDelete?.(o);
+      for (const [k, o] of now) {
+        const was = old.get(k);
+        for (const h of hs) {
+          if (!was) h.onAdd?.(o);
+          else if (was.metadata.resourceVersion !== o.metadata.resourceVersion) h.onUpdate?.(was, o);
+        }
+      }
+    }
   }
 
   /** Applies events up to `lag` behind the head. */
@@ -110,10 +113,21 @@ export class CacheView implements Reader {
       this.store.set(e.kind, b);
     }
     const k = keyString(keyOfObj(e.object));
+    const hs = this.handlers.get(e.kind) ?? [];
     if (e.type === 'DELETED') {
       b.delete(k);
-      this.onDelete?.(e.object);
-    } else b.set(k, this.kept(clone(e.object)) as unknown as Obj);
+      // The watch's DELETED object, as the informer hands it on.
+      const last = this.kept(clone(e.object));
+      for (const h of hs) h.onDelete?.(last);
+      return;
+    }
+    const was = b.get(k);
+    const o = this.kept(clone(e.object)) as unknown as Obj;
+    b.set(k, o);
+    for (const h of hs) {
+      if (was) h.onUpdate?.(was, o);
+      else h.onAdd?.(o);
+    }
   }
 
   private kept(o: KubeObject): KubeObject {

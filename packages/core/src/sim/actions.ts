@@ -26,6 +26,10 @@ export type Action =
   | { t: 'fault'; verb: RequestVerb; kind: Kind; reason: ApiErrorReason; times: number; applied: boolean }
   | { t: 'lag'; ctl: number; lag: number; reads: number }
   | { t: 'restart'; ctl: number }
+  /** The replica's capture recovery sweep runs (the Manager's timer; shard 0 only). */
+  | { t: 'sweep'; ctl: number }
+  /** The replica's resync timer fires: every object of the reconciled kinds is queued again. */
+  | { t: 'resync'; ctl: number }
   | { t: 'holder'; i: number; op: 'acquire' | 'complete' | 'fail' | 'renew' }
   | { t: 'agent'; fate: 'succeed' | 'fail' | 'hang'; down: boolean }
   | { t: 'resetCapture'; http: boolean }
@@ -128,5 +132,9 @@ export function genAction(
     return rng.chance(0.5)
       ? { t: 'rollout', image: 1 + rng.int(3) }
       : { t: 'scalePool', minIdle: rng.int(4) };
+  // The Manager's timers, from the band that is otherwise a reconcile (no draw of their own, so a
+  // seed's random stream is unchanged).
+  if (x >= 98.65) return { t: 'resync', ctl };
+  if (x >= 98) return { t: 'sweep', ctl };
   return { t: 'reconcile', ctl };
 }

@@ -17,7 +17,7 @@ import type { World } from './world.ts';
 
 export async function apply(w: World, a: Action): Promise<void> {
   // Faults hit controllers and capture holders; the simulated users and kubelets are not under test.
-  const underTest = a.t === 'reconcile' || a.t === 'reconcileCrash' || a.t === 'holder';
+  const underTest = a.t === 'reconcile' || a.t === 'reconcileCrash' || a.t === 'holder' || a.t === 'sweep';
   w.model.faults.suspended = !underTest;
   w.current = a.t;
   // Writers that bypass core: what they break is theirs, not a controller's transition (P7).
@@ -136,6 +136,12 @@ async function applyAction(w: World, a: Action): Promise<void> {
     }
     case 'restart':
       w.restart(a.ctl);
+      return;
+    case 'sweep':
+      await w.sweep(a.ctl);
+      return;
+    case 'resync':
+      w.enqueueAll(w.ctls[a.ctl % w.ctls.length]!);
       return;
     case 'holder': {
       const name = `worker-${a.i}`;

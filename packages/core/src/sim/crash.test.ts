@@ -20,7 +20,7 @@ describe('simulator: a crash mid-decision', () => {
     await w.reconcileNext(0, 0, reconcileKey('PodClaim', NS, 'solo-1'));
     expect(w.stats.crash).toBe(1);
     expect(w.ctls[0]).not.toBe(before);
-    expect(w.ctls[0]!.expectations).not.toBe(before.expectations);
+    expect(w.ctls[0]!.memory).not.toBe(before.memory);
     // Nothing of the dead decision landed: the new claim is still unbound.
     const claim = w.model.peek('PodClaim').find((c) => c.metadata.name === 'solo-1');
     expect(claim?.status?.phase ?? 'Pending').toBe('Pending');

@@ -6,28 +6,27 @@
 // is behind their own write (core's own-writes skip), all on the world's manual clock.
 
 import { getOrUndefined, isApiError } from '../api/errors.ts';
-import { podFieldsRead } from '../api/pod-fields.ts';
 import type { Client, Reader } from '../api/ports.ts';
 import type { AnyObject, Capture, Pod, PodClaim, PodPool } from '../api/types.ts';
 import type { ClusterState } from '../invariants/check.ts';
 import { InvariantTracker } from '../invariants/tracker.ts';
 import { DEFAULT_POOL_COALESCE_MS, DEFAULT_POOL_HEADROOM_COALESCE_MS } from '../loop/coalesce.ts';
 import { EventRouter } from '../loop/event-router.ts';
-import { WATCHED_KINDS } from '../loop/map-event.ts';
-import { OWN_WRITES_TTL_MS, OwnWrites } from '../loop/own-writes.ts';
+import { OWN_WRITES_TTL_MS } from '../loop/own-writes.ts';
+import { ProcessMemory } from '../loop/process-memory.ts';
 import { parseReconcileKey, RECONCILE_KINDS, reconcileKey } from '../loop/reconcile-key.ts';
 import { reconcileTurn, type Turn } from '../loop/reconcile-turn.ts';
 import type { RoutedKind } from '../loop/routed-key.ts';
-import { ownsKey, type Shard } from '../loop/shard.ts';
+import { ownsKey, runsClusterWideWork, type Shard } from '../loop/shard.ts';
+import { cachedForm, ROUTED_KINDS } from '../loop/watch-table.ts';
 import { type ApiModel, ApiModel as Model } from '../model/api-model.ts';
 import { CacheView } from '../model/cache-view.ts';
 import { SimCaptureAgent } from '../model/capture-agent.ts';
 import { ManualClock, Rng } from '../model/clock.ts';
-import { BindsInFlight } from '../pool/binds-in-flight.ts';
-import { PoolExpectations } from '../pool/expectations.ts';
 import { PoolPodIndex } from '../pool/pool-pod-index.ts';
 import { shardPin } from '../pool/shard-pin.ts';
 import { podSeed } from '../pool/source.ts';
+import { sweepCaptures } from '../reconcile/capture/sweep.ts';
 import { SAFETY_RULES, type SafetyRules } from '../reconcile/safety-rules.ts';
 import type { Action } from './actions.ts';
 import { type AdmissionMode, admissionLayer, type Refusal } from './admission-layer.ts';
@@ -42,14 +41,13 @@ interface Controller {
   cache: CacheView;
   /** The keys this replica reconciles (SimOptions.shards: replica i is shard i mod shards). */
   shard: Shard;
-  /** The replica's pool expectations (a process's memory: a restart starts with none). */
-  expectations: PoolExpectations;
-  /** The replica's binds in flight (a process's memory, as expectations). */
-  bindsInFlight: BindsInFlight;
+  /**
+   * The replica's process memory (loop/process-memory.ts: expectations, binds in flight, pool pod
+   * index, status pacer, own writes), fed by its cache's pod events; a restart starts with none.
+   */
+  memory: ProcessMemory;
   /** Due keys, with core's queue policy and retry delays (replica-queue.ts). */
   queue: ReplicaQueue;
-  /** The replica's record of its own writes (a process's memory: a restart starts with none). */
-  ownWrites: OwnWrites;
   /** Since when the own-writes skip has held a key back (cleared when the key is reconciled). */
   heldSince: Map<string, number>;
   lagReads: number;
@@ -155,7 +153,7 @@ export class World {
     );
     for (let i = 0; i < replicas; i++) this.ctls.push(this.newController(i));
     // Nodes too: the cluster has none today, but a Node the kubectl actor or a test writes is routed.
-    for (const kind of [...WATCHED_KINDS, 'Node'] as const) {
+    for (const kind of ROUTED_KINDS) {
       this.model.watch(
         kind,
         {},
@@ -241,21 +239,17 @@ export class World {
   }
 
   private newController(index: number): Controller {
-    // The controller caches only the pod fields claimkit reads (api/pod-fields.ts): so does the simulator.
-    const cache = new CacheView(this.model, 0, (o) => (o.kind === 'Pod' ? podFieldsRead(o as Pod) : o));
-    const expectations = new PoolExpectations();
-    // The informer's delete handler observes pods that came and went between two reconciles.
-    cache.onDelete = (o) => {
-      if (o.kind === 'Pod') expectations.podDeleted(o as Pod);
-    };
+    // The controller's cache keeps what the watch table says (only the pod fields claimkit reads).
+    const cache = new CacheView(this.model, 0, cachedForm);
     const now = () => this.clock.now();
+    const memory = new ProcessMemory(now, { ownWritesTtlMs: this.ownWritesTtlMs });
+    // Fed by the cache's pod events, as the Manager's by its Pod informer's.
+    cache.addHandler('Pod', memory.podHandler);
     return {
       cache,
       shard: { index: index % this.shards, count: this.shards },
-      expectations,
-      bindsInFlight: new BindsInFlight(),
+      memory,
       queue: new ReplicaQueue(now),
-      ownWrites: new OwnWrites(now, this.ownWritesTtlMs),
       heldSince: new Map(),
       lagReads: 0,
       missed: new Set(),
@@ -355,10 +349,7 @@ export class World {
       now: () => this.clock.now(),
       backend: this.agent,
       rules: this.rules,
-      expectations: ctl.expectations,
-      bindsInFlight: ctl.bindsInFlight,
-      // As the controller: the pool's quiet Idle pods counted through its pod index.
-      poolPods: ctl.cache.poolPods,
+      ...ctl.memory.reconcileDeps(),
     };
     let turn: Turn | undefined;
     try {
@@ -366,7 +357,7 @@ export class World {
       turn = await reconcileTurn(next, {
         cachedVersion: async (kind, key) =>
           (await getOrUndefined(ctl.cache.get(kind, key)))?.metadata.resourceVersion,
-        ownWrites: ctl.ownWrites,
+        ownWrites: ctl.memory.ownWrites,
         queue: ctl.queue,
         deps,
         // A key reconciled on request (`only`) forces an interleaving: it is never skipped.
@@ -427,6 +418,35 @@ export class World {
         message: `${key} held back by its replica's own-writes skip: ${why} (TTL ${OWN_WRITES_TTL_MS} ms)`,
         objects: [key],
       });
+    }
+  }
+
+  /**
+   * The replica's capture recovery sweep, as the Manager's timer runs it (shard 0 only): one list,
+   * fenced writes; an API error ends this run and the next one tries again.
+   */
+  async sweep(i: number): Promise<void> {
+    const ctl = this.ctls[i % this.ctls.length]!;
+    if (!runsClusterWideWork(ctl.shard)) return;
+    try {
+      const report = await sweepCaptures({
+        cache: ctl.cache,
+        client: this.model,
+        now: () => this.clock.now(),
+        backend: this.agent,
+        rules: this.rules,
+      });
+      this.count('sweep.run');
+      if (report.changed.length > 0) this.count('sweep.changed');
+      if (report.stale.length > 0) this.count('sweep.stale');
+    } catch (e) {
+      if (!isApiError(e)) {
+        this.violations.push({
+          invariant: 'P3',
+          message: `capture sweep threw: ${(e as Error).stack ?? e}`,
+          objects: [],
+        });
+      } else this.count(`sweep.error.${e.reason}`);
     }
   }
 

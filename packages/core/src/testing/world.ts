@@ -87,10 +87,7 @@ export function world(opts: WorldOptions = {}): World<ApiModel | CacheView> {
   if (opts.lag !== undefined) {
     const view = new CacheView(model, opts.lag);
     // The informer's delete handler, as the controller's Manager wires it.
-    if (opts.expectations)
-      view.onDelete = (o) => {
-        if (o.kind === 'Pod') expectations.podDeleted(o as Pod);
-      };
+    if (opts.expectations) view.addHandler('Pod', { onDelete: (p) => expectations.podDeleted(p) });
     cache = view;
   }
   const agent = new SimCaptureAgent(now);
