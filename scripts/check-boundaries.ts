@@ -121,7 +121,7 @@ for (const top of ['packages', 'apps']) {
 // (model/ builds its conformance cases from the fixtures, and is not a production rule folder).
 const coreSrc = join(root, 'packages/core/src');
 const ruleFolders =
-  /^(admission|api|capture|cel|claimset|doctor|invariants|lease|loop|manifests|metrics|options|policies|pool|reconcile|schema)\//;
+  /^(admission|api|capture|cel|claimset|doctor|invariants|lease|loop|manifests|metrics|options|policies|pool|reconcile|rules|schema)\//;
 for (const file of files(coreSrc)) {
   const rel = relative(coreSrc, file);
   if (rel.startsWith('sim/')) continue;
@@ -160,6 +160,10 @@ const CORE_LAYERS: { folders: string[]; holds: string }[] = [
   { folders: ['reconcile'], holds: 'the reconcilers: snapshot, decide, apply; the safety rules' },
   { folders: ['loop'], holds: 'watch event to queue key, the reconciler table' },
   { folders: ['invariants', 'doctor', 'metrics'], holds: 'checks over a whole cluster; metrics' },
+  {
+    folders: ['rules'],
+    holds: "the index of DESIGN.md's rules: every place that enforces or checks each, and README's table",
+  },
   { folders: ['sim'], holds: 'the simulator' },
 ];
 // Up-imports allowed, each with why (none today: keep it that way).

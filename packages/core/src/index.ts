@@ -2,10 +2,11 @@
 // re-exported wholesale). The api/ layer whole: the API types and constants, the ports, errors,
 // labels, metadata, logging and pod predicates. Above it, what the runtimes, tools and READMEs use:
 // capture claims and the holder's operations, the leader lease, pool rules the runtimes share, the
-// reconcilers with their deps and safety rules, event routing, CRD schemas, admission policies and
-// manifest rendering. Elsewhere: the in-memory API model `./model`, the simulator `./sim`, doctor
-// `./doctor`, test support (fixtures, invariant checks, the policy cases) `./testing`, Prometheus
-// metrics `./metrics`. scripts/check-boundaries.ts fails on an export nothing uses.
+// reconcilers with their deps and safety rules, event routing, the index of the rules (README's
+// table), CRD schemas, admission policies and manifest rendering. Elsewhere: the in-memory API model
+// `./model`, the simulator `./sim`, doctor `./doctor`, test support (fixtures, invariant checks, the
+// policy cases) `./testing`, Prometheus metrics `./metrics`. scripts/check-boundaries.ts fails on an
+// export nothing uses.
 export { type ConditionSpec, findCondition, hasCondition, setCondition } from './api/conditions.ts';
 export {
   ANNOTATION_CLAIMED_BY_UID,
@@ -302,6 +303,8 @@ export {
 } from './reconcile/queued-event-recorder.ts';
 export { SAFETY_RULES, type SafetyRules } from './reconcile/safety-rules.ts';
 export type { AppliedDecision, StepObserver, StepStages } from './reconcile/step.ts';
+export { RULES } from './rules/index.ts';
+export { renderRulesTable } from './rules/table.ts';
 export { crdFileName, crdFor } from './schema/crd.ts';
 export { KIND_SCHEMAS } from './schema/kinds.ts';
 export { isDnsSubdomain } from './schema/pod-pool.ts';

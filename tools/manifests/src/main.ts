@@ -1,8 +1,10 @@
-// pnpm manifests [--check]: writes every generated file (deploy/ and the CLI's embedded manifests)
-// from the builders; with --check writes nothing and exits 1 when a file is out of date.
+// pnpm manifests [--check]: writes every generated file (deploy/, the CLI's embedded manifests and
+// README.md's rules table) from the builders; with --check writes nothing and exits 1 when a file is
+// out of date.
 import { fileURLToPath } from 'node:url';
 import { GENERATED_DIRS, generatedFiles } from './files.ts';
 import { GENERATE_COMMAND } from './generated-file.ts';
+import { readmeFile } from './readme.ts';
 import { syncFiles } from './sync.ts';
 import { readWorkspaceVersion } from './version.ts';
 
@@ -10,8 +12,8 @@ const USAGE = `usage: ${GENERATE_COMMAND} [--check]
 
 Writes every generated file (deploy/crds, deploy/policies, deploy/controller, deploy/webhook,
 deploy/helm/claimkit, packages/cli/src/manifests.generated.ts, the version modules of core and
-the CLI) from the builders and the packages' version, and removes manifests in those directories
-that nothing generates any more. Run it after \`changeset version\`: it carries the new version to
+the CLI, and the rules table of README.md) from the builders and the packages' version, and removes
+manifests in those directories that nothing generates any more. Run it after \`changeset version\`: it carries the new version to
 the image tags, the chart and \`claimctl --version\`.
   --check   write nothing; list what is out of date and exit 1 if anything is`;
 const args = process.argv.slice(2);
@@ -26,7 +28,8 @@ if (unknown !== undefined) {
 }
 const check = args.includes('--check');
 const root = fileURLToPath(new URL('../../../', import.meta.url));
-const files = generatedFiles({ version: readWorkspaceVersion(root) });
+// README.md's rules table is the one generated part of a hand-written file (readme.ts).
+const files = [...generatedFiles({ version: readWorkspaceVersion(root) }), readmeFile(root)];
 const report = syncFiles(files, { root, check, generatedDirs: GENERATED_DIRS });
 if (check) {
   for (const p of report.outOfDate) console.error(`out of date: ${p}`);

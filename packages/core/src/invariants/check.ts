@@ -13,23 +13,26 @@ import { claimedBy, isIdleAndReady } from '../pool/pods.ts';
 
 /**
  * C*, P*: DESIGN.md's invariants; M1, M2, L1: the claim side of pools (claim-side.ts); S1: only a
- * fenced Capture result seeds a pool's pods (PodPool spec.source; checked by the tracker).
+ * fenced Capture result seeds a pool's pods (PodPool spec.source; checked by the tracker). A list as
+ * well as a type, so the index of the rules (rules/) can be checked against it.
  */
-export type InvariantId =
-  | 'C1'
-  | 'C2'
-  | 'P1'
-  | 'P2'
-  | 'P3'
-  | 'P4'
-  | 'P5'
-  | 'P6'
-  | 'P7'
-  | 'P8'
-  | 'M1'
-  | 'M2'
-  | 'L1'
-  | 'S1';
+export const INVARIANT_IDS = [
+  'C1',
+  'C2',
+  'P1',
+  'P2',
+  'P3',
+  'P4',
+  'P5',
+  'P6',
+  'P7',
+  'P8',
+  'M1',
+  'M2',
+  'L1',
+  'S1',
+] as const;
+export type InvariantId = (typeof INVARIANT_IDS)[number];
 
 export interface Violation {
   invariant: InvariantId;
