@@ -1,5 +1,5 @@
 // claimctl simulate: core's deterministic simulator; a violation prints the seed and shrunk trace.
-import { formatTrace, formatViolations, simulate } from '@claimkit/core/sim';
+import { formatTrace, formatViolations, SIM_DEFAULTS, simulate } from '@claimkit/core/sim';
 import { type FlagSpecs, int, num, oneOf, type Parsed, parseFlags, str } from '../args.ts';
 import type { Ctx } from '../context.ts';
 import { asProgram } from '../program.ts';
@@ -17,8 +17,8 @@ and exits 1.
 Flags:
       --seed N              random seed (default: random, printed)
       --steps N             actions to run (default 2000)
-      --replicas N          controller replicas running at once (default 2)
-      --faults RATE         probability of an API fault per step, 0..1 (default 0.04)
+      --replicas N          controller replicas running at once (default ${SIM_DEFAULTS.replicas})
+      --faults RATE         probability of an API fault per step, 0..1 (default ${SIM_DEFAULTS.faultRate})
   -o, --output FORMAT       text (default) or json`;
 
 export const SIMULATE_FLAGS: FlagSpecs = {
@@ -38,8 +38,8 @@ export async function runSimulate(ctx: Ctx, argv: string[]): Promise<number> {
   expectPositionals(p, 0, 0, 'claimctl simulate [flags]');
   const seed = int(p, 'seed', Math.floor(Math.random() * 2 ** 31));
   const steps = int(p, 'steps', 2000, 1);
-  const replicas = int(p, 'replicas', 2, 1);
-  const faultRate = num(p, 'faults', 0.04, 0, 1);
+  const replicas = int(p, 'replicas', SIM_DEFAULTS.replicas, 1);
+  const faultRate = num(p, 'faults', SIM_DEFAULTS.faultRate, 0, 1);
   const format = oneOf(str(p, 'output') ?? 'text', ['text', 'json'] as const, '--output');
   const t0 = Date.now();
   const res = await simulate({ seed, steps, replicas, faultRate });
