@@ -13,6 +13,7 @@ import {
 import { defineOptions } from '@claimkit/core/options';
 import { oneOf, parseCommand, UsageError } from '../args.ts';
 import type { Ctx } from '../context.ts';
+import { CLAIMCTL } from '../program.ts';
 import {
   CLUSTER_OPTIONS,
   connect,
@@ -148,7 +149,7 @@ export async function runCapture(ctx: Ctx, argv: string[]): Promise<number> {
         const a = args as { token: number; error: string };
         const c = await failCapture(client, key, a.token, a.error);
         print(
-          `capture ${name}: attempt ${c.status?.attempts} failed; phase ${c.status?.phase}${c.status?.phase === 'Failed' ? ` (maxAttempts reached; ${ctx.prog ?? 'claimctl'} capture retry starts over)` : ''}`,
+          `capture ${name}: attempt ${c.status?.attempts} failed; phase ${c.status?.phase}${c.status?.phase === 'Failed' ? ` (maxAttempts reached; ${ctx.prog ?? CLAIMCTL} capture retry starts over)` : ''}`,
           c,
         );
         return 0;

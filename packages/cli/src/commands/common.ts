@@ -2,7 +2,7 @@
 // help, and the cluster and namespace the cluster flags resolve to.
 import { defineOptions, type OptionTable, type OptionValues, optionLines } from '@claimkit/core/options';
 import { UsageError } from '../args.ts';
-import type { Connection, Ctx } from '../context.ts';
+import { type Connection, type Ctx, DEFAULT_NAMESPACE } from '../context.ts';
 import { asProgram } from '../program.ts';
 
 /** The flags every cluster command takes (kubectl's names). */
@@ -24,7 +24,7 @@ export const CLUSTER_OPTIONS = defineOptions({
     type: 'string',
     short: 'n',
     arg: 'NS',
-    defaultText: 'the context\'s namespace, else "default"',
+    defaultText: `the context's namespace, else "${DEFAULT_NAMESPACE}"`,
     help: 'namespace',
   },
 });

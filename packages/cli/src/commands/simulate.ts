@@ -3,6 +3,7 @@ import { defineOptions } from '@claimkit/core/options';
 import { formatTrace, formatViolations, SIM_DEFAULTS, simulate } from '@claimkit/core/sim';
 import { parseCommand } from '../args.ts';
 import type { Ctx } from '../context.ts';
+import { CLAIMCTL } from '../program.ts';
 import { expectPositionals, flagsHelp, showHelp, TEXT_OR_JSON_OPTIONS } from './common.ts';
 
 const faultRateProblem = (s: string) => {
@@ -71,7 +72,7 @@ export async function runSimulate(ctx: Ctx, argv: string[]): Promise<number> {
       `${ctx.style.red('violation')}: seed ${seed}, ${steps} steps, ${replicas} replica(s), fault rate ${faultRate}`,
       formatViolations(res.violations),
       '',
-      `shrunk trace (replay: ${ctx.prog ?? 'claimctl'} simulate --seed ${seed} --steps ${steps} --replicas ${replicas} --faults ${faultRate}):`,
+      `shrunk trace (replay: ${ctx.prog ?? CLAIMCTL} simulate --seed ${seed} --steps ${steps} --replicas ${replicas} --faults ${faultRate}):`,
       formatTrace(seed, res.trace),
     ].join('\n'),
   );
