@@ -10,7 +10,13 @@ import {
   reconcilePodPool,
 } from '@claimkit/core';
 import type { ApiModel, ManualClock } from '@claimkit/core/model';
-import { parseDuration } from '@claimkit/core/options';
+import {
+  defineOptions,
+  formatDuration,
+  type OptionSpec,
+  parseDuration,
+  usageLine,
+} from '@claimkit/core/options';
 import {
   boundTo,
   capture,
@@ -39,8 +45,9 @@ import {
   world,
 } from '@claimkit/core/testing';
 import { describe, expect, test } from 'vitest';
-import { parseFlags, UsageError } from './args.ts';
+import { parseCommand, UsageError } from './args.ts';
 import { run } from './cli.ts';
+import { COMPLETIONS } from './completion.ts';
 import type { Ctx } from './context.ts';
 import { humanDuration, makeStyle, table, wantColor } from './output.ts';
 
@@ -61,6 +68,21 @@ async function claimctl(model: ApiModel, clock: ManualClock, ...argv: string[]) 
   };
   const code = await run(argv, ctx);
   return { code, out: out.join('\n'), err: err.join('\n'), connects };
+}
+
+/** A help's flag entries by long name, their wrapped lines joined. */
+function flagEntries(help: string): Map<string, string> {
+  const entries = new Map<string, string>();
+  let last: string | undefined;
+  for (const line of help.split('\n')) {
+    const flag = /^ {2}(?:-\w, | {4})--([\w-]+)/.exec(line)?.[1];
+    if (flag) {
+      last = flag;
+      entries.set(flag, line.trim());
+    } else if (last && /^ {10,}\S/.test(line)) entries.set(last, `${entries.get(last)} ${line.trim()}`);
+    else last = undefined;
+  }
+  return entries;
 }
 
 const poolPod = (name: string, ...mods: Parameters<typeof pod>[1][]) =>
@@ -96,30 +118,46 @@ describe('version', () => {
 });
 
 describe('argument parsing', () => {
-  const specs = {
-    namespace: { short: 'n', type: 'string' as const },
-    fix: { type: 'boolean' as const },
-    output: { short: 'o', type: 'string' as const },
-  };
-  test('long, inline, short, glued short, booleans and --', () => {
-    expect(parseFlags(['pc', '--namespace', 'a', '-ojson', '--fix', 'x'], specs)).toEqual({
-      flags: { namespace: 'a', output: 'json', fix: true },
+  const options = defineOptions({
+    namespace: { type: 'string', short: 'n', help: 'namespace' },
+    fix: { type: 'bool', help: 'repair' },
+    output: { type: 'enum', short: 'o', values: ['text', 'json'], default: 'text', help: 'format' },
+    steps: { type: 'int', min: 1, default: 2000, help: 'steps' },
+  });
+  test('long, inline, short, glued short, booleans and --; typed values with their defaults', () => {
+    expect(parseCommand(options, ['pc', '--namespace', 'a', '-ojson', '--fix', 'x'])).toEqual({
+      values: { verbose: false, namespace: 'a', output: 'json', fix: true, steps: 2000 },
       positionals: ['pc', 'x'],
     });
-    expect(parseFlags(['--namespace=b', '-n', 'c', '--fix=false', '--', '-z'], specs)).toEqual({
-      flags: { namespace: 'c', fix: false },
+    expect(
+      parseCommand(options, ['--namespace=b', '-n', 'c', '--fix=false', '--steps=5', '--', '-z']),
+    ).toEqual({
+      values: { verbose: false, namespace: 'c', output: 'text', fix: false, steps: 5 },
       positionals: ['-z'],
     });
-    expect(parseFlags(['-o=yaml'], specs).flags.output).toBe('yaml');
+    expect(parseCommand(options, ['-o=json'])?.values.output).toBe('json');
+    // An empty value reaches the command, which says what it means there.
+    expect(parseCommand(options, ['-n', ''])?.values.namespace).toBe('');
+  });
+  test('-h/--help: the help, unless a flag is unknown (a bad value is answered by the help)', () => {
+    expect(parseCommand(options, ['pc', '-h'])).toBeUndefined();
+    expect(parseCommand(options, ['--help', '-o', 'xml'])).toBeUndefined();
+    expect(() => parseCommand(options, ['--help', '--nope'])).toThrow(new UsageError('unknown flag --nope'));
   });
   test('errors are one-line UsageErrors', () => {
-    expect(() => parseFlags(['--nope'], specs)).toThrow(new UsageError('unknown flag --nope'));
-    expect(() => parseFlags(['-x'], specs)).toThrow(new UsageError('unknown flag -x'));
-    expect(() => parseFlags(['-n'], specs)).toThrow(new UsageError('-n: needs a value'));
-    expect(() => parseFlags(['--fix=maybe'], specs)).toThrow(
+    expect(() => parseCommand(options, ['--nope'])).toThrow(new UsageError('unknown flag --nope'));
+    expect(() => parseCommand(options, ['-x'])).toThrow(new UsageError('unknown flag -x'));
+    expect(() => parseCommand(options, ['-n'])).toThrow(new UsageError('-n: needs a value'));
+    expect(() => parseCommand(options, ['--fix=maybe'])).toThrow(
       new UsageError('--fix: want true or false, got "maybe"'),
     );
-    expect(() => parseFlags(['--nope', '-x'], specs)).toThrow(
+    expect(() => parseCommand(options, ['--steps', '0'])).toThrow(
+      new UsageError('--steps: want an integer >= 1, got "0"'),
+    );
+    expect(() => parseCommand(options, ['-o', 'xml'])).toThrow(
+      new UsageError('--output: want one of text|json, got "xml"'),
+    );
+    expect(() => parseCommand(options, ['--nope', '-x'])).toThrow(
       new UsageError(['unknown flag --nope', 'unknown flag -x']),
     );
   });
@@ -203,6 +241,69 @@ describe('usage', () => {
     ];
     for (const [argv, line] of cases)
       expect((await claimctl(model, clock, ...argv)).err, argv.join(' ')).toBe(line);
+  });
+  test("each command's help lists every option of its table, with its default", async () => {
+    const { model, clock } = world();
+    const hasDefault = (o: OptionSpec) =>
+      o.default !== undefined || o.defaultText !== undefined || o.type === 'bool';
+    const defaultOf = (o: OptionSpec) =>
+      o.defaultText ??
+      (o.type === 'duration'
+        ? formatDuration(o.default as number)
+        : Array.isArray(o.default)
+          ? o.default.join(',')
+          : String(o.default ?? false));
+    const commands = Object.entries(COMPLETIONS).filter(([, c]) => Object.keys(c.options).length > 0);
+    // get, describe, doctor, capture, claim, simulate and manifests.
+    expect(commands).toHaveLength(7);
+    for (const [cmd, { options }] of commands) {
+      const entries = flagEntries((await claimctl(model, clock, cmd, '--help')).out);
+      expect([...entries.keys()].sort(), cmd).toEqual(Object.keys(options).sort());
+      for (const [name, o] of Object.entries<OptionSpec>(options)) {
+        const entry = entries.get(name)!;
+        expect(entry, `${cmd} --${name}`).toMatch(
+          new RegExp(`^${o.short ? `-${o.short}, ` : ''}--${name}\\b`),
+        );
+        if (hasDefault(o)) expect(entry, `${cmd} --${name}`).toContain(`(default ${defaultOf(o)})`);
+        else expect(entry, `${cmd} --${name}`).not.toContain('(default');
+      }
+    }
+    // The defaults each command's help once restated by hand: now its table's, shown as it runs them.
+    const doctor = flagEntries((await claimctl(model, clock, 'doctor', '--help')).out);
+    expect(doctor.get('stuck-after')).toContain('(default 5m)');
+    const sim = flagEntries((await claimctl(model, clock, 'simulate', '--help')).out);
+    expect([sim.get('steps'), sim.get('replicas'), sim.get('faults'), sim.get('seed')]).toEqual([
+      expect.stringContaining('(default 2000)'),
+      expect.stringContaining('(default 2)'),
+      expect.stringContaining('(default 0.04)'),
+      expect.stringContaining('(default random, printed)'),
+    ]);
+  });
+  test("every command: an unknown flag or a bad value is core's one usage line, exit 2, nothing run", async () => {
+    const { model, clock } = world();
+    const cases: [string[], string][] = [
+      ...['get', 'describe', 'doctor', 'capture', 'claim', 'simulate', 'manifests', 'completion'].map(
+        (cmd): [string[], string] => [[cmd, '--no-such-flag'], 'unknown flag --no-such-flag'],
+      ),
+      [['get', 'pc', '-o', 'xml'], '--output: want one of table|wide|json|yaml|name, got "xml"'],
+      [['describe', 'pc', '-A=maybe'], '-A: want true or false, got "maybe"'],
+      [['doctor', '-o', 'yaml'], '--output: want one of text|json, got "yaml"'],
+      [['doctor', '--stuck-after', 'soon'], '--stuck-after: not a duration: "soon" (e.g. 30s, 5m, 1h30m)'],
+      [['capture', 'renew', 'snap', '--token', 'x'], '--token: want an integer >= 1, got "x"'],
+      [['claim', 'migrate', 'c', '--to'], '--to: needs a value'],
+      [['simulate', '--steps', '0'], '--steps: want an integer >= 1, got "0"'],
+      [['simulate', '--faults', '2'], '--faults: want a number from 0 to 1, got "2"'],
+      [['manifests', '--components'], '--components: needs a value'],
+    ];
+    for (const [argv, problem] of cases) {
+      const r = await claimctl(model, clock, ...argv);
+      expect(r, argv.join(' ')).toEqual({
+        code: 2,
+        out: '',
+        err: usageLine('claimctl', new UsageError(problem), `claimctl ${argv[0]} --help`),
+        connects: [],
+      });
+    }
   });
   test('API errors: one line, the stack only with --verbose', async () => {
     const { model, clock } = world();

@@ -1,7 +1,7 @@
 // The dispatcher: global flags, help, lazy command modules (startup stays fast: nothing heavy is
 // imported for --help, and the Kubernetes client only when a command talks to a cluster).
-import { usageLine } from '@claimkit/core/options';
-import { GLOBAL_FLAGS, UsageError } from './args.ts';
+import { optionLines, usageLine } from '@claimkit/core/options';
+import { GLOBAL_OPTIONS, UsageError } from './args.ts';
 import { COMMAND_SUMMARY } from './command-list.ts';
 import type { Ctx } from './context.ts';
 import { asProgram, CLAIMCTL, PLUGIN_BIN } from './program.ts';
@@ -27,8 +27,7 @@ Commands:
 ${commands.join('\n')}
 
 Run 'claimctl COMMAND --help' for a command's flags. Global flags:
-  -h, --help                  help
-  -v, --verbose               show stack traces of errors
+${optionLines(GLOBAL_OPTIONS, { help: true, col: 28 })}
 
 Exit status: 0 ok, 1 problems found (doctor, simulate) or not acquired, 2 usage or API error,
 3 superseded capture token.`,
@@ -79,7 +78,7 @@ export async function run(argv: string[], ctx: Ctx): Promise<number> {
       return 0;
     }
     if (first.startsWith('-')) {
-      const known = Object.values(GLOBAL_FLAGS).some((f) => `-${f.short}` === first) || first === '--help';
+      const known = Object.values(GLOBAL_OPTIONS).some((f) => `-${f.short}` === first) || first === '--help';
       throw new UsageError(known ? `${first} goes after the command` : `unknown flag ${first.split('=')[0]}`);
     }
     const load = COMMANDS[first];

@@ -2,7 +2,7 @@
 // to a cluster pay for loading the Kubernetes client.
 import { createKubeClient, KubeEventRecorder, loadKubeConfig } from '@claimkit/kube';
 import { VERSION } from './cli.ts';
-import type { Connection, ConnectOptions } from './context.ts';
+import { type Connection, type ConnectOptions, DEFAULT_NAMESPACE } from './context.ts';
 
 export async function connectCluster(opts: ConnectOptions): Promise<Connection> {
   const kc = loadKubeConfig({
@@ -16,7 +16,7 @@ export async function connectCluster(opts: ConnectOptions): Promise<Connection> 
   });
   return {
     client,
-    namespace: current?.namespace || 'default',
+    namespace: current?.namespace || DEFAULT_NAMESPACE,
     recorder: new KubeEventRecorder(client, { component: 'claimctl' }),
   };
 }

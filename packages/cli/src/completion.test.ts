@@ -9,6 +9,8 @@ import { inNamespace, podClaim, podPool, put, world } from '@claimkit/core/testi
 import { afterAll, describe, expect, test } from 'vitest';
 import { run } from './cli.ts';
 import { COMMAND_SUMMARY } from './command-list.ts';
+import { DOCTOR_OPTIONS } from './commands/doctor.ts';
+import { GET_OPTIONS } from './commands/get.ts';
 import {
   bashScript,
   COMPLETIONS,
@@ -107,9 +109,16 @@ describe('claimctl completion', () => {
       'selector',
       'output',
     ]);
-    // Described from the command's help, not by a second table.
+    // Described and valued by the table the command parses with, not by a second list.
     expect(flagsOf(COMPLETIONS.doctor!).find((f) => f.long === 'fix')?.description).toBe(
-      'repair what can be repaired',
+      DOCTOR_OPTIONS.fix.help,
+    );
+    expect(flagsOf(COMPLETIONS.get!).find((f) => f.long === 'output')?.values).toBe(
+      GET_OPTIONS.output.values,
+    );
+    // A menu line: the help without its parenthesized detail.
+    expect(flagsOf(COMPLETIONS.get!).find((f) => f.long === 'as-group')?.description).toBe(
+      'act with GROUP too',
     );
   });
 });
@@ -148,16 +157,18 @@ describe('bash', () => {
       'web-2',
       'other',
     ]);
-    expect(complete('claimctl', 'claim', 'migrate', '-A', 'o')).toEqual(['other']);
+    expect(complete('claimctl', 'claim', 'migrate', '-n', 'team-b', 'o')).toEqual(['other']);
+    expect(complete('claimctl', 'describe', 'pc', '-A', 'o')).toEqual(['other']);
     expect(asked()).toEqual([
       'get pc -o name -n team-b',
       'get pc -o name',
       'get captures -o name --context kind',
-      'get podclaims -o name -A',
+      'get podclaims -o name -n team-b',
+      'get pc -o name -A',
     ]);
     // No kind yet, or a command without names: claimctl is not run.
     complete('claimctl', 'doctor', '');
-    expect(asked()).toHaveLength(4);
+    expect(asked()).toHaveLength(5);
   });
 });
 
@@ -208,7 +219,7 @@ describe("kubectl claimkit <TAB> (kubectl_complete-claimkit, cobra's __complete 
       'get\tlist captures (cap), podpools (pool), podclaims (pc), podclaimsets (pcs)',
     );
     expect(await completeArgs(['get', '--out'], names)).toEqual({
-      words: ['--output\ttable (default), wide, json, yaml, name'],
+      words: ['--output\toutput format'],
       directive: DIRECTIVE.noFiles,
     });
     expect(await words('get', '-o', 'y')).toEqual(['yaml']);

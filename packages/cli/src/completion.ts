@@ -1,21 +1,22 @@
-// claimctl completion bash|zsh: completion scripts generated from the tables the commands parse
-// with (their FlagSpecs), the command list help prints and the resource names `get` resolves, so a
-// new flag or command is completed without editing a script. Object names are completed at TAB
-// time by running `claimctl get KIND -o name` with the namespace and context the line names; for
-// kubectl's completion of `kubectl claimkit`, `__complete` answers from the same tables in-process.
-import { type FlagSpecs, GLOBAL_FLAGS, parseFlags, UsageError } from './args.ts';
+// claimctl completion bash|zsh: completion scripts generated from the options tables the commands
+// parse with (flag names, which take a value, their values and help), the command list help prints
+// and the resource names `get` resolves, so a new flag or command is completed without editing a
+// script. Object names are completed at TAB time by running `claimctl get KIND -o name` with the
+// namespace and context the line names; for kubectl's completion of `kubectl claimkit`, `__complete`
+// answers from the same tables in-process.
+import type { OptionSpec, OptionTable } from '@claimkit/core/options';
+import { GLOBAL_OPTIONS, parseCommand, UsageError } from './args.ts';
 import { COMMAND_SUMMARY } from './command-list.ts';
-import { CAPTURE_FLAGS, CAPTURE_HELP, OPS } from './commands/capture.ts';
-import { CLAIM_FLAGS, CLAIM_HELP } from './commands/claim.ts';
-import { ALL_NAMESPACES_HELP, CLUSTER_HELP, connect, NAMESPACED, namespaceOf } from './commands/common.ts';
-import { DESCRIBE_FLAGS, DESCRIBE_HELP } from './commands/describe.ts';
-import { DOCTOR_FLAGS, DOCTOR_HELP } from './commands/doctor.ts';
-import { fetchObjects, GET_FLAGS, GET_HELP, OUTPUTS } from './commands/get.ts';
-import { SIMULATE_FLAGS, SIMULATE_HELP } from './commands/simulate.ts';
+import { CAPTURE_OPTIONS, OPS } from './commands/capture.ts';
+import { CLAIM_OPS, CLAIM_OPTIONS } from './commands/claim.ts';
+import { connect, NAMESPACED_OPTIONS, namespaceOf, showHelp } from './commands/common.ts';
+import { DESCRIBE_OPTIONS } from './commands/describe.ts';
+import { DOCTOR_OPTIONS } from './commands/doctor.ts';
+import { fetchObjects, GET_OPTIONS } from './commands/get.ts';
+import { SIMULATE_OPTIONS } from './commands/simulate.ts';
 import type { Ctx } from './context.ts';
-import { COMPONENTS } from './manifests.generated.ts';
-import { MANIFESTS_FLAGS, MANIFESTS_HELP } from './manifests.ts';
-import { asProgram, CLAIMCTL, PLUGIN_BIN } from './program.ts';
+import { MANIFESTS_OPTIONS } from './manifests.ts';
+import { CLAIMCTL, PLUGIN_BIN } from './program.ts';
 import { RESOURCES, resolveResource } from './resources.ts';
 
 export const SHELLS = ['bash', 'zsh'] as const;
@@ -24,11 +25,8 @@ export const SHELLS = ['bash', 'zsh'] as const;
 export type Positional = { words: readonly string[] } | { namesOf: string } | { namesOfArg: number };
 
 export interface CommandCompletion {
-  flags: FlagSpecs;
-  /** The command's help: its flag lines describe the flags (zsh shows them). */
-  help: string;
-  /** Flags whose value is one of a fixed set. */
-  values?: Record<string, readonly string[]>;
+  /** The table the command parses with: its flags, their help and values. */
+  options: OptionTable;
   args: Positional[];
   /** The last positional repeats (`get pc a b c`). */
   repeat?: boolean;
@@ -37,32 +35,22 @@ export interface CommandCompletion {
 /** Every spelling `get` and `describe` take for a kind: plural, singular, short name. */
 export const KIND_WORDS = RESOURCES.flatMap((r) => [r.plural, r.singular, r.short]);
 
-const TEXT_JSON = ['text', 'json'] as const;
 const kinds = { words: KIND_WORDS };
+/** No command yet: only the global flags. */
+const NO_COMMAND: CommandCompletion = { options: {}, args: [] };
 
 /** What each command completes; `help` and `completion` complete words of their own. */
 export const COMPLETIONS: Record<string, CommandCompletion> = {
-  get: {
-    flags: GET_FLAGS,
-    help: GET_HELP,
-    values: { output: OUTPUTS },
-    args: [kinds, { namesOfArg: 0 }],
-    repeat: true,
-  },
-  describe: { flags: DESCRIBE_FLAGS, help: DESCRIBE_HELP, args: [kinds, { namesOfArg: 0 }], repeat: true },
-  doctor: { flags: DOCTOR_FLAGS, help: DOCTOR_HELP, values: { output: TEXT_JSON }, args: [] },
-  capture: {
-    flags: CAPTURE_FLAGS,
-    help: CAPTURE_HELP,
-    values: { output: TEXT_JSON },
-    args: [{ words: OPS }, { namesOf: 'captures' }],
-  },
-  claim: { flags: CLAIM_FLAGS, help: CLAIM_HELP, args: [{ words: ['migrate'] }, { namesOf: 'podclaims' }] },
-  simulate: { flags: SIMULATE_FLAGS, help: SIMULATE_HELP, values: { output: TEXT_JSON }, args: [] },
-  manifests: { flags: MANIFESTS_FLAGS, help: MANIFESTS_HELP, values: { components: COMPONENTS }, args: [] },
-  completion: { flags: {}, help: '', args: [{ words: SHELLS }] },
-  version: { flags: {}, help: '', args: [] },
-  help: { flags: {}, help: '', args: [{ words: COMMAND_SUMMARY.map((c) => c.name) }] },
+  get: { options: GET_OPTIONS, args: [kinds, { namesOfArg: 0 }], repeat: true },
+  describe: { options: DESCRIBE_OPTIONS, args: [kinds, { namesOfArg: 0 }], repeat: true },
+  doctor: { options: DOCTOR_OPTIONS, args: [] },
+  capture: { options: CAPTURE_OPTIONS, args: [{ words: OPS }, { namesOf: 'captures' }] },
+  claim: { options: CLAIM_OPTIONS, args: [{ words: CLAIM_OPS }, { namesOf: 'podclaims' }] },
+  simulate: { options: SIMULATE_OPTIONS, args: [] },
+  manifests: { options: MANIFESTS_OPTIONS, args: [] },
+  completion: { options: {}, args: [{ words: SHELLS }] },
+  version: NO_COMMAND,
+  help: { options: {}, args: [{ words: COMMAND_SUMMARY.map((c) => c.name) }] },
 };
 
 export const COMPLETION_HELP = `Print a shell completion script for claimctl's commands, flags, resource types and names.
@@ -86,25 +74,26 @@ export interface FlagInfo {
   short?: string;
   takesValue: boolean;
   description: string;
+  /** The values the flag takes, where the table names them (an enum's, --components'). */
+  values?: readonly string[];
 }
 
-const GLOBAL_DESCRIPTIONS: Record<string, string> = { help: 'help', verbose: 'show stack traces of errors' };
+// Core's parser knows -h/--help without a table entry (and its help calls it this).
+const HELP_FLAG: FlagInfo = { long: 'help', short: 'h', takesValue: false, description: 'this help' };
 
-/** A command's flags (the global ones first), described by the first line of their help entry. */
+/** A command's flags (-h and the global ones first), from its table. */
 export function flagsOf(c: CommandCompletion): FlagInfo[] {
-  const described = new Map<string, string>();
-  // A command's own help first; the shared cluster flags' entries for commands whose help omits them.
-  for (const m of `${ALL_NAMESPACES_HELP}\n${CLUSTER_HELP}\n${c.help}`.matchAll(
-    /^ {2}(?:-\w, |\s{4})--([\w-]+)(?: [A-Z|]+)? {2,}(.+)$/gm,
-  )) {
-    described.set(m[1]!, m[2]!.trim());
-  }
-  return Object.entries({ ...GLOBAL_FLAGS, ...c.flags }).map(([long, s]) => ({
-    long,
-    ...(s.short ? { short: s.short } : {}),
-    takesValue: s.type === 'string',
-    description: described.get(long) ?? GLOBAL_DESCRIPTIONS[long] ?? long,
-  }));
+  return [
+    HELP_FLAG,
+    ...Object.entries<OptionSpec>({ ...GLOBAL_OPTIONS, ...c.options }).map(([long, o]) => ({
+      long,
+      ...(o.short ? { short: o.short } : {}),
+      takesValue: o.type !== 'bool',
+      // A menu line: the help without its parenthesized detail.
+      description: o.help.replace(/\s*\(.*$/s, ''),
+      ...(o.values ? { values: o.values } : {}),
+    })),
+  ];
 }
 
 const words = (xs: readonly string[]) => xs.join(' ');
@@ -131,12 +120,15 @@ export function bashScript(): string {
       )}' ;;`,
   );
   const valueCases = COMMAND_NAMES.flatMap((n) =>
-    Object.entries(COMPLETIONS[n]!.values ?? {}).map(([long, vs]) => {
-      const f = flagsOf(COMPLETIONS[n]!).find((x) => x.long === long)!;
-      return `    ${spellings(f)
-        .map((s) => `'${n} ${s}'`)
-        .join('|')}) echo '${words(vs)}' ;;`;
-    }),
+    flagsOf(COMPLETIONS[n]!).flatMap((f) =>
+      f.values
+        ? [
+            `    ${spellings(f)
+              .map((s) => `'${n} ${s}'`)
+              .join('|')}) echo '${words(f.values)}' ;;`,
+          ]
+        : [],
+    ),
   );
   const argCases = COMMAND_NAMES.flatMap((n) => {
     const c = COMPLETIONS[n]!;
@@ -154,7 +146,7 @@ _claimctl_commands='${words(COMMAND_NAMES)}'
 _claimctl_flags() {
   case $1 in
 ${flagCases.join('\n')}
-    *) echo '--help -h --verbose -v' ;;
+    *) echo '${words(flagsOf(NO_COMMAND).flatMap(spellings))}' ;;
   esac
 }
 
@@ -238,24 +230,16 @@ complete -F _claimctl ${CLAIMCTL} ${PLUGIN_BIN}
 }
 
 /** Text inside a zsh _arguments '[...]' description, in a single-quoted word. */
-const zshDescription = (s: string) =>
-  s
-    .replace(/\s*\(default[^)]*\)/, '')
-    // A parenthesis the first line cut open.
-    .replace(/\s*\([^)]*$/, '')
-    .replaceAll('[', '(')
-    .replaceAll(']', ')')
-    .replaceAll("'", "'\\''");
+const zshDescription = (s: string) => s.replaceAll('[', '(').replaceAll(']', ')').replaceAll("'", "'\\''");
 
 function zshFlagSpecs(c: CommandCompletion): string[] {
   return flagsOf(c).map((f) => {
     const desc = `[${zshDescription(f.description)}]`;
     let action = '';
     if (f.takesValue) {
-      const vs = c.values?.[f.long];
       const what =
-        vs !== undefined
-          ? `(${vs.join(' ')})`
+        f.values !== undefined
+          ? `(${f.values.join(' ')})`
           : f.long === 'kubeconfig'
             ? '_files'
             : f.long === 'namespace'
@@ -327,8 +311,7 @@ _claimctl() {
 ${commandList.join('\n')}
   )
   _arguments -C \\
-    '(-h --help)'{-h,--help}'[help]' \\
-    '(-v --verbose)'{-v,--verbose}'[show stack traces of errors]' \\
+    ${zshFlagSpecs(NO_COMMAND).join(' \\\n    ')} \\
     '1:command:->command' \\
     '*::arg:->args' && ret=0
   case $state in
@@ -400,10 +383,8 @@ export async function completeArgs(args: string[], names: NameLister): Promise<C
     directive,
   });
   const c = cmd === undefined ? undefined : COMPLETIONS[cmd];
-  const valuesOf = (flag: string): readonly string[] | undefined => {
-    const f = c ? flagsOf(c).find((x) => spellings(x).includes(flag)) : undefined;
-    return f ? c?.values?.[f.long] : undefined;
-  };
+  const valuesOf = (flag: string): readonly string[] | undefined =>
+    c ? flagsOf(c).find((x) => spellings(x).includes(flag))?.values : undefined;
   // --output=ya
   if (cur.startsWith('--') && cur.includes('=')) {
     const flag = cur.slice(0, cur.indexOf('='));
@@ -416,7 +397,7 @@ export async function completeArgs(args: string[], names: NameLister): Promise<C
     return { words: [], directive: prev === '--kubeconfig' ? DIRECTIVE.default : DIRECTIVE.noFiles };
   }
   if (cur.startsWith('-')) {
-    const fs = c ? flagsOf(c) : flagsOf({ flags: {}, help: '', args: [] });
+    const fs = c ? flagsOf(c) : flagsOf(NO_COMMAND);
     return {
       words: fs
         .flatMap((f) => spellings(f).map((s) => `${s}\t${f.description}`))
@@ -443,13 +424,11 @@ export async function completeArgs(args: string[], names: NameLister): Promise<C
 }
 
 export async function runCompletion(ctx: Ctx, argv: string[]): Promise<number> {
-  const p = parseFlags(argv, {});
-  if (p.flags.help) {
-    ctx.out(asProgram(COMPLETION_HELP, ctx.prog));
-    return 0;
-  }
-  if (p.positionals.length !== 1) throw new UsageError('want one shell: usage: claimctl completion bash|zsh');
-  const shell = p.positionals[0]!;
+  const line = parseCommand({}, argv);
+  if (!line) return showHelp(ctx, COMPLETION_HELP);
+  if (line.positionals.length !== 1)
+    throw new UsageError('want one shell: usage: claimctl completion bash|zsh');
+  const shell = line.positionals[0]!;
   if (shell === 'bash') ctx.out(bashScript());
   else if (shell === 'zsh') ctx.out(zshScript());
   else throw new UsageError(`shell: want one of ${SHELLS.join('|')}, got ${JSON.stringify(shell)}`);
@@ -463,13 +442,14 @@ export async function runCompletion(ctx: Ctx, argv: string[]): Promise<number> {
  */
 export async function runComplete(ctx: Ctx, argv: string[]): Promise<number> {
   const r = await completeArgs(argv, async (kind, cluster) => {
-    const p = parseFlags(cluster, NAMESPACED);
-    const conn = await connect(ctx, p);
+    const line = parseCommand(NAMESPACED_OPTIONS, cluster);
+    if (!line) return [];
+    const conn = await connect(ctx, line.values);
     const objs = await fetchObjects(
       conn.client,
       resolveResource(kind),
       [],
-      namespaceOf(p, conn, true),
+      namespaceOf(line.values, conn),
       undefined,
     );
     return objs.map((o) => o.metadata.name);

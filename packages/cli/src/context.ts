@@ -3,6 +3,9 @@
 import type { Client, EventRecorder } from '@claimkit/core';
 import type { Style } from './output.ts';
 
+/** The namespace of a kubeconfig context that names none (kubectl's). */
+export const DEFAULT_NAMESPACE = 'default';
+
 export interface Connection {
   client: Client;
   /** The namespace of the kubeconfig context (kubectl's default for -n). */

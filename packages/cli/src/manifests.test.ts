@@ -1,6 +1,7 @@
 // The embedded copy of deploy/ is checked against deploy/ by tools/manifests' drift test.
 import { describe, expect, test } from 'vitest';
-import { parseComponents, renderManifests } from './manifests.ts';
+import { parseCommand } from './args.ts';
+import { MANIFESTS_OPTIONS, parseComponents, renderManifests } from './manifests.ts';
 
 describe('manifests', () => {
   test('CRDs first, a shared document once, each document tagged with its source', () => {
@@ -28,9 +29,16 @@ describe('manifests', () => {
     expect(text).toContain('kind: Service');
   });
   test('components', () => {
-    expect(parseComponents(undefined)).toEqual(['crds', 'policies', 'controller', 'webhook']);
-    expect(parseComponents('crds, webhook')).toEqual(['crds', 'webhook']);
-    expect(() => parseComponents('crds,helm')).toThrow(/unknown component "helm"/);
+    expect(parseCommand(MANIFESTS_OPTIONS, [])?.values.components).toEqual([
+      'crds',
+      'policies',
+      'controller',
+      'webhook',
+    ]);
+    const given = parseCommand(MANIFESTS_OPTIONS, ['--components', 'crds, webhook'])!.values.components;
+    expect(parseComponents(given)).toEqual(['crds', 'webhook']);
+    expect(() => parseComponents(['crds', 'helm'])).toThrow(/unknown component "helm"/);
+    expect(() => parseComponents([])).toThrow('--components must name at least one component');
     expect(renderManifests(['crds'])).toContain('kind: CustomResourceDefinition');
     const policies = renderManifests(['policies']);
     expect(policies.match(/^kind: ValidatingAdmissionPolicy$/gm)).toHaveLength(2);

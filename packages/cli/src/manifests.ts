@@ -1,17 +1,29 @@
 // claimctl manifests: deployable YAML for the chosen components, embedded in the package
 // (manifests.generated.ts, written by tools/manifests from deploy/).
-import { type FlagSpecs, type Parsed, parseFlags, str, UsageError } from './args.ts';
+import { defineOptions } from '@claimkit/core/options';
+import { parseCommand, UsageError } from './args.ts';
+import { flagsHelp, showHelp } from './commands/common.ts';
 import type { Ctx } from './context.ts';
 import type { ManifestText } from './manifest-text.ts';
 import { COMPONENTS, MANIFESTS } from './manifests.generated.ts';
-import { asProgram } from './program.ts';
 
 type Component = (typeof COMPONENTS)[number];
+
+export const MANIFESTS_OPTIONS = defineOptions({
+  components: {
+    type: 'list',
+    // What completion offers; parseComponents checks them.
+    values: COMPONENTS,
+    default: COMPONENTS,
+    defaultText: 'all',
+    help: `comma-separated: ${COMPONENTS.join(', ')}`,
+  },
+});
 
 export const MANIFESTS_HELP = `Print deployable YAML (one multi-document stream) for claimkit components.
 
 Usage:
-  claimctl manifests [--components crds,policies,controller,webhook]
+  claimctl manifests [--components ${COMPONENTS.join(',')}]
 
 Components are printed in that order (CRDs first); a document shared by two components (the
 claimkit-system Namespace) is printed once. The policies are ValidatingAdmissionPolicies (Kubernetes
@@ -22,8 +34,7 @@ Examples:
   claimctl manifests | kubectl apply -f -
   claimctl manifests --components crds | kubectl apply --server-side -f -
 
-Flags:
-      --components LIST     comma-separated: crds, policies, controller, webhook (default: all)`;
+${flagsHelp(MANIFESTS_OPTIONS)}`;
 
 /** Splits a YAML stream into documents, without comment-only ones. */
 function documents(yaml: string): string[] {
@@ -61,12 +72,8 @@ export function renderManifests(
   return out.map((d) => `---\n${d}`).join('\n');
 }
 
-export function parseComponents(value: string | undefined): Component[] {
-  if (value === undefined) return [...COMPONENTS];
-  const parts = value
-    .split(',')
-    .map((s) => s.trim())
-    .filter((s) => s !== '');
+/** --components' values (split and trimmed by the table), checked. */
+export function parseComponents(parts: readonly string[]): Component[] {
   if (parts.length === 0) throw new UsageError('--components must name at least one component');
   for (const p of parts) {
     if (!(COMPONENTS as readonly string[]).includes(p)) {
@@ -76,18 +83,12 @@ export function parseComponents(value: string | undefined): Component[] {
   return parts as Component[];
 }
 
-/** The flags of `manifests` (the completion scripts read them too). */
-export const MANIFESTS_FLAGS: FlagSpecs = { components: { type: 'string' } };
-
 export async function runManifests(ctx: Ctx, argv: string[]): Promise<number> {
-  const p: Parsed = parseFlags(argv, MANIFESTS_FLAGS);
-  if (p.flags.help) {
-    ctx.out(asProgram(MANIFESTS_HELP, ctx.prog));
-    return 0;
-  }
-  if (p.positionals.length > 0)
-    throw new UsageError(`unexpected argument ${JSON.stringify(p.positionals[0])}`);
-  const components = parseComponents(str(p, 'components'));
+  const line = parseCommand(MANIFESTS_OPTIONS, argv);
+  if (!line) return showHelp(ctx, MANIFESTS_HELP);
+  if (line.positionals.length > 0)
+    throw new UsageError(`unexpected argument ${JSON.stringify(line.positionals[0])}`);
+  const components = parseComponents(line.values.components);
   const missing = components.filter((c) => MANIFESTS[c].length === 0);
   for (const c of missing) ctx.err(`warning: this build of claimctl has no manifests for ${c}`);
   ctx.out(renderManifests(components));

@@ -47,8 +47,8 @@ describe('the name claimctl was run as', () => {
     expect(asProgram("Run 'claimctl get --help'; claimctl: x", 'kubectl claimkit')).toBe(
       "Run 'kubectl claimkit get --help'; kubectl claimkit: x",
     );
-    expect(asProgram('--reason TEXT  why (default: claimctl)', 'kubectl claimkit')).toBe(
-      '--reason TEXT  why (default: claimctl)',
+    expect(asProgram('--reason TEXT  why (default claimctl)', 'kubectl claimkit')).toBe(
+      '--reason TEXT  why (default claimctl)',
     );
     expect(asProgram('claimctl get pc', undefined)).toBe('claimctl get pc');
   });
@@ -99,7 +99,7 @@ describe('as kubectl claimkit', () => {
       expect(r.out, cmd).toContain(`kubectl claimkit ${cmd}`);
       expect(r.out, cmd).not.toMatch(/(^|\s|')claimctl [a-z]/m);
     }
-    expect((await as('kubectl claimkit', 'claim', '--help')).out).toContain('(default: claimctl)');
+    expect((await as('kubectl claimkit', 'claim', '--help')).out).toContain('(default claimctl)');
     // As claimctl, the same help as before, pointing at the plugin.
     const plain = await as(undefined, '--help');
     expect(plain.out.split('\n')[0]).toBe(

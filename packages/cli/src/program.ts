@@ -41,7 +41,7 @@ export function programName(...paths: (string | undefined)[]): string {
 /**
  * A help text or usage line written for `claimctl`, for the program the user ran: every `claimctl`
  * that starts a command line (followed by a space, ':' or a closing quote), not a `claimctl` that is
- * a value (`default: claimctl)`, the Event source `claimctl`).
+ * a value (`default claimctl)`, the Event source `claimctl`).
  */
 export function asProgram(text: string, prog: string | undefined): string {
   if (!prog || prog === CLAIMCTL) return text;

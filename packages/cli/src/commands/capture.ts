@@ -10,13 +10,32 @@ import {
   renewCapture,
   retryFailedCapture,
 } from '@claimkit/core';
-import { type FlagSpecs, int, oneOf, type Parsed, parseFlags, str, UsageError } from '../args.ts';
+import { defineOptions } from '@claimkit/core/options';
+import { oneOf, parseCommand, UsageError } from '../args.ts';
 import type { Ctx } from '../context.ts';
-import { asProgram } from '../program.ts';
-import { CLUSTER_HELP, connect, expectPositionals, NAMESPACED, namespaceOf } from './common.ts';
+import { CLAIMCTL } from '../program.ts';
+import {
+  CLUSTER_OPTIONS,
+  connect,
+  expectPositionals,
+  flagsHelp,
+  namespaceOf,
+  showHelp,
+  TEXT_OR_JSON_OPTIONS,
+} from './common.ts';
 
 /** The capture operations (the completion scripts offer them). */
 export const OPS = ['acquire', 'renew', 'complete', 'fail', 'release', 'retry'] as const;
+
+export const CAPTURE_OPTIONS = defineOptions({
+  ...CLUSTER_OPTIONS,
+  pod: { type: 'string', arg: 'NAME', help: 'acquire: the pod acquiring' },
+  uid: { type: 'string', arg: 'UID', defaultText: 'read from the API', help: "acquire: that pod's UID" },
+  token: { type: 'int', min: 1, help: 'the token acquire printed' },
+  ref: { type: 'string', arg: 'REF', help: 'complete: the result reference' },
+  error: { type: 'string', arg: 'MESSAGE', help: 'fail: why' },
+  ...TEXT_OR_JSON_OPTIONS,
+});
 
 export const CAPTURE_HELP = `Hold and finish a Capture from the holder's side (External backend).
 
@@ -35,14 +54,7 @@ refused: the claim was taken over or closed.
 Exit status: 0 done, 1 not acquired (held by a live pod, or the capture is closed), 2 error,
 3 superseded token.
 
-Flags:
-      --pod NAME            acquire: the pod acquiring
-      --uid UID             acquire: that pod's UID
-      --token N             the token acquire printed
-      --ref REF             complete: the result reference
-      --error MESSAGE       fail: why
-  -o, --output FORMAT       text (default) or json
-${CLUSTER_HELP}`;
+${flagsHelp(CAPTURE_OPTIONS)}`;
 
 function summary(c: Capture): Record<string, unknown> {
   const s = c.status ?? {};
@@ -57,47 +69,32 @@ function summary(c: Capture): Record<string, unknown> {
   };
 }
 
-export const CAPTURE_FLAGS: FlagSpecs = {
-  ...NAMESPACED,
-  pod: { type: 'string' },
-  uid: { type: 'string' },
-  token: { type: 'string' },
-  ref: { type: 'string' },
-  error: { type: 'string' },
-  output: { short: 'o', type: 'string' },
-};
-
 export async function runCapture(ctx: Ctx, argv: string[]): Promise<number> {
-  const p: Parsed = parseFlags(argv, CAPTURE_FLAGS);
-  if (p.flags.help || p.positionals.length === 0) {
-    ctx.out(asProgram(CAPTURE_HELP, ctx.prog));
-    return p.flags.help ? 0 : 2;
-  }
-  const [opArg, name] = expectPositionals(p, 2, 2, 'claimctl capture OP NAME [flags]');
+  const line = parseCommand(CAPTURE_OPTIONS, argv);
+  // Without an operation, the help says which there are (a usage error).
+  if (!line || line.positionals.length === 0) return showHelp(ctx, CAPTURE_HELP, line ? 2 : 0);
+  const { values: v } = line;
+  const [opArg, name] = expectPositionals(line.positionals, 2, 2, 'claimctl capture OP NAME [flags]');
   const op = oneOf(opArg!, OPS, 'capture operation');
-  const format = oneOf(str(p, 'output') ?? 'text', ['text', 'json'] as const, '--output');
-  const need = (flag: string): string => {
-    const v = str(p, flag);
-    if (v === undefined || v === '') throw new UsageError(`capture ${op} needs --${flag}`);
-    return v;
+  const format = v.output;
+  const need = <T>(flag: string, value: T | undefined): T => {
+    if (value === undefined || value === '') throw new UsageError(`capture ${op} needs --${flag}`);
+    return value;
   };
-  const token = () => {
-    need('token');
-    return int(p, 'token', 0, 1);
-  };
-  // Validate every flag before connecting.
+  const token = () => need('token', v.token);
+  // Check every flag the operation needs before connecting.
   const args =
     op === 'acquire'
-      ? { pod: need('pod') }
+      ? { pod: need('pod', v.pod) }
       : op === 'renew' || op === 'release'
         ? { token: token() }
         : op === 'complete'
-          ? { token: token(), ref: need('ref') }
+          ? { token: token(), ref: need('ref', v.ref) }
           : op === 'fail'
-            ? { token: token(), error: need('error') }
+            ? { token: token(), error: need('error', v.error) }
             : {};
-  const conn = await connect(ctx, p);
-  const namespace = namespaceOf(p, conn, false)!;
+  const conn = await connect(ctx, v);
+  const namespace = namespaceOf(v, conn)!;
   const key = { namespace, name: name! };
   const client = conn.client;
   const print = (text: string, c: Capture, extra: Record<string, unknown> = {}) => {
@@ -107,8 +104,7 @@ export async function runCapture(ctx: Ctx, argv: string[]): Promise<number> {
     switch (op) {
       case 'acquire': {
         const podName = (args as { pod: string }).pod;
-        const uid =
-          str(p, 'uid') ?? (await client.get('Pod', { namespace, name: podName })).metadata.uid ?? '';
+        const uid = v.uid ?? (await client.get('Pod', { namespace, name: podName })).metadata.uid ?? '';
         const { outcome, capture } = await acquireCapture(client, key, { name: podName, uid }, ctx.now);
         if (outcome.kind === 'held') {
           print(
@@ -153,7 +149,7 @@ export async function runCapture(ctx: Ctx, argv: string[]): Promise<number> {
         const a = args as { token: number; error: string };
         const c = await failCapture(client, key, a.token, a.error);
         print(
-          `capture ${name}: attempt ${c.status?.attempts} failed; phase ${c.status?.phase}${c.status?.phase === 'Failed' ? ` (maxAttempts reached; ${ctx.prog ?? 'claimctl'} capture retry starts over)` : ''}`,
+          `capture ${name}: attempt ${c.status?.attempts} failed; phase ${c.status?.phase}${c.status?.phase === 'Failed' ? ` (maxAttempts reached; ${ctx.prog ?? CLAIMCTL} capture retry starts over)` : ''}`,
           c,
         );
         return 0;

@@ -1,9 +1,11 @@
-// Shared by the cluster commands: cluster flags and the namespace they resolve to.
-import { defineOptions, type OptionTable, optionLines } from '@claimkit/core/options';
-import { type FlagSpecs, type Parsed, str, UsageError } from '../args.ts';
-import type { Connection, Ctx } from '../context.ts';
+// Shared by the commands: the table fragments several commands' tables are made of, their flag
+// help, and the cluster and namespace the cluster flags resolve to.
+import { defineOptions, type OptionTable, type OptionValues, optionLines } from '@claimkit/core/options';
+import { UsageError } from '../args.ts';
+import { type Connection, type Ctx, DEFAULT_NAMESPACE } from '../context.ts';
+import { asProgram } from '../program.ts';
 
-/** The flags every cluster command takes (kubectl's names): one table for the parsing and the help. */
+/** The flags every cluster command takes (kubectl's names). */
 export const CLUSTER_OPTIONS = defineOptions({
   kubeconfig: {
     type: 'string',
@@ -22,37 +24,51 @@ export const CLUSTER_OPTIONS = defineOptions({
     type: 'string',
     short: 'n',
     arg: 'NS',
-    defaultText: 'the context\'s namespace, else "default"',
+    defaultText: `the context's namespace, else "${DEFAULT_NAMESPACE}"`,
     help: 'namespace',
   },
 });
 
-const ALL_NAMESPACES_OPTIONS = defineOptions({
-  'all-namespaces': { type: 'bool', short: 'A', defaultText: 'off', help: 'every namespace' },
+/** The cluster flags and -A, for the commands that can act in every namespace. */
+export const NAMESPACED_OPTIONS = defineOptions({
+  ...CLUSTER_OPTIONS,
+  'all-namespaces': { type: 'bool', short: 'A', help: 'every namespace' },
 });
 
-/** A table's flags as parseFlags takes them. */
-export function flagSpecs(table: OptionTable): FlagSpecs {
-  return Object.fromEntries(
-    Object.entries(table).map(([name, o]) => [
-      name,
-      { type: o.type === 'bool' ? 'boolean' : 'string', ...(o.short ? { short: o.short } : {}) },
-    ]),
-  );
+export const SELECTOR_OPTIONS = defineOptions({
+  selector: { type: 'string', short: 'l', arg: 'SELECTOR', help: 'label selector (a=b,c!=d,e in (f,g),!h)' },
+});
+
+/** -o of the commands that print either text or JSON. */
+export const TEXT_OR_JSON_OPTIONS = defineOptions({
+  output: { type: 'enum', short: 'o', values: ['text', 'json'], default: 'text', help: 'output format' },
+});
+
+// Where every command's flag descriptions start, so its own and the cluster flags line up.
+const HELP_COLUMN = 26;
+
+/** A command's flag help, generated from its table: its own flags, then the cluster flags it takes. */
+export function flagsHelp(table: OptionTable): string {
+  const part = (cluster: boolean) =>
+    Object.fromEntries(Object.entries(table).filter(([name]) => name in CLUSTER_OPTIONS === cluster));
+  const cluster = part(true);
+  return [
+    'Flags:',
+    optionLines(part(false), { col: HELP_COLUMN }),
+    ...(Object.keys(cluster).length > 0
+      ? ['Cluster flags:', optionLines(cluster, { col: HELP_COLUMN })]
+      : []),
+  ].join('\n');
 }
 
-export const NAMESPACED: FlagSpecs = flagSpecs({ ...CLUSTER_OPTIONS, ...ALL_NAMESPACES_OPTIONS });
+/** Prints a command's help (naming the program as the user ran it); returns the exit code. */
+export function showHelp(ctx: Ctx, help: string, code = 0): number {
+  ctx.out(asProgram(help, ctx.prog));
+  return code;
+}
 
-// Descriptions start at column 28, as in the commands' own flag lists.
-export const CLUSTER_HELP = `Cluster flags:\n${optionLines(CLUSTER_OPTIONS, { col: 26 })}`;
-
-export const ALL_NAMESPACES_HELP = optionLines(ALL_NAMESPACES_OPTIONS, { col: 26 });
-
-export async function connect(ctx: Ctx, p: Parsed): Promise<Connection> {
-  const kubeconfig = str(p, 'kubeconfig');
-  const context = str(p, 'context');
-  const as = str(p, 'as');
-  const asGroup = str(p, 'as-group');
+export async function connect(ctx: Ctx, v: OptionValues<typeof CLUSTER_OPTIONS>): Promise<Connection> {
+  const { kubeconfig, context, as, 'as-group': asGroup } = v;
   if (as === '') throw new UsageError('--as must not be empty');
   if (asGroup !== undefined && !as) throw new UsageError('--as-group needs --as');
   return ctx.connect({
@@ -63,21 +79,23 @@ export async function connect(ctx: Ctx, p: Parsed): Promise<Connection> {
   });
 }
 
-/** The namespace to act in; undefined for -A. */
-export function namespaceOf(p: Parsed, conn: Connection, allowAll: boolean): string | undefined {
-  const all = p.flags['all-namespaces'] === true;
-  const ns = str(p, 'namespace');
-  if (all && !allowAll) throw new UsageError('-A/--all-namespaces is not supported by this command');
-  if (all && ns) throw new UsageError('-n/--namespace and -A/--all-namespaces cannot be used together');
+/** The namespace to act in: -n's, else the context's; undefined for -A. */
+export function namespaceOf(
+  v: { namespace?: string | undefined; 'all-namespaces'?: boolean },
+  conn: Connection,
+): string | undefined {
+  const all = v['all-namespaces'] === true;
+  if (all && v.namespace)
+    throw new UsageError('-n/--namespace and -A/--all-namespaces cannot be used together');
   if (all) return undefined;
-  if (ns === '') throw new UsageError('-n/--namespace must not be empty');
-  return ns ?? conn.namespace;
+  if (v.namespace === '') throw new UsageError('-n/--namespace must not be empty');
+  return v.namespace ?? conn.namespace;
 }
 
-export function expectPositionals(p: Parsed, min: number, max: number, usage: string): string[] {
-  if (p.positionals.length < min) throw new UsageError(`missing argument: usage: ${usage}`);
-  if (p.positionals.length > max) {
-    throw new UsageError(`unexpected argument ${JSON.stringify(p.positionals[max])}: usage: ${usage}`);
+export function expectPositionals(positionals: string[], min: number, max: number, usage: string): string[] {
+  if (positionals.length < min) throw new UsageError(`missing argument: usage: ${usage}`);
+  if (positionals.length > max) {
+    throw new UsageError(`unexpected argument ${JSON.stringify(positionals[max])}: usage: ${usage}`);
   }
-  return p.positionals;
+  return positionals;
 }

@@ -1,12 +1,14 @@
 // claimctl describe TYPE [NAME...]: every field, conditions and recent Events, kubectl style.
 import type { Client, Condition, KubeEvent, KubeObject, PodClaim } from '@claimkit/core';
-import { type FlagSpecs, type Parsed, parseFlags, str, UsageError } from '../args.ts';
+import { defineOptions } from '@claimkit/core/options';
+import { parseCommand, UsageError } from '../args.ts';
 import type { Ctx } from '../context.ts';
 import { age, table } from '../output.ts';
-import { asProgram } from '../program.ts';
 import { resolveResource, waitingOf } from '../resources.ts';
-import { ALL_NAMESPACES_HELP, CLUSTER_HELP, connect, NAMESPACED, namespaceOf } from './common.ts';
+import { connect, flagsHelp, NAMESPACED_OPTIONS, namespaceOf, SELECTOR_OPTIONS, showHelp } from './common.ts';
 import { fetchObjects } from './get.ts';
+
+export const DESCRIBE_OPTIONS = defineOptions({ ...NAMESPACED_OPTIONS, ...SELECTOR_OPTIONS });
 
 export const DESCRIBE_HELP = `Show details of claimkit resources: spec, status, conditions and recent Events.
 
@@ -19,10 +21,7 @@ Examples:
   claimctl describe pc web-x7k2p
   claimctl describe cap -l app=db
 
-Flags:
-  -l, --selector SELECTOR   label selector
-${ALL_NAMESPACES_HELP}
-${CLUSTER_HELP}`;
+${flagsHelp(DESCRIBE_OPTIONS)}`;
 
 /** `poolName` -> `Pool Name`, as kubectl describe prints field names. */
 export function fieldTitle(k: string): string {
@@ -162,22 +161,18 @@ export function describeObject(o: KubeObject, events: KubeEvent[] | string, now:
   return lines.join('\n');
 }
 
-export const DESCRIBE_FLAGS: FlagSpecs = { ...NAMESPACED, selector: { short: 'l', type: 'string' } };
-
 export async function runDescribe(ctx: Ctx, argv: string[]): Promise<number> {
-  const p: Parsed = parseFlags(argv, DESCRIBE_FLAGS);
-  if (p.flags.help) {
-    ctx.out(asProgram(DESCRIBE_HELP, ctx.prog));
-    return 0;
-  }
-  if (p.positionals.length === 0)
+  const line = parseCommand(DESCRIBE_OPTIONS, argv);
+  if (!line) return showHelp(ctx, DESCRIBE_HELP);
+  const { values: v, positionals } = line;
+  if (positionals.length === 0)
     throw new UsageError(
       'you must specify the type of resource to describe (captures, podpools, podclaims, podclaimsets)',
     );
-  const r = resolveResource(p.positionals[0]!);
-  const conn = await connect(ctx, p);
-  const namespace = namespaceOf(p, conn, true);
-  const objs = await fetchObjects(conn.client, r, p.positionals.slice(1), namespace, str(p, 'selector'));
+  const r = resolveResource(positionals[0]!);
+  const conn = await connect(ctx, v);
+  const namespace = namespaceOf(v, conn);
+  const objs = await fetchObjects(conn.client, r, positionals.slice(1), namespace, v.selector);
   if (objs.length === 0) {
     ctx.err(namespace === undefined ? 'No resources found' : `No resources found in ${namespace} namespace.`);
     return 0;

@@ -7,18 +7,31 @@ import {
   type Finding,
   runDoctor,
 } from '@claimkit/core/doctor';
-import { bool, duration, type FlagSpecs, oneOf, type Parsed, parseFlags, str, UsageError } from '../args.ts';
+import { defineOptions } from '@claimkit/core/options';
+import { parseCommand, UsageError } from '../args.ts';
 import type { Ctx } from '../context.ts';
 import type { Style } from '../output.ts';
-import { asProgram } from '../program.ts';
 import {
-  ALL_NAMESPACES_HELP,
-  CLUSTER_HELP,
   connect,
   expectPositionals,
-  NAMESPACED,
+  flagsHelp,
+  NAMESPACED_OPTIONS,
   namespaceOf,
+  showHelp,
+  TEXT_OR_JSON_OPTIONS,
 } from './common.ts';
+
+export const DOCTOR_OPTIONS = defineOptions({
+  ...NAMESPACED_OPTIONS,
+  ...TEXT_OR_JSON_OPTIONS,
+  fix: { type: 'bool', help: 'repair what can be repaired' },
+  'dry-run': { type: 'bool', help: 'with --fix: print the writes, change nothing' },
+  'stuck-after': {
+    type: 'duration',
+    default: DEFAULT_STUCK_AFTER_MS,
+    help: 'when a deletion, migration or blocked scale-in counts as stuck',
+  },
+});
 
 export const DOCTOR_HELP = `Find claimkit problems in a live cluster and optionally repair them.
 
@@ -36,13 +49,7 @@ plan, write) until nothing fixable is left. --dry-run prints the writes of the f
 
 Exit status: 0 healthy (or everything repaired), 1 problems remain, 2 error.
 
-Flags:
-      --fix                 repair what can be repaired
-      --dry-run             with --fix: print the writes, change nothing
-      --stuck-after DUR     when a deletion, migration or blocked scale-in counts as stuck (default 5m)
-  -o, --output FORMAT       text (default) or json
-${ALL_NAMESPACES_HELP}
-${CLUSTER_HELP}`;
+${flagsHelp(DOCTOR_OPTIONS)}`;
 
 function subject(f: Finding): string {
   return f.objects[0] ?? '';
@@ -121,28 +128,15 @@ export function formatRun(run: DoctorRun, opts: { fix: boolean; dryRun: boolean 
   return lines.join('\n');
 }
 
-export const DOCTOR_FLAGS: FlagSpecs = {
-  ...NAMESPACED,
-  output: { short: 'o', type: 'string' },
-  fix: { type: 'boolean' },
-  'dry-run': { type: 'boolean' },
-  'stuck-after': { type: 'string' },
-};
-
 export async function runDoctorCommand(ctx: Ctx, argv: string[]): Promise<number> {
-  const p: Parsed = parseFlags(argv, DOCTOR_FLAGS);
-  if (p.flags.help) {
-    ctx.out(asProgram(DOCTOR_HELP, ctx.prog));
-    return 0;
-  }
-  expectPositionals(p, 0, 0, 'claimctl doctor [flags]');
-  const format = oneOf(str(p, 'output') ?? 'text', ['text', 'json'] as const, '--output');
-  const fix = bool(p, 'fix');
-  const dryRun = bool(p, 'dry-run');
+  const line = parseCommand(DOCTOR_OPTIONS, argv);
+  if (!line) return showHelp(ctx, DOCTOR_HELP);
+  const { values: v } = line;
+  expectPositionals(line.positionals, 0, 0, 'claimctl doctor [flags]');
+  const { output: format, fix, 'dry-run': dryRun, 'stuck-after': stuckAfterMs } = v;
   if (dryRun && !fix) throw new UsageError('--dry-run needs --fix');
-  const stuckAfterMs = duration(p, 'stuck-after', DEFAULT_STUCK_AFTER_MS);
-  const conn = await connect(ctx, p);
-  const namespace = namespaceOf(p, conn, true);
+  const conn = await connect(ctx, v);
+  const namespace = namespaceOf(v, conn);
   const run = await runDoctor(conn.client, {
     ...(namespace !== undefined ? { namespace } : {}),
     now: ctx.now,

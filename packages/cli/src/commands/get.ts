@@ -1,20 +1,25 @@
 // claimctl get TYPE [NAME...]: kubectl-like listing in table, wide, json, yaml and name formats.
 import { type AnyObject, type Client, type KubeObject, toYaml } from '@claimkit/core';
-import { type FlagSpecs, oneOf, type Parsed, parseFlags, str, UsageError } from '../args.ts';
+import { defineOptions } from '@claimkit/core/options';
+import { parseCommand, UsageError } from '../args.ts';
 import type { Ctx } from '../context.ts';
 import { table } from '../output.ts';
-import { asProgram } from '../program.ts';
 import { type ResourceInfo, resolveResource } from '../resources.ts';
-import { ALL_NAMESPACES_HELP, CLUSTER_HELP, connect, NAMESPACED, namespaceOf } from './common.ts';
+import { connect, flagsHelp, NAMESPACED_OPTIONS, namespaceOf, SELECTOR_OPTIONS, showHelp } from './common.ts';
 
-export const OUTPUTS = ['table', 'wide', 'json', 'yaml', 'name'] as const;
-export type OutputFormat = (typeof OUTPUTS)[number];
+export const GET_OPTIONS = defineOptions({
+  ...NAMESPACED_OPTIONS,
+  ...SELECTOR_OPTIONS,
+  output: {
+    type: 'enum',
+    short: 'o',
+    values: ['table', 'wide', 'json', 'yaml', 'name'],
+    default: 'table',
+    help: 'output format',
+  },
+});
 
-export const GET_FLAGS: FlagSpecs = {
-  ...NAMESPACED,
-  selector: { short: 'l', type: 'string' },
-  output: { short: 'o', type: 'string' },
-};
+export type OutputFormat = (typeof GET_OPTIONS.output.values)[number];
 
 export const GET_HELP = `Show claimkit resources.
 
@@ -29,11 +34,7 @@ Examples:
   claimctl get pcs web -o yaml
   claimctl get pc -l claimkit.dev/claim-set=web -o name
 
-Flags:
-  -l, --selector SELECTOR   label selector (a=b,c!=d,e in (f,g),!h)
-  -o, --output FORMAT       table (default), wide, json, yaml, name
-${ALL_NAMESPACES_HELP}
-${CLUSTER_HELP}`;
+${flagsHelp(GET_OPTIONS)}`;
 
 /** Lists or gets the objects a `get`/`describe` names. */
 export async function fetchObjects(
@@ -100,22 +101,19 @@ export function render(
 }
 
 export async function runGet(ctx: Ctx, argv: string[]): Promise<number> {
-  const p: Parsed = parseFlags(argv, GET_FLAGS);
-  if (p.flags.help) {
-    ctx.out(asProgram(GET_HELP, ctx.prog));
-    return 0;
-  }
-  if (p.positionals.length === 0)
+  const line = parseCommand(GET_OPTIONS, argv);
+  if (!line) return showHelp(ctx, GET_HELP);
+  const { values: v, positionals } = line;
+  if (positionals.length === 0)
     throw new UsageError(
       'you must specify the type of resource to get (captures, podpools, podclaims, podclaimsets)',
     );
-  const r = resolveResource(p.positionals[0]!);
-  const names = p.positionals.slice(1);
-  const format = oneOf(str(p, 'output') ?? 'table', OUTPUTS, '--output');
-  const selector = str(p, 'selector');
-  const conn = await connect(ctx, p);
-  const namespace = namespaceOf(p, conn, true);
-  const objs = await fetchObjects(conn.client, r, names, namespace, selector);
+  const r = resolveResource(positionals[0]!);
+  const names = positionals.slice(1);
+  const format = v.output;
+  const conn = await connect(ctx, v);
+  const namespace = namespaceOf(v, conn);
+  const objs = await fetchObjects(conn.client, r, names, namespace, v.selector);
   if (objs.length === 0 && (format === 'table' || format === 'wide')) {
     ctx.err(namespace === undefined ? 'No resources found' : `No resources found in ${namespace} namespace.`);
     return 0;

@@ -10,17 +10,20 @@ import type { RepairRecord, SimViolation } from './repair-point.ts';
 
 export type { SimViolation } from './repair-point.ts';
 
+/** What a run uses where SimOptions leaves these out (claimctl simulate's defaults too). */
+export const SIM_DEFAULTS = { replicas: 2, faultRate: 0.04 } as const;
+
 export interface SimOptions {
   seed: number;
   steps: number;
-  /** Controller replicas, all active at once (default 2). */
+  /** Controller replicas, all active at once (default SIM_DEFAULTS.replicas). */
   replicas?: number;
   /**
    * Shard the replicas by pool (loop/shard.ts, the controller's --shard): replica i reconciles only
    * the keys of shard i mod `shards`, as its Manager filters them (default 1: every replica every key).
    */
   shards?: number;
-  /** Probability that a step injects an API fault (default 0.04). */
+  /** Probability that a step injects an API fault (default SIM_DEFAULTS.faultRate). */
   faultRate?: number;
   /** Probability that an `agent` action takes the capture agent down, so starts fail (default 0.15). */
   agentDownRate?: number;

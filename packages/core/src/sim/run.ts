@@ -4,7 +4,7 @@ import { Rng } from '../model/clock.ts';
 import { type Action, genAction } from './actions.ts';
 import { apply } from './apply.ts';
 import { checkStep } from './check-step.ts';
-import type { SimOptions, SimResult } from './options.ts';
+import { SIM_DEFAULTS, type SimOptions, type SimResult } from './options.ts';
 import type { RepairRecord, SimViolation } from './repair-point.ts';
 import { openWorld } from './world.ts';
 
@@ -53,8 +53,8 @@ export async function runTrace(
 export async function simulate(opts: SimOptions): Promise<SimResult> {
   const rng = new Rng(opts.seed);
   const gen = {
-    replicas: opts.replicas ?? 2,
-    faultRate: opts.faultRate ?? 0.04,
+    replicas: opts.replicas ?? SIM_DEFAULTS.replicas,
+    faultRate: opts.faultRate ?? SIM_DEFAULTS.faultRate,
     agentDownRate: opts.agentDownRate ?? 0.15,
     adversary: opts.adversary ?? true,
     kubectlRate: opts.kubectl ? (opts.kubectl.rate ?? 0.03) : 0,

@@ -10,7 +10,7 @@
 // one), quiesce.ts and check-step.ts (quiet periods, what is checked after each action), run.ts
 // (runTrace, simulate, shrink, formatting) and scenarios.ts (a world driven by hand).
 export type { Action } from './actions.ts';
-export type { SimOptions, SimResult, SimViolation } from './options.ts';
+export { SIM_DEFAULTS, type SimOptions, type SimResult, type SimViolation } from './options.ts';
 export { formatTrace, formatViolations, runTrace, simulate } from './run.ts';
 export { quietViolations, reconcileNow, settle, step } from './scenarios.ts';
 export { openWorld, World } from './world.ts';

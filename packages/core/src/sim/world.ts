@@ -32,7 +32,7 @@ import type { Action } from './actions.ts';
 import { type AdmissionMode, admissionLayer, type Refusal } from './admission-layer.ts';
 import { createCluster, PERSON, soloClaim } from './cluster.ts';
 import { CrashNow, crashingClient } from './crashing-client.ts';
-import type { SimOptions } from './options.ts';
+import { SIM_DEFAULTS, type SimOptions } from './options.ts';
 import { watchReleases } from './release-check.ts';
 import type { RepairRecord, SimViolation } from './repair-point.ts';
 import { ReplicaQueue } from './replica-queue.ts';
@@ -468,7 +468,7 @@ export async function openWorld(
   seed: number,
   opts: WorldOptions & Pick<SimOptions, 'replicas' | 'pool' | 'poolSource'> = {},
 ): Promise<World> {
-  const w = new World(seed, opts.replicas ?? 2, opts);
+  const w = new World(seed, opts.replicas ?? SIM_DEFAULTS.replicas, opts);
   await w.setup(new Rng(seed ^ 0x5eed), opts.pool, opts.poolSource);
   return w;
 }
