@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  configOrExit,
   defineOptions,
   formatDuration,
   helpText,
@@ -207,5 +208,21 @@ describe('helpText', () => {
     expect(run(['a', '--port=1'])).toEqual({ config: { name: 'a', port: 1 } });
     expect(run([])).toEqual({ error: 'bin: want one NAME (see --help)' });
     expect(run(['a', 'b'])).toEqual({ error: 'bin: want one NAME (see --help)' });
+  });
+
+  it('configOrExit: the help on stdout (0), the usage line on stderr (2), else the configuration', () => {
+    const said: string[] = [];
+    class Exit extends Error {}
+    const io = {
+      stdout: { write: (t: string) => said.push(`out:${t}`) },
+      stderr: { write: (t: string) => said.push(`err:${t}`) },
+      exit: (code: number): never => {
+        throw new Exit(String(code));
+      },
+    };
+    expect(() => configOrExit({ help: 'usage\n' }, io)).toThrow(new Exit('0'));
+    expect(() => configOrExit({ error: 'bin: unknown flag --x (see --help)' }, io)).toThrow(new Exit('2'));
+    expect(said).toEqual(['out:usage\n', 'err:bin: unknown flag --x (see --help)\n']);
+    expect(configOrExit({ config: 7 }, io)).toBe(7);
   });
 });

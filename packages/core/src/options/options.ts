@@ -454,3 +454,26 @@ export function startup<T extends OptionTable, C>(
     throw e;
   }
 }
+
+/** Where a binary writes its help and usage errors, and how it exits: Node's `process` is one. */
+export interface StartupIO {
+  stdout: { write(text: string): unknown };
+  stderr: { write(text: string): unknown };
+  exit(code: number): never;
+}
+
+/**
+ * Acts on a start-up decision as every claimkit binary does: the help on stdout (exit 0), the
+ * usage error's one line on stderr (exit 2), else the configuration to run with.
+ */
+export function configOrExit<C>(start: Startup<C>, io: StartupIO): C {
+  if ('help' in start) {
+    io.stdout.write(start.help);
+    return io.exit(0);
+  }
+  if ('error' in start) {
+    io.stderr.write(`${start.error}\n`);
+    return io.exit(2);
+  }
+  return start.config;
+}
