@@ -5,7 +5,7 @@ import { CONTROLLER_DEFAULTS } from '@claimkit/controller';
 import { defineOptions, type OptionValues, type Startup, startup, UsageError } from '@claimkit/core/options';
 import { AGENT_SANDBOX_PUBLISHED } from './agent-sandbox.ts';
 import { parseMemorySize } from './memory-cgroup.ts';
-import { WARM_POOL_SCALE_FULL, WARM_POOL_SCALE_QUICK } from './warm-pool-scale.ts';
+import { WARM_POOL_SCALE_FULL, WARM_POOL_SCALE_QUICK } from './warm-pool-scale/options.ts';
 
 export const BENCHMARKS = [
   'takeover',

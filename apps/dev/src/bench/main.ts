@@ -32,14 +32,8 @@ import {
   warmPoolScaleKey,
 } from './stats.ts';
 import { benchTakeover } from './takeover.ts';
-import {
-  benchWarmPoolScale,
-  sayTargets,
-  WARM_POOL_SCALE_FULL,
-  WARM_POOL_SCALE_QUICK,
-  warmPoolMaxPods,
-  warmPoolScaleRows,
-} from './warm-pool-scale.ts';
+import { WARM_POOL_SCALE_FULL, WARM_POOL_SCALE_QUICK, warmPoolMaxPods } from './warm-pool-scale/options.ts';
+import { benchWarmPoolScale, sayTargets, warmPoolScaleRows } from './warm-pool-scale.ts';
 import { benchWarmStart, WARMUP_SECONDS } from './warm-start.ts';
 
 /** Requests per request-cost mode: enough for a stable mean, about 10 s of a quiet machine. */
