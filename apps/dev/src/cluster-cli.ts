@@ -1,21 +1,14 @@
-// pnpm cluster up | down | status | stop | kill | start | restart — a local control plane for
-// development, in the background.
-//   eval "$(pnpm cluster up)"      starts one (or reuses the running one) and exports KUBECONFIG
-//   pnpm cluster status            lists runs (also test runs in progress), each component's pid
-//                                  and health; exits 1 when one of them is not ready
-//   pnpm cluster down              stops background clusters and cleans up leftovers of crashed runs
-//   pnpm cluster restart COMPONENT stops (kill: SIGKILLs) and starts one component of the background
-//                                  cluster (etcd, kube-apiserver, kube-controller-manager,
-//                                  kube-scheduler, kwok), waiting until it is healthy again
+// `pnpm cluster`: a local control plane for development, in the background. Its commands, their
+// flags and its help are cluster-args.ts's (`pnpm cluster --help`).
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { configOrExit } from '@claimkit/core/options';
 import {
-  COMPONENTS,
+  type ComponentName,
   componentStates,
   crdDir,
   installCrds,
   isAlive,
-  isComponentName,
   isOurs,
   makeClients,
   type PidFile,
@@ -27,9 +20,7 @@ import {
   startLocalCluster,
   stopComponent,
 } from '@claimkit/e2e/harness';
-
-const usage = `usage: pnpm cluster up [--nodes N] | down | status | stop|kill|start|restart COMPONENT
-  COMPONENT: ${COMPONENTS.join(', ')}`;
+import { type ClusterCommand, clusterStartup } from './cluster-args.ts';
 
 function runs(): PidFile[] {
   let names: string[];
@@ -61,13 +52,7 @@ async function readyz(p: PidFile): Promise<string> {
   });
 }
 
-async function up(args: string[]): Promise<number> {
-  const i = args.indexOf('--nodes');
-  const nodes = i >= 0 ? Number(args[i + 1]) : undefined;
-  if (nodes !== undefined && !(Number.isInteger(nodes) && nodes >= 1)) {
-    console.error(usage);
-    return 2;
-  }
+async function up(nodes: number | undefined): Promise<number> {
   const existing = runs().find((p) => p.persistent && running(p));
   if (existing) {
     console.error(`a cluster is already running (${existing.server}); \`pnpm cluster down\` stops it`);
@@ -137,12 +122,7 @@ async function status(): Promise<number> {
 }
 
 /** stop, kill, start or restart one component of the background cluster (else of the newest run). */
-async function component(cmd: 'stop' | 'kill' | 'start' | 'restart', args: string[]): Promise<number> {
-  const name = args[0];
-  if (!name || !isComponentName(name) || args.length > 1) {
-    console.error(usage);
-    return 2;
-  }
+async function component(cmd: 'stop' | 'kill' | 'start' | 'restart', name: ComponentName): Promise<number> {
   const all = runs();
   const run = all.filter((p) => p.persistent).at(-1) ?? all.at(-1);
   if (!run) {
@@ -159,29 +139,23 @@ async function component(cmd: 'stop' | 'kill' | 'start' | 'restart', args: strin
   return 0;
 }
 
-async function main(cmd: string | undefined, rest: string[]): Promise<number> {
-  switch (cmd) {
-    case 'stop':
-    case 'kill':
-    case 'start':
-    case 'restart':
-      return component(cmd, rest);
+function main(c: ClusterCommand): Promise<number> {
+  switch (c.cmd) {
     case 'up':
-      return up(rest);
+      return up(c.nodes);
     case 'down':
       return down();
     case 'status':
       return status();
     default:
-      console.error(usage);
-      return 2;
+      return component(c.cmd, c.component);
   }
 }
 
-const [cmd, ...rest] = process.argv.slice(2);
+const command = configOrExit(clusterStartup(process.argv.slice(2)), process);
 try {
-  process.exit(await main(cmd, rest));
+  process.exit(await main(command));
 } catch (e) {
-  console.error(`cluster ${cmd}: ${e instanceof Error ? e.message : String(e)}`);
+  console.error(`cluster ${command.cmd}: ${e instanceof Error ? e.message : String(e)}`);
   process.exit(1);
 }

@@ -10,11 +10,10 @@ import {
   jsonLogger as controllerLogger,
   createKubeController,
   kubeControllerOptions,
-  LOG_LEVELS,
-  type LogLevel,
   serveEndpoints,
 } from '@claimkit/controller';
 import { API_VERSION, type PodPool } from '@claimkit/core';
+import { configOrExit } from '@claimkit/core/options';
 import {
   applyObjects,
   type Clients,
@@ -29,6 +28,7 @@ import {
 import { installWebhook } from '@claimkit/e2e/harness/webhook';
 import { banner } from './start/banner.ts';
 import { installIdentities, installPolicies } from './start/install.ts';
+import { startStartup } from './start/options.ts';
 import { podNameWrite } from './start/probes.ts';
 import { Shutdown } from './start/shutdown.ts';
 
@@ -36,13 +36,8 @@ const say = (s: string) => process.stderr.write(`[start] ${s}\n`);
 const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 const AGENT_PORT = 8750;
 
-function logLevel(): LogLevel {
-  const v = process.env.CLAIMKIT_LOG_LEVEL ?? 'warn';
-  if (!(LOG_LEVELS as readonly string[]).includes(v)) {
-    throw new Error(`CLAIMKIT_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got ${JSON.stringify(v)})`);
-  }
-  return v as LogLevel;
-}
+// Before anything starts: --help, or a usage error, exits at once.
+const options = configOrExit(startStartup(process.argv.slice(2), process.env), process);
 
 const shutdown = new Shutdown(say);
 /** Stops what has started and exits 0; the startup below gives up at its next step. */
@@ -78,7 +73,7 @@ async function exampleClaimsBound(admin: Clients): Promise<void> {
 
 async function start(): Promise<void> {
   const t0 = Date.now();
-  const level = logLevel();
+  const level = options.logLevel;
   step('starting the local control plane (first run builds the binaries; see apps/e2e/README.md) ...');
   const cluster = await startLocalCluster({ log: say });
   shutdown.add('control plane', () => cluster.stop(), 30_000);

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // claimkit-controller: the reconcilers of Captures, PodPools, PodClaims and PodClaimSets.
 import { CLAIMKIT_VERSION } from '@claimkit/core';
+import { configOrExit } from '@claimkit/core/options';
 import { clientNodeDeferred, clientNodeSlimmed } from '@claimkit/kube';
 import { type ControllerFlags, controllerStartup, kubeControllerOptions, parseAddr } from './flags.ts';
 import { applyHeapFlags } from './heap-flags.ts';
@@ -15,16 +16,7 @@ function die(msg: string, code: number): never {
 
 // The image's heap growth cap also when the npm bin runs under a plain `node` (heap-flags.ts).
 applyHeapFlags();
-const start = controllerStartup(process.argv.slice(2), process.env);
-if ('help' in start) {
-  process.stdout.write(start.help);
-  process.exit(0);
-}
-if ('error' in start) {
-  process.stderr.write(`${start.error}\n`);
-  process.exit(2);
-}
-const flags: ControllerFlags = start.config;
+const flags: ControllerFlags = configOrExit(controllerStartup(process.argv.slice(2), process.env), process);
 
 const log = jsonLogger(flags.logLevel, undefined, undefined, flags.logFormat).with({
   logger: 'claimkit-controller',

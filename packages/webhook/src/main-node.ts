@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { readFile } from 'node:fs/promises';
 import { MemoryPodClaimIndex } from '@claimkit/core/admission';
+import { configOrExit } from '@claimkit/core/options';
 import { watchNodeRuntime } from '@claimkit/kube/runtime-stats';
 // The webhook on Node: read configuration, watch PodClaims, serve HTTPS. Nothing else lives here.
 import { createWebhookApp } from './app.ts';
@@ -10,16 +11,7 @@ import { createWebhookMetrics } from './metrics.ts';
 import { serveNodeHttps } from './serve-node.ts';
 
 async function main(): Promise<void> {
-  const start = startup(process.argv.slice(2), process.env);
-  if ('help' in start) {
-    process.stdout.write(start.help);
-    process.exit(0);
-  }
-  if ('error' in start) {
-    process.stderr.write(`${start.error}\n`);
-    process.exit(2);
-  }
-  const cfg = start.config;
+  const cfg = configOrExit(startup(process.argv.slice(2), process.env), process);
   await readTlsPair(cfg, (path) => readFile(path));
   const logger = jsonLogger(cfg.logLevel, undefined, undefined, cfg.logFormat).with({
     logger: 'claimkit-webhook',

@@ -6,23 +6,16 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { configOrExit } from '@claimkit/core/options';
 import { makeClients, type RealNode, repoRoot, startLocalCluster } from '@claimkit/e2e/harness';
-import {
-  AGENT_SANDBOX_PUBLISHED,
-  agentSandboxMaxPods,
-  agentSandboxRows,
-  benchAgentSandbox,
-} from './agent-sandbox.ts';
+import { agentSandboxMaxPods, agentSandboxRows, benchAgentSandbox } from './agent-sandbox.ts';
 import {
   BENCHMARKS,
   type Benchmark,
-  DEFAULT_BENCHMARKS,
+  benchStartup,
   IN_PROCESS,
   ON_REAL_NODE,
-  type Options,
-  parseArgs,
   SELF_DESCRIBED,
-  UsageError,
 } from './args.ts';
 import { benchBinds } from './binds.ts';
 import { benchContext, r1 } from './context.ts';
@@ -39,14 +32,8 @@ import {
   warmPoolScaleKey,
 } from './stats.ts';
 import { benchTakeover } from './takeover.ts';
-import {
-  benchWarmPoolScale,
-  sayTargets,
-  WARM_POOL_SCALE_FULL,
-  WARM_POOL_SCALE_QUICK,
-  warmPoolMaxPods,
-  warmPoolScaleRows,
-} from './warm-pool-scale.ts';
+import { WARM_POOL_SCALE_FULL, WARM_POOL_SCALE_QUICK, warmPoolMaxPods } from './warm-pool-scale/options.ts';
+import { benchWarmPoolScale, sayTargets, warmPoolScaleRows } from './warm-pool-scale.ts';
 import { benchWarmStart, WARMUP_SECONDS } from './warm-start.ts';
 
 /** Requests per request-cost mode: enough for a stable mean, about 10 s of a quiet machine. */
@@ -55,58 +42,9 @@ const REQUEST_COST_REQUESTS = 2000;
 /** Pods one kwok node takes (controlplane/kwok-stages/node-initialize.yaml). */
 const PODS_PER_NODE = 500;
 
-const USAGE = `usage: pnpm bench [BENCHMARK...] [--only ${BENCHMARKS.join(',')}] [--controller-only]
-                  [--trials 25] [--binds 500] [--rss 10000] [--concurrency 8] [--results FILE]
-                  [--quick] [--pods N] [--namespaces M] [--seconds S] [--seed N]
-                  [--cpu-prof DIR] [--memory-limit SIZE] [--shards N] [--controller-arg ARG]...
-
-Controller benchmarks on a local control plane started for the run, or on a running cluster with
-CLAIMKIT_BENCH_KUBECONFIG=<kubeconfig> (e.g. \`pnpm cluster up\`'s), merged into the results file
-under \`controller\`; then the webhook's latency benchmark.
-  BENCHMARK, --only LIST
-                      the controller benchmarks to run, comma-separated or as arguments (default:
-                      ${DEFAULT_BENCHMARKS.join(', ')}; warm-pool-scale and agent-sandbox only when named)
-  --controller-only   skip the webhook's latency benchmark
-  --trials N          takeover trials
-  --binds N           claims bound from a warm pool
-  --rss N             claims and pods the RSS run caches
-  --concurrency N     the controller's workers in the binds run
-  --results FILE      where the controller's results are merged (default bench/results.json)
-  --quick             warm-pool-scale at a tenth of its scale (${WARM_POOL_SCALE_QUICK.warm} pods, ${WARM_POOL_SCALE_QUICK.steady} + ${WARM_POOL_SCALE_QUICK.burst} claims)
-                      instead of agent-sandbox's (${WARM_POOL_SCALE_FULL.warm} pods, ${WARM_POOL_SCALE_FULL.steady} claims at ${WARM_POOL_SCALE_FULL.rate}/s + ${WARM_POOL_SCALE_FULL.burst} at once)
-  --pods N            warm-pool-scale: N warm pods instead of the preset's (same claims, same rate);
-                      stored under warm-pool-scale-<N>x<M> and compared with the stored preset run
-  --namespaces M      warm-pool-scale: the pods over M PodPools, one per namespace (default 1; with
-                      more than one the controller watches all namespaces). The 37,000-pod run:
-                      pnpm bench warm-pool-scale --pods 37000 --namespaces 13
-  --restores N        warm-start: claims served by an on-demand restore (default 21: the first pulls
-                      the image, the other 20 give the percentiles)
-  --seconds S         agent-sandbox: the steady phase's length (default 60: ${AGENT_SANDBOX_PUBLISHED.rate} x 60 = 2,700 claims)
-  --seed N            agent-sandbox: the Poisson arrivals' seed (default 1)
-  --cpu-prof DIR      warm-pool-scale, agent-sandbox: profile the controller's steady phase (V8,
-                      through its inspector) into DIR and summarise it in the results
-  --memory-limit SIZE warm-pool-scale, agent-sandbox: run the controller in a memory cgroup of SIZE
-                      (e.g. 512Mi, the chart's limit; needs root), stored under <key>-mem<N>Mi
-  --shards N          warm-pool-scale, agent-sandbox: run N controller processes, shard i with
-                      --shard i/N (default 1), stored under <key>-shards<N>
-  --controller-arg ARG
-                      warm-pool-scale, agent-sandbox: pass ARG to the controller (repeatable; e.g.
-                      --controller-arg=--some-flag)`;
-
 const say = (s: string) => process.stderr.write(`[bench] ${s}\n`);
 const argv = process.argv.slice(2);
-if (argv.includes('--help') || argv.includes('-h')) {
-  console.log(USAGE);
-  process.exit(0);
-}
-let opts: Options;
-try {
-  opts = parseArgs(argv, join(repoRoot, 'bench/results.json'));
-} catch (e) {
-  if (!(e instanceof UsageError)) throw e;
-  console.error(`${e.message}\n\n${USAGE}`);
-  process.exit(2);
-}
+const opts = configOrExit(benchStartup(argv, repoRoot), process);
 
 // The warm-pool-scale preset, its pod count overridden by --pods (the refill stays the preset's).
 const preset = opts.quick ? WARM_POOL_SCALE_QUICK : WARM_POOL_SCALE_FULL;
@@ -162,10 +100,8 @@ else if (needsCluster) {
     (opts.only.includes('agent-sandbox') ? agentSandboxMaxPods(opts.seconds) : 0);
   const nodes = Math.max(2, Math.ceil((pods * 1.2) / PODS_PER_NODE));
   // kwok nodes only: a real node's kubelet and runtime would share the cores the figures measure;
-  // warm-start runs alone, on the real node (pods that run for real, restored by its runtime).
+  // warm-start runs alone (args.ts), on the real node (pods that run for real, restored by its runtime).
   const realNode = opts.only.some((b) => ON_REAL_NODE.includes(b));
-  if (realNode && opts.only.some((b) => !ON_REAL_NODE.includes(b)))
-    throw new UsageError(`${ON_REAL_NODE.join(', ')} runs alone (it needs the real node)`);
   say(`starting the local control plane (${nodes} kwok nodes${realNode ? ' and the real node' : ''}) ...`);
   const local = await startLocalCluster({ log: (m) => say(m), nodes, realNode });
   cluster = local;

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // claimkit-capture-agent: the reference capture agent (Http backend protocol); one per node (the
 // chart's DaemonSet), checkpointing holders' containers through its node's kubelet. Flags: --help.
+import { configOrExit } from '@claimkit/core/options';
 import { jsonLogger } from '../log.ts';
 import { agentLogTo, CaptureAgent } from './agent.ts';
 import { bearerAuthenticator, inClusterTokenReview } from './auth.ts';
@@ -14,16 +15,7 @@ function fail(msg: string, code: number): never {
   process.exit(code);
 }
 
-const start = agentStartup(process.argv.slice(2), process.env);
-if ('help' in start) {
-  process.stdout.write(start.help);
-  process.exit(0);
-}
-if ('error' in start) {
-  process.stderr.write(`${start.error}\n`);
-  process.exit(2);
-}
-const flags: AgentFlags = start.config;
+const flags: AgentFlags = configOrExit(agentStartup(process.argv.slice(2), process.env), process);
 // The controller's logger (core's one shape: JSON lines of ts, level, msg and fields) on stderr.
 const log = jsonLogger(flags.logLevel, undefined, undefined, flags.logFormat).with({ logger: NAME });
 const logLine = agentLogTo(log);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  configOrExit,
   defineOptions,
   formatDuration,
   helpText,
@@ -132,9 +133,26 @@ describe('parseOptions', () => {
     );
   });
 
+  it('a repeatable list takes one item per flag, each as given; a plain list, the last one', () => {
+    const pass = defineOptions({
+      arg: { type: 'list', repeatable: true, env: 'X_ARG', help: 'passed through' },
+      users: table.users,
+    });
+    const r = parseOptions(pass, ['--arg=--a=1,2', '--users', 'x', '--arg', '--b', '--users=y,z'], {});
+    expect(r.values).toEqual({ arg: ['--a=1,2', '--b'], users: ['y', 'z'] });
+    expect([...r.given]).toEqual(['arg', 'users']);
+    expect(parseOptions(pass, [], { X_ARG: '--c=3,4' }).values.arg).toEqual(['--c=3,4']);
+    expect(parseOptions(pass, [], {}).values.arg).toEqual([]);
+    expect(() => parseOptions(pass, ['--arg', 'a', '--arg='], {})).toThrow(
+      new UsageError('--arg: must not be empty'),
+    );
+    expect(helpText(pass, { usage: 'u' })).toMatch(/--arg LIST +passed through \(repeatable, env X_ARG\)$/m);
+  });
+
   it('tokenize keeps positionals and -- when asked', () => {
     expect(tokenize(table, ['get', '-n', 'a', '--', '-z'], { positionals: true })).toEqual({
       flags: { namespace: 'a' },
+      repeated: {},
       positionals: ['get', '-z'],
       help: false,
       problems: [],
@@ -171,5 +189,40 @@ describe('helpText', () => {
     expect(run(['--help'])).toEqual({ help: helpText(table, { usage: 'usage: bin' }) });
     expect(run(['--bogus'])).toEqual({ error: 'bin: unknown flag --bogus (see --help)' });
     expect(run(['--port=1'])).toEqual({ config: 1 });
+  });
+
+  it('startup: build gets the positionals, and its usage errors are worded as the others', () => {
+    const run = (argv: string[]) =>
+      startup(
+        'bin',
+        table,
+        { usage: 'usage: bin NAME' },
+        argv,
+        {},
+        (v, _given, [name, ...extra]) => {
+          if (name === undefined || extra.length > 0) throw new UsageError('want one NAME');
+          return { name, port: v.port };
+        },
+        { positionals: true },
+      );
+    expect(run(['a', '--port=1'])).toEqual({ config: { name: 'a', port: 1 } });
+    expect(run([])).toEqual({ error: 'bin: want one NAME (see --help)' });
+    expect(run(['a', 'b'])).toEqual({ error: 'bin: want one NAME (see --help)' });
+  });
+
+  it('configOrExit: the help on stdout (0), the usage line on stderr (2), else the configuration', () => {
+    const said: string[] = [];
+    class Exit extends Error {}
+    const io = {
+      stdout: { write: (t: string) => said.push(`out:${t}`) },
+      stderr: { write: (t: string) => said.push(`err:${t}`) },
+      exit: (code: number): never => {
+        throw new Exit(String(code));
+      },
+    };
+    expect(() => configOrExit({ help: 'usage\n' }, io)).toThrow(new Exit('0'));
+    expect(() => configOrExit({ error: 'bin: unknown flag --x (see --help)' }, io)).toThrow(new Exit('2'));
+    expect(said).toEqual(['out:usage\n', 'err:bin: unknown flag --x (see --help)\n']);
+    expect(configOrExit({ config: 7 }, io)).toBe(7);
   });
 });

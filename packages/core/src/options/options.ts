@@ -31,6 +31,11 @@ export interface OptionSpec {
   negatable?: boolean;
   /** A string or list may be given as "" (default: an empty value is a usage error). */
   allowEmpty?: boolean;
+  /**
+   * A list given once per item (`--arg a --arg b`), each item as given, commas and all: for values
+   * passed through to another program. Without it a list is comma-separated and the last one wins.
+   */
+  repeatable?: boolean;
   /** A further check of the typed value: the problem, worded after `--name: `, or undefined. */
   validate?: (value: never) => string | undefined;
 }
@@ -128,6 +133,8 @@ export function formatDuration(ms: number): string {
 export interface Tokens {
   /** Raw values by option name (bools true/false, others the text as given; the last one wins). */
   flags: Record<string, string | boolean>;
+  /** Every value of a repeatable option, in order. */
+  repeated: Record<string, string[]>;
   positionals: string[];
   help: boolean;
   problems: string[];
@@ -139,13 +146,13 @@ export interface Tokens {
  * `--` ends the flags. `-h`/`--help` are always known. Problems are collected, not thrown.
  */
 export function tokenize(
-  table: Readonly<Record<string, Pick<OptionSpec, 'type' | 'short' | 'negatable'>>>,
+  table: Readonly<Record<string, Pick<OptionSpec, 'type' | 'short' | 'negatable' | 'repeatable'>>>,
   argv: readonly string[],
   opts: { positionals?: boolean } = {},
 ): Tokens {
   const byShort = new Map<string, string>();
   for (const [name, s] of Object.entries(table)) if (s.short) byShort.set(s.short, name);
-  const out: Tokens = { flags: {}, positionals: [], help: false, problems: [] };
+  const out: Tokens = { flags: {}, repeated: {}, positionals: [], help: false, problems: [] };
   const positional = (a: string) => {
     if (opts.positionals) out.positionals.push(a);
     else out.problems.push(`unexpected argument ${JSON.stringify(a)}`);
@@ -196,12 +203,21 @@ export function tokenize(
     }
     const value = inline ?? argv[++i];
     if (value === undefined) out.problems.push(`${shown}: needs a value`);
-    else out.flags[name] = value;
+    else {
+      out.flags[name] = value;
+      if (spec.repeatable) out.repeated[name] = [...(out.repeated[name] ?? []), value];
+    }
   }
   return out;
 }
 
 // --- typed parsing --------------------------------------------------------------------------------
+
+/** A repeatable list's value: its items as given. */
+function typedItems(spec: OptionSpec, items: readonly string[]): { value?: unknown; problem?: string } {
+  if (items.includes('') && !spec.allowEmpty) return { problem: 'must not be empty' };
+  return { value: [...items] };
+}
 
 function typed(spec: OptionSpec, raw: string | boolean): { value?: unknown; problem?: string } {
   if (spec.type === 'bool') {
@@ -295,7 +311,11 @@ export function parseOptions<T extends OptionTable>(
       from = `$${spec.env} (--${name})`;
     }
     if (raw !== undefined) {
-      const r = typed(spec, raw);
+      // From the environment a repeatable list is one item.
+      const r =
+        spec.type === 'list' && spec.repeatable
+          ? typedItems(spec, tokens.repeated[name] ?? [String(raw)])
+          : typed(spec, raw);
       const problem =
         r.problem ?? (spec.validate as ((v: unknown) => string | undefined) | undefined)?.(r.value);
       if (problem === undefined) {
@@ -389,6 +409,7 @@ export function optionLines(table: OptionTable, o: { help?: boolean; col?: numbe
     const long = spec.negatable ? `--[no-]${name}` : `--${name}`;
     const head = `${spec.short ? `-${spec.short}, ` : '    '}${long}${arg ? ` ${arg}` : ''}`;
     const notes = [
+      ...(spec.repeatable ? ['repeatable'] : []),
       ...(defaultText(spec) !== undefined ? [`default ${defaultText(spec)}`] : []),
       ...(spec.env ? [`env ${spec.env}`] : []),
     ];
@@ -412,7 +433,8 @@ export type Startup<C> = { help: string } | { error: string } | { config: C };
 
 /**
  * A binary's start-up decision from its table: --help (print to stdout, exit 0), a usage error
- * (one line on stderr, exit 2) or its configuration. Other errors are bugs and are thrown.
+ * (one line on stderr, exit 2) or its configuration. `build` gets the positionals (with
+ * `positionals: true`) and may throw a UsageError about them. Other errors are bugs and are thrown.
  */
 export function startup<T extends OptionTable, C>(
   bin: string,
@@ -420,15 +442,38 @@ export function startup<T extends OptionTable, C>(
   help: HelpTextOptions,
   argv: readonly string[],
   env: Readonly<Record<string, string | undefined>>,
-  build: (values: OptionValues<T>, given: Set<keyof T & string>) => C,
+  build: (values: OptionValues<T>, given: Set<keyof T & string>, positionals: string[]) => C,
   opts: ParseOptionsOptions<T> = {},
 ): Startup<C> {
   try {
     const parsed = parseOptions(table, argv, env, opts);
     if (parsed.help) return { help: helpText(table, help) };
-    return { config: build(parsed.values, parsed.given) };
+    return { config: build(parsed.values, parsed.given, parsed.positionals) };
   } catch (e) {
     if (e instanceof UsageError) return { error: usageLine(bin, e) };
     throw e;
   }
+}
+
+/** Where a binary writes its help and usage errors, and how it exits: Node's `process` is one. */
+export interface StartupIO {
+  stdout: { write(text: string): unknown };
+  stderr: { write(text: string): unknown };
+  exit(code: number): never;
+}
+
+/**
+ * Acts on a start-up decision as every claimkit binary does: the help on stdout (exit 0), the
+ * usage error's one line on stderr (exit 2), else the configuration to run with.
+ */
+export function configOrExit<C>(start: Startup<C>, io: StartupIO): C {
+  if ('help' in start) {
+    io.stdout.write(start.help);
+    return io.exit(0);
+  }
+  if ('error' in start) {
+    io.stderr.write(`${start.error}\n`);
+    return io.exit(2);
+  }
+  return start.config;
 }
