@@ -52,6 +52,7 @@ import { CONTROLLER_DEFAULTS } from './defaults.ts';
 import { instrumentClient, instrumentSource } from './instrument.ts';
 import { type Logger, silentLogger } from './log.ts';
 import { ControllerMetrics, LEADER_ELECTION_NAME, WORKQUEUE_NAME } from './metrics.ts';
+import { ManagerObserver } from './observer.ts';
 import { Readiness } from './readiness.ts';
 import { Slis } from './slis.ts';
 import { maxWorkers, shouldAddWorker } from './worker-surge.ts';
@@ -176,12 +177,12 @@ export class Manager {
   private doctorTimer: unknown;
   /** The SLI metrics (slis.ts): claim/capture transitions, cache gauges, pool writes, refusals. */
   private readonly slis: Slis;
+  /** Metrics, SLIs and log lines from turns, applied decisions and Events (observer.ts). */
+  private readonly observer: ManagerObserver;
   private sweeping = false;
   private stopping = false;
   private started = false;
   private readonly readiness: Readiness;
-  /** Reconciles completed (any result), for tests and benches. */
-  reconciles = 0;
   /** The keys this process reconciles (ManagerOptions.shard). */
   readonly shard: Shard;
 
@@ -203,11 +204,12 @@ export class Manager {
       this.metrics.leader.set(0, this.leaderLabels());
     }
     this.slis = new Slis(this.metrics, () => this.active);
+    this.observer = new ManagerObserver(this.metrics, this.slis, this.log);
     const obs = (r: { verb: string; kind: string; code: number; ms: number }) =>
       this.metrics.apiRequest(r.verb, r.kind, r.code, r.ms);
     this.client = intercept(
       opts.instrument === false ? opts.client : instrumentClient(opts.client, obs),
-      this.slis.writeInterceptors((k) => this.cache.informer('Pod')?.get(k) as Pod | undefined),
+      this.slis.refusalInterceptors(),
     );
     const source = opts.instrument === false ? opts.source : instrumentSource(opts.source, obs);
     const r = opts.readiness ?? {};
@@ -249,7 +251,7 @@ export class Manager {
     });
     const written =
       opts.recorder && opts.disableClaimEvents ? withoutClaimEvents(opts.recorder) : opts.recorder;
-    this.recorder = this.wrapRecorder(
+    this.recorder = this.observer.recorder(
       written &&
         new QueuedEventRecorder(written, {
           dropped: (e) => this.metrics.eventsDropped.inc({ type: e.type, reason: e.reason }),
@@ -593,76 +595,29 @@ export class Manager {
     };
   }
 
-  /** One turn of one key (core's reconcileTurn: own-writes skip, reconcile, queue policy), with metrics and logs. */
+  /** One turn of one key (core's reconcileTurn: own-writes skip, reconcile, queue policy), observed. */
   async process(key: string): Promise<void> {
     const t0 = performance.now();
-    const active = { controller: parseReconcileKey(key).kind.toLowerCase() };
-    this.metrics.crActiveWorkers.add(1, active);
+    const ended = this.observer.turnStarted(parseReconcileKey(key).kind);
     const turn = await reconcileTurn(key, {
       cachedVersion: (kind, k) => this.cache.informer(kind)?.get(k)?.metadata.resourceVersion,
       ownWrites: this.memory.ownWrites,
       queue: this.queue,
       deps: this.deps(),
       newReconcileID,
-      stepObserver: (t) => bindLogger(this.log, turnFields(t)),
-    }).finally(() => this.metrics.crActiveWorkers.add(-1, active));
-    const { kind, action } = turn;
-    const result = action.result;
-    if (turn.skipped) {
-      this.metrics.reconciles.inc({ kind, result });
-      return;
-    }
-    if (action.next === 'retry-rate-limited') {
-      this.metrics.queueRetries.inc({ kind });
-      this.metrics.wqRetries.inc({ name: WORKQUEUE_NAME });
-      this.log.warn('reconcile failed; retrying', {
-        ...turnFields(turn),
-        error: errorText(turn.error),
-        retryInMs: turn.delay,
-      });
-    }
-    const secs = (performance.now() - t0) / 1000;
-    this.reconciles++;
-    this.metrics.reconciles.inc({ kind, result });
-    this.metrics.reconcileSeconds.observe(secs, { kind, result });
-    this.metrics.controllerRuntimeTurn(kind, action, secs);
-    this.log.debug('reconciled', { ...turnFields(turn), result, ms: Math.round(secs * 1000) });
+      stepObserver: (t) => this.observer.step(t),
+    }).finally(ended);
+    this.observer.turnFinished(turn, (performance.now() - t0) / 1000);
   }
 
-  private readonly pendingEvents = new Set<Promise<unknown>>();
+  /** Reconciles completed (any result), for tests and benches. */
+  get reconciles(): number {
+    return this.observer.reconciles;
+  }
 
   /** Waits for Event writes still in flight (graceful shutdown and tests). */
-  async flushEvents(): Promise<void> {
-    await Promise.all([...this.pendingEvents]);
-  }
-
-  private wrapRecorder(inner: EventRecorder | undefined): EventRecorder {
-    return {
-      record: async (e: EventSpec) => {
-        this.metrics.events.inc({ type: e.type, reason: e.reason });
-        this.slis.recorded(e, (k) => this.claims.get(k));
-        if (e.reason === 'TakenOver') {
-          const reason = /\(([^)]+)\)/.exec(e.message)?.[1] ?? 'unknown';
-          this.metrics.takeovers.inc({ reason });
-        }
-        this.log.info('event', {
-          kind: e.regarding.kind,
-          namespace: e.regarding.namespace,
-          name: e.regarding.name,
-          type: e.type,
-          reason: e.reason,
-          message: e.message,
-        });
-        // Events are best effort and off the worker's path: a reconcile does not wait for its
-        // Event to be written (the recorder never throws; a pending write finishes on its own), and
-        // a few background writers write them (QueuedEventRecorder), so a burst's binds go first.
-        if (inner) {
-          const pending = Promise.resolve(inner.record(e)).catch(() => undefined);
-          this.pendingEvents.add(pending);
-          void pending.finally(() => this.pendingEvents.delete(pending));
-        }
-      },
-    };
+  flushEvents(): Promise<void> {
+    return this.observer.flushEvents();
   }
 
   /** PodClaims in the cache (for tests and metrics). */
@@ -675,41 +630,6 @@ const ns = (o: { metadata: { namespace?: string } }) => o.metadata.namespace ?? 
 
 /** A reconcile turn's id in the logs: random, so replicas and restarts never repeat one. */
 const newReconcileID = (): string => randomUUID();
-
-/** The fields of a reconcile's log lines, as controller-runtime names them (`controller` is the kind, lower-case). */
-function turnFields(t: TurnIdentity): LogFields {
-  return {
-    controller: t.kind.toLowerCase(),
-    namespace: t.namespace,
-    name: t.name,
-    ...(t.reconcileID ? { reconcileID: t.reconcileID } : {}),
-  };
-}
-
-const ms = (x: number) => Math.round(x * 1000) / 1000;
-
-/** One debug line per bind (a Bound Event in a decision applied without failure), with its stages' durations. */
-function bindLogger(log: Logger, fields: LogFields): StepObserver {
-  return {
-    now: () => performance.now(),
-    done: (applied, stages) => {
-      for (const { decision, result } of applied) {
-        const bound = decision.events.some((e) => e.reason === 'Bound' && e.regarding.kind === 'PodClaim');
-        if (!bound || result.failed) continue;
-        const claim = decision.writes.find((w) => w.op === 'update' && w.object.kind === 'PodClaim');
-        log.debug('bind', {
-          ...fields,
-          ...(claim?.op === 'update' ? { pod: (claim.object as PodClaim).spec.podName } : {}),
-          writes: result.applied,
-          gatherMs: ms(stages.gatherMs),
-          decideMs: ms(stages.decideMs),
-          applyMs: ms(stages.applyMs),
-          followUpMs: ms(stages.followUpMs),
-        });
-      }
-    },
-  };
-}
 
 function gate(): { promise: Promise<void>; resolve: () => void } {
   let resolve!: () => void;

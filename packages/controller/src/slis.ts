@@ -5,13 +5,15 @@
 //   Bound, Lost -> Bound, -> Lost;
 // - Capture results seen by the Capture informer's update events: claim acquired -> result written;
 // - gauges computed from the cache once per scrape: pending claims, pool pods by state, targets;
-// - binds, releases and recycles counted from this controller's successful Pod writes (the
-//   interceptor below), migrations from the Events its reconcilers record;
+// - binds, releases and recycles counted from the intents of this controller's applied writes
+//   (core's WriteIntent), takeovers and migrations from the structured detail of the Events its
+//   reconcilers record (core's EventDetail): never from a patch's shape or an Event's text;
 // - fenced refusals as this controller sees them (409 on its writes, the capture agent's 409, a
 //   discarded unfenced result, admission denials);
 // - doctor findings per check over the cache (Manager runs refreshDoctor periodically while leading).
 import {
   type ApiCall,
+  type AppliedDecision,
   type Capture,
   type CaptureBackend,
   type EventSpec,
@@ -29,6 +31,7 @@ import {
   type PodPool,
   parseTimestamp,
   type Reader,
+  writeTarget,
 } from '@claimkit/core';
 import { byNamespace, CHECKS, diagnose, gatherDoctorSnapshot } from '@claimkit/core/doctor';
 import type { CacheGauges, ControllerMetrics } from './metrics.ts';
@@ -168,50 +171,38 @@ export class Slis {
     return out;
   }
 
-  /**
-   * Counts this controller's successful pool-pod writes (binds, releases, recycles) and the fenced
-   * refusals its writes meet. `podOf` reads the pod from the cache (its pool label; a delete's state).
-   */
-  writeInterceptors(podOf: (key: ObjectKey) => Pod | undefined): Interceptors {
+  /** Counts the fenced refusals this controller's writes meet (reads are never refusals). */
+  refusalInterceptors(): Interceptors {
     return {
-      request: async (call, next) => {
-        const before = call.verb === 'delete' && call.kind === 'Pod' ? podOf(call.key) : undefined;
-        let result: Awaited<ReturnType<typeof next>>;
+      request: async (call: ApiCall, next) => {
         try {
-          result = await next();
+          return await next();
         } catch (e) {
           if (call.verb !== 'get' && call.verb !== 'list') this.refused(e);
           throw e;
         }
-        if (call.kind === 'Pod') this.podWritten(call, before, podOf);
-        return result;
       },
     };
   }
 
-  private podWritten(call: ApiCall, before: Pod | undefined, podOf: (key: ObjectKey) => Pod | undefined) {
-    if (call.verb === 'delete') {
-      const pool = before?.metadata.labels?.[LABEL_POOL];
-      const state = before?.metadata.labels?.[LABEL_STATE];
-      const held = state === 'Bound' || state === 'Draining' || !!before?.metadata.labels?.[LABEL_CLAIMED_BY];
-      if (pool && held) this.m.releases.inc({ namespace: call.key.namespace, pool });
-      return;
-    }
-    if (call.verb !== 'patch') return;
-    const labels = (call.patch as { metadata?: { labels?: Record<string, string | null> } }).metadata?.labels;
-    if (!labels || !(LABEL_STATE in labels)) return;
-    const pool = podOf(call.key)?.metadata.labels?.[LABEL_POOL];
-    if (!pool) return;
-    const l = { namespace: call.key.namespace, pool };
-    if (labels[LABEL_STATE] === 'Bound' && labels[LABEL_CLAIMED_BY]) this.m.binds.inc(l);
-    else if (
-      labels[LABEL_STATE] === 'Idle' &&
-      LABEL_CLAIMED_BY in labels &&
-      labels[LABEL_CLAIMED_BY] === null
-    ) {
-      // releasePodWrite's Recycle: the pod goes back to Idle (the Delete policy deletes it instead).
-      this.m.releases.inc(l);
-      this.m.recycles.inc(l);
+  /**
+   * The pool-pod writes of a reconcile step's applied decisions, counted by their intent (core's
+   * WriteIntent): binds, releases and recycles. Only the writes that landed (a decision stops at
+   * its first failure); a delete of a pod already gone released nothing.
+   */
+  applied(decisions: readonly AppliedDecision[]): void {
+    for (const { decision, result } of decisions) {
+      for (let i = 0; i < result.applied; i++) {
+        const w = decision.writes[i]!;
+        if (!w.intent) continue;
+        if (result.alreadyGone?.includes(i)) continue;
+        const l = { namespace: writeTarget(w).key.namespace, pool: w.intent.pool };
+        if (w.intent.act === 'bind') this.m.binds.inc(l);
+        else if (w.intent.act === 'release') {
+          this.m.releases.inc(l);
+          if (w.intent.recycled) this.m.recycles.inc(l);
+        }
+      }
     }
   }
 
@@ -239,16 +230,13 @@ export class Slis {
     };
   }
 
-  /** An Event a reconciler recorded: migrations finished, unfenced results discarded. */
-  recorded(e: EventSpec, claimOf: (key: ObjectKey) => PodClaim | undefined): void {
+  /** An Event a reconciler recorded: takeovers, migrations finished, unfenced results discarded. */
+  recorded(e: EventSpec): void {
     if (e.reason === 'ResultDiscarded') this.m.fencedRefusals.inc({ layer: 'result_fence' });
-    if (e.reason !== 'Migrated' || e.regarding.kind !== 'PodClaim') return;
-    const key = { namespace: e.regarding.namespace ?? '', name: e.regarding.name };
-    const pool = claimOf(key)?.spec.poolName;
-    if (!pool) return;
-    // migration.ts: "... to <pod> finished", or "to (lost)" when no pod was left.
-    const result = /to \(lost\)/.test(e.message) ? 'lost' : 'success';
-    this.m.migrations.inc({ namespace: key.namespace, pool, result });
+    const d = e.detail;
+    if (d && 'takeover' in d) this.m.takeovers.inc({ reason: d.takeover });
+    if (d && 'migration' in d)
+      this.m.migrations.inc({ namespace: e.regarding.namespace, pool: d.pool, result: d.migration });
   }
 
   /**

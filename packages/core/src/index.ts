@@ -48,7 +48,8 @@ export type {
   SchemaType,
   ValidationRule,
 } from './api/crd-schema.ts';
-export type { Decision, EventSpec, Write } from './api/decision.ts';
+export type { Decision, EventDetail, EventSpec, Write, WriteIntent } from './api/decision.ts';
+export { event, writeTarget } from './api/decision.ts';
 export {
   ApiError,
   type ApiErrorReason,
@@ -240,7 +241,7 @@ export {
   type ReconcileKind,
   reconcileKey,
 } from './loop/reconcile-key.ts';
-export { reconcileTurn, type TurnIdentity } from './loop/reconcile-turn.ts';
+export { reconcileTurn, type Turn, type TurnIdentity } from './loop/reconcile-turn.ts';
 export { reconcile } from './loop/reconcilers.ts';
 export type { RoutedKind } from './loop/routed-key.ts';
 export {
@@ -287,7 +288,7 @@ export { nodeCanServe } from './pool/serving.ts';
 export { MAX_SHARDS, shardPin, shardPinProblem } from './pool/shard-pin.ts';
 export { POOL_STATUS_MIN_INTERVAL_MS, PoolStatusPacer } from './pool/status-pacer.ts';
 export { LABEL_TEMPLATE_HASH } from './pool/template-hash.ts';
-export type { EventRecorder } from './reconcile/apply.ts';
+export { applyDecision, type EventRecorder } from './reconcile/apply.ts';
 export { reconcileCapture } from './reconcile/capture/index.ts';
 export type { CaptureDeps } from './reconcile/capture/snapshot.ts';
 export { sweepCaptures } from './reconcile/capture/sweep.ts';

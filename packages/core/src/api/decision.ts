@@ -4,7 +4,24 @@ import { keyOf, type ObjectKey } from './meta.ts';
 import type { DeletePreconditions, MergePatch, PatchOptions } from './ports.ts';
 import type { AnyObject, Kind } from './types.ts';
 
-export type Write =
+/**
+ * What a write does to a pool pod, as data: metrics and SLIs count the intents of applied writes,
+ * never the shape of a patch (a relabel of a pod the claim already holds is not a bind).
+ */
+export type WriteIntent =
+  /** A claim takes an Idle pod: a bind, or a migration's target. */
+  | { act: 'bind'; pool: string }
+  /** A claim labels the pod it already references again (its label was removed). */
+  | { act: 'relabel'; pool: string }
+  /** A held pod is let go: back to Idle (`recycled`) or deleted (releasePolicy Delete, outdated, finished). */
+  | { act: 'release'; pool: string; recycled: boolean };
+
+export type Write = WriteOp & {
+  /** What the write means, where a metric counts it (pool pod binds, relabels and releases). */
+  intent?: WriteIntent;
+};
+
+type WriteOp =
   | { op: 'create'; object: AnyObject; why: string }
   | { op: 'update'; object: AnyObject; why: string }
   | { op: 'updateStatus'; object: AnyObject; why: string }
@@ -31,7 +48,16 @@ export interface EventSpec {
   type: 'Normal' | 'Warning';
   reason: string;
   message: string;
+  /** What a metric counts of the Event, as data (never parsed out of `message`); not written to the API. */
+  detail?: EventDetail;
 }
+
+/** The structured part of an Event that metrics read. */
+export type EventDetail =
+  /** TakenOver: why the holder counted as dead (its liveness reason, or LeaseExpired). */
+  | { takeover: string }
+  /** Migrated: the migration finished on a pod, or with none left (`lost`). */
+  | { migration: 'success' | 'lost'; pool: string };
 
 export interface Decision {
   writes: Write[];
@@ -55,6 +81,7 @@ export function event(
   type: EventSpec['type'],
   reason: string,
   message: string,
+  detail?: EventDetail,
 ): EventSpec {
   return {
     regarding: {
@@ -66,6 +93,7 @@ export function event(
     type,
     reason,
     message,
+    ...(detail ? { detail } : {}),
   };
 }
 

@@ -259,6 +259,7 @@ function repairFor(ix: Index, f: Finding): Decision | undefined {
             'Warning',
             'Migrated',
             `claimctl doctor finished the stuck migration from ${c.spec.sourcePod}`,
+            { migration: c.spec.podName ? 'success' : 'lost', pool: c.spec.poolName },
           ),
         ],
       };

@@ -58,6 +58,7 @@ export function bindPodWrite(pod: Pod, claim: PodClaim, state: PodState = 'Bound
     },
     precondition: { resourceVersion: pod.metadata.resourceVersion!, uid: pod.metadata.uid! },
     why: `bind pod ${pod.metadata.name} to claim ${claim.metadata.name}`,
+    intent: { act: 'bind', pool: poolOf(pod) ?? '' },
   };
 }
 
@@ -66,6 +67,7 @@ export function labelOwnedPodWrite(pod: Pod, claim: PodClaim): Write {
   return {
     ...bindPodWrite(pod, claim, (stateOf(pod) as PodState) === 'Draining' ? 'Draining' : 'Bound'),
     why: `label pod ${pod.metadata.name} as claimed by ${claim.metadata.name}`,
+    intent: { act: 'relabel', pool: poolOf(pod) ?? '' },
   };
 }
 
@@ -134,7 +136,10 @@ export function deletePodAsReadWrite(pod: Pod, why: string): Write {
  */
 export function releasePodWrite(pod: Pod, policy: PodRelease | ReleasePolicy, why: string): Write {
   if (releasePolicyFor(pod, policy) === 'Delete' || isDeleting(pod) || isPodFinished(pod))
-    return deletePodAsReadWrite(pod, why);
+    return {
+      ...deletePodAsReadWrite(pod, why),
+      intent: { act: 'release', pool: poolOf(pod) ?? '', recycled: false },
+    };
   const undo = podMetadataReleasePatch(pod);
   return {
     op: 'patch',
@@ -153,5 +158,6 @@ export function releasePodWrite(pod: Pod, policy: PodRelease | ReleasePolicy, wh
     },
     precondition: { resourceVersion: pod.metadata.resourceVersion!, uid: pod.metadata.uid! },
     why,
+    intent: { act: 'release', pool: poolOf(pod) ?? '', recycled: true },
   };
 }

@@ -16,6 +16,8 @@ export interface ApplyResult {
   requeueAfterMs?: number;
   /** The server's answer to each write applied, in order (a follow-up may fence on it). */
   written?: unknown[];
+  /** Indexes of the deletes that found their object already gone (done, but they removed nothing). */
+  alreadyGone?: number[];
 }
 
 export async function applyWrite(client: Client, w: Write): Promise<unknown> {
@@ -42,6 +44,8 @@ export async function applyDecision(
 ): Promise<ApplyResult> {
   let applied = 0;
   const written: unknown[] = [];
+  const alreadyGone: number[] = [];
+  const result = () => ({ applied, written, ...(alreadyGone.length > 0 ? { alreadyGone } : {}) });
   for (const w of d.writes) {
     try {
       written.push(await applyWrite(client, w));
@@ -50,17 +54,16 @@ export async function applyDecision(
       // Deleting what is already gone is done.
       if (w.op === 'delete' && isApiError(e, 'NotFound')) {
         written.push(undefined);
+        alreadyGone.push(applied);
         applied++;
         continue;
       }
       const error = isApiError(e) ? e : new ApiError('Unavailable', String((e as Error)?.message ?? e));
-      return { applied, written, failed: { write: w, error } };
+      return { ...result(), failed: { write: w, error } };
     }
   }
   await recordEvents(recorder, d.events);
-  return d.requeueAfterMs === undefined
-    ? { applied, written }
-    : { applied, written, requeueAfterMs: d.requeueAfterMs };
+  return d.requeueAfterMs === undefined ? result() : { ...result(), requeueAfterMs: d.requeueAfterMs };
 }
 
 /** Records a decision's Events once its writes have landed; best effort, as in client-go's recorder. */

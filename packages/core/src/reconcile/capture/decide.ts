@@ -104,6 +104,7 @@ function decideClaim(s: CaptureSnapshot, rules: SafetyRules): CaptureDecision {
               'Warning',
               'TakenOver',
               `claim taken over from ${claim.holder.name} (${reason}) by ${next.metadata.name} with token ${out.status.epoch}`,
+              { takeover: reason },
             ),
           );
           return writeStatus(c, out.status, events, 0, now);

@@ -124,6 +124,7 @@ export function continueMigration(
         'Normal',
         'Migrated',
         `migration from ${c.spec.sourcePod} to ${c.spec.podName || '(lost)'} finished`,
+        { migration: c.spec.podName ? 'success' : 'lost', pool: c.spec.poolName },
       ),
     ],
     requeueAfterMs: 0,

@@ -52,14 +52,18 @@ async function createBatch(x: PoolApplyContext, ws: Write[]): Promise<ApiError |
   return first;
 }
 
-async function deleteOne(x: PoolApplyContext, w: Write & { op: 'delete' }): Promise<ApiError | undefined> {
+/** Deletes one pod: undefined when deleted, 'gone' when it already was, else the error. */
+async function deleteOne(
+  x: PoolApplyContext,
+  w: Write & { op: 'delete' },
+): Promise<ApiError | 'gone' | undefined> {
   const uid = w.preconditions?.uid;
   if (uid) x.expectations.deleting(x.poolUid, uid, w.key.name, x.now());
   try {
     await applyWrite(x.client, w);
     return undefined;
   } catch (err) {
-    if (isApiError(err, 'NotFound')) return undefined; // gone already: the cache will show it
+    if (isApiError(err, 'NotFound')) return 'gone'; // the cache will show it
     const e = asApiError(err);
     if (uid && !outcomeUnknown(e)) x.expectations.deleteFailed(x.poolUid, uid);
     return e;
@@ -68,6 +72,7 @@ async function deleteOne(x: PoolApplyContext, w: Write & { op: 'delete' }): Prom
 
 export async function applyPoolDecision(x: PoolApplyContext, d: Decision): Promise<ApplyResult> {
   let applied = 0;
+  const alreadyGone: number[] = [];
   const ws = d.writes;
   for (let i = 0; i < ws.length; ) {
     const w = ws[i]!;
@@ -79,7 +84,7 @@ export async function applyPoolDecision(x: PoolApplyContext, d: Decision): Promi
         const batch = ws.slice(k, Math.min(j, k + size));
         x.batches?.push(batch.length);
         const error = await createBatch(x, batch);
-        if (error) return { applied, failed: { write: batch[0]!, error } };
+        if (error) return { applied, failed: { write: batch[0]!, error }, ...gone(alreadyGone) };
         applied += batch.length;
         k += batch.length;
         size *= 2;
@@ -87,18 +92,26 @@ export async function applyPoolDecision(x: PoolApplyContext, d: Decision): Promi
       i = j;
       continue;
     }
-    const error =
+    let error =
       w.op === 'delete'
         ? await deleteOne(x, w)
         : await applyWrite(x.client, w).then(
             () => undefined,
             (e: unknown) => asApiError(e),
           );
-    if (error) return { applied, failed: { write: w, error } };
+    if (error === 'gone') {
+      alreadyGone.push(i);
+      error = undefined;
+    }
+    if (error) return { applied, failed: { write: w, error }, ...gone(alreadyGone) };
     if (w.op === 'patchStatus') x.statusPacer?.wrote(x.poolUid, x.now());
     applied++;
     i++;
   }
   await recordEvents(x.recorder, d.events);
-  return d.requeueAfterMs === undefined ? { applied } : { applied, requeueAfterMs: d.requeueAfterMs };
+  return d.requeueAfterMs === undefined
+    ? { applied, ...gone(alreadyGone) }
+    : { applied, ...gone(alreadyGone), requeueAfterMs: d.requeueAfterMs };
 }
+
+const gone = (alreadyGone: number[]) => (alreadyGone.length > 0 ? { alreadyGone } : {});
