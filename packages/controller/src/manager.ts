@@ -53,9 +53,10 @@ import { instrumentClient, instrumentSource } from './instrument.ts';
 import { type Logger, silentLogger } from './log.ts';
 import { ControllerMetrics, LEADER_ELECTION_NAME, WORKQUEUE_NAME } from './metrics.ts';
 import { ManagerObserver } from './observer.ts';
+import { Periodic } from './periodic.ts';
 import { Readiness } from './readiness.ts';
 import { Slis } from './slis.ts';
-import { maxWorkers, shouldAddWorker } from './worker-surge.ts';
+import { Workers } from './workers.ts';
 
 /** What the Manager campaigns with: @claimkit/kube's LeaderElector (the loop around core's leaseStep). */
 export interface Elector {
@@ -167,14 +168,10 @@ export class Manager {
   private readonly recorder: EventRecorder;
   private readonly backend: CaptureBackend | undefined;
   private active = false;
-  private activeGate: { promise: Promise<void>; resolve: () => void } = gate();
-  private workers: Promise<void>[] = [];
-  /** Workers added while the queue backs up (worker-surge.ts), until it is empty. */
-  private readonly addedWorkers = new Set<Promise<void>>();
-  private readonly maxWorkers: number;
-  private sweepTimer: unknown;
-  private resyncTimer: unknown;
-  private doctorTimer: unknown;
+  /** Take keys from the queue while leading (workers.ts). */
+  private readonly workers: Workers;
+  /** The sweep, the resync and the doctor gauge, on timers while leading (periodic.ts). */
+  private readonly periodic: Periodic[];
   /** The SLI metrics (slis.ts): claim/capture transitions, cache gauges, pool writes, refusals. */
   private readonly slis: Slis;
   /** Metrics, SLIs and log lines from turns, applied decisions and Events (observer.ts). */
@@ -326,11 +323,35 @@ export class Manager {
           : this.claims.list(),
         now: (opts.now ?? (() => this.timers.now()))(),
       });
-    const workers = Math.max(1, opts.concurrency ?? CONTROLLER_DEFAULTS.concurrency);
-    this.maxWorkers = maxWorkers(workers, opts.maxConcurrency ?? CONTROLLER_DEFAULTS.maxConcurrency);
+    this.workers = new Workers({
+      queue: this.queue,
+      // A claim queued before this cache knew its pool (anyone's then) is its pool's shard's now.
+      process: (key) => (this.owns(key) ? this.process(key) : Promise.resolve()),
+      concurrency: Math.max(1, opts.concurrency ?? CONTROLLER_DEFAULTS.concurrency),
+      maxConcurrency: opts.maxConcurrency ?? CONTROLLER_DEFAULTS.maxConcurrency,
+      onCount: (n) => this.metrics.workers.set(n),
+      log: this.log,
+    });
     this.metrics.workers.set(0);
+    // The capture sweep and the doctor are shard 0's: other shards keep no timer that would do nothing.
+    const clusterWide = runsClusterWideWork(this.shard);
+    const doctorMs = opts.doctorIntervalMs ?? DOCTOR_INTERVAL_MS;
+    this.periodic = [
+      {
+        name: 'sweep',
+        intervalMs: clusterWide ? (opts.sweepIntervalMs ?? CONTROLLER_DEFAULTS.sweepIntervalMs) : 0,
+        run: () => this.sweep(),
+      },
+      { name: 'resync', intervalMs: opts.resyncMs ?? CONTROLLER_DEFAULTS.resyncMs, run: () => this.resync() },
+      {
+        name: 'doctor',
+        intervalMs: clusterWide ? doctorMs : 0,
+        firstDelayMs: 0,
+        run: () => this.refreshDoctor(),
+      },
+    ].map((t) => new Periodic(this.timers, t));
     for (const k of RECONCILE_KINDS) {
-      this.metrics.crMaxConcurrent.set(this.maxWorkers, { controller: k.toLowerCase() });
+      this.metrics.crMaxConcurrent.set(this.workers.ceiling, { controller: k.toLowerCase() });
       this.metrics.crActiveWorkers.set(0, { controller: k.toLowerCase() });
     }
     this.metrics.claimPhases = () => {
@@ -353,9 +374,7 @@ export class Manager {
     this.log.info('caches synced', {
       objects: Object.fromEntries(this.informers.map((i) => [i.kind, i.size])),
     });
-    const n = Math.max(1, this.opts.concurrency ?? CONTROLLER_DEFAULTS.concurrency);
-    for (let i = 0; i < n; i++) this.workers.push(this.worker(i));
-    this.metrics.workers.set(n);
+    this.workers.start();
     if (this.opts.elector) {
       this.opts.elector.start({
         onStartedLeading: () => this.activate(),
@@ -385,13 +404,12 @@ export class Manager {
     this.log.info('shutting down', { inFlight: this.queue.inFlight() });
     this.cache.stop();
     this.readiness.stop();
-    this.clearTimers();
+    for (const p of this.periodic) p.stop();
     this.queue.shutDown();
-    this.activeGate.resolve();
     const grace = this.opts.shutdownGraceMs ?? CONTROLLER_DEFAULTS.shutdownGraceMs;
     let timer: unknown;
     await Promise.race([
-      Promise.all([this.queue.drained(), ...this.workers, ...this.addedWorkers]),
+      Promise.all([this.queue.drained(), this.workers.stop()]),
       new Promise<void>((r) => {
         timer = this.timers.setTimeout(r, grace);
       }),
@@ -464,10 +482,8 @@ export class Manager {
       ...(this.shard.count > 1 ? { shard: `${this.shard.index}/${this.shard.count}` } : {}),
     });
     this.resync();
-    this.activeGate.resolve();
-    this.armSweep();
-    this.armResync();
-    this.armDoctor(0);
+    this.workers.resume();
+    for (const p of this.periodic) p.start();
   }
 
   private deactivate(): void {
@@ -475,37 +491,9 @@ export class Manager {
     this.active = false;
     this.metrics.leader.set(0, this.leaderLabels());
     this.metrics.leaderStatus.set(0, { name: LEADER_ELECTION_NAME });
-    this.activeGate = gate();
-    this.clearTimers();
+    this.workers.pause();
+    for (const p of this.periodic) p.stop();
     if (!this.stopping) this.log.warn('lost leadership; workers paused');
-  }
-
-  private clearTimers(): void {
-    if (this.sweepTimer !== undefined) this.timers.clearTimeout(this.sweepTimer);
-    if (this.resyncTimer !== undefined) this.timers.clearTimeout(this.resyncTimer);
-    if (this.doctorTimer !== undefined) this.timers.clearTimeout(this.doctorTimer);
-    this.sweepTimer = this.resyncTimer = this.doctorTimer = undefined;
-  }
-
-  private armSweep(): void {
-    const ms = this.opts.sweepIntervalMs ?? CONTROLLER_DEFAULTS.sweepIntervalMs;
-    // The capture sweep is shard 0's: other shards keep no timer that would do nothing.
-    if (ms <= 0 || !runsClusterWideWork(this.shard)) return;
-    this.sweepTimer = this.timers.setTimeout(async () => {
-      if (!this.active || this.stopping) return;
-      await this.sweep();
-      if (this.active && !this.stopping) this.armSweep();
-    }, ms);
-  }
-
-  private armResync(): void {
-    const ms = this.opts.resyncMs ?? CONTROLLER_DEFAULTS.resyncMs;
-    if (ms <= 0) return;
-    this.resyncTimer = this.timers.setTimeout(() => {
-      if (!this.active || this.stopping) return;
-      this.resync();
-      this.armResync();
-    }, ms);
   }
 
   /** Runs core's doctor over the cache now (the timer calls this every doctorIntervalMs while active). */
@@ -518,68 +506,6 @@ export class Manager {
       });
     } catch (e) {
       this.log.warn('doctor over the cache failed', { error: errorText(e) });
-    }
-  }
-
-  private armDoctor(ms = this.opts.doctorIntervalMs ?? DOCTOR_INTERVAL_MS): void {
-    if ((this.opts.doctorIntervalMs ?? DOCTOR_INTERVAL_MS) <= 0 || !runsClusterWideWork(this.shard)) return;
-    this.doctorTimer = this.timers.setTimeout(async () => {
-      if (!this.active || this.stopping) return;
-      await this.refreshDoctor();
-      if (this.active && !this.stopping) this.armDoctor();
-    }, ms);
-  }
-
-  private async worker(_i: number): Promise<void> {
-    for (;;) {
-      while (!this.active && !this.stopping) await this.activeGate.promise;
-      if (this.stopping) return;
-      const key = await this.queue.get();
-      if (key === undefined) return;
-      await this.work(key);
-    }
-  }
-
-  /** One taken key, by any worker: more workers if the queue is behind, the turn, then done. */
-  private async work(key: string): Promise<void> {
-    this.addWorkerIfBehind();
-    try {
-      // A claim queued before this cache knew its pool (anyone's then) is its pool's shard's now.
-      if (this.owns(key)) await this.process(key);
-    } finally {
-      this.queue.done(key);
-    }
-  }
-
-  /** Checked whenever a worker takes a key: the queue is behind, so one more worker (worker-surge.ts). */
-  private addWorkerIfBehind(): void {
-    const running = this.workers.length + this.addedWorkers.size;
-    const state = {
-      ready: this.queue.len(),
-      headWaitMs: this.queue.headWaitMs(),
-      workers: running,
-      maxWorkers: this.maxWorkers,
-    };
-    if (!shouldAddWorker(state)) return;
-    const added: Promise<void> = this.addedWorker()
-      .catch((e: unknown) => this.log.error('added worker failed', { error: errorText(e) }))
-      .finally(() => {
-        this.addedWorkers.delete(added);
-        this.metrics.workers.set(this.workers.length + this.addedWorkers.size);
-      });
-    this.addedWorkers.add(added);
-    this.metrics.workers.set(running + 1);
-  }
-
-  /** A worker that takes only ready keys and stops when none is ready (or leadership is lost). */
-  private async addedWorker(): Promise<void> {
-    // Starts after the current take has finished (the caller's key is already its worker's).
-    await Promise.resolve();
-    for (;;) {
-      if (!this.active || this.stopping) return;
-      const key = this.queue.tryGet();
-      if (key === undefined) return;
-      await this.work(key);
     }
   }
 
@@ -630,14 +556,6 @@ const ns = (o: { metadata: { namespace?: string } }) => o.metadata.namespace ?? 
 
 /** A reconcile turn's id in the logs: random, so replicas and restarts never repeat one. */
 const newReconcileID = (): string => randomUUID();
-
-function gate(): { promise: Promise<void>; resolve: () => void } {
-  let resolve!: () => void;
-  const promise = new Promise<void>((r) => {
-    resolve = r;
-  });
-  return { promise, resolve };
-}
 
 /**
  * The cache for a controller that does not watch Nodes (`--no-watch-nodes`): every Node is unknown
