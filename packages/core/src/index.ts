@@ -213,6 +213,7 @@ export {
   renewCapture,
   retryFailedCapture,
 } from './capture/holder-ops.ts';
+export { type StartVerdict, TokenFence, type TokenFenceState } from './capture/token-fence.ts';
 export {
   LEASE_HOLDER_UID,
   type LeaderLeaseParams,

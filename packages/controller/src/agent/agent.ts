@@ -18,7 +18,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { CAPTURE_AGENT_PORT } from '@claimkit/core';
+import { CAPTURE_AGENT_PORT, TokenFence } from '@claimkit/core';
 import type { Logger } from '../log.ts';
 import type { Authenticate } from './auth.ts';
 import { type KubeletCaptureOptions, kubeletCapture } from './kubelet.ts';
@@ -95,12 +95,14 @@ export class CaptureAgent {
   private readonly now: () => number;
   private store: StateStore | undefined;
   private readonly jobs = new Map<string, AgentJob>();
-  private readonly byToken = new Map<string, string>(); // `${ns}/${capture}#${token}` -> id
-  private readonly highest = new Map<string, number>();
+  /** The token fence (core's capture/token-fence.ts, which the simulator's agent runs too). */
+  private fence = new TokenFence();
   private readonly running = new Map<string, { abort: AbortController; done: Promise<void> }>();
   private closing = false;
   /** Tokens accepted per capture (`namespace/name`), in order: they must strictly increase. */
-  readonly accepted = new Map<string, number[]>();
+  get accepted(): ReadonlyMap<string, readonly number[]> {
+    return this.fence.acceptedTokens;
+  }
   /** Starts refused for a stale token. */
   rejected = 0;
   private server: Server | undefined;
@@ -126,12 +128,11 @@ export class CaptureAgent {
   }
 
   private restore(s: AgentState): void {
-    for (const [cap, t] of Object.entries(s.highest)) this.highest.set(cap, t);
-    for (const [cap, ts] of Object.entries(s.accepted)) this.accepted.set(cap, [...ts]);
+    this.fence = new TokenFence(s);
     this.rejected = s.rejected;
     for (const j of s.jobs) {
       this.jobs.set(j.id, j);
-      this.byToken.set(`${capKey(j.req)}#${j.req.token}`, j.id);
+      this.fence.remember(capKey(j.req), j.req.token, j.id);
     }
     this.prune();
     const again = [...this.jobs.values()].filter((j) => j.state.state === 'Running');
@@ -157,8 +158,7 @@ export class CaptureAgent {
 
   private snapshot(): AgentState {
     return {
-      highest: Object.fromEntries(this.highest),
-      accepted: Object.fromEntries(this.accepted),
+      ...this.fence.state(),
       rejected: this.rejected,
       jobs: [...this.jobs.values()],
     };
@@ -174,10 +174,10 @@ export class CaptureAgent {
     const cutoff = this.now() - (this.o.retainMs ?? DAY_MS);
     for (const j of [...this.jobs.values()]) {
       if (j.state.state === 'Running' || !j.finishedAt) continue;
-      if (j.req.token >= (this.highest.get(capKey(j.req)) ?? 0)) continue;
+      if (j.req.token >= this.fence.highestOf(capKey(j.req))) continue;
       if (Date.parse(j.finishedAt) >= cutoff) continue;
       this.jobs.delete(j.id);
-      this.byToken.delete(`${capKey(j.req)}#${j.req.token}`);
+      this.fence.forget(capKey(j.req), j.req.token);
     }
   }
 
@@ -187,42 +187,34 @@ export class CaptureAgent {
    */
   start(req: AgentJobRequest): { id: string; created: boolean } {
     const cap = capKey(req);
-    const existing = this.byToken.get(`${cap}#${req.token}`);
-    if (existing) return { id: existing, created: false };
-    const top = this.highest.get(cap) ?? 0;
-    if (req.token < top) {
+    const judged = this.fence.judge(cap, req.token);
+    if (judged.verdict === 'existing') return { id: judged.jobId, created: false };
+    if (judged.verdict === 'stale') {
       this.rejected++;
-      throw new StaleToken(`token ${req.token} is lower than ${top}, the highest seen for ${cap}`);
+      throw new StaleToken(`token ${req.token} is lower than ${judged.highest}, the highest seen for ${cap}`);
     }
-    const prevAccepted = this.accepted.get(cap);
     // A newer token supersedes older jobs of the same capture.
     const superseded = [...this.jobs.values()].filter(
       (j) => capKey(j.req) === cap && j.state.state === 'Running',
     );
     const at = new Date(this.now()).toISOString();
     const job: AgentJob = { id: randomUUID(), req, state: { state: 'Running' }, startedAt: at, runs: 1 };
-    this.highest.set(cap, req.token);
-    this.accepted.set(cap, [...(prevAccepted ?? []), req.token]);
+    const undo = this.fence.accept(cap, req.token, job.id);
     for (const j of superseded) {
       j.state = { state: 'Failed', error: `superseded by token ${req.token}` };
       j.finishedAt = at;
     }
     this.jobs.set(job.id, job);
-    this.byToken.set(`${cap}#${req.token}`, job.id);
     try {
       this.persist();
     } catch (e) {
       // Not accepted: undo, so memory and disk agree.
-      if (top) this.highest.set(cap, top);
-      else this.highest.delete(cap);
-      if (prevAccepted) this.accepted.set(cap, prevAccepted);
-      else this.accepted.delete(cap);
+      undo();
       for (const j of superseded) {
         j.state = { state: 'Running' };
         delete j.finishedAt;
       }
       this.jobs.delete(job.id);
-      this.byToken.delete(`${cap}#${req.token}`);
       this.log({
         level: 'error',
         msg: 'start refused: the state cannot be saved',
@@ -295,12 +287,7 @@ export class CaptureAgent {
 
   /** Violations of "accepted tokens strictly increase per capture" (must be empty). */
   tokenViolations(): string[] {
-    const out: string[] = [];
-    for (const [cap, ts] of this.accepted) {
-      for (let i = 1; i < ts.length; i++)
-        if (ts[i]! <= ts[i - 1]!) out.push(`${cap}: token ${ts[i]} accepted after ${ts[i - 1]}`);
-    }
-    return out;
+    return this.fence.violations();
   }
 
   readonly handle = (req: IncomingMessage, res: ServerResponse): void => {

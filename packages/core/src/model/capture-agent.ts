@@ -1,8 +1,10 @@
-// An in-memory capture agent (the simulator's and unit tests' backend): it fences on tokens (rejects a token lower than the
-// highest it has seen for a capture), is idempotent per (capture, token), and whose jobs succeed,
-// fail or hang as the simulation decides.
+// An in-memory capture agent (the simulator's and unit tests' backend): it fences on tokens with the
+// shipped agent's fence (capture/token-fence.ts: a token below the highest seen is refused, a start
+// with an accepted token finds its job again), and its jobs succeed, fail or hang as the simulation
+// decides.
 import { ApiError } from '../api/errors.ts';
 import type { CaptureBackend, CaptureJobRequest, JobState } from '../capture/backend.ts';
+import { TokenFence } from '../capture/token-fence.ts';
 
 export type JobFate = 'succeed' | 'fail' | 'hang';
 
@@ -15,9 +17,7 @@ interface Job {
 
 export class SimCaptureAgent implements CaptureBackend {
   private readonly jobs = new Map<string, Job>();
-  private readonly highest = new Map<string, number>();
-  /** Tokens in the order the agent accepted them, per capture (they must strictly increase). */
-  readonly accepted = new Map<string, number[]>();
+  private readonly fence = new TokenFence();
   /** Set by the simulation before each start: what happens to the next job, and when. */
   nextFate: JobFate = 'succeed';
   nextDurationMs = 3000;
@@ -37,19 +37,14 @@ export class SimCaptureAgent implements CaptureBackend {
       throw new ApiError('Unavailable', 'capture agent unreachable');
     }
     const capture = `${req.namespace}/${req.capture}`;
-    const top = this.highest.get(capture) ?? 0;
-    if (req.token < top) {
+    const judged = this.fence.judge(capture, req.token);
+    if (judged.verdict === 'existing') return { id: judged.jobId };
+    if (judged.verdict === 'stale') {
       this.startsRefused++;
-      throw new ApiError('Conflict', `stale token ${req.token} < ${top}`);
+      throw new ApiError('Conflict', `stale token ${req.token} < ${judged.highest}`);
     }
-    for (const j of this.jobs.values()) {
-      if (`${j.req.namespace}/${j.req.capture}` === capture && j.req.token === req.token) return { id: j.id };
-    }
-    this.highest.set(capture, req.token);
-    const list = this.accepted.get(capture) ?? [];
-    list.push(req.token);
-    this.accepted.set(capture, list);
     const id = `job-${++this.seq}`;
+    this.fence.accept(capture, req.token, id);
     this.jobs.set(id, { id, req, doneAtMs: this.now() + this.nextDurationMs, fate: this.nextFate });
     return { id };
   }
@@ -65,12 +60,11 @@ export class SimCaptureAgent implements CaptureBackend {
 
   /** The agent-side C1 check: accepted tokens strictly increase per capture. */
   tokenViolations(): string[] {
-    const out: string[] = [];
-    for (const [capture, tokens] of this.accepted) {
-      for (let i = 1; i < tokens.length; i++) {
-        if (tokens[i]! <= tokens[i - 1]!) out.push(`${capture}: token ${tokens[i]} after ${tokens[i - 1]}`);
-      }
-    }
-    return out;
+    return this.fence.violations();
+  }
+
+  /** Tokens in the order the agent accepted them, per capture (they must strictly increase). */
+  get accepted(): ReadonlyMap<string, readonly number[]> {
+    return this.fence.acceptedTokens;
   }
 }

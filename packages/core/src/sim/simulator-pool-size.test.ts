@@ -23,7 +23,7 @@ describe('simulator: pool size (P8)', () => {
   });
 
   test('two replicas: no Idle pod above maxPods whenever quiet', { timeout: 300_000 }, async ({ task }) => {
-    const runs = [21, 22, 23, 24].map((seed) => ({
+    const runs = [21, 22, 23, 24, 25, 26, 27, 28].map((seed) => ({
       seed,
       options: { replicas: 2, pool: TIGHT, modelOptions: schemaModelOptions() },
     }));
