@@ -85,7 +85,7 @@ describe('SLIs', () => {
     await step(SAFETY_RULES.releasePodWrite(p2, 'Delete', 'release'));
     expect([metrics.releases.get(web), metrics.recycles.get(web)]).toEqual([2, 1]);
     // A write without an intent (an Idle pod deleted at scale-in) counts nothing; reads are never refusals.
-    const p3 = await m.create(poolPod('p3', { [LABEL_STATE]: 'Idle' }));
+    await m.create(poolPod('p3', { [LABEL_STATE]: 'Idle' }));
     await step({ op: 'delete', kind: 'Pod', key: { namespace: NS, name: 'p3' }, why: 'scale in' });
     await expect(c.get('Pod', { namespace: NS, name: 'p3' })).rejects.toThrow();
     expect(metrics.releases.get(web)).toBe(2);

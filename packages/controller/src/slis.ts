@@ -25,7 +25,6 @@ import {
   LABEL_POOL,
   LABEL_STATE,
   LABEL_TEMPLATE_HASH,
-  type ObjectKey,
   type Pod,
   type PodClaim,
   type PodPool,
