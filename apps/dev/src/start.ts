@@ -9,7 +9,6 @@ import {
   controllerDefaults,
   jsonLogger as controllerLogger,
   createKubeController,
-  kubeControllerOptions,
   serveEndpoints,
 } from '@claimkit/controller';
 import { API_VERSION, type PodPool } from '@claimkit/core';
@@ -95,9 +94,11 @@ async function start(): Promise<void> {
   shutdown.add('capture agent', () => agent.close(), 3000);
   // The shipped binary's defaults (its options table), so `npm start` runs what ships.
   const ctl = createKubeController({
-    ...kubeControllerOptions(controllerDefaults()),
-    kubeconfig: ids.controllerKubeconfig,
-    identity: 'claimkit-controller-local',
+    config: {
+      ...controllerDefaults(),
+      kubeconfig: ids.controllerKubeconfig,
+      identity: 'claimkit-controller-local',
+    },
     log: controllerLogger(level),
   });
   await ctl.manager.start();

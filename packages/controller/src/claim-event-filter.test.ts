@@ -7,7 +7,7 @@ import { KubeEventRecorder } from '@claimkit/kube';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isRoutineClaimEvent, withoutClaimEvents } from './claim-event-filter.ts';
 import { Manager } from './manager.ts';
-import { kubelet, model, running, stopRunning, until } from './testing/loop-harness.ts';
+import { kubelet, model, running, stopRunning, testConfig, until } from './testing/loop-harness.ts';
 
 const ev = (kind: EventSpec['regarding']['kind'], type: EventSpec['type'], reason: string): EventSpec => ({
   regarding: { kind, namespace: 'ns', name: `${kind.toLowerCase()}-1`, uid: `${kind}-uid` },
@@ -95,10 +95,10 @@ describe('the Manager with disableClaimEvents, on the in-memory API model', () =
     const m = model();
     kubelet(m);
     const mgr = new Manager({
+      config: testConfig({ disableClaimEvents }),
       client: m,
       source: m,
       recorder: new KubeEventRecorder(m, { component: 'claimkit-controller' }),
-      ...(disableClaimEvents ? { disableClaimEvents } : {}),
     });
     running.push(mgr);
     await mgr.start();

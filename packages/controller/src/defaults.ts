@@ -8,7 +8,10 @@ import {
 } from '@claimkit/core';
 import type { LogFormat, LogLevel } from './log.ts';
 
-/** The shipped defaults: the table's, the Manager's and createKubeController's. */
+/**
+ * The shipped defaults, under the names of the controller's config (flags.ts ControllerConfig:
+ * durations in ms); the options table takes them, and a test checks the parsed defaults equal them.
+ */
 export const CONTROLLER_DEFAULTS = {
   // A bind holds its worker for three writes in sequence (pod, claim, status): at 4 workers a
   // control plane answering each in 20 ms caps binds near 66/s, below agent-sandbox's published 91/s
@@ -17,12 +20,13 @@ export const CONTROLLER_DEFAULTS = {
   // While the queue backs up (worker-surge.ts). 32 is also the kube client's cap on connections for
   // requests: more workers would wait for a socket, not for the server.
   maxConcurrency: 32,
-  sweepIntervalMs: 30_000,
-  requestTimeoutMs: 15_000,
-  resyncMs: 600_000,
-  poolCoalesceMs: DEFAULT_POOL_COALESCE_MS,
-  poolHeadroomCoalesceMs: DEFAULT_POOL_HEADROOM_COALESCE_MS,
-  shutdownGraceMs: 20_000,
+  sweepInterval: 30_000,
+  requestTimeout: 15_000,
+  resyncInterval: 600_000,
+  poolCoalesce: DEFAULT_POOL_COALESCE_MS,
+  poolCoalesceHeadroom: DEFAULT_POOL_HEADROOM_COALESCE_MS,
+  shutdownGrace: 20_000,
+  doctorInterval: 60_000,
   leaseNamespace: SYSTEM_NAMESPACE,
   metricsAddr: ':8080',
   healthAddr: ':8081',

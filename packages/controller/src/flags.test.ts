@@ -4,7 +4,6 @@ import {
   CONTROLLER_OPTIONS,
   controllerDefaults,
   controllerStartup,
-  kubeControllerOptions,
   parseAddr,
   parseDuration,
   parseFlags,
@@ -34,8 +33,8 @@ describe('flags', () => {
       namespace: 'ns',
       leaderElect: true,
       concurrency: 8,
-      sweepIntervalMs: 60_000,
-      requestTimeoutMs: 3000,
+      sweepInterval: 60_000,
+      requestTimeout: 3000,
       logLevel: 'debug',
       identity: 'ctl-0',
       leaseNamespace: 'claimkit-system',
@@ -67,10 +66,8 @@ describe('flags', () => {
   it('--disable-claim-events (agent-sandbox’s name): off by default, on by the flag, passed to the controller', () => {
     expect(parseFlags([], {}).disableClaimEvents).toBe(false);
     expect(controllerDefaults().disableClaimEvents).toBe(false);
-    expect(kubeControllerOptions(parseFlags([], {})).disableClaimEvents).toBe(false);
     const on = parseFlags(['--disable-claim-events'], {});
     expect(on.disableClaimEvents).toBe(true);
-    expect(kubeControllerOptions(on).disableClaimEvents).toBe(true);
     expect(parseFlags(['--disable-claim-events=true'], {}).disableClaimEvents).toBe(true);
     expect(parseFlags(['--disable-claim-events=false'], {}).disableClaimEvents).toBe(false);
     // The last one given wins, as for every flag (the chart's extraArgs come after its own).
@@ -79,12 +76,10 @@ describe('flags', () => {
     ).toBe(false);
   });
 
-  it('--shard INDEX/COUNT (or $CLAIMKIT_SHARD): one shard by default, passed to the controller only when there are more', () => {
+  it('--shard INDEX/COUNT (or $CLAIMKIT_SHARD): one shard by default', () => {
     expect(parseFlags([], {}).shard).toEqual({ index: 0, count: 1 });
-    expect(kubeControllerOptions(parseFlags([], {})).shard).toBeUndefined();
     const s = parseFlags(['--shard', '2/3'], {});
     expect(s.shard).toEqual({ index: 2, count: 3 });
-    expect(kubeControllerOptions(s).shard).toEqual({ index: 2, count: 3 });
     expect(parseFlags([], { CLAIMKIT_SHARD: '1/2' }).shard).toEqual({ index: 1, count: 2 });
     expect(parseFlags(['--shard=0/2'], { CLAIMKIT_SHARD: '1/2' }).shard).toEqual({ index: 0, count: 2 });
   });
@@ -145,12 +140,13 @@ describe('flags', () => {
     const d = controllerDefaults();
     expect(d).toMatchObject({
       concurrency: 8,
-      sweepIntervalMs: 30_000,
-      requestTimeoutMs: 15_000,
-      resyncMs: 600_000,
-      poolCoalesceMs: 500,
-      poolHeadroomCoalesceMs: 2000,
-      shutdownGraceMs: 20_000,
+      sweepInterval: 30_000,
+      requestTimeout: 15_000,
+      resyncInterval: 600_000,
+      poolCoalesce: 500,
+      poolCoalesceHeadroom: 2000,
+      shutdownGrace: 20_000,
+      doctorInterval: 60_000,
       leaseNamespace: 'claimkit-system',
       metricsAddr: ':8080',
       healthAddr: ':8081',
@@ -163,21 +159,12 @@ describe('flags', () => {
     });
     expect(d.otlpEndpoint).toBeUndefined();
     expect(d).toMatchObject(CONTROLLER_DEFAULTS);
-    expect(kubeControllerOptions(parseFlags([], {}))).toMatchObject({
-      concurrency: 8,
-      sweepIntervalMs: 30_000,
-      timeoutMs: 15_000,
-      resyncMs: 600_000,
-      poolCoalesceMs: 500,
-      poolHeadroomCoalesceMs: 2000,
-      shutdownGraceMs: 20_000,
-    });
     expect(
       parseFlags(
         ['--resync-interval=0', '--pool-coalesce=1s', '--pool-coalesce-headroom=0', '--shutdown-grace=5s'],
         {},
       ),
-    ).toMatchObject({ resyncMs: 0, poolCoalesceMs: 1000, poolHeadroomCoalesceMs: 0, shutdownGraceMs: 5000 });
+    ).toMatchObject({ resyncInterval: 0, poolCoalesce: 1000, poolCoalesceHeadroom: 0, shutdownGrace: 5000 });
   });
 
   it('--help is generated from the table: every flag, with its default', () => {

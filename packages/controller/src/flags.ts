@@ -3,6 +3,8 @@
 // controller uses too (runtime.ts, `npm start`, the e2e harness, the benches), so they all run what ships.
 import { ONE_SHARD, parseShard, type Shard } from '@claimkit/core';
 import {
+  type CamelValues,
+  camelValues,
   defineOptions,
   helpText,
   type OptionValues,
@@ -12,8 +14,7 @@ import {
   UsageError,
 } from '@claimkit/core/options';
 import { CONTROLLER_DEFAULTS } from './defaults.ts';
-import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from './log.ts';
-import type { KubeControllerOptions } from './runtime.ts';
+import { LOG_FORMATS, LOG_LEVELS } from './log.ts';
 
 export { parseDuration, UsageError } from '@claimkit/core/options';
 
@@ -91,31 +92,31 @@ export const CONTROLLER_OPTIONS = defineOptions({
   'sweep-interval': {
     type: 'duration',
     min: 100,
-    default: CONTROLLER_DEFAULTS.sweepIntervalMs,
+    default: CONTROLLER_DEFAULTS.sweepInterval,
     help: 'capture recovery sweep period',
   },
   'request-timeout': {
     type: 'duration',
     min: 100,
-    default: CONTROLLER_DEFAULTS.requestTimeoutMs,
+    default: CONTROLLER_DEFAULTS.requestTimeout,
     help: 'give up on an API request (a watch: its headers) after DUR',
   },
   'resync-interval': {
     type: 'duration',
     min: 0,
-    default: CONTROLLER_DEFAULTS.resyncMs,
+    default: CONTROLLER_DEFAULTS.resyncInterval,
     help: 're-enqueue every object this often (0: never)',
   },
   'pool-coalesce': {
     type: 'duration',
     min: 0,
-    default: CONTROLLER_DEFAULTS.poolCoalesceMs,
+    default: CONTROLLER_DEFAULTS.poolCoalesce,
     help: 'a PodPool reconcile triggered by pod or claim changes waits this long to take a burst at once',
   },
   'pool-coalesce-headroom': {
     type: 'duration',
     min: 0,
-    default: CONTROLLER_DEFAULTS.poolHeadroomCoalesceMs,
+    default: CONTROLLER_DEFAULTS.poolCoalesceHeadroom,
     help: 'the same wait for a pool with Idle to spare (at least max(16, minIdle/2) Idle pods beyond its waiting claims); never shorter than --pool-coalesce',
   },
   shard: {
@@ -129,10 +130,16 @@ export const CONTROLLER_OPTIONS = defineOptions({
     },
     help: 'run as shard INDEX of COUNT controllers, each reconciling the pools that hash to it (a claim with its pool) under its own Lease (claimkit-controller-shard-INDEX-of-COUNT); shard 0 also runs the capture sweep and the doctor. For more than one core of reconciles and writes; every shard still watches everything',
   },
+  'doctor-interval': {
+    type: 'duration',
+    min: 0,
+    default: CONTROLLER_DEFAULTS.doctorInterval,
+    help: 'refresh claimkit_doctor_findings (core’s doctor checks over the cache) this often while leading (0: never)',
+  },
   'shutdown-grace': {
     type: 'duration',
     min: 0,
-    default: CONTROLLER_DEFAULTS.shutdownGraceMs,
+    default: CONTROLLER_DEFAULTS.shutdownGrace,
     help: 'on SIGTERM, wait this long for reconciles in flight',
   },
   'watch-nodes': {
@@ -190,43 +197,25 @@ Logs: one JSON object per line on stderr ({"ts","level","msg",...}), or logfmt w
 };
 export const USAGE = helpText(CONTROLLER_OPTIONS, HELP);
 
-export interface ControllerFlags {
-  kubeconfig?: string;
-  context?: string;
-  namespace?: string;
-  leaderElect: boolean;
-  leaseNamespace: string;
-  identity: string;
-  metricsAddr: string;
-  healthAddr: string;
-  concurrency: number;
-  maxConcurrency: number;
-  sweepIntervalMs: number;
-  requestTimeoutMs: number;
-  resyncMs: number;
-  poolCoalesceMs: number;
-  poolHeadroomCoalesceMs: number;
-  shutdownGraceMs: number;
-  /** The keys this process reconciles (--shard). */
-  shard: Shard;
-  /** Watch Nodes (cluster-wide get/list/watch) so pods on NotReady or cordoned nodes are not handed out. */
-  watchNodes: boolean;
-  /** Write no Normal Events about PodClaims (claim-event-filter.ts). */
-  disableClaimEvents: boolean;
-  /**
-   * The pod this process runs in (downward API: $POD_NAME, $POD_NAMESPACE, $POD_UID, $CONTAINER_NAME),
-   * recorded on the leader Lease so a standby takes over at once when it is dead. Unset unless the
-   * first three are all set.
-   */
-  pod?: { namespace: string; name: string; uid: string; container?: string };
-  logLevel: LogLevel;
-  logFormat: LogFormat;
-  /** Sent as a bearer token to Http capture agents (re-read per request). */
-  captureAgentTokenFile?: string;
-  /** OTLP/HTTP base URL traces are sent to (unset: tracing off). */
-  otlpEndpoint?: string;
-  otlpServiceName: string;
+/** Where this process runs (downward API: $POD_NAME, $POD_NAMESPACE, $POD_UID, $CONTAINER_NAME). */
+export interface PodIdentity {
+  namespace: string;
+  name: string;
+  uid: string;
+  container?: string;
 }
+
+/**
+ * The controller's configuration: the options table's values under camelCase names (durations in
+ * ms), so the table is the type and no flag is mapped by hand; --shard parsed, the identity resolved
+ * and, with the downward API's variables all set, the pod this process runs in (recorded on the
+ * leader Lease so a standby takes over at once when it is dead).
+ */
+export type ControllerConfig = Omit<CamelValues<typeof CONTROLLER_OPTIONS>, 'shard' | 'identity'> & {
+  shard: Shard;
+  identity: string;
+  pod?: PodIdentity;
+};
 
 /** --shard's value, validated by the table already. */
 function shardFlag(s: string): Shard {
@@ -243,30 +232,14 @@ export function parseAddr(flag: string, s: string): { host: string; port: number
   return { host: m[1] ?? (m[2] || '0.0.0.0'), port: Number(m[3]) };
 }
 
-function flagsFrom(
+function configFrom(
   v: OptionValues<typeof CONTROLLER_OPTIONS>,
   env: Record<string, string | undefined>,
-): ControllerFlags {
+): ControllerConfig {
   return {
-    ...(v.kubeconfig ? { kubeconfig: v.kubeconfig } : {}),
-    ...(v.context ? { context: v.context } : {}),
-    ...(v.namespace ? { namespace: v.namespace } : {}),
-    leaderElect: v['leader-elect'],
-    leaseNamespace: v['lease-namespace'],
-    identity: v.identity ?? `${env.HOSTNAME ?? 'claimkit'}-${process.pid}`,
-    metricsAddr: v['metrics-addr'],
-    healthAddr: v['health-addr'],
-    concurrency: v.concurrency,
-    maxConcurrency: v['max-concurrency'],
-    sweepIntervalMs: v['sweep-interval'],
-    requestTimeoutMs: v['request-timeout'],
-    resyncMs: v['resync-interval'],
-    poolCoalesceMs: v['pool-coalesce'],
-    poolHeadroomCoalesceMs: v['pool-coalesce-headroom'],
-    shutdownGraceMs: v['shutdown-grace'],
+    ...camelValues(v),
     shard: shardFlag(v.shard),
-    watchNodes: v['watch-nodes'],
-    disableClaimEvents: v['disable-claim-events'],
+    identity: v.identity ?? `${env.HOSTNAME ?? 'claimkit'}-${process.pid}`,
     ...(env.POD_NAME && env.POD_NAMESPACE && env.POD_UID
       ? {
           pod: {
@@ -277,11 +250,6 @@ function flagsFrom(
           },
         }
       : {}),
-    logLevel: v['log-level'],
-    logFormat: v['log-format'],
-    ...(v['capture-agent-token-file'] ? { captureAgentTokenFile: v['capture-agent-token-file'] } : {}),
-    ...(v['otlp-endpoint'] ? { otlpEndpoint: v['otlp-endpoint'] } : {}),
-    otlpServiceName: v['otlp-service-name'],
   };
 }
 
@@ -289,46 +257,20 @@ function flagsFrom(
 export function parseFlags(
   argv: string[],
   env: Record<string, string | undefined> = process.env,
-): ControllerFlags & { help: boolean } {
+): ControllerConfig & { help: boolean } {
   const { values, help } = parseOptions(CONTROLLER_OPTIONS, argv, env);
-  return { ...flagsFrom(values, env), help };
+  return { ...configFrom(values, env), help };
 }
 
 /** main.ts's start-up decision: the help, one usage-error line, or the flags. */
 export function controllerStartup(
   argv: readonly string[],
   env: Record<string, string | undefined>,
-): Startup<ControllerFlags> {
-  return startup('claimkit-controller', CONTROLLER_OPTIONS, HELP, argv, env, (v) => flagsFrom(v, env));
+): Startup<ControllerConfig> {
+  return startup('claimkit-controller', CONTROLLER_OPTIONS, HELP, argv, env, (v) => configFrom(v, env));
 }
 
-/** The shipped flags with nothing given (what an in-process controller runs unless told otherwise). */
-export function controllerDefaults(): ControllerFlags {
-  return flagsFrom(parseOptions(CONTROLLER_OPTIONS, [], {}).values, {});
-}
-
-/** createKubeController's options from the flags (main.ts; an in-process controller may spread them). */
-export function kubeControllerOptions(f: ControllerFlags): KubeControllerOptions {
-  return {
-    ...(f.kubeconfig ? { kubeconfig: f.kubeconfig } : {}),
-    ...(f.context ? { context: f.context } : {}),
-    ...(f.namespace ? { namespace: f.namespace } : {}),
-    concurrency: f.concurrency,
-    maxConcurrency: f.maxConcurrency,
-    sweepIntervalMs: f.sweepIntervalMs,
-    resyncMs: f.resyncMs,
-    poolCoalesceMs: f.poolCoalesceMs,
-    poolHeadroomCoalesceMs: f.poolHeadroomCoalesceMs,
-    shutdownGraceMs: f.shutdownGraceMs,
-    ...(f.shard.count > 1 ? { shard: f.shard } : {}),
-    leaderElect: f.leaderElect,
-    leaseNamespace: f.leaseNamespace,
-    identity: f.identity,
-    timeoutMs: f.requestTimeoutMs,
-    watchNodes: f.watchNodes,
-    disableClaimEvents: f.disableClaimEvents,
-    ...(f.pod ? { pod: f.pod } : {}),
-    ...(f.captureAgentTokenFile ? { captureAgentTokenFile: f.captureAgentTokenFile } : {}),
-    ...(f.otlpEndpoint ? { otlp: { endpoint: f.otlpEndpoint, serviceName: f.otlpServiceName } } : {}),
-  };
+/** The shipped configuration with no flag given (what an in-process controller runs unless told otherwise). */
+export function controllerDefaults(): ControllerConfig {
+  return configFrom(parseOptions(CONTROLLER_OPTIONS, [], {}).values, {});
 }

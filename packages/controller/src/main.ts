@@ -3,7 +3,7 @@
 import { CLAIMKIT_VERSION } from '@claimkit/core';
 import { configOrExit } from '@claimkit/core/options';
 import { clientNodeDeferred, clientNodeSlimmed } from '@claimkit/kube';
-import { type ControllerFlags, controllerStartup, kubeControllerOptions, parseAddr } from './flags.ts';
+import { type ControllerConfig, controllerStartup, parseAddr } from './flags.ts';
 import { applyHeapFlags } from './heap-flags.ts';
 import { jsonLogger } from './log.ts';
 import { serveEndpoints } from './server.ts';
@@ -16,7 +16,7 @@ function die(msg: string, code: number): never {
 
 // The image's heap growth cap also when the npm bin runs under a plain `node` (heap-flags.ts).
 applyHeapFlags();
-const flags: ControllerFlags = configOrExit(controllerStartup(process.argv.slice(2), process.env), process);
+const flags: ControllerConfig = configOrExit(controllerStartup(process.argv.slice(2), process.env), process);
 
 const log = jsonLogger(flags.logLevel, undefined, undefined, flags.logFormat).with({
   logger: 'claimkit-controller',
@@ -25,7 +25,7 @@ const log = jsonLogger(flags.logLevel, undefined, undefined, flags.logFormat).wi
 const { createKubeController, explainStartError } = await import('./runtime.ts');
 let ctl: ReturnType<typeof createKubeController>;
 try {
-  ctl = createKubeController({ ...kubeControllerOptions(flags), log });
+  ctl = createKubeController({ config: flags, log });
 } catch (e) {
   die(explainStartError(e), 1);
 }
@@ -59,7 +59,7 @@ log.info('starting', {
   pod: flags.pod ? `${flags.pod.namespace}/${flags.pod.name}` : '(none)',
   concurrency: flags.concurrency,
   maxConcurrency: maxWorkers(flags.concurrency, flags.maxConcurrency),
-  sweepIntervalMs: flags.sweepIntervalMs,
+  sweepIntervalMs: flags.sweepInterval,
   watchNodes: flags.watchNodes,
   disableClaimEvents: flags.disableClaimEvents,
   otlpEndpoint: flags.otlpEndpoint ?? '(none: tracing off)',

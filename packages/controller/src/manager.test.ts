@@ -20,19 +20,21 @@ import { checkConvergence, checkSafety } from '@claimkit/core/testing';
 import { KubeEventRecorder, LeaderElector } from '@claimkit/kube';
 import { afterEach, describe, expect, it } from 'vitest';
 import { jsonLogger } from './log.ts';
-import { Manager } from './manager.ts';
-import { kubelet, model, running, stopRunning, until } from './testing/loop-harness.ts';
+import { Manager, type ManagerConfig, type ManagerOptions } from './manager.ts';
+import { kubelet, model, running, stopRunning, testConfig, until } from './testing/loop-harness.ts';
 
 const NS = 'ns1';
 afterEach(stopRunning);
 
-async function startManager(m: ApiModel, extra: Partial<ConstructorParameters<typeof Manager>[0]> = {}) {
+async function startManager(
+  m: ApiModel,
+  extra: Partial<ManagerOptions> = {},
+  config: Partial<ManagerConfig> = {},
+) {
   const mgr = new Manager({
+    config: testConfig({ concurrency: 4, sweepInterval: 200, resyncInterval: 1000, ...config }),
     client: m,
     source: m,
-    concurrency: 4,
-    sweepIntervalMs: 200,
-    resyncMs: 1000,
     ...extra,
   });
   running.push(mgr);
@@ -279,7 +281,7 @@ describe('Manager on the in-memory API model', () => {
     const m = model();
     kubelet(m);
     // No resync: only routed events can bring the claim back to its pod.
-    const mgr = await startManager(m, { resyncMs: 0 });
+    const mgr = await startManager(m, {}, { resyncInterval: 0 });
     await m.create(pool(1));
     await m.create(claimSet(1));
     const c = (await until('bound', () => bound(m)[0])) as PodClaim;
@@ -308,7 +310,7 @@ describe('Manager on the in-memory API model', () => {
     const m = new ApiModel({ clock: { now: () => Date.now() }, ...schemaModelOptions(), eventWindow: 20 });
     kubelet(m);
     // No resync: only the informers' relist can tell the claim that its pod is gone.
-    const mgr = await startManager(m, { resyncMs: 0 });
+    const mgr = await startManager(m, {}, { resyncInterval: 0 });
     await m.create(pool(1));
     await m.create(claimSet(1));
     const c = (await until('bound', () => bound(m)[0])) as PodClaim;
@@ -371,7 +373,7 @@ describe('Manager on the in-memory API model', () => {
     let cordoned = false;
     kubelet(m, () => (cordoned ? 'node-2' : 'node-1'));
     // No periodic resync: only the Node event can bring the pool back.
-    const mgr = await startManager(m, { resyncMs: 0, poolCoalesceMs: 10 });
+    const mgr = await startManager(m, {}, { resyncInterval: 0, poolCoalesce: 10 });
     await m.create(pool(2));
     const idleOn = (n: string) =>
       m
@@ -410,7 +412,7 @@ describe('Manager on the in-memory API model', () => {
     const m = model();
     kubelet(m);
     // No periodic resync, and the pool's own look-again is 30 s away: only the Capture's event can wake it.
-    await startManager(m, { resyncMs: 0, poolCoalesceMs: 10 });
+    await startManager(m, {}, { resyncInterval: 0, poolCoalesce: 10 });
     await m.create({
       apiVersion: 'v1',
       kind: 'Pod',
@@ -469,7 +471,7 @@ describe('Manager on the in-memory API model', () => {
     const m = model();
     kubelet(m);
     const coalesceMs = 2000;
-    const mgr = await startManager(m, { resyncMs: 0, poolCoalesceMs: coalesceMs });
+    const mgr = await startManager(m, {}, { resyncInterval: 0, poolCoalesce: coalesceMs });
     await m.create(pool(2));
     const key = { namespace: NS, name: 'web' };
     await until('pool settled', () => m.getNow('PodPool', key).status?.idle === 2, 15_000);
@@ -560,7 +562,7 @@ describe('Manager workers while the queue backs up (--max-concurrency)', () => {
     const m = model();
     kubelet(m);
     const { client, seen } = slowClaimWrites(m, 150);
-    const mgr = await startManager(m, { client, concurrency: 2, maxConcurrency });
+    const mgr = await startManager(m, { client }, { concurrency: 2, maxConcurrency });
     await m.create({ ...pool(12), spec: { ...pool(12).spec, maxPods: 30 } });
     await until(
       '12 Idle pods',
@@ -648,10 +650,11 @@ describe('Manager sharded by pool (--shard)', () => {
     kubelet(m);
     const lines: { shard: number; l: Record<string, unknown> }[] = [];
     const shard = (index: number) =>
-      startManager(m, {
-        shard: { index, count: 2 },
-        log: jsonLogger('debug', (l) => lines.push({ shard: index, l: JSON.parse(l) })),
-      });
+      startManager(
+        m,
+        { log: jsonLogger('debug', (l) => lines.push({ shard: index, l: JSON.parse(l) })) },
+        { shard: { index, count: 2 } },
+      );
     return { m, lines, shards: [await shard(0), await shard(1)] as const };
   }
 
@@ -784,7 +787,7 @@ describe('Manager sharded by pool (--shard)', () => {
 
   it('a claim the cache does not have is any shard’s (its reconcile finds nothing); captures are shard 0’s', async () => {
     const m = model();
-    const s1 = await startManager(m, { shard: { index: 1, count: 2 } });
+    const s1 = await startManager(m, {}, { shard: { index: 1, count: 2 } });
     expect(s1.owns('PodClaim|ns1/unknown')).toBe(true);
     expect(s1.owns('Capture|ns1/cap')).toBe(false);
     expect(s1.owns('PodPool|ns1/warm')).toBe(true);

@@ -18,7 +18,6 @@ import {
   LABEL_POOL,
   type ListWatcher,
   type OldestFirstReader,
-  ONE_SHARD,
   ownsKey,
   type PodClaim,
   ProcessMemory,
@@ -43,7 +42,7 @@ import {
 } from '@claimkit/core';
 import { errorText, type Informer, InformerCache, realTimers } from '@claimkit/kube';
 import { withoutClaimEvents } from './claim-event-filter.ts';
-import { CONTROLLER_DEFAULTS } from './defaults.ts';
+import type { ControllerConfig } from './flags.ts';
 import { instrumentClient, instrumentSource } from './instrument.ts';
 import { type Logger, silentLogger } from './log.ts';
 import { ControllerMetrics, LEADER_ELECTION_NAME, WORKQUEUE_NAME } from './metrics.ts';
@@ -61,56 +60,44 @@ export interface Elector {
   stop(): Promise<void>;
 }
 
+/**
+ * What the Manager takes of the controller's configuration (flags.ts ControllerConfig: the options
+ * table's values, so every default is the table's and none is written here).
+ */
+export type ManagerConfig = Pick<
+  ControllerConfig,
+  | 'namespace'
+  | 'concurrency'
+  | 'maxConcurrency'
+  | 'sweepInterval'
+  | 'resyncInterval'
+  | 'poolCoalesce'
+  | 'poolCoalesceHeadroom'
+  | 'doctorInterval'
+  | 'shutdownGrace'
+  | 'watchNodes'
+  | 'disableClaimEvents'
+  | 'shard'
+>;
+
 export interface ManagerOptions {
+  /** The flags' part the Manager runs by (controllerDefaults() with changes, in tests). */
+  config: ManagerConfig;
   /** Live reads and all writes. */
   client: Client;
   /** List + watch for the informers (the kube client, or the ApiModel in tests). */
   source: ListWatcher;
-  /** Watch one namespace (default: all). */
-  namespace?: string;
-  concurrency?: number;
-  /**
-   * Workers while the queue backs up (worker-surge.ts; default CONTROLLER_DEFAULTS.maxConcurrency,
-   * never below `concurrency`): a worker that takes a key while the next has waited 100 ms adds one;
-   * the added workers stop once the queue is empty.
-   */
-  maxConcurrency?: number;
-  sweepIntervalMs?: number;
-  /** Re-enqueue every object this often (default 10 min; 0 = never). */
-  resyncMs?: number;
   timers?: Timers;
   /** Wall clock for decisions (default timers.now). */
   now?: () => number;
   log?: Logger;
+  /** Events (without Normal PodClaim Events with config.disableClaimEvents: claim-event-filter.ts). */
   recorder?: EventRecorder;
-  /**
-   * --disable-claim-events: `recorder` does not write the Normal Events about PodClaims (one per
-   * claim and step, a write each); Warnings and Events on other kinds are written, and every Event
-   * is still logged and counted. See claim-event-filter.ts.
-   */
-  disableClaimEvents?: boolean;
   /** A backend, or one built over the manager's cache (to pick by spec.backend.type). */
   backend?: CaptureBackend | ((cache: Reader) => CaptureBackend);
   metrics?: ControllerMetrics;
   /** With an elector only the leader runs workers and the sweep (efficiency, never safety). */
   elector?: Elector;
-  /**
-   * Watch Nodes (default true): bind candidates and Idle pods on NotReady or cordoned nodes are then
-   * recognised. Off (`--no-watch-nodes`), nothing reads Nodes, so no cluster-wide read is needed; core's
-   * serving check counts a node it does not know as serving and a pod's own Ready condition decides.
-   */
-  watchNodes?: boolean;
-  /** PodPool reconciles triggered by pod/claim changes wait this long to coalesce (default 500 ms). */
-  poolCoalesceMs?: number;
-  /**
-   * The same wait for a pool with Idle headroom (core's hasIdleHeadroom, counted by the pod index):
-   * default 2 s. Its pass after a bind only refills, and with Idle to spare that can wait.
-   */
-  poolHeadroomCoalesceMs?: number;
-  /** Doctor findings over the cache (claimkit_doctor_findings) are refreshed this often while leading (default 60 s; 0 = never). */
-  doctorIntervalMs?: number;
-  /** How long stop() waits for in-flight reconciles (default 20 s). */
-  shutdownGraceMs?: number;
   /** Count API requests through the wrapper (leave false when the client reports them itself). */
   instrument?: boolean;
   /**
@@ -125,18 +112,9 @@ export interface ManagerOptions {
   queue?: { baseDelayMs?: number; maxDelayMs?: number; qps?: number; burst?: number };
   /** Spans of every reconcile (otlp.ts); stop() shuts it down after the last reconcile. Absent: off. */
   tracer?: Tracer & { shutdown?(): Promise<void> };
-  /**
-   * --shard INDEX/COUNT (core's loop/shard.ts): reconcile only this shard's keys (a claim with its
-   * pool), and report only its pools' gauges and claims' transitions; shard 0 also runs the capture
-   * sweep and the doctor. Default: one shard, everything.
-   */
-  shard?: Shard;
 }
 
 type AnyInformer = Informer<Kind>;
-
-/** How often the doctor gauge is refreshed from the cache while leading (ManagerOptions.doctorIntervalMs). */
-export const DOCTOR_INTERVAL_MS = 60_000;
 
 export class Manager {
   readonly metrics: ControllerMetrics;
@@ -152,6 +130,7 @@ export class Manager {
    */
   readonly memory: ProcessMemory;
   private readonly opts: ManagerOptions;
+  private readonly config: ManagerConfig;
   private readonly timers: Timers;
   private readonly log: Logger;
   private readonly client: Client;
@@ -185,7 +164,9 @@ export class Manager {
 
   constructor(opts: ManagerOptions) {
     this.opts = opts;
-    this.shard = opts.shard ?? ONE_SHARD;
+    const c = opts.config;
+    this.config = c;
+    this.shard = c.shard;
     this.timers = opts.timers ?? realTimers;
     this.log = opts.log ?? silentLogger;
     this.metrics = opts.metrics ?? new ControllerMetrics();
@@ -209,8 +190,7 @@ export class Manager {
       timers: this.timers,
       probe:
         r.probe ??
-        (() =>
-          source.list('Capture', { limit: 1, ...(opts.namespace ? { namespace: opts.namespace } : {}) })),
+        (() => source.list('Capture', { limit: 1, ...(c.namespace ? { namespace: c.namespace } : {}) })),
       ...(r.probeIntervalMs !== undefined ? { probeIntervalMs: r.probeIntervalMs } : {}),
       ...(r.recoveringProbeIntervalMs !== undefined
         ? { recoveringProbeIntervalMs: r.recoveringProbeIntervalMs }
@@ -237,12 +217,11 @@ export class Manager {
     // Kinds without an informer (none the reconcilers read today) are read live.
     this.cache = new InformerCache(this.source, {
       live: this.client,
-      ...(opts.namespace ? { namespace: opts.namespace } : {}),
+      ...(c.namespace ? { namespace: c.namespace } : {}),
       timers: this.timers,
       log: this.log,
     });
-    const written =
-      opts.recorder && opts.disableClaimEvents ? withoutClaimEvents(opts.recorder) : opts.recorder;
+    const written = opts.recorder && c.disableClaimEvents ? withoutClaimEvents(opts.recorder) : opts.recorder;
     this.recorder = this.observer.recorder(
       written &&
         new QueuedEventRecorder(written, {
@@ -252,7 +231,7 @@ export class Manager {
     const backend = typeof opts.backend === 'function' ? opts.backend(this.cache) : opts.backend;
     this.backend = backend && this.slis.countAgentRefusals(backend);
     // One informer per row of core's watch table (the simulator's replicas build their caches from it).
-    const watchNodes = opts.watchNodes !== false;
+    const watchNodes = c.watchNodes;
     for (const w of watchedKinds({ watchNodes })) {
       const { kind, routed: _routed, optional: _optional, ...informerOptions } = w;
       const i = this.cache.informerFor(kind, informerOptions);
@@ -276,8 +255,8 @@ export class Manager {
         pools: (n) => pools.list(n),
       },
       allPools: () => pools.list(),
-      coalesceMs: opts.poolCoalesceMs ?? CONTROLLER_DEFAULTS.poolCoalesceMs,
-      headroomCoalesceMs: opts.poolHeadroomCoalesceMs ?? CONTROLLER_DEFAULTS.poolHeadroomCoalesceMs,
+      coalesceMs: c.poolCoalesce,
+      headroomCoalesceMs: c.poolCoalesceHeadroom,
       idleOf: (ns, pool) => this.memory.poolPods.view(ns, pool).quietCount,
       sink: {
         enqueue: (k) => this.owns(k) && this.queue.add(k),
@@ -322,25 +301,24 @@ export class Manager {
       queue: this.queue,
       // A claim queued before this cache knew its pool (anyone's then) is its pool's shard's now.
       process: (key) => (this.owns(key) ? this.process(key) : Promise.resolve()),
-      concurrency: Math.max(1, opts.concurrency ?? CONTROLLER_DEFAULTS.concurrency),
-      maxConcurrency: opts.maxConcurrency ?? CONTROLLER_DEFAULTS.maxConcurrency,
+      concurrency: c.concurrency,
+      maxConcurrency: c.maxConcurrency,
       onCount: (n) => this.metrics.workers.set(n),
       log: this.log,
     });
     this.metrics.workers.set(0);
     // The capture sweep and the doctor are shard 0's: other shards keep no timer that would do nothing.
     const clusterWide = runsClusterWideWork(this.shard);
-    const doctorMs = opts.doctorIntervalMs ?? DOCTOR_INTERVAL_MS;
     this.periodic = [
       {
         name: 'sweep',
-        intervalMs: clusterWide ? (opts.sweepIntervalMs ?? CONTROLLER_DEFAULTS.sweepIntervalMs) : 0,
+        intervalMs: clusterWide ? c.sweepInterval : 0,
         run: () => this.sweep(),
       },
-      { name: 'resync', intervalMs: opts.resyncMs ?? CONTROLLER_DEFAULTS.resyncMs, run: () => this.resync() },
+      { name: 'resync', intervalMs: c.resyncInterval, run: () => this.resync() },
       {
         name: 'doctor',
-        intervalMs: clusterWide ? doctorMs : 0,
+        intervalMs: clusterWide ? c.doctorInterval : 0,
         firstDelayMs: 0,
         run: () => this.refreshDoctor(),
       },
@@ -401,7 +379,7 @@ export class Manager {
     this.readiness.stop();
     for (const p of this.periodic) p.stop();
     this.queue.shutDown();
-    const grace = this.opts.shutdownGraceMs ?? CONTROLLER_DEFAULTS.shutdownGraceMs;
+    const grace = this.config.shutdownGrace;
     let timer: unknown;
     await Promise.race([
       Promise.all([this.queue.drained(), this.workers.stop()]),
@@ -456,7 +434,7 @@ export class Manager {
     if (!this.captures.list().some((c) => c.status?.claim)) return;
     this.sweeping = true;
     try {
-      const report = await sweepCaptures(this.deps(), this.opts.namespace);
+      const report = await sweepCaptures(this.deps(), this.config.namespace);
       this.metrics.sweeps.inc({ result: 'success' });
       if (report.changed.length > 0 || report.stale.length > 0) this.log.info('capture sweep', { ...report });
     } catch (e) {
@@ -473,7 +451,7 @@ export class Manager {
     this.metrics.leader.set(1, this.leaderLabels());
     this.metrics.leaderStatus.set(1, { name: LEADER_ELECTION_NAME });
     this.log.info('running workers', {
-      concurrency: this.opts.concurrency ?? CONTROLLER_DEFAULTS.concurrency,
+      concurrency: this.config.concurrency,
       ...(this.shard.count > 1 ? { shard: `${this.shard.index}/${this.shard.count}` } : {}),
     });
     this.resync();
@@ -496,7 +474,7 @@ export class Manager {
     if (!runsClusterWideWork(this.shard)) return;
     try {
       await this.slis.refreshDoctor(this.cache, {
-        ...(this.opts.namespace ? { namespace: this.opts.namespace } : {}),
+        ...(this.config.namespace ? { namespace: this.config.namespace } : {}),
         now: this.deps().now(),
       });
     } catch (e) {

@@ -134,7 +134,7 @@ export function controllerManifests(o: { version?: string } = {}): ManifestFile[
     // The shipped defaults (the binary's options table), written out so the Deployment shows them.
     `--concurrency=${CONTROLLER_DEFAULTS.concurrency}`,
     `--max-concurrency=${CONTROLLER_DEFAULTS.maxConcurrency}`,
-    `--sweep-interval=${formatDuration(CONTROLLER_DEFAULTS.sweepIntervalMs)}`,
+    `--sweep-interval=${formatDuration(CONTROLLER_DEFAULTS.sweepInterval)}`,
     `--log-level=${CONTROLLER_DEFAULTS.logLevel}`,
     `--capture-agent-token-file=${CAPTURE_AGENT_TOKEN_DIR}/token`,
   ];

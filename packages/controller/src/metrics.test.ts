@@ -7,13 +7,18 @@ import { parseExposition } from '@claimkit/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Elector, Manager } from './manager.ts';
 import { controllerMetricNames } from './metrics.ts';
-import { kubelet, model, running, stopRunning, until } from './testing/loop-harness.ts';
+import { kubelet, model, running, stopRunning, testConfig, until } from './testing/loop-harness.ts';
 
 const NS = 'ns1';
 afterEach(stopRunning);
 
 async function startManager(m: ApiModel, extra: Partial<ConstructorParameters<typeof Manager>[0]> = {}) {
-  const mgr = new Manager({ client: m, source: m, concurrency: 2, resyncMs: 0, ...extra });
+  const mgr = new Manager({
+    config: testConfig({ concurrency: 2, resyncInterval: 0 }),
+    client: m,
+    source: m,
+    ...extra,
+  });
   running.push(mgr);
   await mgr.start();
   return mgr;

@@ -5,10 +5,10 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ANNOTATION_TRACEPARENT, type PodClaim, type PodPool, parseTraceparent } from '@claimkit/core';
 import { afterEach, describe, expect, it } from 'vitest';
-import { controllerDefaults, kubeControllerOptions, parseFlags } from './flags.ts';
+import { controllerDefaults, parseFlags } from './flags.ts';
 import { Manager } from './manager.ts';
 import { OtlpTracer } from './otlp.ts';
-import { kubelet, model, running, stopRunning, until } from './testing/loop-harness.ts';
+import { kubelet, model, running, stopRunning, testConfig, until } from './testing/loop-harness.ts';
 
 const NS = 'ns1';
 afterEach(stopRunning);
@@ -84,11 +84,9 @@ async function bindTwoClaims(tracer?: OtlpTracer) {
   const m = model();
   kubelet(m);
   const mgr = new Manager({
+    config: testConfig({ concurrency: 4, sweepInterval: 200, resyncInterval: 1000 }),
     client: m,
     source: m,
-    concurrency: 4,
-    sweepIntervalMs: 200,
-    resyncMs: 1000,
     ...(tracer ? { tracer } : {}),
   });
   running.push(mgr);
@@ -166,7 +164,6 @@ describe('traces (OTLP/HTTP JSON)', () => {
 
   it('off by default: no endpoint in the shipped flags, no tracer, nothing sent, no annotation', async () => {
     expect(controllerDefaults().otlpEndpoint).toBeUndefined();
-    expect(kubeControllerOptions(controllerDefaults()).otlp).toBeUndefined();
     const rx = await receiver();
     const claims = await bindTwoClaims();
     for (const c of claims) expect(c.metadata.annotations?.[ANNOTATION_TRACEPARENT]).toBeUndefined();
@@ -174,15 +171,13 @@ describe('traces (OTLP/HTTP JSON)', () => {
   });
 
   it('the endpoint from --otlp-endpoint or OTEL_EXPORTER_OTLP_ENDPOINT, the service name from OTEL_SERVICE_NAME', () => {
-    expect(kubeControllerOptions(parseFlags(['--otlp-endpoint', 'http://c:4318'], {})).otlp).toEqual({
-      endpoint: 'http://c:4318',
-      serviceName: 'claimkit-controller',
+    expect(parseFlags(['--otlp-endpoint', 'http://c:4318'], {})).toMatchObject({
+      otlpEndpoint: 'http://c:4318',
+      otlpServiceName: 'claimkit-controller',
     });
     expect(
-      kubeControllerOptions(
-        parseFlags([], { OTEL_EXPORTER_OTLP_ENDPOINT: 'https://c:4318', OTEL_SERVICE_NAME: 'ctl' }),
-      ).otlp,
-    ).toEqual({ endpoint: 'https://c:4318', serviceName: 'ctl' });
+      parseFlags([], { OTEL_EXPORTER_OTLP_ENDPOINT: 'https://c:4318', OTEL_SERVICE_NAME: 'ctl' }),
+    ).toMatchObject({ otlpEndpoint: 'https://c:4318', otlpServiceName: 'ctl' });
     expect(() => parseFlags(['--otlp-endpoint', 'c:4318'], {})).toThrow(
       /--otlp-endpoint: want an http\(s\) URL/,
     );

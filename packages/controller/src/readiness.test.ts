@@ -6,6 +6,7 @@ import { ApiModel, schemaModelOptions } from '@claimkit/core/model';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Manager } from './manager.ts';
 import { type RunningServers, serveEndpoints } from './server.ts';
+import { testConfig } from './testing/loop-harness.ts';
 
 const NS = 'ns1';
 const cleanup: (() => Promise<void> | void)[] = [];
@@ -81,11 +82,9 @@ async function setup() {
   const m = new ApiModel({ clock: { now: () => Date.now() }, ...schemaModelOptions() });
   const net = flakyTransport(m);
   const mgr = new Manager({
+    config: testConfig({ namespace: NS, sweepInterval: 60_000, resyncInterval: 0 }),
     client: net.client,
     source: net.source,
-    namespace: NS,
-    sweepIntervalMs: 60_000,
-    resyncMs: 0,
     readiness: { probeIntervalMs: 100, recoveringProbeIntervalMs: 50 },
   });
   cleanup.push(() => mgr.stop());

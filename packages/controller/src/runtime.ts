@@ -1,7 +1,7 @@
 // The controller on a real cluster: the Manager wired to @claimkit/kube (client with request
 // metrics, which is also the informers' list/watch source, event recorder, Lease elector) and to the
 // Http and Kubelet capture backends. Used by main.ts, `npm start`, the e2e suites and the benchmarks.
-import { isApiError, KIND_INFO, ONE_SHARD, type Shard, shardLeaseName } from '@claimkit/core';
+import { isApiError, KIND_INFO, shardLeaseName } from '@claimkit/core';
 import {
   createKubeClient,
   InformerStartError,
@@ -15,50 +15,21 @@ import {
 } from '@claimkit/kube';
 import { watchNodeRuntime } from '@claimkit/kube/runtime-stats';
 import { DispatchingBackend, HttpCaptureBackend, KubeletCaptureBackend } from './backends/index.ts';
-import { CONTROLLER_DEFAULTS } from './defaults.ts';
+import type { ControllerConfig } from './flags.ts';
 import { type Logger, silentLogger } from './log.ts';
 import { Manager, type ManagerOptions } from './manager.ts';
 import { ControllerMetrics, LEADER_ELECTION_NAME } from './metrics.ts';
 import { OtlpTracer } from './otlp.ts';
 
 export interface KubeControllerOptions {
-  kubeconfig?: string | KubeConfig;
-  context?: string;
-  namespace?: string;
-  concurrency?: number;
-  /** See ManagerOptions.maxConcurrency. */
-  maxConcurrency?: number;
-  sweepIntervalMs?: number;
-  resyncMs?: number;
-  /** See ManagerOptions.poolCoalesceMs. */
-  poolCoalesceMs?: number;
-  /** See ManagerOptions.poolHeadroomCoalesceMs. */
-  poolHeadroomCoalesceMs?: number;
-  leaderElect?: boolean;
-  leaseNamespace?: string;
-  identity?: string;
+  /** The controller's configuration: main.ts's parsed flags, or controllerDefaults() with changes. */
+  config: ControllerConfig;
+  /** A loaded kubeconfig to use instead of config.kubeconfig and config.context. */
+  kubeConfig?: KubeConfig;
   log?: Logger;
-  shutdownGraceMs?: number;
-  /** Per-request timeout of the API client (default: the binary's --request-timeout, 15 s). */
-  timeoutMs?: number;
   /** Capture agent request timeout (default 5 s). */
   backendTimeoutMs?: number;
-  /** A token file sent to Http capture agents as Authorization: Bearer (re-read per request). */
-  captureAgentTokenFile?: string;
   queue?: ManagerOptions['queue'];
-  /** Watch Nodes (default true; see ManagerOptions.watchNodes). */
-  watchNodes?: boolean;
-  /** --disable-claim-events (default false; see ManagerOptions.disableClaimEvents). */
-  disableClaimEvents?: boolean;
-  /**
-   * The pod (and container) this process runs in, from the downward API: with leaderElect it is
-   * recorded on the Lease, and a standby watches the holder's pod and takes over when it is dead.
-   */
-  pod?: { namespace: string; name: string; uid: string; container?: string };
-  /** Send traces to this OTLP/HTTP endpoint (unset: tracing off; see otlp.ts). */
-  otlp?: { endpoint: string; serviceName?: string };
-  /** --shard (default one shard; see ManagerOptions.shard): with leaderElect, its own Lease. */
-  shard?: Shard;
 }
 
 export interface KubeController {
@@ -67,27 +38,27 @@ export interface KubeController {
   server: string;
 }
 
-export function createKubeController(o: KubeControllerOptions = {}): KubeController {
+export function createKubeController(o: KubeControllerOptions): KubeController {
+  const c = o.config;
   const kc =
-    typeof o.kubeconfig === 'object'
-      ? o.kubeconfig
-      : loadKubeConfig({
-          ...(o.kubeconfig ? { kubeconfig: o.kubeconfig } : {}),
-          ...(o.context ? { context: o.context } : {}),
-        });
+    o.kubeConfig ??
+    loadKubeConfig({
+      ...(c.kubeconfig ? { kubeconfig: c.kubeconfig } : {}),
+      ...(c.context ? { context: c.context } : {}),
+    });
   const log = o.log ?? silentLogger;
   const metrics = new ControllerMetrics();
   // Event-loop lag, GC pauses and /proc for process_* and nodejs_* (ControllerMetrics reads `process` itself).
   watchNodeRuntime(metrics.runtime);
   const client = createKubeClient(kc, {
-    timeoutMs: o.timeoutMs ?? CONTROLLER_DEFAULTS.requestTimeoutMs,
+    timeoutMs: c.requestTimeout,
     userAgent: 'claimkit-controller',
     // Nothing the controller reads is in them, and cutting them before the parse is about a third
     // less decoding on every pod event and write answer.
     omitManagedFields: true,
     onRequest: (verb, kind, code, ms) => metrics.apiRequest(verb, kind, code, ms),
   });
-  const identity = o.identity ?? `claimkit-controller-${process.pid}`;
+  const identity = c.identity;
   const recorder = new KubeEventRecorder(client, {
     component: 'claimkit-controller',
     instance: identity,
@@ -98,44 +69,36 @@ export function createKubeController(o: KubeControllerOptions = {}): KubeControl
       }),
   });
   const manager = new Manager({
+    config: c,
     client,
     source: client,
     instrument: false,
     metrics,
     log,
     recorder,
-    ...(o.namespace ? { namespace: o.namespace } : {}),
-    ...(o.concurrency ? { concurrency: o.concurrency } : {}),
-    ...(o.maxConcurrency ? { maxConcurrency: o.maxConcurrency } : {}),
-    ...(o.sweepIntervalMs ? { sweepIntervalMs: o.sweepIntervalMs } : {}),
-    ...(o.resyncMs !== undefined ? { resyncMs: o.resyncMs } : {}),
-    ...(o.poolCoalesceMs !== undefined ? { poolCoalesceMs: o.poolCoalesceMs } : {}),
-    ...(o.poolHeadroomCoalesceMs !== undefined ? { poolHeadroomCoalesceMs: o.poolHeadroomCoalesceMs } : {}),
-    ...(o.shutdownGraceMs !== undefined ? { shutdownGraceMs: o.shutdownGraceMs } : {}),
     ...(o.queue ? { queue: o.queue } : {}),
-    ...(o.watchNodes === false ? { watchNodes: false } : {}),
-    ...(o.disableClaimEvents ? { disableClaimEvents: true } : {}),
-    ...(o.shard ? { shard: o.shard } : {}),
-    ...(o.otlp ? { tracer: new OtlpTracer({ ...o.otlp, log }) } : {}),
+    ...(c.otlpEndpoint
+      ? { tracer: new OtlpTracer({ endpoint: c.otlpEndpoint, serviceName: c.otlpServiceName, log }) }
+      : {}),
     backend: (cache) =>
       new DispatchingBackend(cache, {
         Http: new HttpCaptureBackend({
           timeoutMs: o.backendTimeoutMs ?? 5000,
-          ...(o.captureAgentTokenFile ? { tokenFile: o.captureAgentTokenFile } : {}),
+          ...(c.captureAgentTokenFile ? { tokenFile: c.captureAgentTokenFile } : {}),
         }),
         Kubelet: new KubeletCaptureBackend({
           // A checkpoint is answered when it is written: allow it minutes.
           apiServer: (method, path) => client.raw(method, path, { timeoutMs: 120_000 }),
         }),
       }),
-    ...(o.leaderElect
+    ...(c.leaderElect
       ? {
           elector: new LeaderElector(client, {
-            namespace: o.leaseNamespace ?? CONTROLLER_DEFAULTS.leaseNamespace,
-            name: shardLeaseName(LEADER_ELECTION_NAME, o.shard ?? ONE_SHARD),
+            namespace: c.leaseNamespace,
+            name: shardLeaseName(LEADER_ELECTION_NAME, c.shard),
             identity,
             log,
-            ...(o.pod ? { pod: o.pod, watcher: client } : {}),
+            ...(c.pod ? { pod: c.pod, watcher: client } : {}),
             onTakeover: (_previous, reason) => metrics.leaderTakeovers.inc({ reason }),
           }),
         }

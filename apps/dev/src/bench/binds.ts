@@ -1,6 +1,6 @@
 // Binds per second from a warm pool, live (claims created while the controller runs) and from a
 // backlog (a fresh controller with every claim Pending), against the same client's raw writes/s.
-import { controllerDefaults, createKubeController, kubeControllerOptions } from '@claimkit/controller';
+import { controllerDefaults, createKubeController } from '@claimkit/controller';
 import { LABEL_STATE, type Pod, type PodClaim } from '@claimkit/core';
 import { testPool, waitFor } from '@claimkit/e2e/harness';
 import {
@@ -61,10 +61,7 @@ export async function benchBinds(ctx: BenchContext, binds: number, concurrency: 
   const ns = await benchNamespace(ctx, 'bench-binds');
   const newController = () =>
     createKubeController({
-      ...kubeControllerOptions(controllerDefaults()),
-      kubeconfig: ctx.kubeconfig,
-      namespace: ns,
-      concurrency,
+      config: { ...controllerDefaults(), kubeconfig: ctx.kubeconfig, namespace: ns, concurrency },
       queue: { qps: 1000, burst: 2000 },
     });
   let ctl = newController();

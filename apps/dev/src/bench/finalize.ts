@@ -1,6 +1,6 @@
 // Finalize latency of a migrating claim: a claim mid-migration (source draining, target bound) is
 // deleted; how long until its finalizer has completed (the watch's DELETED event).
-import { controllerDefaults, createKubeController, kubeControllerOptions } from '@claimkit/controller';
+import { controllerDefaults, createKubeController } from '@claimkit/controller';
 import { ANNOTATION_MIGRATE, LABEL_STATE, type PodClaim } from '@claimkit/core';
 import { testPool, waitFor } from '@claimkit/e2e/harness';
 import { type BenchContext, benchNamespace, cleanup, isReady, summary } from './context.ts';
@@ -9,9 +9,7 @@ export async function benchFinalize(ctx: BenchContext) {
   const { kube } = ctx;
   const ns = await benchNamespace(ctx, 'bench-finalize');
   const ctl = createKubeController({
-    ...kubeControllerOptions(controllerDefaults()),
-    kubeconfig: ctx.kubeconfig,
-    namespace: ns,
+    config: { ...controllerDefaults(), kubeconfig: ctx.kubeconfig, namespace: ns },
   });
   await ctl.manager.start();
   const n = 10;

@@ -1,11 +1,6 @@
 // Takeover latency: the holder pod of a running capture is deleted; how long until the watch shows
 // the next token (another pod holds the claim).
-import {
-  CaptureAgent,
-  controllerDefaults,
-  createKubeController,
-  kubeControllerOptions,
-} from '@claimkit/controller';
+import { CaptureAgent, controllerDefaults, createKubeController } from '@claimkit/controller';
 import type { Capture } from '@claimkit/core';
 import { waitFor } from '@claimkit/e2e/harness';
 import {
@@ -22,9 +17,7 @@ export async function benchTakeover(ctx: BenchContext, trials: number) {
   const { kube } = ctx;
   const ns = await benchNamespace(ctx, 'bench-takeover');
   const ctl = createKubeController({
-    ...kubeControllerOptions(controllerDefaults()),
-    kubeconfig: ctx.kubeconfig,
-    namespace: ns,
+    config: { ...controllerDefaults(), kubeconfig: ctx.kubeconfig, namespace: ns },
   });
   await ctl.manager.start();
   const agent = new CaptureAgent({

@@ -12,12 +12,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { join } from 'node:path';
-import {
-  CaptureAgent,
-  controllerDefaults,
-  createKubeController,
-  kubeControllerOptions,
-} from '@claimkit/controller';
+import { CaptureAgent, controllerDefaults, createKubeController } from '@claimkit/controller';
 import type { Capture, Pod, PodClaim, PodPool } from '@claimkit/core';
 import { type RealNode, realNodePlacement, testPool, WORKLOAD_IMAGE, waitFor } from '@claimkit/e2e/harness';
 import { type BenchContext, benchNamespace, cleanup, summary } from './context.ts';
@@ -120,9 +115,7 @@ export async function benchWarmStart(ctx: BenchContext, node: RealNode, o: WarmS
   });
   const { port } = await agent.listen(0, '127.0.0.1');
   const ctl = createKubeController({
-    ...kubeControllerOptions(controllerDefaults()),
-    kubeconfig: ctx.kubeconfig,
-    namespace: ns,
+    config: { ...controllerDefaults(), kubeconfig: ctx.kubeconfig, namespace: ns },
   });
   await ctl.manager.start();
 

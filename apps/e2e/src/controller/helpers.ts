@@ -10,7 +10,6 @@ import {
   jsonLogger,
   type KubeController,
   kubeClient,
-  kubeControllerOptions,
 } from '@claimkit/controller';
 import {
   type Capture,
@@ -57,16 +56,18 @@ export async function startController(
   // The shipped binary's defaults (its options table); the suites shorten only the sweep (recovery
   // tests wait for it) and the shutdown grace.
   const ctl = createKubeController({
-    ...kubeControllerOptions(controllerDefaults()),
-    kubeconfig: opts.kubeconfig ?? e2eCluster().kubeconfigPath,
-    namespace,
-    sweepIntervalMs: opts.sweepIntervalMs ?? 2000,
-    identity: opts.identity ?? `e2e-${process.pid}`,
-    shutdownGraceMs: 5000,
-    ...(opts.watchNodes === false ? { watchNodes: false } : {}),
-    ...(opts.captureAgentTokenFile ? { captureAgentTokenFile: opts.captureAgentTokenFile } : {}),
-    ...(opts.shard ? { shard: opts.shard } : {}),
-    ...(opts.leaseNamespace ? { leaderElect: true, leaseNamespace: opts.leaseNamespace } : {}),
+    config: {
+      ...controllerDefaults(),
+      kubeconfig: opts.kubeconfig ?? e2eCluster().kubeconfigPath,
+      namespace,
+      sweepInterval: opts.sweepIntervalMs ?? 2000,
+      identity: opts.identity ?? `e2e-${process.pid}`,
+      shutdownGrace: 5000,
+      ...(opts.watchNodes === false ? { watchNodes: false } : {}),
+      ...(opts.captureAgentTokenFile ? { captureAgentTokenFile: opts.captureAgentTokenFile } : {}),
+      ...(opts.shard ? { shard: opts.shard } : {}),
+      ...(opts.leaseNamespace ? { leaderElect: true, leaseNamespace: opts.leaseNamespace } : {}),
+    },
     ...(process.env.CLAIMKIT_E2E_CONTROLLER_LOG
       ? { log: jsonLogger(process.env.CLAIMKIT_E2E_CONTROLLER_LOG as 'debug') }
       : {}),

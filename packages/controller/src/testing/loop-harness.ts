@@ -2,6 +2,8 @@
 // kubelet over it, a poll that says what it waited for, and one list of things to stop after each test.
 import { keyOf } from '@claimkit/core';
 import { ApiModel, schemaModelOptions } from '@claimkit/core/model';
+import { controllerDefaults } from '../flags.ts';
+import type { ManagerConfig } from '../manager.ts';
 
 /** Managers, kubelets and servers a test started; `stopRunning` stops them, newest first. */
 export const running: { stop(): Promise<void> | void }[] = [];
@@ -46,4 +48,9 @@ export async function until<T>(what: string, f: () => T | undefined | false, ms 
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 10));
   }
+}
+
+/** The shipped configuration with a test's changes (the Manager takes no default of its own). */
+export function testConfig(changes: Partial<ManagerConfig> = {}): ManagerConfig {
+  return { ...controllerDefaults(), ...changes };
 }

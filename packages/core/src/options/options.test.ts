@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  camelValues,
   configOrExit,
   defineOptions,
   formatDuration,
@@ -224,5 +225,20 @@ describe('helpText', () => {
     expect(() => configOrExit({ error: 'bin: unknown flag --x (see --help)' }, io)).toThrow(new Exit('2'));
     expect(said).toEqual(['out:usage\n', 'err:bin: unknown flag --x (see --help)\n']);
     expect(configOrExit({ config: 7 }, io)).toBe(7);
+  });
+});
+
+describe('camelValues (a binary config is the table under camelCase names)', () => {
+  it('renames every option, keeps typed values and leaves unset ones out', () => {
+    const table = defineOptions({
+      'max-concurrency': { type: 'int', default: 32, help: 'h' },
+      'sweep-interval': { type: 'duration', default: 30_000, help: 'h' },
+      'watch-nodes': { type: 'bool', negatable: true, default: true, help: 'h' },
+      kubeconfig: { type: 'string', help: 'h' },
+    });
+    const { values } = parseOptions(table, ['--sweep-interval', '5s', '--no-watch-nodes']);
+    const c = camelValues(values);
+    expect(c).toEqual({ maxConcurrency: 32, sweepInterval: 5000, watchNodes: false });
+    expect('kubeconfig' in c).toBe(false);
   });
 });

@@ -63,6 +63,23 @@ export type OptionValues<T extends OptionTable> = {
       : ValueOf<T[K]> | undefined;
 };
 
+/** `max-concurrency` -> `maxConcurrency`: an option's name as a program's property. */
+type CamelName<S extends string> = S extends `${infer H}-${infer T}` ? `${H}${Capitalize<CamelName<T>>}` : S;
+
+/** A table's typed values under camelCase names: the type a binary's config is (no hand-written copy). */
+export type CamelValues<T extends OptionTable> = {
+  [K in keyof OptionValues<T> as CamelName<K & string>]: OptionValues<T>[K];
+};
+
+/** The parsed values under camelCase names (durations stay in ms); unset options are left out. */
+export function camelValues<T extends OptionTable>(values: OptionValues<T>): CamelValues<T> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(values)) {
+    if (v !== undefined) out[k.replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase())] = v;
+  }
+  return out as CamelValues<T>;
+}
+
 /** Declares a table, keeping its literal types (enum values, which options have defaults). */
 export function defineOptions<const T extends OptionTable>(table: T): T {
   return table;
