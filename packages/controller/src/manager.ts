@@ -1,13 +1,14 @@
 // The controller Manager: informers -> core's event router -> core's work queue -> workers taking
 // core's reconcile turns -> API writes. What happens between an event and a write (routing,
-// coalescing, the status-only predicate, the queue policy, the own-writes skip) is core's loop/, which
-// the simulator drives too; the Manager owns the informers, the workers, the capture sweep and
-// resync timers, leader election (efficiency only), readiness and metrics. Everything it talks to is a port, so unit tests run the whole loop
-// on core's in-memory ApiModel and the process wires @claimkit/kube.
+// coalescing, the status-only predicate, the queue policy, the own-writes skip) and what the process
+// remembers (core's ProcessMemory) and watches (core's WATCH_TABLE) are core's loop/, which the
+// simulator runs too. The Manager wires them to informers and runs them: workers (workers.ts), the
+// sweep, resync and doctor (periodic.ts), leader election (efficiency only), readiness, its shard
+// (shard-view.ts); metrics, SLIs and logs are observer.ts's. Everything it talks to is a port, so
+// unit tests run the whole loop on core's in-memory ApiModel and the process wires @claimkit/kube.
 import { randomUUID } from 'node:crypto';
 import {
   type AnyObject,
-  ApiError,
   type CaptureBackend,
   type ClaimIndex,
   type Client,
@@ -15,10 +16,7 @@ import {
   EventRouter,
   intercept,
   type Kind,
-  LABEL_POOL,
   type ListWatcher,
-  type OldestFirstReader,
-  ownsKey,
   type PodClaim,
   ProcessMemory,
   parseReconcileKey,
@@ -32,8 +30,6 @@ import {
   reconcileTurn,
   runsClusterWideWork,
   type Shard,
-  shardOfPool,
-  shardPin,
   sweepCaptures,
   type Timers,
   type Tracer,
@@ -45,11 +41,13 @@ import { withoutClaimEvents } from './claim-event-filter.ts';
 import type { ControllerConfig } from './flags.ts';
 import { instrumentClient, instrumentSource } from './instrument.ts';
 import { type Logger, silentLogger } from './log.ts';
-import { ControllerMetrics, LEADER_ELECTION_NAME, WORKQUEUE_NAME } from './metrics.ts';
+import { ControllerMetrics, LEADER_ELECTION_NAME } from './metrics.ts';
 import { ManagerObserver } from './observer.ts';
 import { Periodic } from './periodic.ts';
 import { Readiness } from './readiness.ts';
+import { ShardView } from './shard-view.ts';
 import { Slis } from './slis.ts';
+import { withoutNodes } from './without-nodes.ts';
 import { Workers } from './workers.ts';
 
 /** What the Manager campaigns with: @claimkit/kube's LeaderElector (the loop around core's leaseStep). */
@@ -138,7 +136,8 @@ export class Manager {
   private readonly informers: AnyInformer[] = [];
   private readonly captures: Informer<'Capture'>;
   private readonly claims: Informer<'PodClaim'>;
-  private readonly pools: Informer<'PodPool'>;
+  /** Which keys and pools this process answers for (shard-view.ts). */
+  private readonly shardView: ShardView;
   private readonly recorder: EventRecorder;
   private readonly backend: CaptureBackend | undefined;
   private active = false;
@@ -200,19 +199,7 @@ export class Manager {
     });
     // The informers list and watch through the tracker, so their failures make /readyz fail.
     this.source = this.readiness.track(source);
-    this.queue = new WorkQueue({
-      timers: this.timers,
-      ...opts.queue,
-      onDepth: (d) => {
-        this.metrics.queueDepth.set(d);
-        this.metrics.wqDepth.set(d, { name: WORKQUEUE_NAME });
-      },
-      observer: {
-        added: () => this.metrics.wqAdds.inc({ name: WORKQUEUE_NAME }),
-        taken: (ms) => this.metrics.wqQueueSeconds.observe(ms / 1000, { name: WORKQUEUE_NAME }),
-        finished: (ms) => this.metrics.wqWorkSeconds.observe(ms / 1000, { name: WORKQUEUE_NAME }),
-      },
-    });
+    this.queue = new WorkQueue({ timers: this.timers, ...opts.queue, ...this.observer.queueHooks() });
     this.metrics.processingMs = () => this.queue.processingMs();
     // Kinds without an informer (none the reconcilers read today) are read live.
     this.cache = new InformerCache(this.source, {
@@ -241,7 +228,10 @@ export class Manager {
     this.captures = informer('Capture');
     this.claims = informer('PodClaim');
     const pools = informer('PodPool');
-    this.pools = pools;
+    this.shardView = new ShardView(this.shard, {
+      claim: (k) => this.claims.get(k),
+      pool: (k) => pools.get(k),
+    });
     const pods = informer('Pod');
     this.reader = watchNodes ? this.cache : withoutNodes(this.cache);
     // Fed by the same informer the cache reads (its handlers run as its store changes).
@@ -277,26 +267,20 @@ export class Manager {
     // The SLIs see transitions through update events only: a restart's initial list re-observes nothing.
     // Each shard reports its own pools and claims, so series summed over shards count each once.
     this.claims.addHandler({
-      onUpdate: (old, c) => this.ownsPool(ns(c), c.spec.poolName) && this.slis.claimUpdated(old, c),
+      onUpdate: (old, c) => this.shardView.ownsClaim(c) && this.slis.claimUpdated(old, c),
       onDelete: (c) => this.slis.claimDeleted(c),
     });
     if (runsClusterWideWork(this.shard))
       this.captures.addHandler({ onUpdate: (old, c) => this.slis.captureUpdated(old, c) });
-    const sharded = this.shard.count > 1;
+    const view = this.shardView;
     this.metrics.cacheGauges = () =>
       this.slis.cacheGauges({
-        pools: sharded ? pools.list().filter((p) => this.ownsPool(ns(p), p.metadata.name)) : pools.list(),
-        pods: sharded
-          ? pods.list().filter((p) => {
-              const pool = p.metadata.labels?.[LABEL_POOL];
-              return pool !== undefined && this.ownsPool(ns(p), pool);
-            })
-          : pods.list(),
-        claims: sharded
-          ? this.claims.list().filter((c) => this.ownsPool(ns(c), c.spec.poolName))
-          : this.claims.list(),
+        pools: view.ownPools(pools.list()),
+        pods: view.ownPods(pods.list()),
+        claims: view.ownClaims(this.claims.list()),
         now: (opts.now ?? (() => this.timers.now()))(),
       });
+    this.metrics.claimPhases = () => this.slis.claimPhases(view.ownClaims(this.claims.list()));
     this.workers = new Workers({
       queue: this.queue,
       // A claim queued before this cache knew its pool (anyone's then) is its pool's shard's now.
@@ -327,15 +311,6 @@ export class Manager {
       this.metrics.crMaxConcurrent.set(this.workers.ceiling, { controller: k.toLowerCase() });
       this.metrics.crActiveWorkers.set(0, { controller: k.toLowerCase() });
     }
-    this.metrics.claimPhases = () => {
-      const out: Record<string, number> = { Pending: 0, Bound: 0, Migrating: 0, Lost: 0 };
-      for (const c of this.claims.list()) {
-        if (sharded && !this.ownsPool(ns(c), c.spec.poolName)) continue;
-        const phase = c.status?.phase ?? 'Pending';
-        out[phase] = (out[phase] ?? 0) + 1;
-      }
-      return out;
-    };
   }
 
   /** Starts informers (throws if the first list fails: RBAC, unreachable), then campaigns or runs. */
@@ -407,24 +382,11 @@ export class Manager {
 
   /** Whether this shard reconciles `key` (a claim goes with its pool: core's loop/shard.ts). */
   owns(key: string): boolean {
-    if (this.shard.count <= 1) return true;
-    return ownsKey(this.shard, key, {
-      claimPool: (namespace, name) => this.claims.get({ namespace, name })?.spec.poolName,
-      poolPin: (namespace, pool) => this.poolPin(namespace, pool),
-    });
-  }
-
-  /** The pool's claimkit.dev/shard pin, as this process's cache shows the pool. */
-  private poolPin(namespace: string, pool: string): number | undefined {
-    return shardPin(this.pools.get({ namespace, name: pool }));
+    return this.shardView.owns(key);
   }
 
   private leaderLabels(): Record<string, string> {
     return this.shard.count > 1 ? { shard: String(this.shard.index) } : {};
-  }
-
-  private ownsPool(namespace: string, pool: string): boolean {
-    return shardOfPool(namespace, pool, this.shard.count, this.poolPin(namespace, pool)) === this.shard.index;
   }
 
   /** Runs the capture sweep once (the timer calls this every sweepIntervalMs while active). */
@@ -529,21 +491,3 @@ const ns = (o: { metadata: { namespace?: string } }) => o.metadata.namespace ?? 
 
 /** A reconcile turn's id in the logs: random, so replicas and restarts never repeat one. */
 const newReconcileID = (): string => randomUUID();
-
-/**
- * The cache for a controller that does not watch Nodes (`--no-watch-nodes`): every Node is unknown
- * (NotFound), never read live, so no cluster-wide permission is needed.
- */
-function withoutNodes(cache: Reader & OldestFirstReader): Reader & OldestFirstReader {
-  return {
-    // Forwarded, or a claim's gather would fall back to reading its whole pool (api/oldest-first.ts).
-    listOldestFirst: (kind, opts) =>
-      kind === 'Node' ? Promise.resolve({ items: [] }) : cache.listOldestFirst(kind, opts),
-    get: (kind, key) =>
-      kind === 'Node'
-        ? Promise.reject(new ApiError('NotFound', `nodes "${key.name}" not watched (--no-watch-nodes)`))
-        : cache.get(kind, key),
-    list: (kind, opts) =>
-      kind === 'Node' ? Promise.resolve({ items: [], resourceVersion: '' }) : cache.list(kind, opts),
-  };
-}

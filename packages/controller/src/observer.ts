@@ -11,6 +11,7 @@ import type {
   StepStages,
   Turn,
   TurnIdentity,
+  WorkQueueOptions,
 } from '@claimkit/core';
 import { errorText } from '@claimkit/kube';
 import type { Logger } from './log.ts';
@@ -29,6 +30,22 @@ export class ManagerObserver {
     this.metrics = metrics;
     this.slis = slis;
     this.log = log;
+  }
+
+  /** The work queue's depth and each key's wait and work, as controller-runtime's workqueue metrics. */
+  queueHooks(): Pick<WorkQueueOptions, 'onDepth' | 'observer'> {
+    const name = { name: WORKQUEUE_NAME };
+    return {
+      onDepth: (d) => {
+        this.metrics.queueDepth.set(d);
+        this.metrics.wqDepth.set(d, name);
+      },
+      observer: {
+        added: () => this.metrics.wqAdds.inc(name),
+        taken: (ms) => this.metrics.wqQueueSeconds.observe(ms / 1000, name),
+        finished: (ms) => this.metrics.wqWorkSeconds.observe(ms / 1000, name),
+      },
+    };
   }
 
   /** A worker took `kind`'s key: its controller has one more active worker until `end` is called. */

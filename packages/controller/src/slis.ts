@@ -103,6 +103,13 @@ export class Slis {
     });
   }
 
+  /** claimkit_claims by phase, from the cache's claims. */
+  claimPhases(claims: PodClaim[]): Record<string, number> {
+    const out: Record<string, number> = { Pending: 0, Bound: 0, Migrating: 0, Lost: 0 };
+    for (const c of claims) out[phaseOf(c)] = (out[phaseOf(c)] ?? 0) + 1;
+    return out;
+  }
+
   /** The cache-backed gauges, from the cache's pools, pods and claims. */
   cacheGauges(view: { pools: PodPool[]; pods: Pod[]; claims: PodClaim[]; now: number }): CacheGauges {
     const pending = new Map<string, { ns: string; pool: string; n: number; oldest: number }>();

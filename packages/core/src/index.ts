@@ -255,7 +255,7 @@ export {
   shardOfPool,
 } from './loop/shard.ts';
 export { ROUTED_KINDS, WATCH_TABLE, type WatchSpec, watchedKinds } from './loop/watch-table.ts';
-export { WorkQueue } from './loop/work-queue.ts';
+export { WorkQueue, type WorkQueueOptions } from './loop/work-queue.ts';
 export {
   IMAGE_COMPONENTS,
   IMAGE_REGISTRY,
