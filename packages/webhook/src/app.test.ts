@@ -267,13 +267,22 @@ describe('/validate/captures', () => {
       upd({ epoch: 5, claim: captureClaim('pod-a', 3) }, { epoch: 5, claim: captureClaim('pod-b', 4) }),
       ['status.claim.token'],
     );
-    await denied(CAP, upd(held, { epoch: 7, claim: captureClaim('pod-b', 6) }), ['status.claim.token']);
+    // The epoch moves to 7 with a claim holding 6: the epoch moved without its claim, and the token is not the epoch.
+    await denied(CAP, upd(held, { epoch: 7, claim: captureClaim('pod-b', 6) }), [
+      'status.epoch',
+      'status.claim.token',
+    ]);
+    // The epoch moved with no claim at all (the CRD's CEL refuses it too), or was removed.
+    await denied(CAP, upd(held, { epoch: 6 }), ['status.epoch']);
+    await denied(CAP, upd({ epoch: 0 }, {}), ['status.epoch']);
     await denied(CAP, upd(held, { epoch: 5, claim: captureClaim('pod-b', 6) }), ['status.claim.token']);
     await denied(CAP, upd({}, { epoch: 1, claim: { token: 1 } }), [
       'status.claim.holder.name',
       'status.claim.holder.uid',
     ]);
+    // Not a token: the claim is malformed, and so the epoch moved without a claim holding 1.
     await denied(CAP, upd({}, { epoch: 1, claim: { ...captureClaim('pod-a', 1), token: 'one' } }), [
+      'status.epoch',
       'status.claim.token',
     ]);
   });

@@ -1,4 +1,5 @@
-// Invariant C1 at the Capture, stated once in TypeScript: the epoch never decreases; a new holder (or
+// Invariant C1 at the Capture, stated once in TypeScript: the epoch never decreases nor is removed,
+// and moves only with the claim it issues; a new holder (or
 // a new token) needs token == the new epoch, above the previous epoch; every claim token was issued
 // (<= epoch); a new or changed result carries the token of the claim this write closes. The
 // webhook's /validate/captures rule reads it from here (captures.ts adds the shape checks); the
@@ -52,15 +53,25 @@ export function readFencing(status: unknown): FencingReading {
 
 export const isIssuableToken = (t: number | undefined): t is number => t !== undefined && t >= 1;
 
-/** C1 for a write from `old` (the empty reading on create, or when there was no status) to `next`. */
-export function captureFencing(old: FencingReading, next: FencingReading): FencingViolations {
+/**
+ * C1 for a write from `old` (the empty reading on create, or when there was no status) to `next`.
+ * `update` false (a create): the rules on how the epoch may move are transition rules, which the
+ * CRD's CEL does not apply to a create either (the API server drops a created object's status anyway).
+ */
+export function captureFencing(old: FencingReading, next: FencingReading, update = true): FencingViolations {
   const oldEpoch = old.epoch ?? 0;
   const epoch = next.epoch ?? 0;
   const out: FencingViolations = { epoch: [], claim: [], result: [] };
-  if (epoch < oldEpoch) {
+  if (epoch < oldEpoch || (old.epoch !== undefined && next.epoch === undefined)) {
     out.epoch.push({
       field: 'status.epoch',
-      message: `epoch never decreases: ${oldEpoch} -> ${next.epoch ?? 'unset'}`,
+      message: `epoch never decreases, nor is it removed: ${oldEpoch} -> ${next.epoch ?? 'unset'}`,
+    });
+  } else if (update && epoch > oldEpoch && next.claim?.token !== epoch) {
+    // DESIGN: the epoch moves only with the claim it issues (as the CRD's CEL says).
+    out.epoch.push({
+      field: 'status.epoch',
+      message: `the epoch moves only with the claim it issues: ${oldEpoch} -> ${epoch} without a claim holding token ${epoch}`,
     });
   }
   const token = next.claim?.token;

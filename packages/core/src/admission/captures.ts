@@ -31,7 +31,7 @@ export function validateCapture(input: AdmissionRequest): Verdict {
 
   // C1 (capture-fencing.ts), each part reported after the shape checks of its field.
   const nRead = readFencing(nStatus);
-  const c1 = captureFencing(readFencing(oStatus), nRead);
+  const c1 = captureFencing(readFencing(oStatus), nRead, input.operation === 'UPDATE');
 
   // epoch: a non-negative integer that never decreases.
   const nEpochRaw = field(nStatus, 'epoch');

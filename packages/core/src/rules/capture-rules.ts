@@ -25,7 +25,7 @@ export const CAPTURE_RULES: readonly Rule[] = [
       crdRule('Capture', 'every token must have been issued: the claim token is above the epoch'),
       webhook(
         CAPTURES,
-        '(C1 stated once: `admission/capture-fencing.ts`; it lets an epoch move without a new claim through, see its test)',
+        '(C1 stated once: `admission/capture-fencing.ts`, in agreement with the CRD rules on every status write of its test)',
       ),
       checker('checkSafety', 'an open claim whose token is not the epoch'),
       checker('InvariantTracker', 'the epoch goes down; a new token is not above the previous epoch'),
