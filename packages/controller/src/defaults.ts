@@ -22,6 +22,9 @@ export const CONTROLLER_DEFAULTS = {
   maxConcurrency: 32,
   sweepInterval: 30_000,
   requestTimeout: 15_000,
+  captureAgentTimeout: 5_000,
+  // The kubelet answers a checkpoint when it is written: allow it minutes.
+  checkpointTimeout: 120_000,
   resyncInterval: 600_000,
   poolCoalesce: DEFAULT_POOL_COALESCE_MS,
   poolCoalesceHeadroom: DEFAULT_POOL_HEADROOM_COALESCE_MS,

@@ -101,6 +101,18 @@ export const CONTROLLER_OPTIONS = defineOptions({
     default: CONTROLLER_DEFAULTS.requestTimeout,
     help: 'give up on an API request (a watch: its headers) after DUR',
   },
+  'capture-agent-timeout': {
+    type: 'duration',
+    min: 100,
+    default: CONTROLLER_DEFAULTS.captureAgentTimeout,
+    help: 'give up on a request to an Http capture agent (start a job, poll it) after DUR',
+  },
+  'checkpoint-timeout': {
+    type: 'duration',
+    min: 1000,
+    default: CONTROLLER_DEFAULTS.checkpointTimeout,
+    help: 'give up on a Kubelet backend checkpoint (the API server proxying to the kubelet, answered when the archive is written) after DUR',
+  },
   'resync-interval': {
     type: 'duration',
     min: 0,

@@ -27,8 +27,6 @@ export interface KubeControllerOptions {
   /** A loaded kubeconfig to use instead of config.kubeconfig and config.context. */
   kubeConfig?: KubeConfig;
   log?: Logger;
-  /** Capture agent request timeout (default 5 s). */
-  backendTimeoutMs?: number;
   queue?: ManagerOptions['queue'];
 }
 
@@ -83,12 +81,12 @@ export function createKubeController(o: KubeControllerOptions): KubeController {
     backend: (cache) =>
       new DispatchingBackend(cache, {
         Http: new HttpCaptureBackend({
-          timeoutMs: o.backendTimeoutMs ?? 5000,
+          timeoutMs: c.captureAgentTimeout,
           ...(c.captureAgentTokenFile ? { tokenFile: c.captureAgentTokenFile } : {}),
         }),
         Kubelet: new KubeletCaptureBackend({
           // A checkpoint is answered when it is written: allow it minutes.
-          apiServer: (method, path) => client.raw(method, path, { timeoutMs: 120_000 }),
+          apiServer: (method, path) => client.raw(method, path, { timeoutMs: c.checkpointTimeout }),
         }),
       }),
     ...(c.leaderElect
