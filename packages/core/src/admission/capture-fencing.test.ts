@@ -95,10 +95,6 @@ function cases(): Case[] {
 }
 
 const celMessage = (detail: string) => `Invalid value: ${detail}`;
-const EPOCH_NEVER_DECREASES = celMessage('epoch never decreases, nor is it removed');
-const EPOCH_MOVES_WITH_CLAIM = celMessage(
-  'the epoch changes only with a new claim whose token is the new epoch',
-);
 
 /**
  * Where the CEL rules refuse a write the statement (and so the webhook) lets through: each a
