@@ -9,6 +9,7 @@ export * from './flags.ts';
 export * from './instrument.ts';
 export * from './log.ts';
 export * from './manager.ts';
+export * from './manager-options.ts';
 export * from './manifests.ts';
 export * from './metrics.ts';
 export * from './runtime.ts';

@@ -20,7 +20,8 @@ import { checkConvergence, checkSafety } from '@claimkit/core/testing';
 import { KubeEventRecorder, LeaderElector } from '@claimkit/kube';
 import { afterEach, describe, expect, it } from 'vitest';
 import { jsonLogger } from './log.ts';
-import { Manager, type ManagerConfig, type ManagerOptions } from './manager.ts';
+import { Manager } from './manager.ts';
+import type { ManagerConfig, ManagerOptions } from './manager-options.ts';
 import { kubelet, model, running, stopRunning, testConfig, until } from './testing/loop-harness.ts';
 
 const NS = 'ns1';

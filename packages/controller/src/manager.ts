@@ -8,7 +8,6 @@
 // unit tests run the whole loop on core's in-memory ApiModel and the process wires @claimkit/kube.
 import { randomUUID } from 'node:crypto';
 import {
-  type AnyObject,
   type CaptureBackend,
   type ClaimIndex,
   type Client,
@@ -24,23 +23,20 @@ import {
   RECONCILE_KINDS,
   type Reader,
   type ReconcileKind,
-  ROUTED_KINDS,
-  type RoutedKind,
   reconcileKey,
   reconcileTurn,
   runsClusterWideWork,
   type Shard,
   sweepCaptures,
   type Timers,
-  type Tracer,
   WorkQueue,
-  watchedKinds,
 } from '@claimkit/core';
 import { errorText, type Informer, InformerCache, realTimers } from '@claimkit/kube';
 import { withoutClaimEvents } from './claim-event-filter.ts';
-import type { ControllerConfig } from './flags.ts';
+import { type AnyInformer, routeChanges, watchTable } from './informers.ts';
 import { instrumentClient, instrumentSource } from './instrument.ts';
 import { type Logger, silentLogger } from './log.ts';
+import type { ManagerConfig, ManagerOptions } from './manager-options.ts';
 import { ControllerMetrics, LEADER_ELECTION_NAME } from './metrics.ts';
 import { ManagerObserver } from './observer.ts';
 import { Periodic } from './periodic.ts';
@@ -49,70 +45,6 @@ import { ShardView } from './shard-view.ts';
 import { Slis } from './slis.ts';
 import { withoutNodes } from './without-nodes.ts';
 import { Workers } from './workers.ts';
-
-/** What the Manager campaigns with: @claimkit/kube's LeaderElector (the loop around core's leaseStep). */
-export interface Elector {
-  /** Campaigns until stop(); calls back when leadership starts and stops. */
-  start(handlers: { onStartedLeading(): void; onStoppedLeading(): void }): void;
-  /** Stops campaigning and gives the lease up if held. */
-  stop(): Promise<void>;
-}
-
-/**
- * What the Manager takes of the controller's configuration (flags.ts ControllerConfig: the options
- * table's values, so every default is the table's and none is written here).
- */
-export type ManagerConfig = Pick<
-  ControllerConfig,
-  | 'namespace'
-  | 'concurrency'
-  | 'maxConcurrency'
-  | 'sweepInterval'
-  | 'resyncInterval'
-  | 'poolCoalesce'
-  | 'poolCoalesceHeadroom'
-  | 'doctorInterval'
-  | 'shutdownGrace'
-  | 'watchNodes'
-  | 'disableClaimEvents'
-  | 'shard'
->;
-
-export interface ManagerOptions {
-  /** The flags' part the Manager runs by (controllerDefaults() with changes, in tests). */
-  config: ManagerConfig;
-  /** Live reads and all writes. */
-  client: Client;
-  /** List + watch for the informers (the kube client, or the ApiModel in tests). */
-  source: ListWatcher;
-  timers?: Timers;
-  /** Wall clock for decisions (default timers.now). */
-  now?: () => number;
-  log?: Logger;
-  /** Events (without Normal PodClaim Events with config.disableClaimEvents: claim-event-filter.ts). */
-  recorder?: EventRecorder;
-  /** A backend, or one built over the manager's cache (to pick by spec.backend.type). */
-  backend?: CaptureBackend | ((cache: Reader) => CaptureBackend);
-  metrics?: ControllerMetrics;
-  /** With an elector only the leader runs workers and the sweep (efficiency, never safety). */
-  elector?: Elector;
-  /** Count API requests through the wrapper (leave false when the client reports them itself). */
-  instrument?: boolean;
-  /**
-   * /readyz: how the API server is probed (default: a one-item list of Captures through `source`)
-   * and how often while ready (default 10 s) and while not (default 1 s). See readiness.ts.
-   */
-  readiness?: {
-    probe?: () => Promise<unknown>;
-    probeIntervalMs?: number;
-    recoveringProbeIntervalMs?: number;
-  };
-  queue?: { baseDelayMs?: number; maxDelayMs?: number; qps?: number; burst?: number };
-  /** Spans of every reconcile (otlp.ts); stop() shuts it down after the last reconcile. Absent: off. */
-  tracer?: Tracer & { shutdown?(): Promise<void> };
-}
-
-type AnyInformer = Informer<Kind>;
 
 export class Manager {
   readonly metrics: ControllerMetrics;
@@ -133,7 +65,7 @@ export class Manager {
   private readonly log: Logger;
   private readonly client: Client;
   private readonly source: ListWatcher;
-  private readonly informers: AnyInformer[] = [];
+  private readonly informers: AnyInformer[];
   private readonly captures: Informer<'Capture'>;
   private readonly claims: Informer<'PodClaim'>;
   /** Which keys and pools this process answers for (shard-view.ts). */
@@ -217,13 +149,8 @@ export class Manager {
     );
     const backend = typeof opts.backend === 'function' ? opts.backend(this.cache) : opts.backend;
     this.backend = backend && this.slis.countAgentRefusals(backend);
-    // One informer per row of core's watch table (the simulator's replicas build their caches from it).
     const watchNodes = c.watchNodes;
-    for (const w of watchedKinds({ watchNodes })) {
-      const { kind, routed: _routed, optional: _optional, ...informerOptions } = w;
-      const i = this.cache.informerFor(kind, informerOptions);
-      this.informers.push(i as unknown as AnyInformer);
-    }
+    this.informers = watchTable(this.cache, { watchNodes });
     const informer = <K extends Kind>(kind: K) => this.cache.informer(kind) as Informer<K>;
     this.captures = informer('Capture');
     this.claims = informer('PodClaim');
@@ -253,17 +180,7 @@ export class Manager {
         enqueueAfter: (k, ms) => this.owns(k) && this.queue.addAfter(k, ms),
       },
     });
-    for (const i of this.informers) {
-      if (!ROUTED_KINDS.includes(i.kind as RoutedKind)) continue;
-      const kind = i.kind as RoutedKind;
-      const route = (before: AnyObject | undefined, after: AnyObject | undefined) =>
-        this.router.route(kind, before, after);
-      (i as AnyInformer).addHandler({
-        onAdd: (o) => route(undefined, o),
-        onUpdate: (old, o) => route(old, o),
-        onDelete: (o) => route(o, undefined),
-      });
-    }
+    routeChanges(this.informers, this.router);
     // The SLIs see transitions through update events only: a restart's initial list re-observes nothing.
     // Each shard reports its own pools and claims, so series summed over shards count each once.
     this.claims.addHandler({

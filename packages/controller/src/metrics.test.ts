@@ -5,7 +5,8 @@ import { keyOf, type PodClaim, type PodPool, parseTimestamp } from '@claimkit/co
 import type { ApiModel } from '@claimkit/core/model';
 import { parseExposition } from '@claimkit/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type Elector, Manager } from './manager.ts';
+import { Manager } from './manager.ts';
+import type { Elector } from './manager-options.ts';
 import { controllerMetricNames } from './metrics.ts';
 import { kubelet, model, running, stopRunning, testConfig, until } from './testing/loop-harness.ts';
 

@@ -17,7 +17,8 @@ import { watchNodeRuntime } from '@claimkit/kube/runtime-stats';
 import { DispatchingBackend, HttpCaptureBackend, KubeletCaptureBackend } from './backends/index.ts';
 import type { ControllerConfig } from './flags.ts';
 import { type Logger, silentLogger } from './log.ts';
-import { Manager, type ManagerOptions } from './manager.ts';
+import { Manager } from './manager.ts';
+import type { ManagerOptions } from './manager-options.ts';
 import { ControllerMetrics, LEADER_ELECTION_NAME } from './metrics.ts';
 import { OtlpTracer } from './otlp.ts';
 

@@ -3,7 +3,7 @@
 import { keyOf } from '@claimkit/core';
 import { ApiModel, schemaModelOptions } from '@claimkit/core/model';
 import { controllerDefaults } from '../flags.ts';
-import type { ManagerConfig } from '../manager.ts';
+import type { ManagerConfig } from '../manager-options.ts';
 
 /** Managers, kubelets and servers a test started; `stopRunning` stops them, newest first. */
 export const running: { stop(): Promise<void> | void }[] = [];
