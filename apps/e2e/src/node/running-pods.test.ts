@@ -83,7 +83,11 @@ describeOnRealNode('claims on running containers (real node)', ['workload'], (no
   it('binds, releases and recycles a pod whose container keeps running', async () => {
     await c().create(realPool(ns.name, 'live', { minIdle: 2, maxPods: 6 }));
     await claim('a', 'live');
-    const { pod } = await bound('a');
+    const { claim: a, pod } = await bound('a');
+    // The claim says where its pod is (status.address, written with the binding): the real pod's IP.
+    expect(pod.status?.podIP).toBeTruthy();
+    expect(a.status?.address?.podIPs).toEqual([pod.status?.podIP]);
+    expect(a.status?.address?.hostIP).toBe(pod.status?.hostIP);
     const before = runningContainer(pod)!;
     await c().delete('PodClaim', { namespace: ns.name, name: 'a' });
     await until(`pod ${pod.metadata.name} recycled to Idle`, async () => {

@@ -23,6 +23,7 @@ const served: Pod = {
       {
         name: 'main',
         image: 'app:1',
+        ports: [{ name: 'http', containerPort: 8080, protocol: 'TCP' }],
         resources: {},
         volumeMounts: [{ name: 'kube-api-access', mountPath: '/var/run/secrets' }],
         terminationMessagePath: '/dev/termination-log',
@@ -51,13 +52,15 @@ const served: Pod = {
 };
 
 describe('podFieldsRead', () => {
-  test('keeps metadata, node, restart policy, container names and images, and the status claimkit reads', () => {
+  test('keeps metadata, node, restart policy, container names, images and ports, and the status claimkit reads', () => {
     expect(podFieldsRead(served)).toEqual({
       apiVersion: 'v1',
       kind: 'Pod',
       metadata: served.metadata,
       spec: {
-        containers: [{ name: 'main', image: 'app:1' }],
+        containers: [
+          { name: 'main', image: 'app:1', ports: [{ name: 'http', containerPort: 8080, protocol: 'TCP' }] },
+        ],
         initContainers: [{ name: 'proxy', image: 'proxy:1', restartPolicy: 'Always' }],
         nodeName: 'node-1',
         restartPolicy: 'Always',
@@ -69,6 +72,7 @@ describe('podFieldsRead', () => {
         initContainerStatuses: [{ name: 'proxy', restartCount: 0 }],
         hostIP: '10.0.0.2',
         podIP: '10.1.0.5',
+        podIPs: [{ ip: '10.1.0.5' }],
       },
     });
   });

@@ -2,14 +2,19 @@
 // holds every pod of every pool: 37,000 pods at issue 22's scale). Audited against core and the
 // controller: metadata (all of it but managedFields, which the informer drops), spec.nodeName,
 // spec.restartPolicy, the containers' and init containers' names and images (and an init
-// container's restartPolicy: a sidecar), and status phase, conditions, containerStatuses,
-// initContainerStatuses, hostIP and podIP. Everything else (volumes, tolerations, resources,
+// container's restartPolicy: a sidecar), the containers' ports (a claim's address), and status
+// phase, conditions, containerStatuses, initContainerStatuses, hostIP, podIP and podIPs. Everything else (volumes, tolerations, resources,
 // securityContext, the scheduler's and kubelet's defaults) is dropped. Writes to pods are merge
 // patches of labels and annotations with a resourceVersion precondition, never a PUT of a cached pod,
 // so nothing dropped is ever written back.
 import type { Container, Pod, PodSpec, PodStatus } from './types.ts';
 
-const container = (c: Container): Container => ({ name: c.name, image: c.image });
+// Ports too: a claim's status.address lists the container ports of its pod (pool/pod-address.ts).
+const container = (c: Container): Container => ({
+  name: c.name,
+  image: c.image,
+  ...(c.ports !== undefined ? { ports: c.ports } : {}),
+});
 
 export function podFieldsRead(p: Pod): Pod {
   const spec: PodSpec = { containers: (p.spec?.containers ?? []).map(container) };
@@ -37,4 +42,5 @@ const STATUS_FIELDS = [
   'initContainerStatuses',
   'hostIP',
   'podIP',
+  'podIPs',
 ] as const;

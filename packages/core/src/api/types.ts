@@ -156,8 +156,24 @@ export interface PodClaimSpec {
   lostPolicy?: LostPolicy;
 }
 
+/** A container port, as a pod's container declares it. */
+export interface ContainerPortSpec {
+  name?: string;
+  containerPort: number;
+  protocol?: string;
+}
+
+/** Where the claim's pod is (pool/pod-address.ts): written with the binding, removed without one. */
+export interface ClaimAddress {
+  podIPs: string[];
+  hostIP?: string;
+  ports?: ContainerPortSpec[];
+}
+
 export interface PodClaimStatus {
   phase?: PodClaimPhase;
+  /** The bound pod's address (null in a merge patch removes it). */
+  address?: ClaimAddress | null;
   boundTime?: string;
   lostTime?: string;
   migrations?: number;

@@ -102,6 +102,40 @@ export const podClaimSchema: KindSchema = {
       properties: {
         phase: str('Pending, Bound, Migrating or Lost.', { enum: ['Pending', 'Bound', 'Migrating', 'Lost'] }),
         boundTime: time('When the claim was last bound.'),
+        address: {
+          type: 'object',
+          description:
+            'Where the bound pod is: its IPs, its node IP and the container ports of the pool template (written with the binding, removed without one).',
+          required: ['podIPs'],
+          properties: {
+            podIPs: {
+              type: 'array',
+              description: 'The pod IPs (IPv4 and/or IPv6).',
+              maxItems: 2,
+              items: str('A pod IP.', { maxLength: 45 }),
+            },
+            hostIP: str('The IP of the node the pod runs on.', { maxLength: 45 }),
+            ports: {
+              type: 'array',
+              description: "The containers' ports, as the pool template declares them.",
+              maxItems: 64,
+              items: {
+                type: 'object',
+                required: ['containerPort'],
+                properties: {
+                  name: str('The port name.', { maxLength: 15 }),
+                  containerPort: {
+                    type: 'integer',
+                    minimum: 1,
+                    maximum: 65535,
+                    description: 'The port number.',
+                  },
+                  protocol: str('TCP, UDP or SCTP.', { maxLength: 4 }),
+                },
+              },
+            },
+          },
+        },
         lostTime: time('When the bound pod was found gone.'),
         migrations: count('Completed migrations.'),
         observedGeneration,
@@ -115,6 +149,7 @@ export const podClaimSchema: KindSchema = {
     { name: 'Pod', type: 'string', jsonPath: '.spec.podName' },
     { name: 'Node', type: 'string', jsonPath: '.spec.nodeName' },
     ...READY_COLUMNS,
+    { name: 'Address', type: 'string', jsonPath: '.status.address.podIPs[0]', priority: 1 },
     { name: 'Source Pod', type: 'string', jsonPath: '.spec.sourcePod', priority: 1 },
     { name: 'Migrations', type: 'integer', jsonPath: '.status.migrations', priority: 1 },
     { name: 'Lost Policy', type: 'string', jsonPath: '.spec.lostPolicy', priority: 1 },

@@ -9,6 +9,7 @@ import { keyOf, toTimestamp } from '../../api/meta.ts';
 import type { Pod, PodClaim, PodClaimPhase, PodClaimStatus } from '../../api/types.ts';
 import { boundPodRecord } from '../../pool/bound-pod.ts';
 import { unmarkedLost } from '../../pool/lost-policy.ts';
+import { podAddress } from '../../pool/pod-address.ts';
 import { boundCondition, CONDITION_BOUND } from './bound-condition.ts';
 
 export function hasReleaseFinalizer(c: PodClaim): boolean {
@@ -58,7 +59,13 @@ export function bindClaim(c: PodClaim, pod: Pod, podWrites: Write[], now: number
     boundCondition(pod.metadata.name, generationAfter(c, spec)),
     now,
   );
-  const status: PodClaimStatus = { ...c.status, phase: 'Bound', boundTime: toTimestamp(now), conditions };
+  const status: PodClaimStatus = {
+    ...c.status,
+    phase: 'Bound',
+    boundTime: toTimestamp(now),
+    address: podAddress(pod) ?? null,
+    conditions,
+  };
   return {
     writes: [
       ...podWrites,
@@ -168,11 +175,13 @@ export function statusPatch(
   // A partial status (a repair's) keeps the claim's other conditions; the previous Ready decides
   // lastTransitionTime.
   const conditions = setCondition(status.conditions ?? c.status?.conditions, ready, now);
+  // A claim without a pod (Pending, Lost) has no address: a merge patch's null removes it.
+  const address = (phase === 'Pending' || phase === 'Lost') && c.status?.address ? { address: null } : {};
   return {
     op: 'patchStatus',
     kind: 'PodClaim',
     key: keyOf(c),
-    patch: { status: { ...status, phase, conditions, observedGeneration } },
+    patch: { status: { ...status, phase, conditions, observedGeneration, ...address } },
     precondition: { uid: c.metadata.uid! },
     why: `phase ${phase}`,
   };

@@ -6,6 +6,7 @@ import { parseTimestamp } from '../../api/meta.ts';
 import { isDeleting, isPodFinished } from '../../api/pod-predicates.ts';
 import type { Pod, PodClaim, PodClaimPhase, PodClaimStatus, ReleasePolicy } from '../../api/types.ts';
 import type { ClaimIndex } from '../../pool/claim-index.ts';
+import { podAddress } from '../../pool/pod-address.ts';
 import {
   ANNOTATION_DRAINING_SINCE,
   claimedBy,
@@ -35,6 +36,8 @@ export function startMigration(
     ...c.status,
     phase: 'Migrating',
     migrations: (c.status?.migrations ?? 0) + 1,
+    // The claim's pod is the target from this write on: so is its address.
+    address: podAddress(target) ?? null,
   };
   return {
     writes: [
