@@ -364,7 +364,7 @@ describe('get', () => {
       '/k',
     );
     expect(r.out.split('\n')[0]).toMatch(
-      /^NAMESPACE\s+NAME\s+POOL\s+PHASE\s+POD\s+SOURCE POD\s+WAITING\s+NODE\s+MIGRATIONS\s+LOST POLICY\s+POD METADATA\s+AGE$/,
+      /^NAMESPACE\s+NAME\s+POOL\s+PHASE\s+POD\s+SOURCE POD\s+WAITING\s+NODE\s+ADDRESS\s+MIGRATIONS\s+LOST POLICY\s+POD METADATA\s+AGE$/,
     );
     expect(r.out).toContain('team-b');
     expect(r.connects).toEqual([{ kubeconfig: '/k', context: 'x' }]);
@@ -469,8 +469,33 @@ describe('claims: lostPolicy, podMetadata and why a claim waits', () => {
     expect(wide.out.split('\n')[1]).toMatch(/\sFail\s+labels: team=a; annotations: example.com\/o\s+0s$/);
     const d = await claimctl(model, clock, 'describe', 'pc', 'c1');
     expect(d.out).toContain('Lost Policy:  Fail');
+    expect(d.out).toContain('Address:      <none>');
     expect(d.out).toMatch(/Waiting:\s+PoolNotFound: PodPool ghost does not exist in namespace default/);
     expect(d.out).toMatch(/Pod Metadata:\n\s+Labels:\n\s+Team: a/);
+  });
+});
+
+describe('a bound claim says where its pod is', () => {
+  test('get -o wide lists its IPs, describe its IPs, node IP and ports', async () => {
+    const { model, clock, a } = await sample();
+    await model.patchStatus(
+      'PodClaim',
+      { namespace: 'default', name: a.metadata.name },
+      {
+        status: {
+          phase: 'Bound',
+          address: {
+            podIPs: ['10.1.0.5', 'fd00::5'],
+            hostIP: '10.0.0.2',
+            ports: [{ name: 'http', containerPort: 8080, protocol: 'TCP' }, { containerPort: 9090 }],
+          },
+        },
+      },
+    );
+    const wide = await claimctl(model, clock, 'get', 'pc', a.metadata.name, '-o', 'wide');
+    expect(wide.out.split('\n')[1]).toMatch(/\sn1\s+10\.1\.0\.5,fd00::5\s+0\s/);
+    const d = await claimctl(model, clock, 'describe', 'pc', a.metadata.name);
+    expect(d.out).toContain('Address:      10.1.0.5,fd00::5 on 10.0.0.2, ports http:8080/TCP 9090/TCP');
   });
 });
 

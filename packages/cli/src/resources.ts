@@ -106,6 +106,7 @@ const podclaims: ResourceInfo<PodClaim> = {
     { header: 'SOURCE POD', value: (c) => orNone(c.spec.sourcePod) },
     { header: 'WAITING', value: (c) => orNone(waitingOf(c)?.reason) },
     { header: 'NODE', wide: true, value: (c) => orNone(c.spec.nodeName) },
+    { header: 'ADDRESS', wide: true, value: (c) => orNone(c.status?.address?.podIPs.join(',')) },
     { header: 'MIGRATIONS', wide: true, value: (c) => String(c.status?.migrations ?? 0) },
     { header: 'LOST POLICY', wide: true, value: (c) => c.spec.lostPolicy ?? 'Rebind' },
     { header: 'POD METADATA', wide: true, value: (c) => podMetadataSummary(c) },
@@ -118,6 +119,16 @@ function sourceReadyOf(p: PodPool): string | undefined {
   const c = p.status?.conditions?.find((x) => x.type === 'SourceReady');
   if (!p.spec.source || !c) return undefined;
   return c.status === 'True' ? 'True' : `${c.status} (${c.reason})`;
+}
+
+/** Where a claim's pod is, in one line: `10.1.0.5,fd00::5 on 10.0.0.2, ports http:8080/TCP`. */
+export function addressOf(c: PodClaim): string | undefined {
+  const a = c.status?.address;
+  if (!a) return undefined;
+  const ports = (a.ports ?? []).map(
+    (p) => `${p.name ? `${p.name}:` : ''}${p.containerPort}/${p.protocol ?? 'TCP'}`,
+  );
+  return `${a.podIPs.join(',')}${a.hostIP ? ` on ${a.hostIP}` : ''}${ports.length ? `, ports ${ports.join(' ')}` : ''}`;
 }
 
 /** Why a claim has no pod: its Bound condition while False (reason and message), else undefined. */

@@ -4,7 +4,7 @@ import { defineOptions } from '@claimkit/core/options';
 import { parseCommand, UsageError } from '../args.ts';
 import type { Ctx } from '../context.ts';
 import { age, table } from '../output.ts';
-import { resolveResource, waitingOf } from '../resources.ts';
+import { addressOf, resolveResource, waitingOf } from '../resources.ts';
 import { connect, flagsHelp, NAMESPACED_OPTIONS, namespaceOf, SELECTOR_OPTIONS, showHelp } from './common.ts';
 import { fetchObjects } from './get.ts';
 
@@ -121,6 +121,7 @@ export function describeObject(o: KubeObject, events: KubeEvent[] | string, now:
     const claim = o as PodClaim;
     const w = waitingOf(claim);
     lines.push(`Lost Policy:  ${claim.spec.lostPolicy ?? 'Rebind'}`);
+    lines.push(`Address:      ${addressOf(claim) ?? '<none>'}`);
     lines.push(`Waiting:      ${w ? `${w.reason}: ${w.message}` : '<none>'}`);
   }
   const { conditions, ...status } = obj.status ?? {};
