@@ -478,20 +478,12 @@ describe('claims: lostPolicy, podMetadata and why a claim waits', () => {
 describe('a bound claim says where its pod is', () => {
   test('get -o wide lists its IPs, describe its IPs, node IP and ports', async () => {
     const { model, clock, a } = await sample();
-    await model.patchStatus(
-      'PodClaim',
-      { namespace: 'default', name: a.metadata.name },
-      {
-        status: {
-          phase: 'Bound',
-          address: {
-            podIPs: ['10.1.0.5', 'fd00::5'],
-            hostIP: '10.0.0.2',
-            ports: [{ name: 'http', containerPort: 8080, protocol: 'TCP' }, { containerPort: 9090 }],
-          },
-        },
-      },
-    );
+    const address = {
+      podIPs: ['10.1.0.5', 'fd00::5'],
+      hostIP: '10.0.0.2',
+      ports: [{ name: 'http', containerPort: 8080, protocol: 'TCP' }, { containerPort: 9090 }],
+    };
+    await model.patchStatus('PodClaim', keyOf(a), { status: { phase: 'Bound', address } });
     const wide = await claimctl(model, clock, 'get', 'pc', a.metadata.name, '-o', 'wide');
     expect(wide.out.split('\n')[1]).toMatch(/\sn1\s+10\.1\.0\.5,fd00::5\s+0\s/);
     const d = await claimctl(model, clock, 'describe', 'pc', a.metadata.name);
