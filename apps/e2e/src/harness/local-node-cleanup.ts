@@ -19,31 +19,55 @@ const CGROUP_BASE = '/sys/fs/cgroup';
 /**
  * One real node per machine: its kube-proxy owns the KUBE-* iptables chains and its kubelet the
  * cgroup root, so a second run would undo the first. The lock file names the run that has it; a
- * run whose state directory is gone (or has no pid file) no longer holds it.
+ * run whose state directory is gone, has no pid file, or whose owner and processes are all dead (a
+ * run killed with everything it started) no longer holds it.
  */
 const NODE_LOCK = '/run/claimkit-real-node.lock';
 
+/**
+ * Whether the run in stateDir is still alive: its pid file's owner or one of its processes runs.
+ * (Read here, not through procs.ts, which imports this file.)
+ */
+function runAlive(stateDir: string): boolean {
+  let pids: { owner?: unknown; procs?: { pid?: unknown }[] };
+  try {
+    pids = JSON.parse(readFileSync(join(stateDir, 'pids.json'), 'utf8'));
+  } catch {
+    return false;
+  }
+  const running = (pid: unknown) => {
+    if (typeof pid !== 'number') return false;
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch (e) {
+      return (e as NodeJS.ErrnoException).code === 'EPERM';
+    }
+  };
+  return running(pids.owner) || (pids.procs ?? []).some((p) => running(p.pid));
+}
+
 /** Takes the machine's real node for the run in stateDir; otherwise says which run has it. */
-export function acquireNodeLock(stateDir: string): string | undefined {
+export function acquireNodeLock(stateDir: string, lockPath = NODE_LOCK): string | undefined {
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
-      writeFileSync(NODE_LOCK, stateDir, { flag: 'wx' });
+      writeFileSync(lockPath, stateDir, { flag: 'wx' });
       return undefined;
     } catch {
       let holder = '';
       try {
-        holder = readFileSync(NODE_LOCK, 'utf8').trim();
+        holder = readFileSync(lockPath, 'utf8').trim();
       } catch {
         continue; // released meanwhile
       }
       if (holder === stateDir) return undefined;
-      if (holder && existsSync(join(holder, 'pids.json'))) {
+      if (holder && runAlive(holder)) {
         return `another run has this machine's real node (${holder}; \`pnpm cluster down\` stops a background one)`;
       }
-      rmSync(NODE_LOCK, { force: true }); // stale: its run is gone
+      rmSync(lockPath, { force: true }); // stale: its run is gone
     }
   }
-  return `cannot take ${NODE_LOCK}`;
+  return `cannot take ${lockPath}`;
 }
 
 function releaseNodeLock(stateDir: string): void {
