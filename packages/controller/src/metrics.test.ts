@@ -88,6 +88,7 @@ const PLANNED = [
   'claimkit_workqueue_depth',
   'claimkit_workers',
   'claimkit_workqueue_retries_total',
+  'claimkit_write_conflicts_total',
   'claimkit_api_requests_total',
   'claimkit_api_request_duration_seconds',
   'claimkit_capture_takeovers_total',

@@ -52,6 +52,12 @@ export class ControllerMetrics {
   readonly queueRetries = this.registry.register(
     new Counter('claimkit_workqueue_retries_total', 'Rate-limited re-adds after errors.'),
   );
+  readonly writeConflicts = this.registry.register(
+    new Counter(
+      'claimkit_write_conflicts_total',
+      'Writes of a decision refused with 409 Conflict, by reconciler and write (kind, op and intent).',
+    ),
+  );
   readonly apiRequests = this.registry.register(
     new Counter('claimkit_api_requests_total', 'Kubernetes API requests by verb, resource and HTTP code.'),
   );

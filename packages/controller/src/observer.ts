@@ -12,7 +12,9 @@ import type {
   Turn,
   TurnIdentity,
   WorkQueueOptions,
+  Write,
 } from '@claimkit/core';
+import { writeTarget } from '@claimkit/core';
 import { errorText } from '@claimkit/kube';
 import type { Logger } from './log.ts';
 import { type ControllerMetrics, WORKQUEUE_NAME } from './metrics.ts';
@@ -83,9 +85,21 @@ export class ManagerObserver {
       now: () => performance.now(),
       done: (applied, stages) => {
         this.slis.applied(applied);
+        this.countConflicts(fields, t.kind, applied);
         this.logBinds(fields, applied, stages);
       },
     };
+  }
+
+  /** Each write refused with 409: counted by its write's kind, op and intent, and logged with its why. */
+  private countConflicts(fields: LogFields, kind: string, applied: readonly AppliedDecision[]): void {
+    for (const { result } of applied) {
+      const failed = result.failed;
+      if (failed?.error.reason !== 'Conflict') continue;
+      const write = conflictLabel(failed.write);
+      this.metrics.writeConflicts.inc({ reconciler: kind, write });
+      this.log.debug('conflict', { ...fields, write, why: failed.write.why });
+    }
   }
 
   /** One debug line per bind that landed, with the step's stage durations. */
@@ -149,3 +163,9 @@ function turnFields(t: TurnIdentity): LogFields {
 }
 
 const ms = (x: number) => Math.round(x * 1000) / 1000;
+
+/** A write's label: its object's kind, its op and its intent (a bounded set, unlike its why). */
+export function conflictLabel(w: Write): string {
+  const { kind } = writeTarget(w);
+  return `${kind} ${w.op}${w.intent ? ` ${w.intent.act}` : ''}`;
+}

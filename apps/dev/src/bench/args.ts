@@ -14,14 +14,15 @@ export const BENCHMARKS = [
   'rss',
   'warm-pool-scale',
   'agent-sandbox',
+  'capacity',
   'pool-reconcile',
   'request-cost',
   'warm-start',
 ] as const;
 export type Benchmark = (typeof BENCHMARKS)[number];
 /**
- * warm-pool-scale and agent-sandbox run only when named (each takes a quarter of an hour or more),
- * and warm-start (it needs the real node).
+ * warm-pool-scale, agent-sandbox and capacity run only when named (each takes a quarter of an hour
+ * or more), and warm-start (it needs the real node).
  */
 export const DEFAULT_BENCHMARKS: Benchmark[] = [
   'takeover',
@@ -35,6 +36,7 @@ export const DEFAULT_BENCHMARKS: Benchmark[] = [
 export const SELF_DESCRIBED: readonly Benchmark[] = [
   'warm-pool-scale',
   'agent-sandbox',
+  'capacity',
   'pool-reconcile',
   'request-cost',
   'warm-start',
@@ -107,9 +109,9 @@ export const BENCH_OPTIONS = defineOptions({
     min: 1,
     arg: 'S',
     default: 60,
-    help: `agent-sandbox: the steady phase's length in seconds, at ${AGENT_SANDBOX_PUBLISHED.rate} claims/s`,
+    help: `agent-sandbox: the steady phase's length in seconds, at ${AGENT_SANDBOX_PUBLISHED.rate} claims/s; capacity: each load's (at most; shortened so every claim gets a warm pod)`,
   },
-  seed: { type: 'int', default: 1, help: "agent-sandbox: the Poisson arrivals' seed" },
+  seed: { type: 'int', default: 1, help: "agent-sandbox, capacity: the Poisson arrivals' seed" },
   'cpu-prof': {
     type: 'string',
     arg: 'DIR',

@@ -18,6 +18,7 @@ import {
   SELF_DESCRIBED,
 } from './args.ts';
 import { benchBinds } from './binds.ts';
+import { benchCapacity, CAPACITY_WARM_PODS, capacityRows } from './capacity.ts';
 import { benchContext, r1 } from './context.ts';
 import { benchFinalize } from './finalize.ts';
 import { benchPoolReconcile, poolReconcileRows } from './pool-reconcile.ts';
@@ -97,7 +98,8 @@ else if (needsCluster) {
   // 2; both pool benchmarks' pods when both run (the first's namespaces may still be going).
   const pods =
     (opts.only.includes('warm-pool-scale') ? warmPoolMaxPods(warmPoolScale) : 0) +
-    (opts.only.includes('agent-sandbox') ? agentSandboxMaxPods(opts.seconds) : 0);
+    (opts.only.includes('agent-sandbox') ? agentSandboxMaxPods(opts.seconds) : 0) +
+    (opts.only.includes('capacity') ? CAPACITY_WARM_PODS : 0);
   const nodes = Math.max(2, Math.ceil((pods * 1.2) / PODS_PER_NODE));
   // kwok nodes only: a real node's kubelet and runtime would share the cores the figures measure;
   // warm-start runs alone (args.ts), on the real node (pods that run for real, restored by its runtime).
@@ -185,6 +187,24 @@ const run: Record<Benchmark, { label: string; bench: () => Promise<unknown> }> =
         shards: opts.shards,
       });
       summaries.push({ title: titleOf('agent-sandbox', r.steady.efficiency), rows: agentSandboxRows(r) });
+      return { date: new Date().toISOString(), command: out.command, machine: out.machine, ...r };
+    },
+  },
+  capacity: {
+    label: 'capacity (0.5x, 1.0x and 1.5x the bind capacity measured in the same run)',
+    bench: async () => {
+      const r = await benchCapacity(ctx(), {
+        seconds: Math.min(opts.seconds, 30),
+        seed: opts.seed,
+        concurrency: opts.concurrency,
+        controllerArgs: opts.controllerArgs,
+        rawWrites: 2000,
+        cleanup: Boolean(given),
+      });
+      summaries.push({
+        title: `capacity (${r.raw.bindsPerSecCapacity} binds/s: ${r.raw.podPatchesPerSec} pod patches/s ÷ ${r.raw.writesPerBind})`,
+        rows: capacityRows(r),
+      });
       return { date: new Date().toISOString(), command: out.command, machine: out.machine, ...r };
     },
   },
