@@ -111,6 +111,10 @@ export const BENCH_OPTIONS = defineOptions({
     default: 60,
     help: `agent-sandbox: the steady phase's length in seconds, at ${AGENT_SANDBOX_PUBLISHED.rate} claims/s; capacity: each load's (at most; shortened so every claim gets a warm pod)`,
   },
+  refill: {
+    type: 'bool',
+    help: 'capacity: pools keep a warm buffer of 113 pods each and make the rest on demand (claims wait for new pods), stored under capacity-refill',
+  },
   seed: { type: 'int', default: 1, help: "agent-sandbox, capacity: the Poisson arrivals' seed" },
   'cpu-prof': {
     type: 'string',
@@ -174,6 +178,8 @@ export interface Options {
   shards: number;
   /** warm-start: claims served by an on-demand restore (the first pulls the image). */
   restores: number;
+  /** capacity: pools with a small warm buffer that make the rest of their pods on demand. */
+  refill: boolean;
 }
 
 type Values = OptionValues<typeof BENCH_OPTIONS>;
@@ -220,6 +226,7 @@ function optionsFrom(v: Values, given: Set<string>, positionals: string[], root:
     ...(memoryLimit !== undefined ? { memoryLimitBytes: parseMemorySize(memoryLimit)! } : {}),
     shards: v.shards,
     restores: v.restores,
+    refill: v.refill,
   };
 }
 

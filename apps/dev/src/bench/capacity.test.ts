@@ -6,7 +6,10 @@ describe('orderViolations (claims of a pool bound out of creation order)', () =>
 
   test('claims bound in creation order within each pool: none', () => {
     // Pool 0: claims 0, 2; pool 1: claims 1, 3. Across pools the order does not matter.
-    const r = orderViolations([{ boundAt: 100 }, { boundAt: 50 }, { boundAt: 200 }, { boundAt: 60 }], twoPools);
+    const r = orderViolations(
+      [{ boundAt: 100 }, { boundAt: 50 }, { boundAt: 200 }, { boundAt: 60 }],
+      twoPools,
+    );
     expect(r).toEqual({ violations: 0, worstMs: 0, toleranceMs: 1000 });
   });
 

@@ -1,12 +1,20 @@
-// capacity: the controller at and past its API server's limit (issue 41). The bind capacity is
-// measured first in the same run (raw pod patches/s ÷ the writes one bind costs), then claims arrive
-// as a seeded Poisson process at 0.5×, 1.0× and 1.5× of it, one load after the other, each drained
-// before the next. The pools are warmed with a pod for every claim of the run and capped there
-// (maxPods = minIdle), so no refill shares the API server with the binds: what is measured is the
-// bind path alone. Per load: throughput (claims ÷ first create → last Bound) as a fraction of the
-// capacity, 409s and writes per bind (the controller's own request metrics, 409s by write), the
-// order claims were bound in within a pool, latency, PodPool reconcile time, CPU.
+// capacity: the controller at and past its API server's limit (issue 41). The capacity is measured
+// first in the same run (raw pod patches/s ÷ the writes one claim costs), then claims arrive as a
+// seeded Poisson process at 0.5×, 1.0× and 1.5× of it, one load after the other, each drained
+// before the next. Two shapes:
+// - binds (default): the pools are warmed with a pod for every claim of the run and capped there
+//   (maxPods = minIdle), so no refill shares the API server with the binds: the bind path alone,
+//   3 writes a claim (the pod's CAS, the claim's spec, the claim's status).
+// - refill (--refill): each pool keeps a small warm buffer (agent-sandbox's 113 Idle pods) and makes
+//   the rest on demand, so past capacity claims wait for new pods, many claims for each one (the
+//   collapse issue 41 reports): 6 writes a claim (the bind's 3, and the new pod's create, scheduler
+//   binding and kwok's status update).
+// Per load: throughput (claims ÷ first create → last Bound) as a fraction of the capacity, 409s and
+// writes per bind (the controller's own request metrics, 409s by write), the order claims were bound
+// in within a pool, latency, PodPool reconcile time, CPU. Claim creates and Events are not counted
+// in the capacity (the same for every controller).
 import { cpus } from 'node:os';
+import { waitFor } from '@claimkit/e2e/harness';
 import type { BenchContext } from './context.ts';
 import { r1, rawPodPatchesPerSecOf } from './context.ts';
 import { cpuBetween, snapshotCpu } from './process-cpu.ts';
@@ -41,6 +49,10 @@ export const CAPACITY_WARM_PODS = 8000;
 const CAPACITY_POOLS = 4;
 /** API writes one bind makes (the pod's CAS, the claim's spec, the claim's status), Events apart. */
 export const WRITES_PER_BIND = 3;
+/** API writes one new pod costs: the controller's create, the scheduler's binding, kwok's status. */
+export const WRITES_PER_NEW_POD = 3;
+/** --refill: each pool's warm buffer (agent-sandbox's pools keep 113 warm replicas). */
+export const REFILL_WARM_PER_POOL = 113;
 /** A claim bound this much later than a newer claim of its pool counts as served out of order. */
 export const ORDER_TOLERANCE_MS = 1000;
 
@@ -52,6 +64,8 @@ export interface CapacityOptions {
   controllerArgs: string[];
   /** Pods patched to measure the API server's raw pod patches/s. */
   rawWrites: number;
+  /** Pools keep a small warm buffer and make the rest of the pods on demand (see above). */
+  refill: boolean;
   cleanup: boolean;
 }
 
@@ -97,15 +111,17 @@ function conflictsByWrite(before: string, after: string): Record<string, number>
 const isPodPool = (l: Record<string, string>) => l.kind === 'PodPool';
 
 export async function benchCapacity(ctx: BenchContext, o: CapacityOptions) {
+  const warmPods = o.refill ? REFILL_WARM_PER_POOL * CAPACITY_POOLS : CAPACITY_WARM_PODS;
+  const writesPerClaim = WRITES_PER_BIND + (o.refill ? WRITES_PER_NEW_POD : 0);
   const wps: WarmPoolScaleOptions = {
-    warm: CAPACITY_WARM_PODS,
-    refill: 0,
+    warm: warmPods,
+    refill: CAPACITY_WARM_PODS - warmPods,
     steady: 0,
     rate: 0,
     burst: 0,
     namespaces: 1,
     pools: CAPACITY_POOLS,
-    key: 'capacity',
+    key: o.refill ? 'capacity-refill' : 'capacity',
     controllerArgs: o.controllerArgs,
     concurrency: o.concurrency,
     rawWrites: o.rawWrites,
@@ -123,20 +139,23 @@ export async function benchCapacity(ctx: BenchContext, o: CapacityOptions) {
 
     // The API server's capacity, now, with the controller watching: Idle pods of the pools patched
     // (the write a bind makes first). Measured again at the end: a slower end says the run slowed.
-    const idle = (await ctx.kube.list('Pod', { namespace: run.ns })).items
-      .slice(0, o.rawWrites)
-      .map((p) => ({ namespace: run.ns, name: p.metadata.name }));
+    const pods = (await ctx.kube.list('Pod', { namespace: run.ns })).items;
+    // Each pod as often as it takes to make rawWrites patches (a refill run warms few pods).
+    const idle = Array.from({ length: Math.min(o.rawWrites, pods.length * 4) }, (_, i) => ({
+      namespace: run.ns,
+      name: pods[i % pods.length]!.metadata.name,
+    }));
     const rawConcurrency = Math.max(16, o.concurrency * 2);
     const podPatchesPerSec = await rawPodPatchesPerSecOf(ctx, idle, rawConcurrency);
-    const bindsPerSecCapacity = podPatchesPerSec / WRITES_PER_BIND;
+    const bindsPerSecCapacity = podPatchesPerSec / writesPerClaim;
     ctx.say(
-      `API server: ${r1(podPatchesPerSec)} pod patches/s -> bind capacity ${r1(bindsPerSecCapacity)} binds/s (${WRITES_PER_BIND} writes each)`,
+      `API server: ${r1(podPatchesPerSec)} pod patches/s -> capacity ${r1(bindsPerSecCapacity)} claims/s (${writesPerClaim} writes each)`,
     );
     await settle(cpuGroups);
 
     const loadSum = CAPACITY_LOADS.reduce((a, b) => a + b, 0);
     // Every claim of the run gets a warm pod: the phases are shortened to fit them.
-    const seconds = Math.min(o.seconds, CAPACITY_WARM_PODS / (loadSum * bindsPerSecCapacity));
+    const seconds = Math.min(o.seconds, (CAPACITY_WARM_PODS - warmPods) / (loadSum * bindsPerSecCapacity));
     const sender = claimSender(ctx, run, view);
     let next = 0;
     const loads = [];
@@ -196,6 +215,13 @@ export async function benchCapacity(ctx: BenchContext, o: CapacityOptions) {
       };
       ctx.say(`load ${load}x done: ${JSON.stringify(result)}`);
       loads.push(result);
+      // A refill run starts the next load with the warm buffer made up again.
+      if (o.refill)
+        await waitFor(
+          `every pool back to ${REFILL_WARM_PER_POOL} Idle Ready pods`,
+          () => view.poolsHave(() => REFILL_WARM_PER_POOL),
+          { timeoutMs: 600_000, intervalMs: 250 },
+        );
       await settle(cpuGroups);
     }
     const endPatchesPerSec = await rawPodPatchesPerSecOf(ctx, idle, rawConcurrency);
@@ -208,7 +234,8 @@ export async function benchCapacity(ctx: BenchContext, o: CapacityOptions) {
         concurrency: rawConcurrency,
         podPatchesPerSec: r1(podPatchesPerSec),
         podPatchesPerSecAtEnd: r1(endPatchesPerSec),
-        writesPerBind: WRITES_PER_BIND,
+        writesPerClaim,
+        refill: o.refill,
         bindsPerSecCapacity: r1(bindsPerSecCapacity),
       },
       loads,

@@ -61,9 +61,11 @@ const warmPoolKey = warmPoolScaleKey({
 const resultKey = (name: string) =>
   name === 'warm-pool-scale'
     ? warmPoolKey
-    : name === 'agent-sandbox'
-      ? `${name}${memoryLimitSuffix(opts.memoryLimitBytes)}${shardsSuffix(opts.shards)}`
-      : name;
+    : name === 'capacity' && opts.refill
+      ? 'capacity-refill'
+      : name === 'agent-sandbox'
+        ? `${name}${memoryLimitSuffix(opts.memoryLimitBytes)}${shardsSuffix(opts.shards)}`
+        : name;
 
 let all: Record<string, unknown> = {};
 if (existsSync(opts.results)) {
@@ -200,9 +202,10 @@ const run: Record<Benchmark, { label: string; bench: () => Promise<unknown> }> =
         controllerArgs: opts.controllerArgs,
         rawWrites: 2000,
         cleanup: Boolean(given),
+        refill: opts.refill,
       });
       summaries.push({
-        title: `capacity (${r.raw.bindsPerSecCapacity} binds/s: ${r.raw.podPatchesPerSec} pod patches/s ÷ ${r.raw.writesPerBind})`,
+        title: `capacity${opts.refill ? ' --refill' : ''} (${r.raw.bindsPerSecCapacity} claims/s: ${r.raw.podPatchesPerSec} pod patches/s ÷ ${r.raw.writesPerClaim})`,
         rows: capacityRows(r),
       });
       return { date: new Date().toISOString(), command: out.command, machine: out.machine, ...r };
