@@ -368,6 +368,7 @@ export class Manager {
       now: this.opts.now ?? (() => this.timers.now()),
       recorder: this.recorder,
       ...this.memory.reconcileDeps(),
+      waiting: this.router.references,
       ...(this.backend ? { backend: this.backend } : {}),
       ...(this.opts.tracer ? { tracer: this.opts.tracer } : {}),
     };

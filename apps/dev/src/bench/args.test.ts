@@ -32,6 +32,7 @@ describe('pnpm bench arguments', () => {
       controllerArgs: [],
       shards: 1,
       restores: 21,
+      refill: false,
     });
     expect(parse().pods).toBeUndefined();
   });

@@ -5,6 +5,7 @@ import type { AnyObject, Capture, PodClaim, PodPool } from '../api/types.ts';
 import {
   boundTo,
   cordoned,
+  createdAt,
   idle,
   inPool,
   node,
@@ -90,6 +91,29 @@ describe('own keys go at once; derived pool keys are coalesced', () => {
     const { r, sent } = router({ claims: [podClaim('waiting')] });
     r.route('Pod', undefined, pod('w1', inPool('web'), idle()));
     expect(sent.sort()).toEqual([`PodClaim|${NS}/waiting now`, `PodPool|${NS}/web +${COALESCE}`]);
+  });
+
+  test('an Idle pod wakes as many of the oldest waiting claims as the pool has Idle pods', () => {
+    const claims = [3, 1, 2, 0].map((i) => podClaim(`w${i}`, createdAt(i)));
+    const { r, sent } = router({ claims, idleOf: () => 2 });
+    r.route('Pod', undefined, pod('p1', inPool('web'), idle()));
+    expect(sent.filter((k) => k.startsWith('PodClaim')).sort()).toEqual([
+      `PodClaim|${NS}/w0 now`,
+      `PodClaim|${NS}/w1 now`,
+    ]);
+  });
+
+  test('a claim that stops waiting wakes the oldest waiting claims (they move up a turn)', () => {
+    const waiting = podClaim('a', createdAt(0));
+    const { r, sent } = router({
+      claims: [waiting, podClaim('b', createdAt(1)), podClaim('c', createdAt(2))],
+      idleOf: () => 1,
+    });
+    r.route('PodClaim', waiting, podClaim('a', createdAt(0), boundTo('p1')));
+    expect(sent.filter((k) => k.startsWith('PodClaim')).sort()).toEqual([
+      `PodClaim|${NS}/a now`,
+      `PodClaim|${NS}/b now`,
+    ]);
   });
 
   test("a pool's own spec change at once", () => {

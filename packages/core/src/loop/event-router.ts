@@ -60,7 +60,11 @@ export class EventRouter {
 
   constructor(opts: EventRouterOptions) {
     this.rules = { ...ROUTER_RULES, ...opts.rules };
-    this.view = { ...opts.view, references: this.references };
+    this.view = {
+      ...opts.view,
+      references: this.references,
+      ...(opts.idleOf ? { idleOf: opts.idleOf } : {}),
+    };
     const idleOf = opts.idleOf;
     this.settings = {
       coalesceMs: opts.coalesceMs,
@@ -75,7 +79,7 @@ export class EventRouter {
                 hasIdleHeadroom(
                   pool,
                   idleOf(namespace, name),
-                  this.references.waitingFor(namespace, name).length,
+                  this.references.waitingCount(namespace, name),
                   opts.headroomMinIdle,
                 )
               );

@@ -6,7 +6,7 @@
 import { LABEL_STATE } from '../api/constants.ts';
 import { matchesSelector } from '../api/labels.ts';
 import type { AnyObject, Capture, Pod, PodClaim, PodPool } from '../api/types.ts';
-import type { ClaimIndex } from '../pool/claim-index.ts';
+import { type ClaimIndex, waitsForPod } from '../pool/claim-index.ts';
 import { claimedBy, poolOf } from '../pool/pods.ts';
 import { shardPin } from '../pool/shard-pin.ts';
 import { poolWaitReason } from '../reconcile/podclaim/waiting.ts';
@@ -26,6 +26,11 @@ export interface RoutingView {
    * wakes them), fed from the PodClaim watch before its events are mapped.
    */
   readonly references: Pick<ClaimIndex, 'referencingIncludingDeleting' | 'waitingFor' | 'ofPool'>;
+  /**
+   * How many quiet Idle pods a pool has (the process's pool pod index): an Idle pod's event wakes
+   * only that many of the pool's oldest waiting claims. Absent: it wakes them all.
+   */
+  idleOf?(namespace: string, pool: string): number;
 }
 
 /**
@@ -47,7 +52,7 @@ export const mapEvent: MapEvent = (kind, old, cur, view) => {
     case 'Pod':
       return keysForPod(ns, cur as Pod | undefined, old as Pod | undefined, view);
     case 'PodClaim':
-      return keysForClaim(ns, cur as PodClaim | undefined, old as PodClaim | undefined);
+      return keysForClaim(ns, cur as PodClaim | undefined, old as PodClaim | undefined, view);
     case 'Capture':
       return keysForCapture(ns, obj.metadata.name, view);
     case 'PodPool':
@@ -78,7 +83,9 @@ function keysForPod(ns: string, cur: Pod | undefined, old: Pod | undefined, view
   }
   const pool = cur && poolOf(cur);
   if (cur && pool && cur.metadata.labels?.[LABEL_STATE] === 'Idle' && !cur.metadata.deletionTimestamp) {
-    for (const k of waitingClaimKeys(ns, pool, view)) keys.add(k);
+    // The pool's Idle pods go to its oldest waiting claims (pool/waiting-queue.ts): waking the rest
+    // would only have them find every pod taken by an older claim (their own timers still run).
+    for (const k of waitingClaimKeys(ns, pool, view, view.idleOf?.(ns, pool))) keys.add(k);
   }
   const name = (cur ?? old)!.metadata.name;
   for (const c of view.captures(ns)) {
@@ -93,9 +100,11 @@ function keysForPod(ns: string, cur: Pod | undefined, old: Pod | undefined, view
   return [...keys];
 }
 
-/** The claims of a pool still waiting for a pod (no podName, not deleting). */
-function waitingClaimKeys(ns: string, pool: string, view: RoutingView): string[] {
-  return view.references.waitingFor(ns, pool).map((name) => reconcileKey('PodClaim', ns, name));
+/** The claims of a pool still waiting for a pod (no podName, not deleting), the oldest `limit` of them. */
+function waitingClaimKeys(ns: string, pool: string, view: RoutingView, limit?: number): string[] {
+  // At least one: an Idle pod the index has not counted yet still wakes the oldest claim.
+  const n = limit === undefined ? undefined : Math.max(1, limit);
+  return view.references.waitingFor(ns, pool, n).map((name) => reconcileKey('PodClaim', ns, name));
 }
 
 /**
@@ -117,7 +126,9 @@ function keysForPool(
   if (shardPin(old) !== shardPin(cur))
     return [...keys, ...view.references.ofPool(ns, name).map((c) => reconcileKey('PodClaim', ns, c))];
   const moreIdle = (cur?.status?.idle ?? 0) > (old?.status?.idle ?? 0);
-  if (moreIdle || poolWaitReason(old) !== poolWaitReason(cur)) keys.push(...waitingClaimKeys(ns, name, view));
+  // A changed reason is news to every waiting claim; more Idle pods only to as many of the oldest.
+  if (poolWaitReason(old) !== poolWaitReason(cur)) keys.push(...waitingClaimKeys(ns, name, view));
+  else if (moreIdle) keys.push(...waitingClaimKeys(ns, name, view, cur?.status?.idle ?? 0));
   return keys;
 }
 
@@ -134,13 +145,24 @@ function keysForCapture(ns: string, name: string, view: RoutingView): string[] {
 }
 
 /** A claim change reaches the claim, its pool and its claim set (old and new, should either change). */
-function keysForClaim(ns: string, cur: PodClaim | undefined, old: PodClaim | undefined): string[] {
+function keysForClaim(
+  ns: string,
+  cur: PodClaim | undefined,
+  old: PodClaim | undefined,
+  view: RoutingView,
+): string[] {
   const keys = new Set<string>([reconcileKey('PodClaim', ns, (cur ?? old)!.metadata.name)]);
   for (const c of [cur, old]) {
     if (!c) continue;
     if (c.spec.poolName) keys.add(reconcileKey('PodPool', ns, c.spec.poolName));
     for (const r of c.metadata.ownerReferences ?? [])
       if (r.kind === 'PodClaimSet') keys.add(reconcileKey('PodClaimSet', ns, r.name));
+  }
+  // A claim that stops waiting (bound, deleted, Lost for good) moves the claims behind it up a turn:
+  // as many of the oldest as the pool has Idle pods are woken (pool/waiting-queue.ts).
+  const pool = old?.spec.poolName;
+  if (pool && waitsForPod(old) && !(cur && waitsForPod(cur))) {
+    for (const k of waitingClaimKeys(ns, pool, view, view.idleOf?.(ns, pool))) keys.add(k);
   }
   return [...keys];
 }

@@ -5,6 +5,7 @@
 import type { ObjectKey } from '../api/meta.ts';
 import type { Tracer } from '../api/tracing.ts';
 import type { BindsInFlight } from '../pool/binds-in-flight.ts';
+import type { ClaimIndex } from '../pool/claim-index.ts';
 import type { PoolExpectations } from '../pool/expectations.ts';
 import type { PoolPodsSource } from '../pool/pool-pod-index.ts';
 import type { PoolStatusPacer } from '../pool/status-pacer.ts';
@@ -24,6 +25,8 @@ import type { ReconcileKind } from './reconcile-key.ts';
 export type ReconcileDeps = CaptureDeps & {
   expectations?: PoolExpectations;
   bindsInFlight?: BindsInFlight;
+  /** The event router's claim index: the order a pool's waiting claims take their turns in. */
+  waiting?: Pick<ClaimIndex, 'waitingAhead'>;
   poolPods?: PoolPodsSource;
   statusPacer?: PoolStatusPacer;
   tracer?: Tracer;

@@ -6,9 +6,11 @@ import type { Pod, PodClaim } from '../api/types.ts';
 
 /**
  * How long a hold outlives its bind when the cache never shows the pod change (a bind whose answer
- * was lost, a pod no claim looks at again). Informer lag is well under a second when healthy.
+ * was lost, a pod no claim looks at again). Informer lag is well under a second when healthy, but
+ * seconds at the API server's limit: a hold that ended before the cache showed its bind sent the
+ * next claim to the same pod (a 409 each time, issue 41). A bind that lands or fails ends its hold.
  */
-export const BIND_HOLD_TTL_MS = 5_000;
+export const BIND_HOLD_TTL_MS = 30_000;
 
 interface Hold {
   /** The claim binding the pod (its UID, or its name when it has none). */
@@ -62,6 +64,17 @@ export class BindsInFlight {
     return h.claim !== claim;
   }
 
+  /**
+   * The claims (holderOf) whose binds hold a pod now: they are not waiting their turn any more
+   * (waiting-queue.ts), whatever the cache still shows of them.
+   */
+  holders(now: number): Set<string> {
+    this.forgetExpired(now);
+    const out = new Set<string>();
+    for (const h of this.holds.values()) out.add(h.claim);
+    return out;
+  }
+
   /** Holds not yet forgotten (metrics and tests). */
   size(): number {
     return this.holds.size;
@@ -74,6 +87,17 @@ export class BindsInFlight {
       this.holds.delete(k);
     }
   }
+}
+
+/** The candidates no other claim's bind holds (a claim taking its turn waits for the rest). */
+export function candidatesNotHeld(
+  candidates: Pod[],
+  binds: BindsInFlight | undefined,
+  claim: string,
+  now: number,
+): Pod[] {
+  if (!binds || binds.size() === 0) return candidates;
+  return candidates.filter((p) => !binds.heldByOther(p, claim, now));
 }
 
 /**

@@ -150,7 +150,8 @@ describe('ClaimIndex: the claims waiting on a pool', () => {
     idx.upsert(podClaim('a', forPool('web'), boundTo('p2')));
     idx.upsert(podClaim('b', forPool('db')));
     expect(idx.waitingFor('default', 'web')).toEqual([]);
-    expect(idx.waitingFor('default', 'db')).toEqual(['c', 'b']);
+    // Oldest first: b was seen (created) before c.
+    expect(idx.waitingFor('default', 'db')).toEqual(['b', 'c']);
     idx.remove(podClaim('c'));
     idx.upsert(podClaim('b', forPool('db'), deleting()));
     expect(idx.waitingFor('default', 'db')).toEqual([]);

@@ -7,10 +7,18 @@
 // query says which of the two views it answers.
 import { keyString } from '../api/meta.ts';
 import type { PodClaim } from '../api/types.ts';
+import { isLostForGood } from './lost-policy.ts';
+import { WaitingQueue } from './waiting-queue.ts';
 
 /** The part of a PodClaim the index reads (the webhook feeds it objects it parsed itself). */
 export interface ReferencingClaim {
-  metadata: { name: string; namespace?: string; uid?: string; deletionTimestamp?: string };
+  metadata: {
+    name: string;
+    namespace?: string;
+    uid?: string;
+    deletionTimestamp?: string;
+    creationTimestamp?: string;
+  };
   spec: { podName?: string; sourcePod?: string; poolName?: string };
 }
 
@@ -24,9 +32,17 @@ function holdsReferencedPods(claim: ReferencingClaim): boolean {
   return !claim.metadata.deletionTimestamp;
 }
 
-/** A claim of a pool still waiting for a pod: no spec.podName yet, not being deleted. */
-function waitsForPod(claim: ReferencingClaim): boolean {
-  return !!claim.spec.poolName && !claim.spec.podName && !claim.metadata.deletionTimestamp;
+/**
+ * A claim of a pool still waiting for a pod: no spec.podName yet, not being deleted, and not Lost for
+ * good (lostPolicy Fail: it never binds again, so it must not hold a turn in its pool's queue).
+ */
+export function waitsForPod(claim: ReferencingClaim): boolean {
+  return (
+    !!claim.spec.poolName &&
+    !claim.spec.podName &&
+    !claim.metadata.deletionTimestamp &&
+    !isLostForGood(claim as unknown as PodClaim)
+  );
 }
 
 const claimKey = (c: { metadata: { namespace?: string; name: string } }) =>
@@ -39,8 +55,11 @@ export class ClaimIndex<C extends ReferencingClaim = PodClaim> {
    */
   private readonly byPod = new Map<string, PodReference<C>[]>();
   private readonly claims = new Map<string, C>();
-  /** pool key -> names of its claims waiting for a pod (an Idle pod or a pool change wakes them). */
-  private readonly waiting = new Map<string, Set<string>>();
+  /** pool key -> its claims waiting for a pod, oldest first (an Idle pod or a pool change wakes them). */
+  private readonly waiting = new Map<string, WaitingQueue>();
+  /** claim key -> its UID and when this index first saw it (the waiting order's tie-break). */
+  private readonly firstSeen = new Map<string, { uid: string | undefined; seq: number }>();
+  private seq = 0;
 
   /** An index over `claims`; later versions of a claim (same namespace/name) replace earlier ones. */
   constructor(claims: Iterable<C> = []) {
@@ -59,28 +78,42 @@ export class ClaimIndex<C extends ReferencingClaim = PodClaim> {
     const ns = claim.metadata.namespace ?? '';
     if (claim.spec.podName) this.add(ns, claim.spec.podName, { claim, field: 'podName' });
     if (claim.spec.sourcePod) this.add(ns, claim.spec.sourcePod, { claim, field: 'sourcePod' });
+    let seen = this.firstSeen.get(ck);
+    if (!seen || seen.uid !== claim.metadata.uid) {
+      seen = { uid: claim.metadata.uid, seq: this.seq++ };
+      this.firstSeen.set(ck, seen);
+    }
     if (waitsForPod(claim)) {
       const pk = keyString({ namespace: ns, name: claim.spec.poolName! });
-      let names = this.waiting.get(pk);
-      if (!names) {
-        names = new Set();
-        this.waiting.set(pk, names);
+      let queue = this.waiting.get(pk);
+      if (!queue) {
+        queue = new WaitingQueue();
+        this.waiting.set(pk, queue);
       }
-      names.add(claim.metadata.name);
+      queue.add(claim.metadata.name, claim.metadata.uid, claim.metadata.creationTimestamp, seen.seq);
     }
   }
 
   /** Forgets a claim (by namespace/name). */
   remove(claim: { metadata: { namespace?: string; name: string } }): void {
-    this.removeKey(claimKey(claim));
+    const ck = claimKey(claim);
+    this.removeKey(ck);
+    this.firstSeen.delete(ck);
   }
 
-  /** Replaces the whole content (a relist). */
+  /** Replaces the whole content (a relist); claims still there keep their place in the waiting order. */
   replace(claims: Iterable<C>): void {
     this.claims.clear();
     this.byPod.clear();
     this.waiting.clear();
-    for (const c of claims) this.upsert(c);
+    const seen = new Map(this.firstSeen);
+    this.firstSeen.clear();
+    const list = [...claims];
+    for (const c of list) {
+      const s = seen.get(claimKey(c));
+      if (s && s.uid === c.metadata.uid) this.firstSeen.set(claimKey(c), s);
+    }
+    for (const c of list) this.upsert(c);
   }
 
   /** Every claim referencing the pod, deleting ones included: the claims a pod event concerns (P6). */
@@ -104,12 +137,30 @@ export class ClaimIndex<C extends ReferencingClaim = PodClaim> {
   }
 
   /**
-   * The names of the pool's claims waiting for a pod (no spec.podName, not being deleted), without
-   * reading every claim of the namespace: asked on every Idle pod's event.
+   * The names of the pool's claims waiting for a pod (no spec.podName, not being deleted), oldest
+   * first (waiting-queue.ts), at most `limit` of them, without reading every claim of the namespace:
+   * asked on every Idle pod's event.
    */
-  waitingFor(namespace: string, pool: string): readonly string[] {
-    const names = this.waiting.get(keyString({ namespace, name: pool }));
-    return names ? [...names] : [];
+  waitingFor(namespace: string, pool: string, limit?: number): readonly string[] {
+    return this.waiting.get(keyString({ namespace, name: pool }))?.names(limit) ?? [];
+  }
+
+  /** How many claims of the pool wait for a pod, without listing them. */
+  waitingCount(namespace: string, pool: string): number {
+    return this.waiting.get(keyString({ namespace, name: pool }))?.size ?? 0;
+  }
+
+  /**
+   * How many of the pool's waiting claims are older than `name` and have no bind in flight
+   * (`inFlight`: claim UIDs): the claim's turn (waiting-queue.ts). Undefined when it does not wait.
+   */
+  waitingAhead(
+    namespace: string,
+    pool: string,
+    name: string,
+    inFlight: ReadonlySet<string>,
+  ): number | undefined {
+    return this.waiting.get(keyString({ namespace, name: pool }))?.ahead(name, inFlight);
   }
 
   /**
@@ -147,9 +198,9 @@ export class ClaimIndex<C extends ReferencingClaim = PodClaim> {
     const ns = old.metadata.namespace ?? '';
     if (waitsForPod(old)) {
       const pk = keyString({ namespace: ns, name: old.spec.poolName! });
-      const names = this.waiting.get(pk);
-      names?.delete(old.metadata.name);
-      if (names && names.size === 0) this.waiting.delete(pk);
+      const queue = this.waiting.get(pk);
+      queue?.remove(old.metadata.name);
+      if (queue && queue.size === 0) this.waiting.delete(pk);
     }
     for (const pod of new Set([old.spec.podName, old.spec.sourcePod])) {
       if (!pod) continue;

@@ -7,7 +7,7 @@ const withoutReferences = (view: RoutingView): RoutingView => ({
   ...view,
   references: {
     referencingIncludingDeleting: () => [],
-    waitingFor: (ns, pool) => view.references.waitingFor(ns, pool),
+    waitingFor: (ns, pool, limit) => view.references.waitingFor(ns, pool, limit),
     ofPool: (ns, pool) => view.references.ofPool(ns, pool),
   },
 });

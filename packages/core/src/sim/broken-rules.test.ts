@@ -97,33 +97,28 @@ describe('deliberately broken event routing is caught (the simulator routes thro
   }
 
   test('P6-label-only-pod-events, a fixed trace: a bound pod unlabelled and deleted', async () => {
-    // Seed 1's shrunk trace (found before the pool counted demand as pool/demand.ts does).
+    // Seed 20's shrunk trace (found once waiting claims took their turns, pool/waiting-queue.ts).
     const r = (n: number, ctl = 0): Action[] => Array.from({ length: n }, () => ({ t: 'reconcile', ctl }));
     const trace: Action[] = [
+      ...r(1),
+      { t: 'kubelet' },
+      { t: 'kubelet' },
       ...r(1, 1),
       ...r(2),
-      { t: 'reconcileCrash', ctl: 0, after: 0 },
-      { t: 'kubelet' },
-      ...r(1),
-      { t: 'createClaim' },
+      ...r(5, 1),
       ...r(2),
+      ...r(1, 1),
       { t: 'reconcileCrash', ctl: 0, after: 1 },
-      { t: 'kubelet' },
-      ...r(3),
-      { t: 'kubelet' },
-      ...r(2),
+      { t: 'reconcileCrash', ctl: 1, after: 0 },
       ...r(2, 1),
-      ...r(2),
-      { t: 'kubelet' },
       ...r(1),
       ...r(1, 1),
       ...r(1),
-      ...r(1, 1),
       { t: 'stripLabel', i: 6, deletePod: true },
     ];
-    const broken = await runTrace(1, trace, { mapEvent: labelOnlyPodEvents });
+    const broken = await runTrace(20, trace, { mapEvent: labelOnlyPodEvents });
     expect(broken.violations.map((v) => v.invariant)).toContain('P2');
-    const clean = await runTrace(1, trace);
+    const clean = await runTrace(20, trace);
     expect(clean.violations).toEqual([]);
   });
 });

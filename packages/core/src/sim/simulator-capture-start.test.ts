@@ -7,10 +7,10 @@ import { schemaModelOptions } from '../schema/index.ts';
 import { formatTrace, formatViolations, simulate } from './simulator.ts';
 
 describe('simulator: capture agent refusing starts', () => {
-  test('seeds 301-302 with the agent down 90 % of the time keep every invariant', {
+  test('seeds 302-303 with the agent down 90 % of the time keep every invariant', {
     timeout: 300_000,
   }, async () => {
-    for (const seed of [301, 302]) {
+    for (const seed of [302, 303]) {
       const r = await simulate({
         seed,
         steps: 6000,

@@ -350,6 +350,8 @@ export class World {
       backend: this.agent,
       rules: this.rules,
       ...ctl.memory.reconcileDeps(),
+      // The world's one router routes for every replica: its index orders the waiting claims.
+      waiting: this.router.references,
     };
     let turn: Turn | undefined;
     try {

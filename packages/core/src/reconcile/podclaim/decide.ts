@@ -166,9 +166,9 @@ const bindWhenUnbound: Check = ({ s, c, ns, index, policy, strays, rules }) => {
   if (adopt && mayBind) return bindClaim(c, adopt, [], s.now, 'resume bind');
   if (strays.length > 0) return releaseStrays(strays, policy, index, c, rules);
   if (lostForGood) return holdLost(c, s.now);
-  const pod = mayBind
-    ? pickCandidate(bindCandidates(c.spec.poolName, s.pods, index, s.unservable), c)
-    : undefined;
+  const candidates = mayBind ? bindCandidates(c.spec.poolName, s.pods, index, s.unservable) : [];
+  // On its turn (waiting-queue.ts) the claim takes the candidate after the older claims' ones.
+  const pod = s.turn === undefined ? pickCandidate(candidates, c) : candidates[s.turn];
   if (!pod) {
     const phase: PodClaimPhase = c.status?.phase === 'Lost' ? 'Lost' : 'Pending';
     return waitDecision(c, phase, waitReason(c, s.pool), s.now);

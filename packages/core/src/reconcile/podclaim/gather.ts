@@ -7,7 +7,7 @@ import type { ObjectKey } from '../../api/meta.ts';
 import { isDeleting, isPodFinished } from '../../api/pod-predicates.ts';
 import type { Pod, PodClaim } from '../../api/types.ts';
 import { CANDIDATE_WINDOW, idlePodsSelector, readOldestBindCandidates } from '../../pool/bind-candidates.ts';
-import { holderOf, unheldCandidates } from '../../pool/binds-in-flight.ts';
+import { candidatesNotHeld, holderOf, unheldCandidates } from '../../pool/binds-in-flight.ts';
 import { isReplacement } from '../../pool/bound-pod.ts';
 import { claimedBy, isClaimedBy } from '../../pool/pods.ts';
 import { ServingNodes } from '../../pool/serving.ts';
@@ -49,21 +49,36 @@ export async function gatherPodClaim(
   for (const p of labelled.items) add(p);
   const deleting = Boolean(claim.metadata.deletionTimestamp);
   let unservable: Set<string> | undefined;
+  let turn: number | undefined;
   const wantsPod = !claim.spec.podName || claim.metadata.annotations?.[ANNOTATION_MIGRATE] !== undefined;
   if (!deleting && wantsPod && !claim.spec.sourcePod) {
     // The oldest Idle candidates, read oldest first until the window is full: the cost is the
     // window's, not the pool's (thousands of warm pods). Pods on NotReady or cordoned nodes are
     // never candidates (serving.ts): only the nodes of the pods looked at are read.
     const nodes = new ServingNodes(deps.cache);
+    const now = deps.now();
+    const self = holderOf(claim);
+    // A claim binding (not migrating) takes its turn among the pool's waiting claims, when the
+    // process keeps them in order: the oldest candidates up to its own are read, those another bind
+    // of this process holds left out (binds in flight are neither ahead of it nor free).
+    const inFlight = deps.bindsInFlight?.holders(now) ?? new Set<string>();
+    turn =
+      claim.spec.podName || !deps.waiting
+        ? undefined
+        : deps.waiting.waitingAhead(ns, claim.spec.poolName, claim.metadata.name, inFlight);
     const oldest = await readOldestBindCandidates(
       deps.cache,
       ns,
       claim.spec.poolName,
-      CANDIDATE_WINDOW,
+      turn === undefined ? CANDIDATE_WINDOW : turn + 1 + inFlight.size,
       nodes,
     );
     // Pods another bind of this process is writing are left to it (fewer lost races, not safety).
-    for (const p of unheldCandidates(oldest, deps.bindsInFlight, holderOf(claim), deps.now())) add(p);
+    const free =
+      turn === undefined
+        ? unheldCandidates(oldest, deps.bindsInFlight, self, now)
+        : candidatesNotHeld(oldest, deps.bindsInFlight, self, now);
+    for (const p of free) add(p);
     const wanted = claim.metadata.annotations?.[ANNOTATION_MIGRATE_TO];
     const named = wanted
       ? await getOrUndefined(deps.cache.get('Pod', { namespace: ns, name: wanted }))
@@ -104,6 +119,7 @@ export async function gatherPodClaim(
     claims,
     now: deps.now(),
     ...(unservable ? { unservable } : {}),
+    ...(turn !== undefined ? { turn } : {}),
   };
   if (claim.spec.podName) {
     const cached = pods.get(claim.spec.podName);

@@ -23,6 +23,11 @@ export interface PodClaimSnapshot {
   liveCurrent?: PodLookup;
   /** Live read of the claim that spec.podName's claimed-by label names, when it is not this claim. */
   labelHolder?: ClaimLookup;
+  /**
+   * How many older claims of the pool wait for a pod with no bind in flight (waiting-queue.ts): the
+   * claim takes the candidate after theirs, or waits. Absent: it picks by its UID's hash.
+   */
+  turn?: number;
   /** Nodes of the candidate pods that cannot serve (NotReady or cordoned): never bound there. */
   unservable?: UnservableNodes;
   now: number;
