@@ -155,7 +155,9 @@ export async function benchCapacity(ctx: BenchContext, o: CapacityOptions) {
 
     const loadSum = CAPACITY_LOADS.reduce((a, b) => a + b, 0);
     // Every claim of the run gets a warm pod: the phases are shortened to fit them.
-    const seconds = Math.min(o.seconds, (CAPACITY_WARM_PODS - warmPods) / (loadSum * bindsPerSecCapacity));
+    // binds: every claim takes a warm pod; refill: a new one (maxPods leaves room for that many).
+    const podsForClaims = o.refill ? CAPACITY_WARM_PODS - warmPods : CAPACITY_WARM_PODS;
+    const seconds = Math.min(o.seconds, podsForClaims / (loadSum * bindsPerSecCapacity));
     const sender = claimSender(ctx, run, view);
     let next = 0;
     const loads = [];
@@ -207,6 +209,12 @@ export async function benchCapacity(ctx: BenchContext, o: CapacityOptions) {
             .map((t) => t.boundAt! - t.sentAt!),
         ),
         order: orderViolations(times, (i) => (first + i) % CAPACITY_POOLS),
+        // The same by when each claim's pod CAS landed (its bind decided), before the spec and status
+        // writes: what is out of order here is the turns', the rest is the writes' latency.
+        orderOfPodCas: orderViolations(
+          times.map((t) => ({ boundAt: t.podLabelledAt })),
+          (i) => (first + i) % CAPACITY_POOLS,
+        ),
         requests,
         conflictsByWrite: conflictsByWrite(m0, m1),
         poolReconcile,

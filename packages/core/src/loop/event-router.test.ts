@@ -93,20 +93,30 @@ describe('own keys go at once; derived pool keys are coalesced', () => {
     expect(sent.sort()).toEqual([`PodClaim|${NS}/waiting now`, `PodPool|${NS}/web +${COALESCE}`]);
   });
 
-  test('an Idle pod wakes as many of the oldest waiting claims as the pool has Idle pods', () => {
-    const claims = [3, 1, 2, 0].map((i) => podClaim(`w${i}`, createdAt(i)));
-    const { r, sent } = router({ claims, idleOf: () => 2 });
+  const pending = (c: PodClaim) => {
+    c.status = { phase: 'Pending' };
+  };
+
+  test('an Idle pod wakes the claims told to wait among as many of the oldest as the pool has Idle pods', () => {
+    // w0 has not been reconciled yet (no status: its creation queued it); w1 and w2 were told to wait.
+    const claims = [
+      podClaim('w3', createdAt(3), pending),
+      podClaim('w1', createdAt(1), pending),
+      podClaim('w2', createdAt(2), pending),
+      podClaim('w0', createdAt(0)),
+    ];
+    const { r, sent } = router({ claims, idleOf: () => 3 });
     r.route('Pod', undefined, pod('p1', inPool('web'), idle()));
     expect(sent.filter((k) => k.startsWith('PodClaim')).sort()).toEqual([
-      `PodClaim|${NS}/w0 now`,
       `PodClaim|${NS}/w1 now`,
+      `PodClaim|${NS}/w2 now`,
     ]);
   });
 
   test('a claim that stops waiting wakes the oldest waiting claims (they move up a turn)', () => {
     const waiting = podClaim('a', createdAt(0));
     const { r, sent } = router({
-      claims: [waiting, podClaim('b', createdAt(1)), podClaim('c', createdAt(2))],
+      claims: [waiting, podClaim('b', createdAt(1), pending), podClaim('c', createdAt(2), pending)],
       idleOf: () => 1,
     });
     r.route('PodClaim', waiting, podClaim('a', createdAt(0), boundTo('p1')));

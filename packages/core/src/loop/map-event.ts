@@ -25,7 +25,10 @@ export interface RoutingView {
    * Which claims reference which pod (P6), and which wait on a pool (an Idle pod or a pool change
    * wakes them), fed from the PodClaim watch before its events are mapped.
    */
-  readonly references: Pick<ClaimIndex, 'referencingIncludingDeleting' | 'waitingFor' | 'ofPool'>;
+  readonly references: Pick<
+    ClaimIndex,
+    'referencingIncludingDeleting' | 'waitingFor' | 'waitingToWake' | 'ofPool'
+  >;
   /**
    * How many quiet Idle pods a pool has (the process's pool pod index): an Idle pod's event wakes
    * only that many of the pool's oldest waiting claims. Absent: it wakes them all.
@@ -100,11 +103,17 @@ function keysForPod(ns: string, cur: Pod | undefined, old: Pod | undefined, view
   return [...keys];
 }
 
-/** The claims of a pool still waiting for a pod (no podName, not deleting), the oldest `limit` of them. */
+/**
+ * The claims of a pool still waiting for a pod (no podName, not deleting): all of them, or those
+ * that were told to wait among the oldest `limit` (pool/waiting-queue.ts).
+ */
 function waitingClaimKeys(ns: string, pool: string, view: RoutingView, limit?: number): string[] {
-  // At least one: an Idle pod the index has not counted yet still wakes the oldest claim.
-  const n = limit === undefined ? undefined : Math.max(1, limit);
-  return view.references.waitingFor(ns, pool, n).map((name) => reconcileKey('PodClaim', ns, name));
+  const names =
+    limit === undefined
+      ? view.references.waitingFor(ns, pool)
+      : // At least one: an Idle pod the index has not counted yet still wakes the oldest claim.
+        view.references.waitingToWake(ns, pool, Math.max(1, limit));
+  return names.map((name) => reconcileKey('PodClaim', ns, name));
 }
 
 /**

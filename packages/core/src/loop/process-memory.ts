@@ -20,7 +20,10 @@ export interface ProcessMemoryOptions {
 export class ProcessMemory {
   /** Pool create/delete expectations (pool/expectations.ts), fed by the Pod informer's deletes. */
   readonly expectations = new PoolExpectations();
-  /** Pods this process's binds are writing (pool/binds-in-flight.ts): other claims try others. */
+  /**
+   * Pods this process's binds are writing (pool/binds-in-flight.ts): other claims try others. The
+   * pod handler ends a hold as soon as the cache shows its pod changed.
+   */
   readonly bindsInFlight = new BindsInFlight();
   /** Each pool's pods sorted as the Pod informer sees them change (pool/pool-pod-index.ts). */
   readonly poolPods = new PoolPodIndex();
@@ -38,11 +41,18 @@ export class ProcessMemory {
     this.statusPacer = new PoolStatusPacer(opts.statusMinIntervalMs ?? POOL_STATUS_MIN_INTERVAL_MS);
     this.ownWrites = new OwnWrites(now, opts.ownWritesTtlMs ?? OWN_WRITES_TTL_MS);
     this.podHandler = {
-      onAdd: (p) => this.poolPods.upsert(p),
-      onUpdate: (_old, p) => this.poolPods.upsert(p),
+      onAdd: (p) => {
+        this.poolPods.upsert(p);
+        this.bindsInFlight.observe(p);
+      },
+      onUpdate: (_old, p) => {
+        this.poolPods.upsert(p);
+        this.bindsInFlight.observe(p);
+      },
       onDelete: (p) => {
         this.expectations.podDeleted(p);
         this.poolPods.remove(p);
+        this.bindsInFlight.observe(p, true);
       },
     };
   }

@@ -231,3 +231,20 @@ describe('a bind whose write failed', () => {
     expect(bindsInFlight.heldByOther(taken!, holderOf(b), w.now())).toBe(false);
   });
 });
+
+describe('the pod informer ends holds (ProcessMemory.podHandler)', () => {
+  test('a newer version of the pod, or its deletion, ends the hold at once', () => {
+    const b = new BindsInFlight();
+    const p = (name: string, rv: string) =>
+      pod(name, (o) => {
+        o.metadata.resourceVersion = rv;
+      });
+    b.hold(p('a', '1'), 'claim-a', 0);
+    b.hold(p('b', '1'), 'claim-b', 0);
+    b.observe(p('a', '1'));
+    expect(b.holders(1)).toEqual(new Set(['claim-a', 'claim-b']));
+    b.observe(p('a', '2'));
+    b.observe(p('b', '1'), true);
+    expect(b.size()).toBe(0);
+  });
+});

@@ -43,6 +43,16 @@ export class BindsInFlight {
     this.holds.set(k, { claim, resourceVersion: pod.metadata.resourceVersion, expiresAt: now + this.ttlMs });
   }
 
+  /**
+   * The cache shows `pod` now (the Pod informer's handler): a hold decided on another version of it
+   * ends (the bind, or anyone's write, is seen), as does one on a pod that is gone.
+   */
+  observe(pod: Pod, gone = false): void {
+    const k = podKey(pod);
+    const h = this.holds.get(k);
+    if (h && (gone || h.resourceVersion !== pod.metadata.resourceVersion)) this.holds.delete(k);
+  }
+
   /** The bind's pod write failed: the pod is anyone's again (if `claim` still holds it). */
   release(pod: Pod, claim: string): void {
     const k = podKey(pod);

@@ -20,6 +20,7 @@ export interface ReferencingClaim {
     creationTimestamp?: string;
   };
   spec: { podName?: string; sourcePod?: string; poolName?: string };
+  status?: { phase?: string };
 }
 
 export interface PodReference<C extends ReferencingClaim = PodClaim> {
@@ -90,7 +91,8 @@ export class ClaimIndex<C extends ReferencingClaim = PodClaim> {
         queue = new WaitingQueue();
         this.waiting.set(pk, queue);
       }
-      queue.add(claim.metadata.name, claim.metadata.uid, claim.metadata.creationTimestamp, seen.seq);
+      const parked = claim.status?.phase === 'Pending' || claim.status?.phase === 'Lost';
+      queue.add(claim.metadata.name, claim.metadata.uid, claim.metadata.creationTimestamp, seen.seq, parked);
     }
   }
 
@@ -143,6 +145,15 @@ export class ClaimIndex<C extends ReferencingClaim = PodClaim> {
    */
   waitingFor(namespace: string, pool: string, limit?: number): readonly string[] {
     return this.waiting.get(keyString({ namespace, name: pool }))?.names(limit) ?? [];
+  }
+
+  /**
+   * The claims to wake when `limit` of the pool's oldest waiting claims can be served (an Idle pod
+   * each): those among them that were told to wait (status Pending or Lost). The others have not
+   * been reconciled since they were created: their creation queued them already.
+   */
+  waitingToWake(namespace: string, pool: string, limit: number): readonly string[] {
+    return this.waiting.get(keyString({ namespace, name: pool }))?.parkedWithin(limit) ?? [];
   }
 
   /** How many claims of the pool wait for a pod, without listing them. */

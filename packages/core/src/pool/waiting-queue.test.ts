@@ -31,3 +31,20 @@ describe('WaitingQueue: a pool serves its waiting claims oldest first', () => {
     expect(q.ahead('other', new Set())).toBeUndefined();
   });
 });
+
+describe('WaitingQueue: which claims a freed pod wakes', () => {
+  test('the parked ones (told to wait) among the oldest `limit`', () => {
+    const q = new WaitingQueue();
+    q.add('new0', 'u0', at(0), 0); // not reconciled yet: queued from its creation
+    q.add('p1', 'u1', at(1), 1, true);
+    q.add('p2', 'u2', at(2), 2, true);
+    q.add('p3', 'u3', at(3), 3, true);
+    expect(q.parkedWithin(1)).toEqual([]);
+    expect(q.parkedWithin(3)).toEqual(['p1', 'p2']);
+    q.remove('p1');
+    expect(q.parkedWithin(3)).toEqual(['p2', 'p3']);
+    // Parked again after an update that says it waits: one entry.
+    q.add('p2', 'u2', at(2), 2, true);
+    expect(q.parkedWithin(10)).toEqual(['p2', 'p3']);
+  });
+});

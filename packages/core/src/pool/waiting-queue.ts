@@ -11,6 +11,11 @@ import { parseTimestamp } from '../api/meta.ts';
 interface Entry {
   name: string;
   uid: string | undefined;
+  /**
+   * The claim was reconciled and told to wait (its status says Pending or Lost): only such a claim
+   * needs waking when a pod frees up. One without a status is still queued from its creation.
+   */
+  parked: boolean;
   /** creationTimestamp, ms (0 when absent). */
   t: number;
   /** First-seen order among claims with the same timestamp. */
@@ -22,6 +27,8 @@ const before = (a: Entry, b: Entry) => a.t < b.t || (a.t === b.t && a.seq < b.se
 export class WaitingQueue {
   /** Oldest first. */
   private readonly entries: Entry[] = [];
+  /** The parked ones, oldest first. */
+  private readonly parked: Entry[] = [];
   private readonly byName = new Map<string, Entry>();
   private readonly byUid = new Map<string, Entry>();
 
@@ -33,10 +40,17 @@ export class WaitingQueue {
     return this.byName.has(name);
   }
 
-  add(name: string, uid: string | undefined, creationTimestamp: string | undefined, seq: number): void {
+  add(
+    name: string,
+    uid: string | undefined,
+    creationTimestamp: string | undefined,
+    seq: number,
+    parked = false,
+  ): void {
     this.remove(name);
-    const e: Entry = { name, uid, t: parseTimestamp(creationTimestamp) ?? 0, seq };
+    const e: Entry = { name, uid, parked, t: parseTimestamp(creationTimestamp) ?? 0, seq };
     this.entries.splice(this.positionOf(e), 0, e);
+    if (parked) this.parked.splice(positionIn(this.parked, e), 0, e);
     this.byName.set(name, e);
     if (uid !== undefined) this.byUid.set(uid, e);
   }
@@ -44,8 +58,8 @@ export class WaitingQueue {
   remove(name: string): void {
     const e = this.byName.get(name);
     if (!e) return;
-    const at = this.positionOf(e);
-    this.entries.splice(this.entries[at] === e ? at : this.entries.indexOf(e), 1);
+    removeFrom(this.entries, e);
+    if (e.parked) removeFrom(this.parked, e);
     this.byName.delete(name);
     if (e.uid !== undefined && this.byUid.get(e.uid) === e) this.byUid.delete(e.uid);
   }
@@ -55,6 +69,19 @@ export class WaitingQueue {
     const n = Math.min(this.entries.length, Math.max(0, limit));
     const out: string[] = [];
     for (let i = 0; i < n; i++) out.push(this.entries[i]!.name);
+    return out;
+  }
+
+  /**
+   * The parked claims among the oldest `limit` (the ones a freed pod can serve that are not queued
+   * already), oldest first: O(k log n) for k of them, whatever the queue's length.
+   */
+  parkedWithin(limit: number): string[] {
+    const out: string[] = [];
+    for (const e of this.parked) {
+      if (this.positionOf(e) >= limit) break;
+      out.push(e.name);
+    }
     return out;
   }
 
@@ -76,13 +103,23 @@ export class WaitingQueue {
 
   /** Where `e` is (or would go): the number of entries before it. */
   private positionOf(e: Entry): number {
-    let lo = 0;
-    let hi = this.entries.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (before(this.entries[mid]!, e)) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
+    return positionIn(this.entries, e);
   }
+}
+
+/** The number of entries of sorted `xs` before `e`. */
+function positionIn(xs: readonly Entry[], e: Entry): number {
+  let lo = 0;
+  let hi = xs.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (before(xs[mid]!, e)) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+function removeFrom(xs: Entry[], e: Entry): void {
+  const at = positionIn(xs, e);
+  xs.splice(xs[at] === e ? at : xs.indexOf(e), 1);
 }

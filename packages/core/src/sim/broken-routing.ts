@@ -8,6 +8,7 @@ const withoutReferences = (view: RoutingView): RoutingView => ({
   references: {
     referencingIncludingDeleting: () => [],
     waitingFor: (ns, pool, limit) => view.references.waitingFor(ns, pool, limit),
+    waitingToWake: (ns, pool, limit) => view.references.waitingToWake(ns, pool, limit),
     ofPool: (ns, pool) => view.references.ofPool(ns, pool),
   },
 });
