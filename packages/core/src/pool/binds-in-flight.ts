@@ -120,7 +120,6 @@ export function unheldCandidates(
   claim: string,
   now: number,
 ): Pod[] {
-  if (!binds || binds.size() === 0) return candidates;
-  const free = candidates.filter((p) => !binds.heldByOther(p, claim, now));
+  const free = candidatesNotHeld(candidates, binds, claim, now);
   return free.length > 0 ? free : candidates;
 }
