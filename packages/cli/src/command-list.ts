@@ -18,7 +18,11 @@ export const COMMAND_SUMMARY: readonly { name: string; args: string; summary: st
     args: 'OP NAME',
     summary: 'acquire|renew|complete|fail|release|retry a Capture (External backend)',
   },
-  { name: 'claim', args: 'migrate NAME', summary: 'ask the controller to migrate a claim to another pod' },
+  {
+    name: 'claim',
+    args: 'OP NAME',
+    summary: 'create (--wait: and print where its pod is)|wait|release|migrate a PodClaim',
+  },
   { name: 'simulate', args: '', summary: "run core's deterministic simulator against the invariants" },
   { name: 'manifests', args: '', summary: 'print deployable YAML (crds, policies, controller, webhook)' },
   { name: 'completion', args: 'bash|zsh', summary: 'print a shell completion script' },

@@ -1,3 +1,4 @@
+export * from './claim.ts';
 export * from './client.ts';
 export { clientNodeDeferred, clientNodeSlimmed } from './client-node-slim.ts';
 export * from './errors.ts';

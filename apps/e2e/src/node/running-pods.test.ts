@@ -7,6 +7,7 @@
 // Idle pod. Every scenario ends with every invariant and a clean doctor.
 import type { Pod, PodClaim, PodPool } from '@claimkit/core';
 import { runDoctor } from '@claimkit/core/doctor';
+import { ClaimWaitError, claimPod } from '@claimkit/kube';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import {
   expectAllInvariants,
@@ -267,4 +268,77 @@ describeOnRealNode('claims on running containers (real node)', ['workload'], (no
     await bound('on-notready', 120_000);
     await clean('node NotReady');
   }, 300_000);
+
+  it('claimPod: one call claims a pod, waits for it and answers with an address that serves', async () => {
+    // A pool whose container serves HTTP on the port its template declares (busybox httpd).
+    const web = realPool(ns.name, 'http', {
+      minIdle: 1,
+      maxPods: 2,
+      command: [
+        'sh',
+        '-c',
+        'mkdir -p /www && echo "hello from $HOSTNAME" > /www/index.html && exec httpd -f -p 8080 -h /www',
+      ],
+    });
+    const container = (web.spec.template.spec as NonNullable<Pod['spec']>).containers[0] as Record<
+      string,
+      unknown
+    >;
+    container.ports = [{ name: 'http', containerPort: 8080, protocol: 'TCP' }];
+    await c().create(web);
+    await until(
+      'an Idle pod of pool http whose container runs',
+      async () => {
+        const pods = (
+          await c().list('Pod', {
+            namespace: ns.name,
+            labelSelector: { matchLabels: { 'claimkit.dev/pool': 'http' } },
+          })
+        ).items;
+        return pods.some((p) => p.metadata.labels?.['claimkit.dev/state'] === 'Idle' && runningContainer(p));
+      },
+      90_000,
+    );
+    const t0 = performance.now();
+    const claimed = await claimPod(c(), { pool: 'http', namespace: ns.name, timeoutMs: 60_000 });
+    const callMs = performance.now() - t0;
+    expect(claimed.claim.status?.phase).toBe('Bound');
+    expect(claimed.address.podIPs).toEqual([claimed.pod.status?.podIP]);
+    expect(claimed.ports).toEqual([{ name: 'http', containerPort: 8080, protocol: 'TCP' }]);
+    // The address is the running container's: the host reaches it over the node's pod network.
+    const url = `http://${claimed.address.podIPs[0]}:${claimed.ports[0]!.containerPort}/`;
+    let body = '';
+    await until(`${url} answers`, async () => {
+      const r = await fetch(url, { signal: AbortSignal.timeout(2000) }).catch(() => undefined);
+      body = r?.ok ? await r.text() : '';
+      return body !== '';
+    });
+    expect(body.trim()).toBe(`hello from ${claimed.pod.metadata.name}`);
+    console.log(`claimPod on the real node: ${Math.round(callMs)} ms to a Bound claim with an address`);
+    const lost: Array<string | undefined> = [];
+    claimed.onLost((cl) => lost.push(cl?.status?.phase));
+    // The pod goes: the claim is Lost, and the caller is told.
+    await c().delete(
+      'Pod',
+      { namespace: ns.name, name: claimed.pod.metadata.name },
+      { gracePeriodSeconds: 0 },
+    );
+    await until(
+      `the caller told that ${claimed.claim.metadata.name} lost its pod`,
+      async () => lost.length > 0,
+    );
+    expect(lost[0]).toBe('Lost');
+    await claimed.release();
+    await until(
+      `PodClaim ${claimed.claim.metadata.name} gone`,
+      async () => !(await getClaim(claimed.claim.metadata.name)),
+    );
+    // No pod in time: the claim's own reason, the claim deleted.
+    const none = await claimPod(c(), { pool: 'nothing-here', namespace: ns.name, timeoutMs: 3000 }).catch(
+      (e: unknown) => e,
+    );
+    expect(none).toBeInstanceOf(ClaimWaitError);
+    expect((none as ClaimWaitError).reason).toBe('PoolNotFound');
+    await clean('claimPod');
+  }, 240_000);
 });
