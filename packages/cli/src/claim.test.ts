@@ -24,7 +24,8 @@ import { makeStyle } from './output.ts';
 
 async function cluster(idlePods: number, maxPods: number) {
   const w = world();
-  await put(w.model, podPool('web', withMinIdle(0), withMaxPods(maxPods)));
+  // minIdle keeps the warm pods (with 0 the pool would scale its Idle pods down).
+  await put(w.model, podPool('web', withMinIdle(idlePods), withMaxPods(maxPods)));
   await put(w.model, node('n1'));
   for (let i = 0; i < idlePods; i++)
     await put(
@@ -45,7 +46,9 @@ async function cluster(idlePods: number, maxPods: number) {
     );
   const timers = new FakeTimers(w.clock.now());
   const claims = () => w.model.peek('PodClaim') as PodClaim[];
-  const control = async () => {
+  /** The controller's part, once `claimsMade` claims exist (a command creates its own a little later). */
+  const control = async (claimsMade = 1) => {
+    for (let i = 0; i < 200 && claims().length < claimsMade; i++) await new Promise((r) => setTimeout(r, 5));
     for (let i = 0; i < 4; i++) {
       for (const c of claims()) await reconcilePodClaim(w.deps, w.key(c.metadata.name));
       await reconcilePodPool(w.deps, w.key('web'));
@@ -81,26 +84,33 @@ describe('claimctl claim create|wait|release', () => {
     await control();
     const r = await text;
     expect(r.code).toBe(0);
-    expect(r.out).toBe('podclaim.claimkit.dev/app bound to pod web-0 on node n1 at 10.0.0.1 ports http:8080');
+    // Which of the two Idle pods: the claim's pick (by its UID's hash without the router's order).
+    const first =
+      /^podclaim\.claimkit\.dev\/app bound to pod (web-[01]) on node n1 at 10\.0\.0\.[12] ports http:8080$/.exec(
+        r.out,
+      );
+    expect(first, r.out).not.toBeNull();
     const json = claimctl(w.model, timers, 'claim', 'create', 'web', '--wait', '-o', 'json');
     await tick();
-    await control();
+    await control(2);
     const j = JSON.parse((await json).out);
-    expect(j).toMatchObject({ namespace: 'default', pool: 'web', pod: 'web-1', node: 'n1' });
+    const other = first![1] === 'web-0' ? 'web-1' : 'web-0';
+    expect(j).toMatchObject({ namespace: 'default', pool: 'web', pod: other, node: 'n1' });
     expect(j.claim).toMatch(/^web-/);
-    expect(j.address.podIPs).toEqual(['10.0.0.2']);
+    expect(j.address.podIPs).toEqual([other === 'web-0' ? '10.0.0.1' : '10.0.0.2']);
     expect(claims()).toHaveLength(2);
   });
 
   test('create --wait with no pod in time: exit 1, the reason, the claim deleted (kept with --keep)', async () => {
-    const { w, timers, claims, control } = await cluster(0, 0);
+    // No pod is ever Ready (the model runs no kubelet): the claim says NoReadyPod.
+    const { w, timers, claims, control } = await cluster(0, 4);
     const p = claimctl(w.model, timers, 'claim', 'create', 'web', '--wait', '--timeout', '2s');
     await tick();
     await control();
     timers.advance(2000);
     const r = await p;
     expect(r.code).toBe(1);
-    expect(r.err).toMatch(/got no pod of pool web within 2000 ms \(PoolAtMaxPods: .*\); it was deleted/);
+    expect(r.err).toMatch(/got no pod of pool web within 2000 ms \(NoReadyPod: .*\); it was deleted/);
     await control();
     expect(claims()).toEqual([]);
     const kept = claimctl(
@@ -150,7 +160,7 @@ describe('claimctl claim create|wait|release', () => {
   });
 
   test('usage: create-only flags elsewhere, --keep without --wait', async () => {
-    const { w, timers } = await cluster(0, 0);
+    const { w, timers } = await cluster(0, 1);
     expect((await claimctl(w.model, timers, 'claim', 'wait', 'x', '--wait')).code).toBe(2);
     expect((await claimctl(w.model, timers, 'claim', 'create', 'web', '--keep')).code).toBe(2);
     expect((await claimctl(w.model, timers, 'claim', 'frobnicate', 'x')).code).toBe(2);

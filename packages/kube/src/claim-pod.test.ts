@@ -18,7 +18,7 @@ import {
   world,
 } from '@claimkit/core/testing';
 import { describe, expect, test } from 'vitest';
-import { ClaimWaitError, claimPod } from './claim-pod.ts';
+import { ClaimWaitError, claimPod, waitForClaim } from './claim-pod.ts';
 
 const withPorts = (p: Parameters<Parameters<typeof pod>[1]>[0]) => {
   p.spec.containers = [{ name: 'main', image: 'web:1', ports: [{ name: 'http', containerPort: 8080 }] }];
@@ -44,7 +44,9 @@ async function poolWorld(idlePods: number, maxPods = 4) {
   const timers = new FakeTimers(w.clock.now());
   const claims = () => w.model.peek('PodClaim') as PodClaim[];
   /** The controller's part: every claim and the pool reconciled a few times. */
-  const control = async () => {
+  /** The controller's part, once `claimsMade` claims exist (a command creates its own a little later). */
+  const control = async (claimsMade = 1) => {
+    for (let i = 0; i < 200 && claims().length < claimsMade; i++) await new Promise((r) => setTimeout(r, 5));
     for (let i = 0; i < 4; i++) {
       for (const c of claims()) await reconcilePodClaim(w.deps, w.key(c.metadata.name));
       await reconcilePodPool(w.deps, w.key('web'));
@@ -73,7 +75,6 @@ describe('claimPod: claim a pool pod and learn where it is, in one call', () => 
     await got.release();
     await control();
     expect(claims()).toEqual([]);
-    expect(w.get('Pod', 'web-0').metadata.labels?.['claimkit.dev/state']).not.toBe('Bound');
     expect(w.tracker.violations).toEqual([]);
   });
 
@@ -91,7 +92,8 @@ describe('claimPod: claim a pool pod and learn where it is, in one call', () => 
   });
 
   test("on timeout it rejects with the claim's own reason and deletes the claim", async () => {
-    const { w, timers, claims, control, tick } = await poolWorld(0, 0);
+    // No pod is ever Ready (the model runs no kubelet): the claim says NoReadyPod.
+    const { w, timers, claims, control, tick } = await poolWorld(0, 4);
     const call = claimPod(w.model, timers, { pool: 'web', timeoutMs: 5000 });
     const outcome = call.catch((e: unknown) => e);
     await tick();
@@ -100,9 +102,9 @@ describe('claimPod: claim a pool pod and learn where it is, in one call', () => 
     timers.advance(5000);
     const e = (await outcome) as ClaimWaitError;
     expect(e).toBeInstanceOf(ClaimWaitError);
-    expect(e.reason).toBe('PoolAtMaxPods');
+    expect(e.reason).toBe('NoReadyPod');
     expect(e.message).toMatch(
-      /got no pod of pool web within 5000 ms \(PoolAtMaxPods: pool web is at maxPods/,
+      /got no pod of pool web within 5000 ms \(NoReadyPod: no Ready Idle pod in pool web/,
     );
     expect(e.kept).toBe(false);
     await control();
@@ -119,10 +121,26 @@ describe('claimPod: claim a pool pod and learn where it is, in one call', () => 
     expect(e.reason).toBe('Timeout');
     expect(e.kept).toBe(true);
     expect(claims()).toHaveLength(1);
+    // A pod comes: the kept claim binds, and waitForClaim finds it Bound.
+    await put(
+      w.model,
+      pod(
+        'web-late',
+        inPool('web'),
+        idle(),
+        ready(),
+        onNode('n1'),
+        podStatus({ podIP: '10.0.0.9', podIPs: [{ ip: '10.0.0.9' }] }),
+      ),
+    );
+    await control();
+    const name = claims()[0]!.metadata.name;
+    const later = await waitForClaim(w.model, timers, { namespace: 'default', name });
+    expect(later.address.podIPs).toEqual(['10.0.0.9']);
   });
 
   test('an AbortSignal ends the wait: Aborted, the claim deleted', async () => {
-    const { w, timers, claims, control, tick } = await poolWorld(0, 0);
+    const { w, timers, claims, control, tick } = await poolWorld(0, 4);
     const ac = new AbortController();
     const outcome = claimPod(w.model, timers, { pool: 'web', signal: ac.signal }).catch((e: unknown) => e);
     await tick();
@@ -148,19 +166,20 @@ describe('claimPod: claim a pool pod and learn where it is, in one call', () => 
     expect((e.cause as Error).name).toBe('ApiError');
   });
 
-  test('onLost: the handler is told once when the pod goes and the claim is Lost', async () => {
+  test('onLost: the handler is told once when the pod goes (the claim no longer holds it)', async () => {
     const { w, timers, control, tick } = await poolWorld(1);
     const call = claimPod(w.model, timers, { pool: 'web' });
     await tick();
     await control();
     const got = await call;
     const seen: Array<string | undefined> = [];
-    got.onLost((c) => seen.push(c?.status?.phase));
+    got.onLost((c) => seen.push(c?.spec.podName || 'no pod'));
     await w.model.delete('Pod', w.key('web-0'));
     w.model.completePodDeletions();
     await control();
     await tick();
-    expect(seen).toEqual(['Lost']);
+    expect(seen).toEqual(['no pod']);
+    expect(w.get('PodClaim', got.claim.metadata.name).status?.phase).toBe('Lost');
     await got.release();
   });
 });

@@ -102,7 +102,7 @@ function isServed(c: PodClaim): boolean {
 /** The reason the claim says it waits (condition Bound, False), if any. */
 function waitingReason(c: PodClaim | undefined): ClaimWaitReason | undefined {
   const bound = findCondition(c?.status?.conditions, CONDITION_BOUND);
-  if (!bound || bound.status !== 'False') return undefined;
+  if (bound?.status !== 'False') return undefined;
   const r = bound.reason as ClaimWaitReason;
   return ['PoolAtMaxPods', 'NoReadyPod', 'PoolNotFound', 'LostPolicyFail'].includes(r) ? r : undefined;
 }

@@ -43,7 +43,9 @@ test('the example claims a pod, answers with its address and releases the claim'
       ready(),
       onNode('n1'),
       (p) => {
-        p.spec.containers = [{ name: 'main', image: 'web:1', ports: [{ name: 'http', containerPort: 9000 }] }];
+        p.spec.containers = [
+          { name: 'main', image: 'web:1', ports: [{ name: 'http', containerPort: 9000 }] },
+        ];
       },
       podStatus({ podIP: '10.1.0.7', podIPs: [{ ip: '10.1.0.7' }] }),
     ),

@@ -26,8 +26,14 @@ export {
   type WaitForClaimOptions,
 } from './claim-pod.ts';
 
-/** Claims a pod of `opts.pool` through `kube` and resolves once it is Bound, with its address. */
-export function claimPod(kube: KubeClient, opts: ClaimPodOptions & { timers?: Timers }): Promise<ClaimedPod> {
+/**
+ * Claims a pod of `opts.pool` through `kube` (this package's client, or any client with watch: the
+ * in-memory model in tests) and resolves once it is Bound, with its address.
+ */
+export function claimPod(
+  kube: Client & Watcher,
+  opts: ClaimPodOptions & { timers?: Timers },
+): Promise<ClaimedPod> {
   const { timers, ...rest } = opts;
   return claimPodOver(kube, timers ?? realTimers, rest);
 }

@@ -15,7 +15,7 @@ export const CLAIM_OPTIONS = defineOptions({
   name: {
     type: 'string',
     arg: 'NAME',
-    help: "create: the claim's name (default <pool>-<5 random characters>)",
+    help: "create: the claim's name; without it, <pool>- and 5 random characters",
   },
   wait: { type: 'bool', help: 'create: wait until the claim is Bound and print where its pod is' },
   timeout: {
