@@ -277,7 +277,7 @@ describeOnRealNode('claims on running containers (real node)', ['workload'], (no
       command: [
         'sh',
         '-c',
-        'mkdir -p /www && echo "hello from $HOSTNAME" > /www/index.html && exec httpd -f -p 8080 -h /www',
+        'mkdir -p /www && echo "hello from $(hostname)" > /www/index.html && exec httpd -f -p 8080 -h /www',
       ],
     });
     const container = (web.spec.template.spec as NonNullable<Pod['spec']>).containers[0] as Record<
