@@ -4,8 +4,6 @@
 // model (which returns real 409s): with holds the second claim takes another pod, without them it
 // loses a race.
 import { describe, expect, test } from 'vitest';
-import { ApiError, isApiError } from '../api/errors.ts';
-import type { Client } from '../api/ports.ts';
 import type { Pod, PodClaim } from '../api/types.ts';
 import { reconcilePodClaim } from '../reconcile/podclaim/index.ts';
 import {
@@ -20,6 +18,7 @@ import {
   ready,
   withMinIdle,
 } from '../testing/fixtures.ts';
+import { gatedClient } from '../testing/gated-client.ts';
 import { put } from '../testing/model-helpers.ts';
 import { world } from '../testing/world.ts';
 import { bindCandidates, pickCandidate } from './bind-candidates.ts';
@@ -109,35 +108,6 @@ async function twoClaimsOnePick() {
     for (let j = i + 1; j < 3; j++)
       if (pick(claims[i]!) === pick(claims[j]!)) return { w, a: claims[i]!, b: claims[j]! };
   throw new Error('no two claims pick the same pod');
-}
-
-/** The model as a client whose Pod patches wait on `gate` while it is set; counts 409s. */
-function gatedClient(inner: Client) {
-  const state: { gate?: Promise<void>; atGate?: () => void; conflicts: number; failKind?: string } = {
-    conflicts: 0,
-  };
-  const client = new Proxy(inner, {
-    get(target, prop, receiver) {
-      const v = Reflect.get(target, prop, receiver);
-      if (typeof v !== 'function') return v;
-      return async (...args: unknown[]) => {
-        if (prop === 'patch' && args[0] === 'Pod' && state.gate) {
-          state.atGate?.();
-          await state.gate;
-        }
-        const kind = typeof args[0] === 'string' ? args[0] : (args[0] as { kind?: string })?.kind;
-        if (state.failKind && kind === state.failKind && ['patch', 'update'].includes(String(prop)))
-          throw new ApiError('Unavailable', 'injected: the server did not answer');
-        try {
-          return await v.apply(target, args);
-        } catch (e) {
-          if (isApiError(e, 'Conflict')) state.conflicts++;
-          throw e;
-        }
-      };
-    },
-  });
-  return { client, state };
 }
 
 describe('two binds of one process, the first still writing its pod', () => {

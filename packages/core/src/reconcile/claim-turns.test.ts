@@ -2,8 +2,6 @@
 // writes for a pod that an older claim's turn (or a bind in flight) will take: no lost race, no 409
 // (issue 41). The turn is the claim's place among its pool's waiting claims (pool/waiting-queue.ts).
 import { describe, expect, test } from 'vitest';
-import { isApiError } from '../api/errors.ts';
-import type { Client } from '../api/ports.ts';
 import type { PodClaim } from '../api/types.ts';
 import { BindsInFlight } from '../pool/binds-in-flight.ts';
 import { ClaimIndex } from '../pool/claim-index.ts';
@@ -20,33 +18,10 @@ import {
   ready,
   withMinIdle,
 } from '../testing/fixtures.ts';
+import { gatedClient } from '../testing/gated-client.ts';
 import { put } from '../testing/model-helpers.ts';
 import { world } from '../testing/world.ts';
 import { reconcilePodClaim } from './podclaim/index.ts';
-
-/** The model as a client that counts 409s and can hold Pod patches at a gate. */
-function countingClient(inner: Client) {
-  const state: { conflicts: number; gate?: Promise<void>; atGate?: () => void } = { conflicts: 0 };
-  const client = new Proxy(inner, {
-    get(target, prop, receiver) {
-      const v = Reflect.get(target, prop, receiver);
-      if (typeof v !== 'function') return v;
-      return async (...args: unknown[]) => {
-        if (prop === 'patch' && args[0] === 'Pod' && state.gate) {
-          state.atGate?.();
-          await state.gate;
-        }
-        try {
-          return await v.apply(target, args);
-        } catch (e) {
-          if (isApiError(e, 'Conflict')) state.conflicts++;
-          throw e;
-        }
-      };
-    },
-  });
-  return { client, state };
-}
 
 async function poolWithClaims(pods: number, claims: number) {
   const w = world({ lag: 0 });
@@ -60,7 +35,7 @@ async function poolWithClaims(pods: number, claims: number) {
   w.cache.sync();
   // The event router's index, as the PodClaim watch fed it.
   const waiting = new ClaimIndex(made);
-  const { client, state } = countingClient(w.model);
+  const { client, state } = gatedClient(w.model);
   const deps = { ...w.deps, client, bindsInFlight: new BindsInFlight(), waiting };
   const podOf = (name: string) => w.get('PodClaim', name).spec.podName;
   return { w, deps, state, waiting, podOf };

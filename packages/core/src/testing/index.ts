@@ -11,5 +11,6 @@ export * from './broken-rules.ts';
 export * from './exposition.ts';
 export * from './fake-timers.ts';
 export * from './fixtures.ts';
+export * from './gated-client.ts';
 export * from './model-helpers.ts';
 export * from './world.ts';
