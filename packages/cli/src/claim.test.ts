@@ -1,62 +1,15 @@
 // claimctl claim create|wait|release on core's in-memory API model, the reconcilers playing the
 // controller while the command waits (a watch), FakeTimers its clock.
-import { type PodClaim, reconcilePodClaim, reconcilePodPool } from '@claimkit/core';
 import type { ApiModel } from '@claimkit/core/model';
-import {
-  FakeTimers,
-  idle,
-  inPool,
-  node,
-  onNode,
-  pod,
-  podPool,
-  podStatus,
-  put,
-  ready,
-  withMaxPods,
-  withMinIdle,
-  world,
-} from '@claimkit/core/testing';
+import { type FakeTimers, servingPoolWorld } from '@claimkit/core/testing';
 import { describe, expect, test } from 'vitest';
 import { run } from './cli.ts';
 import type { Ctx } from './context.ts';
 import { makeStyle } from './output.ts';
 
-async function cluster(idlePods: number, maxPods: number) {
-  const w = world();
-  // minIdle keeps the warm pods (with 0 the pool would scale its Idle pods down).
-  await put(w.model, podPool('web', withMinIdle(idlePods), withMaxPods(maxPods)));
-  await put(w.model, node('n1'));
-  for (let i = 0; i < idlePods; i++)
-    await put(
-      w.model,
-      pod(
-        `web-${i}`,
-        inPool('web'),
-        idle(),
-        ready(),
-        onNode('n1'),
-        (p) => {
-          p.spec.containers = [
-            { name: 'main', image: 'web:1', ports: [{ name: 'http', containerPort: 8080 }] },
-          ];
-        },
-        podStatus({ podIP: `10.0.0.${i + 1}`, podIPs: [{ ip: `10.0.0.${i + 1}` }] }),
-      ),
-    );
-  const timers = new FakeTimers(w.clock.now());
-  const claims = () => w.model.peek('PodClaim') as PodClaim[];
-  /** The controller's part, once `claimsMade` claims exist (a command creates its own a little later). */
-  const control = async (claimsMade = 1) => {
-    for (let i = 0; i < 200 && claims().length < claimsMade; i++) await new Promise((r) => setTimeout(r, 5));
-    for (let i = 0; i < 4; i++) {
-      for (const c of claims()) await reconcilePodClaim(w.deps, w.key(c.metadata.name));
-      await reconcilePodPool(w.deps, w.key('web'));
-      w.model.completePodDeletions();
-    }
-  };
-  return { w, timers, claims, control };
-}
+// minIdle keeps the warm pods (with 0 the pool would scale its Idle pods down).
+const cluster = (idlePods: number, maxPods: number) =>
+  servingPoolWorld({ idlePods, maxPods, minIdle: idlePods });
 
 /** Starts claimctl; resolves with its exit code and output once it ends. */
 function claimctl(model: ApiModel, timers: FakeTimers, ...argv: string[]) {

@@ -1,62 +1,11 @@
 // The claim call on the in-memory API model (which stores objects, bumps resourceVersions, evaluates
 // the CRDs' rules and streams watch events): the reconcilers play the controller, FakeTimers the clock.
 
-import { type PodClaim, reconcilePodClaim, reconcilePodPool } from '@claimkit/core';
-import {
-  FakeTimers,
-  idle,
-  inPool,
-  node,
-  onNode,
-  pod,
-  podPool,
-  podStatus,
-  put,
-  ready,
-  withMaxPods,
-  withMinIdle,
-  world,
-} from '@claimkit/core/testing';
+import { idle, inPool, onNode, pod, podStatus, put, ready, servingPoolWorld } from '@claimkit/core/testing';
 import { describe, expect, test } from 'vitest';
 import { ClaimWaitError, claimPod, waitForClaim } from './claim-pod.ts';
 
-const withPorts = (p: Parameters<Parameters<typeof pod>[1]>[0]) => {
-  p.spec.containers = [{ name: 'main', image: 'web:1', ports: [{ name: 'http', containerPort: 8080 }] }];
-};
-
-async function poolWorld(idlePods: number, maxPods = 4) {
-  const w = world();
-  await put(w.model, podPool('web', withMinIdle(0), withMaxPods(maxPods)));
-  await put(w.model, node('n1'));
-  for (let i = 0; i < idlePods; i++)
-    await put(
-      w.model,
-      pod(
-        `web-${i}`,
-        inPool('web'),
-        idle(),
-        ready(),
-        onNode('n1'),
-        withPorts,
-        podStatus({ podIP: `10.0.0.${i + 1}`, podIPs: [{ ip: `10.0.0.${i + 1}` }], hostIP: '192.168.0.1' }),
-      ),
-    );
-  const timers = new FakeTimers(w.clock.now());
-  const claims = () => w.model.peek('PodClaim') as PodClaim[];
-  /** The controller's part: every claim and the pool reconciled a few times. */
-  /** The controller's part, once `claimsMade` claims exist (a command creates its own a little later). */
-  const control = async (claimsMade = 1) => {
-    for (let i = 0; i < 200 && claims().length < claimsMade; i++) await new Promise((r) => setTimeout(r, 5));
-    for (let i = 0; i < 4; i++) {
-      for (const c of claims()) await reconcilePodClaim(w.deps, w.key(c.metadata.name));
-      await reconcilePodPool(w.deps, w.key('web'));
-      w.model.completePodDeletions();
-    }
-  };
-  /** Lets the claim call's create and watch run. */
-  const tick = () => new Promise((r) => setTimeout(r, 0));
-  return { w, timers, claims, control, tick };
-}
+const poolWorld = (idlePods: number, maxPods = 4) => servingPoolWorld({ idlePods, maxPods });
 
 describe('claimPod: claim a pool pod and learn where it is, in one call', () => {
   test('resolves once Bound with the claim, the pod, its address and ports; release deletes the claim', async () => {

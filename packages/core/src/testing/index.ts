@@ -13,4 +13,5 @@ export * from './fake-timers.ts';
 export * from './fixtures.ts';
 export * from './gated-client.ts';
 export * from './model-helpers.ts';
+export * from './serving-pool.ts';
 export * from './world.ts';
