@@ -1,9 +1,7 @@
 // The README's claim example is examples/claim-a-pod.ts, word for word, and it runs: on core's
 // in-memory API model with the reconcilers as the controller.
-
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { PodClaim } from '@claimkit/core';
 import { servingPoolWorld } from '@claimkit/core/testing';
 import { expect, test } from 'vitest';
 import { useAWarmPod } from '../examples/claim-a-pod.ts';
