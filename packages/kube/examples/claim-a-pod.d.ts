@@ -1,2 +1,0 @@
-import type { Client, Watcher } from '@claimkit/core';
-export declare function useAWarmPod(kube: Client & Watcher): Promise<string>;
