@@ -3,6 +3,7 @@
 // webhook in this process, each as its ServiceAccount; the reference capture agent on
 // 127.0.0.1:8750; the examples of deploy/examples. Prints how to talk to it. SIGINT, SIGTERM or
 // SIGHUP stops everything, newest first, and exits 0.
+
 import { join } from 'node:path';
 import {
   CaptureAgent,
@@ -11,7 +12,7 @@ import {
   createKubeController,
   serveEndpoints,
 } from '@claimkit/controller';
-import { API_VERSION, type PodPool } from '@claimkit/core';
+import { API_VERSION, type PodClaim, type PodPool, podNameOf } from '@claimkit/core';
 import { configOrExit } from '@claimkit/core/options';
 import {
   applyObjects,
@@ -63,8 +64,8 @@ async function exampleClaimsBound(admin: Clients): Promise<void> {
     'the example claims to bind',
     async () => {
       const list = await admin.objects.list(API_VERSION, 'PodClaim', 'default');
-      const claims = list.items as { spec?: { podName?: string }; status?: { phase?: string } }[];
-      return claims.length >= 2 && claims.every((c) => c.status?.phase === 'Bound' && c.spec?.podName);
+      const claims = list.items as PodClaim[];
+      return claims.length >= 2 && claims.every((c) => c.status?.phase === 'Bound' && podNameOf(c));
     },
     { timeoutMs: 60_000, intervalMs: 250 },
   );

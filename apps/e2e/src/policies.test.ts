@@ -106,7 +106,7 @@ describe('admission policies on the API server (CRDs + policies, no webhook)', (
           },
           {
             apiGroups: [GROUP],
-            resources: ['podclaims'],
+            resources: ['podclaims', 'podclaims/status'],
             verbs: ['get', 'list', 'create', 'update', 'patch'],
           },
         ],
@@ -164,7 +164,17 @@ describe('admission policies on the API server (CRDs + policies, no webhook)', (
       const body = policyCaseObject(c, 'old', { namespace: ns, name: `case-${i}` });
       if (c.policy === 'pool-pod-labels')
         await a.core.createNamespacedPod({ namespace: ns, body: body as V1Pod });
-      else await custom(a).createNamespacedCustomObject({ ...claimsKey(ns), body });
+      else {
+        const created = (await custom(a).createNamespacedCustomObject({ ...claimsKey(ns), body })) as object;
+        // The binding is status: written through its subresource (a create drops status).
+        const status = (body as { status?: object }).status;
+        if (status)
+          await custom(a).replaceNamespacedCustomObjectStatus({
+            ...claimsKey(ns),
+            name: `case-${i}`,
+            body: { ...created, status },
+          });
+      }
     }
 
     for (const o of admissionPolicyObjects({
@@ -317,6 +327,14 @@ describe('admission policies on the API server (CRDs + policies, no webhook)', (
     const cur = (await custom(admin()).getNamespacedCustomObject({ ...claimsKey(ns), name: key.name })) as {
       metadata: Record<string, unknown>;
     };
+    if (c.subresource === 'status') {
+      return api.replaceNamespacedCustomObjectStatus({
+        ...claimsKey(ns),
+        name: key.name,
+        dryRun: 'All',
+        body: { ...cur, status: (want as { status?: object }).status ?? {} },
+      });
+    }
     return api.replaceNamespacedCustomObject({
       ...claimsKey(ns),
       name: key.name,
@@ -340,7 +358,7 @@ describe('admission policies on the API server (CRDs + policies, no webhook)', (
     expect(r.code).toBe(c.expect.reason === 'Forbidden' ? 403 : 422);
   });
 
-  it("refuses a person's podName write with a clear message, and lets their other edits through", async () => {
+  it("refuses a person's status.podName write with a clear message, and lets their other edits through", async () => {
     const ns = cases.name;
     const api = custom(other);
     await api.createNamespacedCustomObject({
@@ -354,15 +372,15 @@ describe('admission policies on the API server (CRDs + policies, no webhook)', (
     });
     const cur = (await api.getNamespacedCustomObject({ ...claimsKey(ns), name: 'mine' })) as PodClaim;
     const r = await refusal(
-      api.replaceNamespacedCustomObject({
+      api.replaceNamespacedCustomObjectStatus({
         ...claimsKey(ns),
         name: 'mine',
-        body: { ...cur, spec: { ...cur.spec, podName: 'pool-x' } },
+        body: { ...cur, status: { podName: 'pool-x' } },
       }),
     );
     expect(r.code).toBe(403);
     expect(r.message).toBe(
-      `HTTP 403: podclaims.claimkit.dev "mine" is forbidden: ValidatingAdmissionPolicy '${prefix}-podclaim-writers' with binding '${prefix}-podclaim-writers' denied request: spec.podName: is written only by the claimkit controller, not by "${otherName}"`,
+      `HTTP 403: podclaims.claimkit.dev "mine" is forbidden: ValidatingAdmissionPolicy '${prefix}-podclaim-writers' with binding '${prefix}-podclaim-writers' denied request: status.podName: is written only by the claimkit controller, not by "${otherName}"`,
     );
     // Annotations (e.g. a migration request) and labels are theirs to write.
     const edited = (await api.replaceNamespacedCustomObject({
@@ -374,13 +392,24 @@ describe('admission policies on the API server (CRDs + policies, no webhook)', (
       },
     })) as PodClaim;
     expect(edited.metadata.annotations?.[ANNOTATION_MIGRATE]).toBe('e2e');
-    // The same podName write as the controller's ServiceAccount passes.
-    const bound = (await custom(controller).replaceNamespacedCustomObject({
+    // The binding's old place is closed to everyone, the controller included (the CRD's CEL): a
+    // controller still on the previous release cannot bind through it.
+    const old = await refusal(
+      custom(controller).replaceNamespacedCustomObject({
+        ...claimsKey(ns),
+        name: 'mine',
+        body: { ...edited, spec: { ...edited.spec, podName: 'pool-x' } },
+      }),
+    );
+    expect(old.code).toBe(422);
+    expect(old.message).toContain('spec.podName is no longer written: the binding is in status');
+    // The same status write as the controller's ServiceAccount passes.
+    const bound = (await custom(controller).replaceNamespacedCustomObjectStatus({
       ...claimsKey(ns),
       name: 'mine',
-      body: { ...edited, spec: { ...edited.spec, podName: 'pool-x' } },
+      body: { ...edited, status: { podName: 'pool-x' } },
     })) as PodClaim;
-    expect(bound.spec.podName).toBe('pool-x');
+    expect(bound.status?.podName).toBe('pool-x');
   });
 
   it('refuses an A->B relabel and an inconsistent state, and allows the same change in two writes', async () => {
@@ -511,11 +540,11 @@ describe('admission policies on the API server (CRDs + policies, no webhook)', (
       'the claim bound',
       async () => {
         const x = await get();
-        return x?.status?.phase === 'Bound' && x.spec.podName ? x : undefined;
+        return x?.status?.phase === 'Bound' && x.status?.podName ? x : undefined;
       },
       60_000,
     );
-    const first = bound!.spec.podName!;
+    const first = bound!.status!.podName!;
     const pod = await c.get('Pod', { namespace: n, name: first });
     expect(pod.metadata.labels?.[LABEL_CLAIMED_BY]).toBe('app');
 
@@ -528,7 +557,10 @@ describe('admission policies on the API server (CRDs + policies, no webhook)', (
       'the migration finished',
       async () => {
         const x = await get();
-        return x?.spec.podName && x.spec.podName !== first && !x.spec.sourcePod && x.status?.phase === 'Bound'
+        return x?.status?.podName &&
+          x.status?.podName !== first &&
+          !x.status?.sourcePod &&
+          x.status?.phase === 'Bound'
           ? x
           : undefined;
       },
@@ -538,13 +570,15 @@ describe('admission policies on the API server (CRDs + policies, no webhook)', (
     await expectAllInvariants(n);
 
     // Its pod is deleted: the controller clears podName and nodeName (Lost), then binds again.
-    const second = migrated!.spec.podName!;
+    const second = migrated!.status!.podName!;
     await c.delete('Pod', { namespace: n, name: second }, { gracePeriodSeconds: 0 });
     await until(
       'the claim bound again',
       async () => {
         const x = await get();
-        return x?.status?.phase === 'Bound' && x.spec.podName && x.spec.podName !== second ? x : undefined;
+        return x?.status?.phase === 'Bound' && x.status?.podName && x.status?.podName !== second
+          ? x
+          : undefined;
       },
       60_000,
     );
@@ -591,11 +625,11 @@ describe('admission policies on the API server (CRDs + policies, no webhook)', (
       'the claim bound by the controller that watches no Nodes',
       async () => {
         const x = await getOrUndefined(c.get('PodClaim', { namespace: n, name: 'solo' }));
-        return x?.status?.phase === 'Bound' && x.spec.podName ? x : undefined;
+        return x?.status?.phase === 'Bound' && x.status?.podName ? x : undefined;
       },
       60_000,
     );
-    const pod = await c.get('Pod', { namespace: n, name: bound!.spec.podName! });
+    const pod = await c.get('Pod', { namespace: n, name: bound!.status!.podName! });
     expect(pod.metadata.labels?.[LABEL_CLAIMED_BY]).toBe('solo');
     await expectAllInvariants(n);
   });

@@ -200,7 +200,7 @@ describe.skipIf(!local)('admission webhook on the API server (registered by URL)
         rules: [
           {
             apiGroups: [GROUP],
-            resources: ['podclaims'],
+            resources: ['podclaims', 'podclaims/status'],
             verbs: ['get', 'list', 'create', 'update', 'patch'],
           },
         ],
@@ -227,14 +227,14 @@ describe.skipIf(!local)('admission webhook on the API server (registered by URL)
       spec: Record<string, unknown>;
     };
     const d = await denial(
-      mallory.replaceNamespacedCustomObject({
+      mallory.replaceNamespacedCustomObjectStatus({
         ...key,
         name: 'mine',
-        body: { ...cur, spec: { ...cur.spec, podName: 'pool-x' } },
+        body: { ...cur, status: { podName: 'pool-x' } },
       }),
     );
     expect(d.code).toBe(403);
-    expect(d.message).toContain('spec.podName');
+    expect(d.message).toContain('status.podName');
     expect(d.message).toContain(MALLORY);
 
     // The controller's identity may bind; then another claim cannot take the same pod.
@@ -242,10 +242,10 @@ describe.skipIf(!local)('admission webhook on the API server (registered by URL)
     const mine = (await api.getNamespacedCustomObject({ ...key, name: 'mine' })) as {
       spec: Record<string, unknown>;
     };
-    await api.replaceNamespacedCustomObject({
+    await api.replaceNamespacedCustomObjectStatus({
       ...key,
       name: 'mine',
-      body: { ...mine, spec: { ...mine.spec, podName: 'pool-x' } },
+      body: { ...mine, status: { podName: 'pool-x' } },
     });
     await api.createNamespacedCustomObject({ ...key, body: claimBody('theirs') });
     await waitFor('the claim index to see mine -> pool-x', () =>
@@ -255,10 +255,10 @@ describe.skipIf(!local)('admission webhook on the API server (registered by URL)
       spec: Record<string, unknown>;
     };
     const d2 = await denial(
-      api.replaceNamespacedCustomObject({
+      api.replaceNamespacedCustomObjectStatus({
         ...key,
         name: 'theirs',
-        body: { ...theirs, spec: { ...theirs.spec, podName: 'pool-x' } },
+        body: { ...theirs, status: { podName: 'pool-x' } },
       }),
     );
     expect(d2.message).toContain('already referenced by claim "mine"');

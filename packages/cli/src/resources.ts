@@ -4,9 +4,12 @@ import {
   type Capture,
   claimExpiry,
   formatSelector,
+  nodeNameOf,
   type PodClaim,
   type PodClaimSet,
   type PodPool,
+  podNameOf,
+  sourcePodOf,
 } from '@claimkit/core';
 import { UsageError } from './args.ts';
 import { age, humanDuration, orNone } from './output.ts';
@@ -102,10 +105,10 @@ const podclaims: ResourceInfo<PodClaim> = {
       header: 'PHASE',
       value: (c) => (c.metadata.deletionTimestamp ? 'Terminating' : (c.status?.phase ?? 'Pending')),
     },
-    { header: 'POD', value: (c) => orNone(c.spec.podName) },
-    { header: 'SOURCE POD', value: (c) => orNone(c.spec.sourcePod) },
+    { header: 'POD', value: (c) => orNone(podNameOf(c)) },
+    { header: 'SOURCE POD', value: (c) => orNone(sourcePodOf(c)) },
     { header: 'WAITING', value: (c) => orNone(waitingOf(c)?.reason) },
-    { header: 'NODE', wide: true, value: (c) => orNone(c.spec.nodeName) },
+    { header: 'NODE', wide: true, value: (c) => orNone(nodeNameOf(c)) },
     { header: 'ADDRESS', wide: true, value: (c) => orNone(c.status?.address?.podIPs.join(',')) },
     { header: 'MIGRATIONS', wide: true, value: (c) => String(c.status?.migrations ?? 0) },
     { header: 'LOST POLICY', wide: true, value: (c) => c.spec.lostPolicy ?? 'Rebind' },
@@ -134,7 +137,7 @@ export function addressOf(c: PodClaim): string | undefined {
 /** Why a claim has no pod: its Bound condition while False (reason and message), else undefined. */
 export function waitingOf(c: PodClaim): { reason: string; message: string } | undefined {
   const cond = (c.status?.conditions ?? []).find((x) => x.type === 'Bound');
-  return cond && cond.status === 'False' && !c.spec.podName
+  return cond && cond.status === 'False' && !podNameOf(c)
     ? { reason: cond.reason, message: cond.message }
     : undefined;
 }

@@ -94,11 +94,11 @@ describe('Manager on the in-memory API model', () => {
     await settled(m);
     // P2: delete a bound pod; the claim goes Lost and binds another Idle pod.
     const victim = bound(m)[0]!;
-    const oldPod = victim.spec.podName!;
+    const oldPod = victim.status!.podName!;
     await m.delete('Pod', { namespace: NS, name: oldPod });
     await until('claim rebinds', () => {
       const c = m.tryGetNow('PodClaim', keyOf(victim));
-      return c?.status?.phase === 'Bound' && c.spec.podName && c.spec.podName !== oldPod;
+      return c?.status?.phase === 'Bound' && c.status?.podName && c.status?.podName !== oldPod;
     });
     // Scale in to 1.
     await m.patch('PodClaimSet', { namespace: NS, name: 'set' }, { spec: { replicas: 1 } });
@@ -118,7 +118,7 @@ describe('Manager on the in-memory API model', () => {
     await m.create(pool(3));
     await m.create(claimSet(4));
     await until('4 bound claims', () => bound(m).length === 4);
-    for (const c of bound(m).slice(0, 2)) await m.delete('Pod', { namespace: NS, name: c.spec.podName! });
+    for (const c of bound(m).slice(0, 2)) await m.delete('Pod', { namespace: NS, name: c.status!.podName! });
     await m.patch('PodClaimSet', { namespace: NS, name: 'set' }, { spec: { replicas: 2 } });
     const safety: unknown[] = [];
     const t = setInterval(() => safety.push(...checkSafety(state(m))), 2);
@@ -286,7 +286,7 @@ describe('Manager on the in-memory API model', () => {
     await m.create(pool(1));
     await m.create(claimSet(1));
     const c = (await until('bound', () => bound(m)[0])) as PodClaim;
-    const podName = c.spec.podName!;
+    const podName = c.status!.podName!;
     expect(
       mgr.references.referencingIncludingDeleting(NS, podName).map((r) => r.claim.metadata.name),
     ).toEqual([c.metadata.name]);
@@ -299,9 +299,9 @@ describe('Manager on the in-memory API model', () => {
     await m.delete('Pod', { namespace: NS, name: podName }, { gracePeriodSeconds: 0 });
     await until(
       'the claim lets the gone pod go',
-      () => m.getNow('PodClaim', keyOf(c)).spec.podName !== podName,
+      () => m.getNow('PodClaim', keyOf(c)).status?.podName !== podName,
     );
-    await until('bound again', () => bound(m)[0]?.spec.podName);
+    await until('bound again', () => bound(m)[0]?.status?.podName);
     expect(mgr.references.referencingIncludingDeleting(NS, podName)).toEqual([]);
     await settled(m);
     expectInvariants(m);
@@ -315,7 +315,7 @@ describe('Manager on the in-memory API model', () => {
     await m.create(pool(1));
     await m.create(claimSet(1));
     const c = (await until('bound', () => bound(m)[0])) as PodClaim;
-    const podName = c.spec.podName!;
+    const podName = c.status!.podName!;
     await settled(m);
     // The API server restarts: every watch fails; meanwhile the pod goes and the window moves on.
     m.closeWatches({ error: new ApiError('Unavailable', 'apiserver restarting') });
@@ -329,7 +329,7 @@ describe('Manager on the in-memory API model', () => {
     }
     await until('bound to another pod', () => {
       const now = m.tryGetNow('PodClaim', keyOf(c));
-      return now?.status?.phase === 'Bound' && now.spec.podName !== podName;
+      return now?.status?.phase === 'Bound' && now.status?.podName !== podName;
     });
     expect(mgr.cache.informer('Pod')?.stats.relists).toBeGreaterThanOrEqual(1);
     expect(mgr.cache.informer('PodClaim')?.stats.relists).toBeGreaterThanOrEqual(1);
@@ -348,7 +348,7 @@ describe('Manager on the in-memory API model', () => {
       m.listNow('Pod', { namespace: NS }).some((p) => p.metadata.labels?.['claimkit.dev/state'] === 'Idle'),
     );
     await m.patch('PodClaim', keyOf(c), { metadata: { annotations: { 'claimkit.dev/migrate': 'test' } } });
-    await until('migrating', () => m.tryGetNow('PodClaim', keyOf(c))?.spec.sourcePod);
+    await until('migrating', () => m.tryGetNow('PodClaim', keyOf(c))?.status?.sourcePod);
     await m.delete('PodClaim', keyOf(c));
     const t0 = Date.now();
     await until('claim gone', () => !m.tryGetNow('PodClaim', keyOf(c)));
@@ -397,7 +397,7 @@ describe('Manager on the in-memory API model', () => {
     await m.create(claimSet(2));
     const claims = await until('2 bound', () => (bound(m).length === 2 ? bound(m) : undefined));
     for (const c of claims)
-      expect(m.getNow('Pod', { namespace: NS, name: c.spec.podName! }).spec.nodeName).toBe('node-2');
+      expect(m.getNow('Pod', { namespace: NS, name: c.status!.podName! }).spec.nodeName).toBe('node-2');
     expect(
       mgr.memory.expectations.observe(
         m.getNow('PodPool', { namespace: NS, name: 'web' }).metadata.uid!,
@@ -716,10 +716,10 @@ describe('Manager sharded by pool (--shard)', () => {
     expect(s1.metrics.registry.render()).toMatch(/^claimkit_podclaims\{phase="Bound"\} 5$/m);
     // A pod of web deleted: the claim goes Lost and binds again, on shard 0 alone.
     const victim = m.getNow('PodClaim', { namespace: NS, name: 'web-1' });
-    await m.delete('Pod', { namespace: NS, name: victim.spec.podName! });
+    await m.delete('Pod', { namespace: NS, name: victim.status!.podName! });
     await until('web-1 rebinds', () => {
       const c = m.tryGetNow('PodClaim', keyOf(victim));
-      return c?.status?.phase === 'Bound' && c.spec.podName !== victim.spec.podName;
+      return c?.status?.phase === 'Bound' && c.status?.podName !== victim.status?.podName;
     });
     await settled(m);
     expectInvariants(m);
@@ -822,7 +822,7 @@ describe('Manager logs', () => {
       controller: 'podclaim',
       namespace: NS,
       name: 'c1',
-      pod: m.getNow('PodClaim', { namespace: NS, name: 'c1' }).spec.podName,
+      pod: m.getNow('PodClaim', { namespace: NS, name: 'c1' }).status?.podName,
       reconcileID: expect.stringMatching(/^[0-9a-f-]{36}$/),
     });
     for (const stage of ['gatherMs', 'decideMs', 'applyMs', 'followUpMs'])

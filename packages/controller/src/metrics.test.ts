@@ -158,10 +158,10 @@ describe('controller metrics', () => {
     expect(standby.metrics.bindSeconds.count(web)).toBe(0);
 
     // Lost -> Bound again: a rebind, not a second bind.
-    await m.delete('Pod', { namespace: NS, name: c1.spec.podName! });
+    await m.delete('Pod', { namespace: NS, name: c1.status!.podName! });
     await until('c1 rebound', () => {
       const c = m.tryGetNow('PodClaim', keyOf(c1));
-      return c?.status?.phase === 'Bound' && c.spec.podName !== c1.spec.podName;
+      return c?.status?.phase === 'Bound' && c.status?.podName !== c1.status?.podName;
     });
     await until('rebind observed', () => mgr.metrics.rebindSeconds.count(web) === 1);
     expect(mgr.metrics.lost.get(web)).toBe(1);

@@ -7,6 +7,16 @@
 // `./model`, the simulator `./sim`, doctor `./doctor`, test support (fixtures, invariant checks, the
 // policy cases) `./testing`, Prometheus metrics `./metrics`. scripts/check-boundaries.ts fails on an
 // export nothing uses.
+export {
+  bindingOf,
+  type ClaimBinding,
+  hasLegacyBinding,
+  nodeNameOf,
+  podNameOf,
+  REFERENCE_INDEX_FIELDS,
+  referencesPod,
+  sourcePodOf,
+} from './api/claim-binding.ts';
 export { type ConditionSpec, findCondition, hasCondition, setCondition } from './api/conditions.ts';
 export {
   ANNOTATION_CLAIMED_BY_UID,

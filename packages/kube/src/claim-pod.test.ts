@@ -122,7 +122,7 @@ describe('claimPod: claim a pool pod and learn where it is, in one call', () => 
     await control();
     const got = await call;
     const seen: Array<string | undefined> = [];
-    got.onLost((c) => seen.push(c?.spec.podName || 'no pod'));
+    got.onLost((c) => seen.push(c?.status?.podName || 'no pod'));
     await w.model.delete('Pod', w.key('web-0'));
     w.model.completePodDeletions();
     await control();

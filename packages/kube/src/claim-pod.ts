@@ -10,11 +10,13 @@ import {
   type ClaimAddress,
   type Client,
   type ContainerPortSpec,
+  FINALIZER_RELEASE,
   findCondition,
   getOrUndefined,
   isApiError,
   type Pod,
   type PodClaim,
+  podNameOf,
   type Timers,
   type Watcher,
 } from '@claimkit/core';
@@ -96,7 +98,7 @@ export const CLAIM_POD_DEFAULT_TIMEOUT_MS = 60_000;
 
 /** A claim is served once it is Bound with a pod and an address. */
 function isServed(c: PodClaim): boolean {
-  return c.status?.phase === 'Bound' && !!c.spec.podName && !!c.status.address?.podIPs?.length;
+  return c.status?.phase === 'Bound' && !!podNameOf(c) && !!c.status.address?.podIPs?.length;
 }
 
 /** The reason the claim says it waits (condition Bound, False), if any. */
@@ -189,6 +191,8 @@ export async function claimPod(
       metadata: {
         namespace,
         ...(opts.name ? { name: opts.name } : { generateName: `${opts.pool}-` }),
+        // Created with the controller's release finalizer, so its bind is two writes (pod, status).
+        finalizers: [FINALIZER_RELEASE],
       },
       spec: {
         poolName: opts.pool,
@@ -283,7 +287,7 @@ export async function waitForClaim(
 
 async function boundPod(client: Client & Watcher, timers: Timers, claim: PodClaim): Promise<ClaimedPod> {
   const key = keyOfClaim(claim);
-  const podName = claim.spec.podName!;
+  const podName = podNameOf(claim)!;
   const pod = await client.get('Pod', { namespace: key.namespace, name: podName });
   const address = claim.status!.address!;
   const watches = new Set<() => void>();
@@ -312,8 +316,8 @@ async function boundPod(client: Client & Watcher, timers: Timers, claim: PodClai
           !c ||
           c.metadata.uid !== claim.metadata.uid ||
           c.status?.phase === 'Lost' ||
-          (c.spec.podName !== undefined && c.spec.podName !== podName) ||
-          (c.spec.podName === undefined && c.status?.phase !== 'Migrating');
+          (podNameOf(c) !== undefined && podNameOf(c) !== podName) ||
+          (podNameOf(c) === undefined && c.status?.phase !== 'Migrating');
         if (!lost || fired) return;
         fired = true;
         stop();

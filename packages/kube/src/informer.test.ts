@@ -30,6 +30,7 @@ import {
   migratingFrom,
   pod,
   podClaim,
+  put,
   withAnnotations,
   withLabels,
   withState,
@@ -564,18 +565,18 @@ describe('InformerCache over the ApiModel: indexes', () => {
     const cache = new InformerCache(m, { timers: new FakeTimers() });
     running.push(cache);
     cache.indexField('PodClaim', 'references', (c: PodClaim) =>
-      [c.spec.podName, c.spec.sourcePod].filter((p): p is string => !!p),
+      [c.status?.podName, c.status?.sourcePod].filter((p): p is string => !!p),
     );
     await cache.start();
-    await m.create(forCreate(podClaim('new', inNamespace(NS), boundTo('p1', 'n1'), migratingFrom('p0'))));
-    await m.create(forCreate(podClaim('old', inNamespace(NS), boundTo('p0', 'n1'))));
-    await m.create(forCreate(podClaim('other', inNamespace(NS), boundTo('p2', 'n1'))));
+    await put(m, podClaim('new', inNamespace(NS), boundTo('p1', 'n1'), migratingFrom('p0')));
+    await put(m, podClaim('old', inNamespace(NS), boundTo('p0', 'n1')));
+    await put(m, podClaim('other', inNamespace(NS), boundTo('p2', 'n1')));
     const refs = async (p: string) =>
       (await cache.list('PodClaim', { namespace: NS, fieldSelector: { references: p } })).items
         .map((c) => c.metadata.name)
         .sort();
     expect(await refs('p0')).toEqual(['new', 'old']);
-    await m.patch('PodClaim', k('new'), { spec: { sourcePod: '' } });
+    await m.patchStatus('PodClaim', k('new'), { status: { sourcePod: null } });
     expect(await refs('p0')).toEqual(['old']);
     await m.delete('PodClaim', k('old'));
     expect(await refs('p0')).toEqual([]);

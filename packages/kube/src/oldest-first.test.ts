@@ -24,6 +24,7 @@ import {
   put,
   ready,
   withMinIdle,
+  withReleaseFinalizer,
   withState,
 } from '@claimkit/core/testing';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -89,7 +90,7 @@ describe('InformerCache: a claim over a pool of 5,000 Idle pods', () => {
     cache.informerFor('PodPool');
     cache.informerFor('Node', { clusterScoped: true });
     await cache.start();
-    await put(m, podClaim('c', forPool('warm')));
+    await put(m, podClaim('c', forPool('warm'), withReleaseFinalizer()));
     await new Promise<void>((r) => setImmediate(r));
 
     const listed: number[] = [];
@@ -113,7 +114,7 @@ describe('InformerCache: a claim over a pool of 5,000 Idle pods', () => {
       { cache, client: m, now: () => clock.now() },
       { namespace: 'default', name: 'c' },
     );
-    const bound = m.getNow('PodClaim', { namespace: 'default', name: 'c' }).spec.podName;
+    const bound = m.getNow('PodClaim', { namespace: 'default', name: 'c' }).status?.podName;
     expect(bound).toMatch(/^warm-\d+$/);
     // The oldest CANDIDATE_WINDOW were the choice: the pod is one of them.
     expect(Number(bound!.slice('warm-'.length))).toBeLessThan(CANDIDATE_WINDOW);

@@ -1,4 +1,4 @@
-import type { CaptureStatus, LostPolicy, PodPoolSource, PodState } from '@claimkit/core';
+import type { CaptureStatus, LostPolicy, PodClaimStatus, PodPoolSource, PodState } from '@claimkit/core';
 import {
   ANNOTATION_CLAIMED_BY_UID,
   ANNOTATION_SHARD,
@@ -15,6 +15,7 @@ import {
   captureResult,
   captureStatus,
   claimedBy,
+  claimStatus,
   deleting,
   inNamespace,
   pinnedToShard,
@@ -32,6 +33,9 @@ import { describe, expect, it } from 'vitest';
 import { ALICE, CONTROLLER, malformed, poolPod, post, reviewFor, testApp, webSet } from './testing/review.ts';
 
 type Opts = Parameters<typeof reviewFor>[0];
+
+/** The claim's binding, as the controller records it in status. */
+const withBinding = (b: Partial<PodClaimStatus>) => claimStatus(b);
 
 async function judge(path: string, opts: Opts, app = testApp().app) {
   const r = await post(app, path, reviewFor(opts));
@@ -337,28 +341,31 @@ describe('/validate/podclaims', () => {
     await allowed(CLAIMS, { kind: 'PodClaim', object: podClaim('c1') });
     await allowed(CLAIMS, {
       kind: 'PodClaim',
-      oldObject: podClaim('c1', withSpec({ podName: 'p1' })),
+      subResource: 'status',
+      oldObject: podClaim('c1', withBinding({ podName: 'p1' })),
       object: podClaim(
         'c1',
-        withSpec({ podName: 'p1' }),
+        withBinding({ podName: 'p1' }),
         withAnnotations({ 'claimkit.dev/migrate': 'drain' }),
       ),
     });
     await allowed(CLAIMS, {
       kind: 'PodClaim',
+      subResource: 'status',
       user: CONTROLLER,
       oldObject: podClaim('c1'),
-      object: podClaim('c1', withSpec({ podName: 'p1', nodeName: 'n1' })),
+      object: podClaim('c1', withBinding({ podName: 'p1', nodeName: 'n1' })),
     });
     const { app, index } = testApp();
-    index.upsert(podClaim('c1', withSpec({ podName: 'p1' })));
+    index.upsert(podClaim('c1', withBinding({ podName: 'p1' })));
     await allowed(
       CLAIMS,
       {
         kind: 'PodClaim',
+        subResource: 'status',
         user: CONTROLLER,
-        oldObject: podClaim('c1', withSpec({ podName: 'p1', nodeName: 'n1' })),
-        object: podClaim('c1', withSpec({ podName: 'p2', sourcePod: 'p1', nodeName: 'n2' })),
+        oldObject: podClaim('c1', withBinding({ podName: 'p1', nodeName: 'n1' })),
+        object: podClaim('c1', withBinding({ podName: 'p2', sourcePod: 'p1', nodeName: 'n2' })),
       },
       app,
     );
@@ -370,9 +377,10 @@ describe('/validate/podclaims', () => {
       CLAIMS,
       {
         kind: 'PodClaim',
+        subResource: 'status',
         user: { username: 'bot', groups: ['claimkit:controllers'] },
         oldObject: podClaim('c1'),
-        object: podClaim('c1', withSpec({ podName: 'p1' })),
+        object: podClaim('c1', withBinding({ podName: 'p1' })),
       },
       app,
     );
@@ -380,11 +388,12 @@ describe('/validate/podclaims', () => {
       CLAIMS,
       {
         kind: 'PodClaim',
+        subResource: 'status',
         user: CONTROLLER,
         oldObject: podClaim('c1'),
-        object: podClaim('c1', withSpec({ podName: 'p1' })),
+        object: podClaim('c1', withBinding({ podName: 'p1' })),
       },
-      ['spec.podName'],
+      ['status.podName'],
       app,
     );
   });
@@ -410,11 +419,12 @@ describe('/validate/podclaims', () => {
       CLAIMS,
       {
         kind: 'PodClaim',
+        subResource: 'status',
         user: CONTROLLER,
-        oldObject: podClaim('c1', withSpec({ podName: 'p1' })),
-        object: podClaim('c1', withSpec({ podName: 'p1', sourcePod: 'p1' })),
+        oldObject: podClaim('c1', withBinding({ podName: 'p1' })),
+        object: podClaim('c1', withBinding({ podName: 'p1', sourcePod: 'p1' })),
       },
-      ['spec.sourcePod'],
+      ['status.sourcePod'],
     );
   });
 
@@ -423,43 +433,51 @@ describe('/validate/podclaims', () => {
       CLAIMS,
       {
         kind: 'PodClaim',
+        subResource: 'status',
         user: ALICE,
-        oldObject: podClaim('c1', withSpec({ podName: 'p1', nodeName: 'n1' })),
-        object: podClaim('c1', withSpec({ podName: 'p2', nodeName: 'n2', sourcePod: 'p1' })),
+        oldObject: podClaim('c1', withBinding({ podName: 'p1', nodeName: 'n1' })),
+        object: podClaim('c1', withBinding({ podName: 'p2', nodeName: 'n2', sourcePod: 'p1' })),
       },
-      ['spec.podName', 'spec.nodeName', 'spec.sourcePod'],
+      ['status.podName', 'status.nodeName', 'status.sourcePod'],
     );
     expect(r.status?.message).toContain('"alice"');
     await denied(
       CLAIMS,
-      { kind: 'PodClaim', user: ALICE, object: podClaim('c1', withSpec({ podName: 'p1' })) },
-      ['spec.podName'],
+      {
+        kind: 'PodClaim',
+        subResource: 'status',
+        user: ALICE,
+        object: podClaim('c1', withBinding({ podName: 'p1' })),
+      },
+      ['status.podName'],
     );
     await denied(
       CLAIMS,
       {
         kind: 'PodClaim',
+        subResource: 'status',
         user: ALICE,
-        oldObject: podClaim('c1', withSpec({ podName: 'p1' })),
+        oldObject: podClaim('c1', withBinding({ podName: 'p1' })),
         object: podClaim('c1'),
       },
-      ['spec.podName'],
+      ['status.podName'],
     );
   });
 
   it('denies a pod already referenced by another claim (podName or sourcePod)', async () => {
     const { app, index } = testApp();
-    index.upsert(podClaim('other', withSpec({ podName: 'p1' })));
-    index.upsert(podClaim('mover', withSpec({ podName: 'p3', sourcePod: 'p2' })));
+    index.upsert(podClaim('other', withBinding({ podName: 'p1' })));
+    index.upsert(podClaim('mover', withBinding({ podName: 'p3', sourcePod: 'p2' })));
     const r = await denied(
       CLAIMS,
       {
         kind: 'PodClaim',
+        subResource: 'status',
         user: CONTROLLER,
         oldObject: podClaim('c1'),
-        object: podClaim('c1', withSpec({ podName: 'p1' })),
+        object: podClaim('c1', withBinding({ podName: 'p1' })),
       },
-      ['spec.podName'],
+      ['status.podName'],
       app,
     );
     expect(r.status?.message).toContain('already referenced by claim "other"');
@@ -467,24 +485,26 @@ describe('/validate/podclaims', () => {
       CLAIMS,
       {
         kind: 'PodClaim',
+        subResource: 'status',
         user: CONTROLLER,
         oldObject: podClaim('c1'),
-        object: podClaim('c1', withSpec({ podName: 'p2' })),
+        object: podClaim('c1', withBinding({ podName: 'p2' })),
       },
-      ['spec.podName'],
+      ['status.podName'],
       app,
     );
     // A claim in another namespace does not count; nor does a deleting claim (its finalizer is releasing).
-    index.upsert(podClaim('elsewhere', withSpec({ podName: 'p9' }), inNamespace('other-ns')));
-    index.upsert(podClaim('going', withSpec({ podName: 'p8' }), deleting()));
+    index.upsert(podClaim('elsewhere', withBinding({ podName: 'p9' }), inNamespace('other-ns')));
+    index.upsert(podClaim('going', withBinding({ podName: 'p8' }), deleting()));
     for (const p of ['p9', 'p8']) {
       await allowed(
         CLAIMS,
         {
           kind: 'PodClaim',
+          subResource: 'status',
           user: CONTROLLER,
           oldObject: podClaim('c1'),
-          object: podClaim('c1', withSpec({ podName: p })),
+          object: podClaim('c1', withBinding({ podName: p })),
         },
         app,
       );
@@ -495,21 +515,23 @@ describe('/validate/podclaims', () => {
       CLAIMS,
       {
         kind: 'PodClaim',
+        subResource: 'status',
         user: CONTROLLER,
         oldObject: podClaim('c1'),
-        object: podClaim('c1', withSpec({ podName: 'p1' })),
+        object: podClaim('c1', withBinding({ podName: 'p1' })),
       },
       app,
     );
     // An unchanged podName is not re-checked (a finalizer's write must always go through).
-    index.upsert(podClaim('dup', withSpec({ podName: 'p5' })));
+    index.upsert(podClaim('dup', withBinding({ podName: 'p5' })));
     await allowed(
       CLAIMS,
       {
         kind: 'PodClaim',
+        subResource: 'status',
         user: ALICE,
-        oldObject: podClaim('c1', withSpec({ podName: 'p5' })),
-        object: podClaim('c1', withSpec({ podName: 'p5' }), withFinalizers()),
+        oldObject: podClaim('c1', withBinding({ podName: 'p5' })),
+        object: podClaim('c1', withBinding({ podName: 'p5' }), withFinalizers()),
       },
       app,
     );
@@ -518,11 +540,17 @@ describe('/validate/podclaims', () => {
   it('denies reference changes until the index has synced; warns when it is disabled', async () => {
     const upd: Opts = {
       kind: 'PodClaim',
+      subResource: 'status',
       user: CONTROLLER,
       oldObject: podClaim('c1'),
-      object: podClaim('c1', withSpec({ podName: 'p1' })),
+      object: podClaim('c1', withBinding({ podName: 'p1' })),
     };
-    const r = await denied(CLAIMS, upd, ['spec.podName'], testApp({ index: new MemoryPodClaimIndex() }).app);
+    const r = await denied(
+      CLAIMS,
+      upd,
+      ['status.podName'],
+      testApp({ index: new MemoryPodClaimIndex() }).app,
+    );
     expect(r.status?.message).toContain('not synced');
     const off = testApp({ index: new MemoryPodClaimIndex({ enabled: false, synced: true }) }).app;
     const ok = await allowed(CLAIMS, upd, off);

@@ -3,7 +3,7 @@
 // relists and watches the server ends, and stopped cleanly.
 import { ApiError } from '@claimkit/core';
 import { ApiModel } from '@claimkit/core/model';
-import { boundTo, FakeTimers, forCreate, inNamespace, migratingFrom, podClaim } from '@claimkit/core/testing';
+import { boundTo, FakeTimers, inNamespace, migratingFrom, podClaim, put } from '@claimkit/core/testing';
 import { describe, expect, it } from 'vitest';
 import { silentLogger } from './logger.ts';
 import { watchPodClaims } from './serve-claim-index.ts';
@@ -14,7 +14,7 @@ const names = (refs: { name: string }[]) => refs.map((r) => r.name).sort();
 describe('watchPodClaims', () => {
   it('is not synced while listing is forbidden; syncs once RBAC is granted; follows claims after that', async () => {
     const m = new ApiModel({ eventWindow: 10 });
-    await m.create(forCreate(podClaim('a', inNamespace('ns'), boundTo('p1', 'n1'))));
+    await put(m, podClaim('a', inNamespace('ns'), boundTo('p1', 'n1')));
     const stopForbidden = m.faults.inject({ verbs: ['list'], reason: 'Forbidden' });
     const timers = new FakeTimers();
     const warnings: string[] = [];
@@ -33,15 +33,15 @@ describe('watchPodClaims', () => {
       expect(watched.index.synced()).toBe(true);
       expect(names(watched.index.claimsReferencing('ns', 'p1'))).toEqual(['a']);
 
-      // A migration: the new claim holds both pods through spec.podName and spec.sourcePod.
-      await m.create(forCreate(podClaim('b', inNamespace('ns'), boundTo('p2', 'n1'), migratingFrom('p3'))));
+      // A migration: the new claim holds both pods through status.podName and status.sourcePod.
+      await put(m, podClaim('b', inNamespace('ns'), boundTo('p2', 'n1'), migratingFrom('p3')));
       expect(names(watched.index.claimsReferencing('ns', 'p3'))).toEqual(['b']);
       await m.delete('PodClaim', { namespace: 'ns', name: 'a' });
       expect(watched.index.claimsReferencing('ns', 'p1')).toEqual([]);
 
       // The watch fails; while it backs off the window moves on and a claim changes: the relist catches up.
       m.closeWatches({ error: new ApiError('Unavailable', 'apiserver restarting') });
-      await m.patch('PodClaim', { namespace: 'ns', name: 'b' }, { spec: { sourcePod: '' } });
+      await m.patchStatus('PodClaim', { namespace: 'ns', name: 'b' }, { status: { sourcePod: null } });
       for (let i = 0; i < 12; i++) {
         await m.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace: 'x', name: `n${i}` } });
       }

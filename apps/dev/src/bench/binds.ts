@@ -1,7 +1,8 @@
 // Binds per second from a warm pool, live (claims created while the controller runs) and from a
 // backlog (a fresh controller with every claim Pending), against the same client's raw writes/s.
+
 import { controllerDefaults, createKubeController } from '@claimkit/controller';
-import { LABEL_STATE, type Pod, type PodClaim } from '@claimkit/core';
+import { LABEL_STATE, type Pod, type PodClaim, podNameOf } from '@claimkit/core';
 import { testPool, waitFor } from '@claimkit/e2e/harness';
 import {
   type BenchContext,
@@ -32,7 +33,7 @@ function allBound(
     {
       onEvent: (e) => {
         if (!names.has(e.object.metadata.name)) return;
-        if (e.object.status?.phase === 'Bound' && e.object.spec.podName) {
+        if (e.object.status?.phase === 'Bound' && podNameOf(e.object)) {
           bound.add(e.object.metadata.name);
           if (bound.size === names.size) resolve(performance.now());
         }
@@ -152,13 +153,13 @@ export async function benchBinds(ctx: BenchContext, binds: number, concurrency: 
   // The very writes a bind makes, without the controller: per bound claim, a merge patch of its pod,
   // an update of the claim and a merge patch of its status; this is the API server's capacity for
   // exactly the bind's work on this machine.
-  const bound = (await kube.list('PodClaim', { namespace: ns })).items.filter((c) => c.spec.podName);
+  const bound = (await kube.list('PodClaim', { namespace: ns })).items.filter((c) => podNameOf(c));
   const rt0 = performance.now();
   await forEachConcurrently(bound, concurrency, async (c) => {
     const stamp = new Date().toISOString();
     await kube.patch(
       'Pod',
-      { namespace: ns, name: c.spec.podName! },
+      { namespace: ns, name: podNameOf(c)! },
       { metadata: { annotations: { 'bench.claimkit.dev/raw': stamp } } },
     );
     await kube.update({

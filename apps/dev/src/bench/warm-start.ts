@@ -9,11 +9,13 @@
 //   idle       a pool with spec.source and Idle pods already restored: a bind.
 // Also each restored pod's own time (its creation to Ready, seen by a watch), the image's size and
 // the machine's CPU per pod start (every process: kubelet, containerd, CRIU, the control plane).
+
 import { readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { join } from 'node:path';
 import { CaptureAgent, controllerDefaults, createKubeController } from '@claimkit/controller';
 import type { Capture, Pod, PodClaim, PodPool } from '@claimkit/core';
+import { podNameOf } from '@claimkit/core';
 import { type RealNode, realNodePlacement, testPool, WORKLOAD_IMAGE, waitFor } from '@claimkit/e2e/harness';
 import { type BenchContext, benchNamespace, cleanup, summary } from './context.ts';
 
@@ -174,13 +176,13 @@ export async function benchWarmStart(ctx: BenchContext, node: RealNode, o: WarmS
       `claim ${name} Bound (pool ${pool})`,
       async () => {
         const c = await kube.get('PodClaim', { namespace: ns, name });
-        return c.status?.phase === 'Bound' && c.spec.podName ? c : undefined;
+        return c.status?.phase === 'Bound' && podNameOf(c) ? c : undefined;
       },
       { timeoutMs: 180_000, intervalMs: 20 },
     );
     const ms = performance.now() - t0;
-    await holdsState(claim.spec.podName!);
-    return { ms, pod: claim.spec.podName! };
+    await holdsState(podNameOf(claim)!);
+    return { ms, pod: podNameOf(claim)! };
   }
   const release = async (name: string) => {
     await kube.delete('PodClaim', { namespace: ns, name });

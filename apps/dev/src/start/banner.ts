@@ -18,7 +18,7 @@ export interface BannerInfo {
 
 export function banner(i: BannerInfo): string {
   const claim = `"$(kubectl get podclaims -o jsonpath='{.items[0].metadata.name}')"`;
-  const claimedPod = `"$(kubectl get podclaims -o jsonpath='{.items[0].spec.podName}')"`;
+  const claimedPod = `"$(kubectl get podclaims -o jsonpath='{.items[0].status.podName}')"`;
   return `
 claimkit is ready (${i.seconds.toFixed(1)} s): control plane ${i.server}, CRDs, admission policies, controller and webhook (each as its ServiceAccount), capture agent ${i.agentUrl}
 

@@ -74,7 +74,7 @@ describe('PodClaim: why it waits, podMetadata, lostPolicy, disruption hints', ()
     );
     await pause(6000);
     const after = await getClaim('lonely');
-    expect(after.spec.podName ?? '').toBe('');
+    expect(after.status?.podName ?? '').toBe('');
     expect(after.status?.phase).toBe('Pending');
     expect(boundCondition(after)?.message).toContain('ghost');
     const ghost = await c.get('Pod', { namespace: ns.name, name: 'ghost-1' });
@@ -106,7 +106,7 @@ describe('PodClaim: why it waits, podMetadata, lostPolicy, disruption hints', ()
       }),
     );
     await until('meta Bound', async () => (await getClaim('meta')).status?.phase === 'Bound', 60_000);
-    const podName = (await getClaim('meta')).spec.podName!;
+    const podName = (await getClaim('meta')).status!.podName!;
     expect(boundCondition(await getClaim('meta'))).toMatchObject({ status: 'True', reason: 'Bound' });
     // The first version of the pod labelled for the claim has everything: one write did it all.
     await until('the bind seen by the watch', async () =>
@@ -153,7 +153,7 @@ describe('PodClaim: why it waits, podMetadata, lostPolicy, disruption hints', ()
     ctl ??= await startController(ns.name);
     await c.create(claim('keep', { poolName: 'warm', lostPolicy: 'Fail' }));
     await until('keep Bound', async () => (await getClaim('keep')).status?.phase === 'Bound', 60_000);
-    const podName = (await getClaim('keep')).spec.podName!;
+    const podName = (await getClaim('keep')).status!.podName!;
     await c.delete('Pod', { namespace: ns.name, name: podName });
     await until(
       'keep Lost for good',
@@ -163,7 +163,7 @@ describe('PodClaim: why it waits, podMetadata, lostPolicy, disruption hints', ()
     await pause(6000);
     const after = await getClaim('keep');
     expect(after.status?.phase).toBe('Lost');
-    expect(after.spec.podName ?? '').toBe('');
+    expect(after.status?.podName ?? '').toBe('');
     const held = (await c.list('Pod', { namespace: ns.name })).items.filter(
       (p) => p.metadata.labels?.[LABEL_CLAIMED_BY] === 'keep',
     );
@@ -176,7 +176,7 @@ describe('PodClaim: why it waits, podMetadata, lostPolicy, disruption hints', ()
     await c.create(claim('replaced', { poolName: 'warm', lostPolicy: 'Fail' }));
     await until('replaced Bound', async () => (await getClaim('replaced')).status?.phase === 'Bound', 60_000);
     const bound = await getClaim('replaced');
-    const podName = bound.spec.podName!;
+    const podName = bound.status!.podName!;
     const old = await c.get('Pod', { namespace: ns.name, name: podName });
     expect(bound.metadata.annotations?.[ANNOTATION_POD_UID]).toBe(`${podName}/${old.metadata.uid}`);
     // What `kubectl replace --force -f pod.yaml` does with `kubectl get -o yaml`'s output: delete,
@@ -215,7 +215,7 @@ describe('PodClaim: why it waits, podMetadata, lostPolicy, disruption hints', ()
       return p.metadata.uid === created.metadata.uid && !p.metadata.labels?.[LABEL_CLAIMED_BY];
     });
     const after = await getClaim('replaced');
-    expect(after.spec.podName ?? '').toBe('');
+    expect(after.status?.podName ?? '').toBe('');
     expect(after.metadata.annotations?.[ANNOTATION_POD_UID]).toBeUndefined();
     // Events are written off the worker's path: wait for it.
     await until('a Lost event saying the pod was replaced', async () => {

@@ -167,7 +167,7 @@ describe('PodPool scale subresource and template rollout', () => {
       'the claim is Bound',
       async () => {
         const cl = await c.get('PodClaim', { namespace: ns.name, name: 'holder' });
-        return cl.status?.phase === 'Bound' ? cl.spec.podName : undefined;
+        return cl.status?.phase === 'Bound' ? (cl.status?.podName ?? undefined) : undefined;
       },
       60_000,
     );

@@ -129,8 +129,8 @@ describe('PodPool: pods that can serve, no over-creation, disruption budget', ()
     expect(boundOnCordoned).toEqual([]);
     const byName = new Map((await poolPods('serve')).map((p) => [p.metadata.name, p]));
     for (const cl of (await c.list('PodClaim', { namespace: ns.name })).items) {
-      expect(byName.get(cl.spec.podName!)?.spec.nodeName, cl.metadata.name).not.toBe(cordoned);
-      expect(stranded.has(cl.spec.podName!), cl.metadata.name).toBe(false);
+      expect(byName.get(cl.status!.podName!)?.spec.nodeName, cl.metadata.name).not.toBe(cordoned);
+      expect(stranded.has(cl.status!.podName!), cl.metadata.name).toBe(false);
     }
     await expectAllInvariants(ns.name);
   });

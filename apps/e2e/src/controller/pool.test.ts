@@ -77,7 +77,7 @@ describe('PodPool', () => {
     expect(badDeletes.map((p) => `${p.metadata.name} (${p.metadata.labels?.[LABEL_STATE]})`)).toEqual([]);
     const podNames = new Set((await c.list('Pod', { namespace: ns.name })).items.map((p) => p.metadata.name));
     for (const cl of (await c.list('PodClaim', { namespace: ns.name })).items)
-      expect(podNames.has(cl.spec.podName!), cl.metadata.name).toBe(true);
+      expect(podNames.has(cl.status!.podName!), cl.metadata.name).toBe(true);
     await expectAllInvariants(ns.name);
   });
 });

@@ -43,7 +43,7 @@ describe('Seed B: finalize during a migration and scale-in', () => {
   const pod = (name: string) => getOrUndefined(kube().get('Pod', { namespace: ns.name, name }));
   const bound = async (name: string) => {
     const c = await claim(name);
-    return c?.status?.phase === 'Bound' && c.spec.podName ? c : undefined;
+    return c?.status?.phase === 'Bound' && c.status?.podName ? c : undefined;
   };
 
   it('the full story', async () => {
@@ -81,7 +81,7 @@ describe('Seed B: finalize during a migration and scale-in', () => {
     );
     const migrating = await until('a migrating', async () => {
       const x = await claim(a!.metadata.name);
-      return x?.spec.sourcePod && x.spec.podName ? x : undefined;
+      return x?.status?.sourcePod && x.status?.podName ? x : undefined;
     });
 
     // Scale-in to 1 at that moment: the migrating claim is not chosen.
@@ -89,7 +89,7 @@ describe('Seed B: finalize during a migration and scale-in', () => {
     await until('b deleted', async () => !(await claim(b!.metadata.name)));
     const still = await claim(a!.metadata.name);
     expect(still?.metadata.deletionTimestamp).toBeUndefined();
-    expect(still?.spec.sourcePod).toBe(migrating.spec.sourcePod);
+    expect(still?.status?.sourcePod).toBe(migrating.status?.sourcePod);
 
     // Force the seed's two-claims-one-pod state: another claim references a's migration target
     // (written with the controller stopped, as a legacy writer would), then delete a.
@@ -103,17 +103,20 @@ describe('Seed B: finalize during a migration and scale-in', () => {
     const o = await until('other bound', () => bound('other'));
     await ctl.stop();
     ctl = undefined;
-    const target = migrating.spec.podName!;
-    const source = migrating.spec.sourcePod!;
-    const cur = (await claim('other'))!;
-    await c.update({ ...cur, spec: { ...cur.spec, podName: target } });
+    const target = migrating.status!.podName!;
+    const source = migrating.status!.sourcePod!;
+    await c.patchStatus(
+      'PodClaim',
+      { namespace: ns.name, name: 'other' },
+      { status: { podName: target, podUID: null } },
+    );
     await c.patch(
       'Pod',
       { namespace: ns.name, name: target },
       {
         metadata: {
           labels: { [LABEL_CLAIMED_BY]: 'other' },
-          annotations: { [ANNOTATION_CLAIMED_BY_UID]: cur.metadata.uid },
+          annotations: { [ANNOTATION_CLAIMED_BY_UID]: o.metadata.uid! },
         },
       },
     );
@@ -134,7 +137,7 @@ describe('Seed B: finalize during a migration and scale-in', () => {
         );
         throw new Error(
           `claim ${left.metadata.name} (uid ${left.metadata.uid}, deleting since ${left.metadata.deletionTimestamp}) still there: finalizers ${JSON.stringify(left.metadata.finalizers)}, ` +
-            `podName ${left.spec.podName}, sourcePod ${left.spec.sourcePod}, phase ${left.status?.phase}, ` +
+            `podName ${left.status?.podName}, sourcePod ${left.status?.sourcePod}, phase ${left.status?.phase}, ` +
             `conditions ${JSON.stringify(left.status?.conditions?.map((x) => [x.type, x.status, x.reason]))}; ` +
             `pods ${pods.join(' ')}; PodClaim reconciles ${JSON.stringify(ctl?.manager.metrics.reconciles.get({ kind: 'PodClaim', result: 'success' }))}`,
         );
@@ -152,29 +155,31 @@ describe('Seed B: finalize during a migration and scale-in', () => {
       const holder = srcPod.metadata.labels?.[LABEL_CLAIMED_BY];
       expect(holder, 'source pod re-bound by a live claim').toBeDefined();
       await until('re-binding claim references the source pod', async () =>
-        (await claim(holder!))?.spec.podName === source ? true : undefined,
+        (await claim(holder!))?.status?.podName === source ? true : undefined,
       );
     }
     const kept = await until('other keeps its pod', async () => {
       const x = await bound('other');
       const p = await pod(target);
-      return x?.spec.podName === target && p?.metadata.labels?.[LABEL_CLAIMED_BY] === 'other' ? x : undefined;
+      return x?.status?.podName === target && p?.metadata.labels?.[LABEL_CLAIMED_BY] === 'other'
+        ? x
+        : undefined;
     });
-    expect(kept.spec.podName).toBe(target);
-    expect(o.spec.podName).not.toBe(target); // other's earlier pod was released as a stray
+    expect(kept.status?.podName).toBe(target);
+    expect(o.status?.podName).not.toBe(target); // other's earlier pod was released as a stray
 
     // Delete a bound pod: the claim goes Lost, clears podName/nodeName, binds a new Idle pod.
     const lostBefore = ctl.manager.metrics.events.get({ type: 'Warning', reason: 'Lost' });
     await c.delete('Pod', { namespace: ns.name, name: target }, { gracePeriodSeconds: 0 });
     const rebound = await until('other rebinds', async () => {
       const x = await bound('other');
-      return x && x.spec.podName !== target ? x : undefined;
+      return x && x.status?.podName !== target ? x : undefined;
     });
     expect(rebound.status?.lostTime).toBeDefined();
     expect(ctl.manager.metrics.events.get({ type: 'Warning', reason: 'Lost' })).toBeGreaterThan(lostBefore);
 
     // P6: a pod deleted right after its claimed-by label was removed still reaches its claim.
-    const q = rebound.spec.podName!;
+    const q = rebound.status!.podName!;
     await c.patch(
       'Pod',
       { namespace: ns.name, name: q },
@@ -185,11 +190,11 @@ describe('Seed B: finalize during a migration and scale-in', () => {
       'other rebinds after its unlabelled pod is deleted',
       async () => {
         const x = await bound('other');
-        return x && x.spec.podName !== q && x.spec.podName !== target ? x : undefined;
+        return x && x.status?.podName !== q && x.status?.podName !== target ? x : undefined;
       },
       10_000,
     );
-    expect(again.spec.nodeName).toBeTruthy();
+    expect(again.status?.nodeName).toBeTruthy();
     await expectAllInvariants(ns.name);
   });
 });
@@ -208,7 +213,7 @@ describe("Seed B's literal state (P7)", () => {
   const pod = (name: string) => getOrUndefined(kube().get('Pod', { namespace: ns.name, name }));
   const bound = async (name: string) => {
     const c = await claim(name);
-    return c?.status?.phase === 'Bound' && c.spec.podName ? c : undefined;
+    return c?.status?.phase === 'Bound' && c.status?.podName ? c : undefined;
   };
 
   it("seed B's literal state: b keeps x, nothing leaks, doctor is silent", async () => {
@@ -228,11 +233,14 @@ describe("Seed B's literal state (P7)", () => {
     await ctl.stop();
     ctl = undefined;
 
-    const x = a.spec.podName!;
-    const bOld = b0.spec.podName!;
-    // b's spec now references a's pod x (a legacy operator's write); x stays labelled for a.
-    const b = (await claim('lit-b'))!;
-    await c.update({ ...b, spec: { ...b.spec, podName: x } });
+    const x = a.status!.podName!;
+    const bOld = b0.status!.podName!;
+    // b's binding now references a's pod x (a buggy operator's write); x stays labelled for a.
+    await c.patchStatus(
+      'PodClaim',
+      { namespace: n, name: 'lit-b' },
+      { status: { podName: x, podUID: null } },
+    );
     await c.delete('PodClaim', { namespace: n, name: 'lit-a' });
     expect((await claim('lit-a'))?.metadata.deletionTimestamp).toBeDefined();
     expect((await pod(x))?.metadata.labels?.[LABEL_CLAIMED_BY]).toBe('lit-a');
@@ -244,7 +252,9 @@ describe("Seed B's literal state (P7)", () => {
     const kept = await until('lit-b keeps x, labelled for it', async () => {
       const cur = await bound('lit-b');
       const p = await pod(x);
-      return cur?.spec.podName === x && p?.metadata.labels?.[LABEL_CLAIMED_BY] === 'lit-b' ? cur : undefined;
+      return cur?.status?.podName === x && p?.metadata.labels?.[LABEL_CLAIMED_BY] === 'lit-b'
+        ? cur
+        : undefined;
     });
     expect(kept.status?.lostTime).toBeUndefined(); // never declared Lost on the way
     expect((await pod(x))?.metadata.labels?.[LABEL_STATE]).toBe('Bound');

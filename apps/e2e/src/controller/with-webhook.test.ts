@@ -77,7 +77,7 @@ describe.skipIf(!local)('controller flows with the admission webhook installed',
     await c.create(set);
     const bound = async () =>
       (await c.list('PodClaim', { namespace: n })).items.filter(
-        (x: PodClaim) => x.status?.phase === 'Bound' && x.spec.podName && !x.metadata.deletionTimestamp,
+        (x: PodClaim) => x.status?.phase === 'Bound' && x.status?.podName && !x.metadata.deletionTimestamp,
       );
     const [a] = await until(
       'two bound claims',
@@ -96,7 +96,7 @@ describe.skipIf(!local)('controller flows with the admission webhook installed',
     );
     await until('a migrating', async () => {
       const x = await getOrUndefined(c.get('PodClaim', { namespace: n, name: a!.metadata.name }));
-      return x?.spec.sourcePod ? x : undefined;
+      return x?.status?.sourcePod ? x : undefined;
     });
     await c.patch('PodClaimSet', { namespace: n, name: 'set' }, { spec: { replicas: 1 } });
     const survivor = await until('scale-in done', async () => {
@@ -108,22 +108,24 @@ describe.skipIf(!local)('controller flows with the admission webhook installed',
     expect(survivor!.metadata.name).toBe(a!.metadata.name);
     const migrated = await until('migration finished', async () => {
       const x = await getOrUndefined(c.get('PodClaim', { namespace: n, name: a!.metadata.name }));
-      return x && !x.spec.sourcePod && x.status?.phase === 'Bound' ? x : undefined;
+      return x && !x.status?.sourcePod && x.status?.phase === 'Bound' ? x : undefined;
     });
 
     // Delete the bound pod: Lost, then bound again to an Idle pod.
-    await c.delete('Pod', { namespace: n, name: migrated!.spec.podName! }, { gracePeriodSeconds: 0 });
+    await c.delete('Pod', { namespace: n, name: migrated!.status!.podName! }, { gracePeriodSeconds: 0 });
     const rebound = await until(
       'rebound',
       async () => {
         const x = await getOrUndefined(c.get('PodClaim', { namespace: n, name: a!.metadata.name }));
-        return x?.status?.phase === 'Bound' && x.spec.podName && x.spec.podName !== migrated!.spec.podName
+        return x?.status?.phase === 'Bound' &&
+          x.status?.podName &&
+          x.status?.podName !== migrated!.status?.podName
           ? x
           : undefined;
       },
       60_000,
     );
-    expect(rebound!.spec.podName).not.toBe(migrated!.spec.podName);
+    expect(rebound!.status?.podName).not.toBe(migrated!.status?.podName);
 
     // A capture held by a pod that dies is taken over by another Ready pod; the old holder's late
     // completion is refused (client side by its token, server side by the CRD rules, which run

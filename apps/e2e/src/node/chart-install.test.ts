@@ -279,7 +279,7 @@ describeOnRealNode('the packaged chart on the real node', ['controller', 'webhoo
     await claim('first');
     await boundWithin('first', t0, 90_000);
     const bound = (await c().get('PodClaim', { namespace: ns, name: 'first' })) as PodClaim;
-    const pod = (await c().get('Pod', { namespace: ns, name: bound.spec.podName! })) as Pod;
+    const pod = (await c().get('Pod', { namespace: ns, name: bound.status!.podName! })) as Pod;
     expect(pod.spec?.nodeName).toBe(node.name);
     expect(runningContainer(pod)).toBeDefined();
     expect(pod.status?.podIP).toMatch(/^10\.245\.0\./);

@@ -208,14 +208,14 @@ describeOnRealNode(
               (n) => c().get('PodClaim', { namespace: ns.name, name: n }) as Promise<PodClaim>,
             ),
           );
-          return cs.every((x) => x.status?.phase === 'Bound' && x.spec.podName) ? cs : undefined;
+          return cs.every((x) => x.status?.phase === 'Bound' && x.status?.podName) ? cs : undefined;
         },
         60_000,
       );
       const refill = await poolPods('warm');
       for (const cl of bound) {
-        const p = refill.find((x) => x.metadata.name === cl.spec.podName);
-        expect(p, `claim ${cl.metadata.name}'s pod ${cl.spec.podName}`).toBeDefined();
+        const p = refill.find((x) => x.metadata.name === cl.status?.podName);
+        expect(p, `claim ${cl.metadata.name}'s pod ${cl.status?.podName}`).toBeDefined();
         expect(p!.spec.containers[0]!.image).toBe(image);
       }
       const restoredCond = condition(await pool('warm'), 'SourceRestored');
@@ -248,7 +248,7 @@ describeOnRealNode(
         );
         expect(failed.message).toMatch(/criu|restore/i);
         const claim = (await c().get('PodClaim', { namespace: ns.name, name: 'refused-1' })) as PodClaim;
-        expect(claim.spec.podName ?? '').toBe('');
+        expect(claim.status?.podName ?? '').toBe('');
       } finally {
         criuFaults.clear();
       }
@@ -266,8 +266,9 @@ describeOnRealNode(
         180_000,
       );
       const first = await until(
-        `pod ${bound.spec.podName} counting as itself after its restore`,
-        async () => counted(await podLog(bound.spec.podName!)).find((l) => l.host === bound.spec.podName),
+        `pod ${bound.status?.podName} counting as itself after its restore`,
+        async () =>
+          counted(await podLog(bound.status!.podName!)).find((l) => l.host === bound.status?.podName),
         30_000,
       );
       expect(first.n).toBeGreaterThanOrEqual(3);
@@ -326,7 +327,7 @@ describeOnRealNode(
       }
       // Wait (the default): the pods stay, not Ready, and the claim is not given one.
       const waiting = (await c().get('PodClaim', { namespace: ns.name, name: 'waits' })) as PodClaim;
-      expect(waiting.spec.podName ?? '').toBe('');
+      expect(waiting.status?.podName ?? '').toBe('');
       expect((await poolPods('broken')).some(ready)).toBe(false);
 
       // Cold: the failed pods go, cold ones (the template's image) take their place and serve.
@@ -343,7 +344,7 @@ describeOnRealNode(
         },
         120_000,
       );
-      const cold = (await c().get('Pod', { namespace: ns.name, name: claim.spec.podName! })) as Pod;
+      const cold = (await c().get('Pod', { namespace: ns.name, name: claim.status!.podName! })) as Pod;
       expect(cold.spec.containers[0]!.image).not.toBe(ref.slice('image:'.length));
       expect(cold.metadata.annotations?.['claimkit.dev/source-ref']).toBe(ref);
       const fresh = await until(

@@ -45,8 +45,8 @@ describeOnRealNode('claims on running containers (real node)', ['workload'], (no
       `PodClaim ${name} Bound to a pod whose container runs`,
       async () => {
         const cl = await getClaim(name);
-        if (cl?.status?.phase !== 'Bound' || !cl.spec.podName) return false;
-        const pod = await getPod(cl.spec.podName);
+        if (cl?.status?.phase !== 'Bound' || !cl.status?.podName) return false;
+        const pod = await getPod(cl.status?.podName);
         if (!pod || !runningContainer(pod)) return false;
         out = { claim: cl, pod };
         return true;
@@ -116,7 +116,7 @@ describeOnRealNode('claims on running containers (real node)', ['workload'], (no
     });
     const cl = (await getClaim('crash'))!;
     expect(cl.status?.phase).toBe('Bound');
-    expect(cl.spec.podName).toBe(pod.metadata.name);
+    expect(cl.status?.podName).toBe(pod.metadata.name);
     expect((await getPod(pod.metadata.name))?.metadata.uid).toBe(pod.metadata.uid);
 
     // OOM: a pool whose container outgrows its memory limit once, then sleeps.
@@ -166,7 +166,7 @@ describeOnRealNode('claims on running containers (real node)', ['workload'], (no
     await killContainer(node, runningContainer(pod)!.id);
     await until(
       `claim once-claim off its finished pod ${pod.metadata.name}`,
-      async () => (await getClaim('once-claim'))?.spec.podName !== pod.metadata.name,
+      async () => (await getClaim('once-claim'))?.status?.podName !== pod.metadata.name,
       60_000,
     );
     const again = await bound('once-claim', 120_000);
@@ -225,7 +225,7 @@ describeOnRealNode('claims on running containers (real node)', ['workload'], (no
     await claim('while-cordoned', 'guarded');
     await new Promise((r) => setTimeout(r, 3_000));
     expect((await getClaim('while-cordoned'))?.status?.phase).not.toBe('Bound');
-    expect((await getClaim('guarded-claim'))?.spec.podName).toBe(pod.metadata.name);
+    expect((await getClaim('guarded-claim'))?.status?.podName).toBe(pod.metadata.name);
     await cordon(false);
     // Known slow (latency, not safety): the pool creates the evicted Idle pods' replacements only when
     // a pool expectation expires, 60 s after its first create (the debug log shows it reconciling at
@@ -316,7 +316,7 @@ describeOnRealNode('claims on running containers (real node)', ['workload'], (no
     expect(body.trim()).toBe(`hello from ${claimed.pod.metadata.name}`);
     console.log(`claimPod on the real node: ${Math.round(callMs)} ms to a Bound claim with an address`);
     const lost: Array<string | undefined> = [];
-    claimed.onLost((cl) => lost.push(cl?.spec.podName || 'no pod'));
+    claimed.onLost((cl) => lost.push(cl?.status?.podName || 'no pod'));
     // The pod goes: the claim is Lost, and the caller is told.
     await c().delete(
       'Pod',

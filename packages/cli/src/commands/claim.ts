@@ -1,6 +1,14 @@
 // claimctl claim create|wait|release|migrate: claim a pod of a pool (and wait until it is Bound, with
 // its address), wait for an existing claim, release one, or ask the controller to migrate one.
-import { ANNOTATION_MIGRATE, ANNOTATION_MIGRATE_TO, isApiError, type PodClaim, toYaml } from '@claimkit/core';
+import {
+  ANNOTATION_MIGRATE,
+  ANNOTATION_MIGRATE_TO,
+  FINALIZER_RELEASE,
+  isApiError,
+  type PodClaim,
+  podNameOf,
+  toYaml,
+} from '@claimkit/core';
 import { defineOptions } from '@claimkit/core/options';
 import type { ClaimedPod } from '@claimkit/kube';
 import { oneOf, parseCommand, UsageError } from '../args.ts';
@@ -155,7 +163,12 @@ async function create(
       const c = await conn.client.create({
         apiVersion: 'claimkit.dev/v1alpha1',
         kind: 'PodClaim',
-        metadata: { namespace, ...(v.name ? { name: v.name } : { generateName: `${pool}-` }) },
+        // With the release finalizer: the controller need not add it (its bind is then two writes).
+        metadata: {
+          namespace,
+          ...(v.name ? { name: v.name } : { generateName: `${pool}-` }),
+          finalizers: [FINALIZER_RELEASE],
+        },
         spec: { poolName: pool },
       } as PodClaim);
       ctx.out(created(c, format));
@@ -229,7 +242,7 @@ async function migrate(
     { uid: c.metadata.uid! },
   );
   ctx.out(
-    `podclaim.claimkit.dev/${key.name} migration requested${to ? ` to ${to}` : ''} (from ${c.spec.podName || 'no pod'})`,
+    `podclaim.claimkit.dev/${key.name} migration requested${to ? ` to ${to}` : ''} (from ${podNameOf(c) || 'no pod'})`,
   );
   return EXIT.ok;
 }

@@ -1,4 +1,4 @@
-// Which PodClaim references which pod (spec.podName or spec.sourcePod), from a watched cache: core's
+// Which PodClaim references which pod (its binding's podName or sourcePod), from a watched cache: core's
 // ClaimIndex, the one the controller and the simulator use, fed with claims parsed defensively from
 // the API's JSON. The webhook's Node entry feeds it from an informer on PodClaims (its
 // serve-claim-index.ts); tests feed it directly. The webhook asks it whether a podName is already
@@ -7,6 +7,7 @@
 // over).
 
 import type { PodClaimIndex, PodClaimRef } from '../api/admission-request.ts';
+import { bindingOf } from '../api/claim-binding.ts';
 import { ClaimIndex, type ReferencingClaim } from '../pool/claim-index.ts';
 import { field, nonEmpty } from './read.ts';
 
@@ -20,12 +21,19 @@ function claimOf(raw: unknown): ReferencingClaim | undefined {
   };
   const uid = nonEmpty(field(raw, 'metadata', 'uid'));
   const deletionTimestamp = nonEmpty(field(raw, 'metadata', 'deletionTimestamp'));
-  const podName = nonEmpty(field(raw, 'spec', 'podName'));
-  const sourcePod = nonEmpty(field(raw, 'spec', 'sourcePod'));
   if (uid !== undefined) claim.metadata.uid = uid;
   if (deletionTimestamp !== undefined) claim.metadata.deletionTimestamp = deletionTimestamp;
-  if (podName !== undefined) claim.spec.podName = podName;
-  if (sourcePod !== undefined) claim.spec.sourcePod = sourcePod;
+  // The binding as api/claim-binding.ts reads it: status, and spec for a claim an earlier release stored.
+  for (const f of ['podName', 'sourcePod'] as const) {
+    const legacy = nonEmpty(field(raw, 'spec', f));
+    const recorded = nonEmpty(field(raw, 'status', f));
+    if (legacy !== undefined) claim.spec[f] = legacy;
+    if (recorded !== undefined) claim.status = { ...claim.status, [f]: recorded };
+  }
+  for (const f of ['nodeName', 'podUID'] as const) {
+    const recorded = nonEmpty(field(raw, 'status', f));
+    if (recorded !== undefined) claim.status = { ...claim.status, [f]: recorded };
+  }
   return claim;
 }
 
@@ -74,8 +82,9 @@ export class MemoryPodClaimIndex implements PodClaimIndex {
     for (const { claim } of this.index.referencing(namespace, pod)) {
       const ref: PodClaimRef = { namespace: claim.metadata.namespace ?? '', name: claim.metadata.name };
       if (claim.metadata.uid !== undefined) ref.uid = claim.metadata.uid;
-      if (claim.spec.podName !== undefined) ref.podName = claim.spec.podName;
-      if (claim.spec.sourcePod !== undefined) ref.sourcePod = claim.spec.sourcePod;
+      const { podName, sourcePod } = bindingOf(claim);
+      if (podName !== undefined) ref.podName = podName;
+      if (sourcePod !== undefined) ref.sourcePod = sourcePod;
       out.set(claim.metadata.name, ref);
     }
     return [...out.values()];

@@ -51,7 +51,9 @@ const route = (path: string, kind: Kind, rule: Rule, more: Partial<WebhookRule> 
 
 export const WEBHOOK_RULES: readonly WebhookRule[] = [
   route('/validate/captures', 'Capture', validateCapture, { resources: ['captures', 'captures/status'] }),
-  route('/validate/podclaims', 'PodClaim', validatePodClaim),
+  route('/validate/podclaims', 'PodClaim', validatePodClaim, {
+    resources: ['podclaims', 'podclaims/status'],
+  }),
   route('/validate/pods', 'Pod', validatePod, {
     objectSelector: { matchExpressions: [{ key: LABEL_POOL, operator: 'Exists' }] },
   }),

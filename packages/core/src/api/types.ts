@@ -149,8 +149,14 @@ export type LostPolicy = 'Rebind' | 'Fail';
 
 export interface PodClaimSpec {
   poolName: string;
+  /**
+   * Legacy binding (releases before status.podName): read through api/claim-binding.ts only, moved to
+   * status by the controller (reconcile/podclaim/legacy-binding.ts); never written again.
+   */
   podName?: string;
+  /** Legacy binding, as podName. */
   nodeName?: string;
+  /** Legacy binding, as podName. */
   sourcePod?: string;
   podMetadata?: PodMetadata;
   lostPolicy?: LostPolicy;
@@ -172,6 +178,15 @@ export interface ClaimAddress {
 
 export interface PodClaimStatus {
   phase?: PodClaimPhase;
+  /**
+   * The binding (api/claim-binding.ts reads it): the bound pod, its node and UID, and during a
+   * migration the pod being left. Written only by the controller, with the phase, in one write (null
+   * in a merge patch removes a field).
+   */
+  podName?: string | null;
+  nodeName?: string | null;
+  podUID?: string | null;
+  sourcePod?: string | null;
   /** The bound pod's address (null in a merge patch removes it). */
   address?: ClaimAddress | null;
   boundTime?: string;

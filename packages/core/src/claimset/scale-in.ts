@@ -1,19 +1,20 @@
 // Which claims a claim set deletes on scale-in (P4): never a migrating claim; Pending first, then
 // Lost, then the newest Bound.
+import { podNameOf, sourcePodOf } from '../api/claim-binding.ts';
 import { ANNOTATION_MIGRATE } from '../api/constants.ts';
 import { parseTimestamp } from '../api/meta.ts';
 import type { PodClaim } from '../api/types.ts';
 
 export function isMigrating(c: PodClaim): boolean {
   return (
-    Boolean(c.spec.sourcePod) ||
+    Boolean(sourcePodOf(c)) ||
     c.status?.phase === 'Migrating' ||
     c.metadata.annotations?.[ANNOTATION_MIGRATE] !== undefined
   );
 }
 
 function rank(c: PodClaim): number {
-  if (!c.spec.podName) return c.status?.phase === 'Lost' ? 1 : 0;
+  if (!podNameOf(c)) return c.status?.phase === 'Lost' ? 1 : 0;
   if (c.status?.phase === 'Lost') return 1;
   return 2;
 }

@@ -1,6 +1,7 @@
 // `claimctl doctor`: pure checks over a plain snapshot of a namespace (or a cluster). Every
 // finding has a stable code, a one-line explanation and the objects involved; the symptoms are
 // those of seeds/capture-claim-dead-owner.md and seeds/pool-claim-finalize-scale-in.md.
+import { bindingOf, podNameOf, sourcePodOf } from '../api/claim-binding.ts';
 import { ANNOTATION_MIGRATE, FINALIZER_RELEASE, LABEL_POOL } from '../api/constants.ts';
 import { keyString, parseTimestamp } from '../api/meta.ts';
 import { isDeleting, isPodFinished } from '../api/pod-predicates.ts';
@@ -104,10 +105,11 @@ export function referencesByPod(
   const out = new Map<string, { claim: PodClaim; field: 'podName' | 'sourcePod' }[]>();
   for (const c of claims) {
     if (c.metadata.deletionTimestamp) continue;
+    const b = bindingOf(c);
     for (const field of ['podName', 'sourcePod'] as const) {
-      const name = c.spec[field];
+      const name = b[field];
       if (!name) continue;
-      if (field === 'sourcePod' && name === c.spec.podName) continue;
+      if (field === 'sourcePod' && name === b.podName) continue;
       const k = keyString({ namespace: nsOf(c), name });
       out.set(k, [...(out.get(k) ?? []), { claim: c, field }]);
     }
@@ -133,7 +135,7 @@ export function claimContext(claims: PodClaim[]): ClaimContext {
   const finalizing = new Set<string>();
   for (const c of claims) {
     if (!c.metadata.deletionTimestamp || !(c.metadata.finalizers ?? []).includes(FINALIZER_RELEASE)) continue;
-    for (const name of [c.spec.podName, c.spec.sourcePod]) {
+    for (const name of [podNameOf(c), sourcePodOf(c)]) {
       if (name) finalizing.add(keyString({ namespace: nsOf(c), name }));
     }
   }
@@ -184,15 +186,15 @@ export function podFindings(p: Pod, ctx: ClaimContext): Finding[] {
       );
     } else if (
       !owner.metadata.deletionTimestamp &&
-      owner.spec.podName !== p.metadata.name &&
-      owner.spec.sourcePod !== p.metadata.name
+      podNameOf(owner) !== p.metadata.name &&
+      sourcePodOf(owner) !== p.metadata.name
     ) {
       // CK004: the named claim exists but does not reference the pod.
       out.push(
         finding(
           'CK004',
           ns,
-          `pod ${p.metadata.name} is labelled claimed-by=${label}, but ${label} references ${owner.spec.podName || '(no pod)'}`,
+          `pod ${p.metadata.name} is labelled claimed-by=${label}, but ${label} references ${podNameOf(owner) || '(no pod)'}`,
           [id, objectId('PodClaim', owner), ...refsHere.map((r) => objectId('PodClaim', r.claim))],
         ),
       );
@@ -265,7 +267,7 @@ export function diagnose(s: DoctorSnapshot, opts: DoctorOptions = {}): Finding[]
     if (c.metadata.deletionTimestamp && (c.metadata.finalizers ?? []).includes(FINALIZER_RELEASE)) {
       const since = parseTimestamp(c.metadata.deletionTimestamp) ?? s.now;
       if (s.now - since >= stuckAfter) {
-        const involved = [c.spec.podName, c.spec.sourcePod].filter((x): x is string => Boolean(x));
+        const involved = [podNameOf(c), sourcePodOf(c)].filter((x): x is string => Boolean(x));
         out.push(
           finding(
             'CK001',
@@ -280,15 +282,17 @@ export function diagnose(s: DoctorSnapshot, opts: DoctorOptions = {}): Finding[]
     if (c.metadata.deletionTimestamp) continue;
     // CK002: Bound (or anything) to a pod that is gone, or finished (phase Succeeded or Failed: its
     // containers exited for good and it never runs again, as good as gone).
-    if (c.spec.podName) {
-      const pod = pods.get(keyString({ namespace: ns, name: c.spec.podName }));
+    const podName = podNameOf(c);
+    const sourcePod = sourcePodOf(c);
+    if (podName) {
+      const pod = pods.get(keyString({ namespace: ns, name: podName }));
       if (pod && isPodFinished(pod) && !isDeleting(pod)) {
         out.push(
           finding(
             'CK002',
             ns,
-            `claim ${c.metadata.name} is ${c.status?.phase ?? 'Pending'} with podName ${c.spec.podName}, which has finished (phase ${pod.status?.phase}); it should be Lost with podName and nodeName cleared, and the pod deleted`,
-            [id, podId(ns, c.spec.podName)],
+            `claim ${c.metadata.name} is ${c.status?.phase ?? 'Pending'} with podName ${podName}, which has finished (phase ${pod.status?.phase}); it should be Lost with podName and nodeName cleared, and the pod deleted`,
+            [id, podId(ns, podName)],
           ),
         );
       } else if (!pod) {
@@ -296,24 +300,24 @@ export function diagnose(s: DoctorSnapshot, opts: DoctorOptions = {}): Finding[]
           finding(
             'CK002',
             ns,
-            `claim ${c.metadata.name} is ${c.status?.phase ?? 'Pending'} with podName ${c.spec.podName}, which does not exist; it should be Lost with podName and nodeName cleared`,
-            [id, podId(ns, c.spec.podName)],
+            `claim ${c.metadata.name} is ${c.status?.phase ?? 'Pending'} with podName ${podName}, which does not exist; it should be Lost with podName and nodeName cleared`,
+            [id, podId(ns, podName)],
           ),
         );
       }
     }
     // CK012: a "migration" from the claim's own pod. Finishing it would release the pod the claim
     // keeps, so it is reported at once and never as CK008.
-    if (c.spec.sourcePod && c.spec.sourcePod === c.spec.podName) {
+    if (sourcePod && sourcePod === podName) {
       out.push(
         finding(
           'CK012',
           ns,
-          `claim ${c.metadata.name} has sourcePod = podName = ${c.spec.podName}; finishing that migration would release the claim's own pod`,
-          [id, podId(ns, c.spec.podName)],
+          `claim ${c.metadata.name} has sourcePod = podName = ${podName}; finishing that migration would release the claim's own pod`,
+          [id, podId(ns, podName)],
         ),
       );
-    } else if (c.spec.sourcePod) {
+    } else if (sourcePod) {
       // CK008: a migration in flight (or requested and pending) past the threshold.
       const since = migrationSince(c) ?? s.now;
       if (s.now - since >= stuckAfter) {
@@ -321,8 +325,8 @@ export function diagnose(s: DoctorSnapshot, opts: DoctorOptions = {}): Finding[]
           finding(
             'CK008',
             ns,
-            `claim ${c.metadata.name} has been migrating from ${c.spec.sourcePod} to ${c.spec.podName || '(none)'} for ${age(s.now - since)}`,
-            [id, podId(ns, c.spec.sourcePod), ...(c.spec.podName ? [podId(ns, c.spec.podName)] : [])],
+            `claim ${c.metadata.name} has been migrating from ${sourcePod} to ${podName || '(none)'} for ${age(s.now - since)}`,
+            [id, podId(ns, sourcePod), ...(podName ? [podId(ns, podName)] : [])],
           ),
         );
       }

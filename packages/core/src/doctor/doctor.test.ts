@@ -221,7 +221,7 @@ describe('doctor', () => {
     const pod2 = model.getNow('Pod', key('pod-2'));
     expect(pod2.metadata.labels?.[LABEL_CLAIMED_BY]).toBe(b.metadata.name); // relabelled in a later round
     expect(model.getNow('Pod', key('pod-1')).metadata.labels?.[LABEL_STATE]).toBe('Idle');
-    expect(model.getNow('PodClaim', key('claim-b')).spec.podName).toBe('pod-2');
+    expect(model.getNow('PodClaim', key('claim-b')).status?.podName).toBe('pod-2');
   });
 
   test('CK002 BoundToMissingPod: cleared and Lost', async () => {
@@ -231,8 +231,8 @@ describe('doctor', () => {
     expect(await codes(model, clock)).toEqual(['CK002']);
     await fixAndVerify(model, clock);
     const c = model.getNow('PodClaim', key('a'));
-    expect(c.spec.podName ?? '').toBe('');
-    expect(c.spec.nodeName ?? '').toBe('');
+    expect(c.status?.podName ?? '').toBe('');
+    expect(c.status?.nodeName ?? '').toBe('');
     expect(c.status?.phase).toBe('Lost');
   });
 
@@ -247,7 +247,7 @@ describe('doctor', () => {
     expect(await codes(model, clock)).toEqual(['CK002']);
     await fixAndVerify(model, clock);
     const after = model.getNow('PodClaim', key('a'));
-    expect(after.spec.podName ?? '').toBe('');
+    expect(after.status?.podName ?? '').toBe('');
     expect(after.status?.phase).toBe('Lost');
     const pod = model.tryGetNow('Pod', key('cn-done'));
     expect(pod === undefined || pod.metadata.deletionTimestamp !== undefined).toBe(true);
@@ -324,9 +324,9 @@ describe('doctor', () => {
     await put(model, poolPod('cn-n6zb9', claimedBy(m)));
     expect(await codes(model, clock)).toEqual(['CK005']);
     await fixAndVerify(model, clock);
-    expect(model.getNow('PodClaim', key('mxxhz')).spec.podName).toBe('cn-n6zb9');
+    expect(model.getNow('PodClaim', key('mxxhz')).status?.podName).toBe('cn-n6zb9');
     const other = model.getNow('PodClaim', key('sys-hpjqv'));
-    expect(other.spec.podName ?? '').toBe('');
+    expect(other.status?.podName ?? '').toBe('');
     expect(other.status?.phase).toBe('Lost');
   });
 
@@ -412,7 +412,7 @@ describe('doctor', () => {
     expect(await codes(model, clock)).toEqual(['CK008', 'CK009']);
     await fixAndVerify(model, clock);
     const c = model.getNow('PodClaim', key('a'));
-    expect(c.spec.sourcePod ?? '').toBe('');
+    expect(c.status?.sourcePod ?? '').toBe('');
     expect(c.metadata.annotations?.[ANNOTATION_MIGRATE]).toBeUndefined();
     expect(c.status?.phase).toBe('Bound');
     expect(model.getNow('Pod', key('web-1')).metadata.labels?.[LABEL_STATE]).toBe('Idle');
@@ -498,7 +498,7 @@ describe('doctor', () => {
       if (raced) return;
       raced = true;
       const c = model.getNow('PodClaim', key('b'));
-      await model.update({ ...c, spec: { ...c.spec, podName: 'x', nodeName: 'n1' } });
+      await model.updateStatus({ ...c, status: { ...c.status, podName: 'x', nodeName: 'n1' } });
     });
     const run = await runDoctor(client, { namespace: NS, now: () => clock.now(), fix: true });
     expect(run.findings.map((f) => f.code)).toEqual(['CK011']);
@@ -517,7 +517,7 @@ describe('doctor', () => {
     await put(withRules.model, podPool('web'));
     const ok = await put(withRules.model, podClaim('a', forPool('web'), boundTo('web-1', 'n1')));
     await expect(
-      withRules.model.update({ ...ok, spec: { ...ok.spec, sourcePod: 'web-1' } }),
+      withRules.model.updateStatus({ ...ok, status: { ...ok.status, sourcePod: 'web-1' } }),
     ).rejects.toMatchObject({ reason: 'Invalid' });
     // ... a cluster without it (or a legacy writer) lets it in.
     const { model, clock } = worldWithoutRules();
@@ -532,8 +532,8 @@ describe('doctor', () => {
     expect(await codes(model, clock, 0)).toEqual(['CK012']); // and never as CK008
     await fixAndVerify(model, clock);
     const c = model.getNow('PodClaim', key('a'));
-    expect(c.spec.sourcePod ?? '').toBe('');
-    expect(c.spec.podName).toBe('web-1');
+    expect(c.status?.sourcePod ?? '').toBe('');
+    expect(c.status?.podName).toBe('web-1');
     expect(c.status?.phase).toBe('Bound');
     const podAfter = model.getNow('Pod', key('web-1'));
     expect(podAfter.metadata.resourceVersion).toBe(podBefore.metadata.resourceVersion); // not written at all

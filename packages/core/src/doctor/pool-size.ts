@@ -5,6 +5,7 @@
 // reports Idle excess only when the pool's own status agrees (the controller saw it too and did not
 // act), so a release being scaled down right now is not a finding. Not fixable by doctor: the
 // controller deletes excess Idle pods; a finding that stays means it is not doing so.
+import { podNameOf } from '../api/claim-binding.ts';
 import { parseTimestamp } from '../api/meta.ts';
 import { isDeleting } from '../api/pod-predicates.ts';
 import type { Pod, PodClaim, PodPool } from '../api/types.ts';
@@ -46,7 +47,7 @@ export function overCreatedPools(
     }
     const pending = claims.filter(
       (c) =>
-        (c.metadata.namespace ?? '') === ns && c.spec.poolName === name && !c.spec.podName && !isDeleting(c),
+        (c.metadata.namespace ?? '') === ns && c.spec.poolName === name && !podNameOf(c) && !isDeleting(c),
     ).length;
     const live = settled.filter((p) => !isDeleting(p));
     const idle = live.filter((p) => stateOf(p) === 'Idle' && claimedBy(p) === undefined);

@@ -9,6 +9,7 @@
 // is written: a live read of the pod, then of the claims, must still show the same finding, so a
 // pod is never released for a claim that started to reference it after the snapshot was taken.
 
+import { bindingOf, hasLegacyBinding, podNameOf, sourcePodOf } from '../api/claim-binding.ts';
 import { ANNOTATION_MIGRATE, ANNOTATION_MIGRATE_TO } from '../api/constants.ts';
 import type { Decision, Write } from '../api/decision.ts';
 import { event, writeTarget } from '../api/decision.ts';
@@ -27,7 +28,7 @@ import {
 import { sourceStateOf } from '../pool/source.ts';
 import { type PodRelease, poolRelease } from '../pool/template-hash.ts';
 import { decideCapture, decideDiscardUnfencedResult } from '../reconcile/capture/index.ts';
-import { statusPatch } from '../reconcile/podclaim/claim-writes.ts';
+import { bindingWrite, statusPatch } from '../reconcile/podclaim/claim-writes.ts';
 import { decidePodClaim } from '../reconcile/podclaim/index.ts';
 import { type DoctorSnapshot, type Finding, referencesByPod } from './checks.ts';
 
@@ -95,28 +96,45 @@ function claimStatusWrite(
 
 /** P2: clear podName/nodeName and mark Lost (the controller binds again when an Idle pod exists). */
 function loseClaim(c: PodClaim, now: number, why: string): Write[] {
-  return [
-    { op: 'update', object: { ...c, spec: { ...c.spec, podName: '', nodeName: '' } }, why: `doctor: ${why}` },
-    claimStatusWrite(c, { phase: 'Lost', lostTime: toTimestamp(now) }, now, why, 'doctor: phase Lost'),
-  ];
+  const b = bindingOf(c);
+  const status = claimStatusWrite(
+    c,
+    { phase: 'Lost', lostTime: toTimestamp(now) },
+    now,
+    why,
+    'doctor: phase Lost',
+  );
+  return [bindingWrite(c, b.sourcePod ? { sourcePod: b.sourcePod } : {}, `doctor: ${why}`, status)];
 }
 
 /** Stop referencing the migration source (and drop the request), then release it if it is ours. */
 function finishMigration(ix: Index, c: PodClaim, now: number, why: string): Write[] {
   const ns = nsOf(c);
-  const annotations = { ...(c.metadata.annotations ?? {}) };
-  delete annotations[ANNOTATION_MIGRATE];
-  delete annotations[ANNOTATION_MIGRATE_TO];
+  const b = bindingOf(c);
+  const phase: PodClaimPhase = b.podName && c.status?.phase !== 'Lost' ? 'Bound' : 'Lost';
+  const status = claimStatusWrite(
+    c,
+    { phase },
+    now,
+    phase === 'Bound' ? `bound to ${b.podName}` : 'pod lost',
+    `doctor: phase ${phase}`,
+  );
+  // The request goes with the finished migration, fenced on the claim's UID: the binding write is
+  // the CAS, and a request left behind would start a new migration.
   const writes: Write[] = [
+    bindingWrite(c, { ...b, sourcePod: undefined }, `doctor: ${why}`, status),
     {
-      op: 'update',
-      object: { ...c, metadata: { ...c.metadata, annotations }, spec: { ...c.spec, sourcePod: '' } },
-      why: `doctor: ${why}`,
+      op: 'patch',
+      kind: 'PodClaim',
+      key: keyOf(c),
+      patch: { metadata: { annotations: { [ANNOTATION_MIGRATE]: null, [ANNOTATION_MIGRATE_TO]: null } } },
+      precondition: { uid: c.metadata.uid! },
+      why: `doctor: ${why}: drop the request`,
     },
   ];
-  const src = ix.pod(ns, c.spec.sourcePod);
+  const src = ix.pod(ns, sourcePodOf(c));
   // sourcePod == podName: the source is the claim's own pod, which it keeps (P7).
-  if (src && isClaimedBy(src, c) && src.metadata.name !== c.spec.podName) {
+  if (src && isClaimedBy(src, c) && src.metadata.name !== podNameOf(c)) {
     const other = ix.refsTo(ns, src.metadata.name).find((r) => r.claim.metadata.uid !== c.metadata.uid);
     writes.push(
       other
@@ -131,16 +149,6 @@ function finishMigration(ix: Index, c: PodClaim, now: number, why: string): Writ
           ),
     );
   }
-  const phase: PodClaimPhase = c.spec.podName && c.status?.phase !== 'Lost' ? 'Bound' : 'Lost';
-  writes.push(
-    claimStatusWrite(
-      c,
-      { phase },
-      now,
-      phase === 'Bound' ? `bound to ${c.spec.podName}` : 'pod lost',
-      `doctor: phase ${phase}`,
-    ),
-  );
   return writes;
 }
 
@@ -178,12 +186,13 @@ function repairFor(ix: Index, f: Finding): Decision | undefined {
     }
     case 'CK002': {
       const c = subject as PodClaim | undefined;
-      if (!c) return undefined;
-      const pod = ix.pod(ns, c.spec.podName);
+      // A claim an earlier release stored is the controller's to move first (legacy-binding.ts).
+      if (!c || hasLegacyBinding(c)) return undefined;
+      const pod = ix.pod(ns, podNameOf(c));
       const why =
         pod && isPodFinished(pod)
-          ? `pod ${c.spec.podName} has finished (phase ${pod.status?.phase})`
-          : `pod ${c.spec.podName} is gone`;
+          ? `pod ${podNameOf(c)} has finished (phase ${pod.status?.phase})`
+          : `pod ${podNameOf(c)} is gone`;
       return {
         writes: loseClaim(c, s.now, why),
         events: [event(c, 'Warning', 'Lost', `claimctl doctor: ${why}; claim is Lost and will bind again`)],
@@ -218,6 +227,7 @@ function repairFor(ix: Index, f: Finding): Decision | undefined {
       for (const r of refs) {
         const c = r.claim;
         if (c.metadata.uid === keeper.metadata.uid || seen.has(c.metadata.uid ?? c.metadata.name)) continue;
+        if (hasLegacyBinding(c)) continue;
         seen.add(c.metadata.uid ?? c.metadata.name);
         const why = `pod ${p.metadata.name} stays with ${keeper.metadata.name}`;
         if (r.field === 'podName') writes.push(...loseClaim(c, s.now, why));
@@ -250,16 +260,16 @@ function repairFor(ix: Index, f: Finding): Decision | undefined {
     }
     case 'CK008': {
       const c = subject as PodClaim | undefined;
-      if (!c?.spec.sourcePod || !f.fixable) return undefined;
+      if (!c || !sourcePodOf(c) || !f.fixable || hasLegacyBinding(c)) return undefined;
       return {
-        writes: finishMigration(ix, c, s.now, `finish stuck migration from ${c.spec.sourcePod}`),
+        writes: finishMigration(ix, c, s.now, `finish stuck migration from ${sourcePodOf(c)}`),
         events: [
           event(
             c,
             'Warning',
             'Migrated',
-            `claimctl doctor finished the stuck migration from ${c.spec.sourcePod}`,
-            { migration: c.spec.podName ? 'success' : 'lost', pool: c.spec.poolName },
+            `claimctl doctor finished the stuck migration from ${sourcePodOf(c)}`,
+            { migration: podNameOf(c) ? 'success' : 'lost', pool: c.spec.poolName },
           ),
         ],
       };
@@ -282,21 +292,22 @@ function repairFor(ix: Index, f: Finding): Decision | undefined {
     case 'CK012': {
       // Only sourcePod goes: the pod is the claim's own and stays Bound and labelled for it.
       const c = subject as PodClaim | undefined;
-      if (!c?.spec.sourcePod || c.spec.sourcePod !== c.spec.podName) return undefined;
+      if (!c || !sourcePodOf(c) || sourcePodOf(c) !== podNameOf(c) || hasLegacyBinding(c)) return undefined;
       const phase: PodClaimPhase = c.status?.phase === 'Lost' ? 'Lost' : 'Bound';
+      const status = claimStatusWrite(
+        c,
+        { phase },
+        s.now,
+        phase === 'Bound' ? `bound to ${podNameOf(c)}` : 'pod lost',
+        `doctor: phase ${phase}`,
+      );
       return {
         writes: [
-          {
-            op: 'update',
-            object: { ...c, spec: { ...c.spec, sourcePod: '' } },
-            why: `doctor: clear sourcePod ${c.spec.sourcePod}, which is the claim's own podName`,
-          },
-          claimStatusWrite(
+          bindingWrite(
             c,
-            { phase },
-            s.now,
-            phase === 'Bound' ? `bound to ${c.spec.podName}` : 'pod lost',
-            `doctor: phase ${phase}`,
+            { ...bindingOf(c), sourcePod: undefined },
+            `doctor: clear sourcePod ${sourcePodOf(c)}, which is the claim's own podName`,
+            status,
           ),
         ],
         events: [
@@ -304,7 +315,7 @@ function repairFor(ix: Index, f: Finding): Decision | undefined {
             c,
             'Warning',
             'SelfMigrationCleared',
-            `claimctl doctor cleared sourcePod ${c.spec.sourcePod} (= podName); the pod stays with the claim`,
+            `claimctl doctor cleared sourcePod ${sourcePodOf(c)} (= podName); the pod stays with the claim`,
           ),
         ],
       };

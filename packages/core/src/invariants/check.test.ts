@@ -70,7 +70,7 @@ describe('convergence checks', () => {
     const bound = podClaim('a', boundTo('gone'));
     expect(ids(checkConvergence({ captures: [], pods: [], claims: [bound] }, now))).toEqual(['P2']);
     const lostWithPod = podClaim('b', boundTo('p'), (o) => {
-      o.status = { phase: 'Lost' };
+      o.status = { ...o.status, phase: 'Lost' };
     });
     expect(
       ids(

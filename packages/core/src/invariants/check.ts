@@ -2,6 +2,7 @@
 // `claimctl doctor`. Safety invariants hold after every single write; convergence invariants hold
 // once the controllers are quiet (every queue drained, no faults) — they describe where the
 // system must end up, e.g. a Bound claim whose pod was just deleted is fine until reconciled.
+import { podNameOf, sourcePodOf } from '../api/claim-binding.ts';
 import { keyString } from '../api/meta.ts';
 import { isPodFinished } from '../api/pod-predicates.ts';
 import type { Capture, Pod, PodClaim } from '../api/types.ts';
@@ -74,7 +75,7 @@ export function checkSafety(s: ClusterState): Violation[] {
   const refs = new Map<string, PodClaim[]>();
   for (const c of s.claims) {
     if (c.metadata.deletionTimestamp) continue;
-    for (const pod of new Set([c.spec.podName, c.spec.sourcePod])) {
+    for (const pod of new Set([podNameOf(c), sourcePodOf(c)])) {
       if (!pod) continue;
       const k = keyString({ namespace: ns(c), name: pod });
       refs.set(k, [...(refs.get(k) ?? []), c]);
@@ -139,17 +140,18 @@ export function checkConvergence(s: ClusterState, now: number): Violation[] {
     }
     // P2: never Bound to a pod that is gone (or finished: it never runs again); Lost clears
     // podName/nodeName.
-    if (c.spec.podName) {
-      const pod = pods.get(keyString({ namespace: ns(c), name: c.spec.podName }));
+    const podName = podNameOf(c);
+    if (podName) {
+      const pod = pods.get(keyString({ namespace: ns(c), name: podName }));
       if (!pod || pod.metadata.deletionTimestamp || isPodFinished(pod)) {
         out.push({
           invariant: 'P2',
-          message: `claim references pod ${c.spec.podName}, which is ${pod && !pod.metadata.deletionTimestamp ? `finished (phase ${pod.status?.phase})` : 'gone'}`,
+          message: `claim references pod ${podNameOf(c)}, which is ${pod && !pod.metadata.deletionTimestamp ? `finished (phase ${pod.status?.phase})` : 'gone'}`,
           objects: [id('PodClaim', c)],
         });
       }
     }
-    if (c.status?.phase === 'Lost' && (c.spec.podName || c.spec.nodeName)) {
+    if (c.status?.phase === 'Lost' && (podNameOf(c) || c.spec.nodeName)) {
       out.push({
         invariant: 'P2',
         message: 'Lost claim still has podName/nodeName',
@@ -157,7 +159,7 @@ export function checkConvergence(s: ClusterState, now: number): Violation[] {
       });
     }
     // lostPolicy Fail: a Lost claim rightly stays Lost beside Idle pods.
-    if (!c.spec.podName && !isLostForGood(c)) {
+    if (!podNameOf(c) && !isLostForGood(c)) {
       const idle = s.pods.some(
         (p) =>
           ns(p) === ns(c) &&
@@ -178,7 +180,7 @@ export function checkConvergence(s: ClusterState, now: number): Violation[] {
     const owner = claimedBy(p);
     if (!owner || p.metadata.deletionTimestamp) continue;
     const c = claims.get(keyString({ namespace: ns(p), name: owner }));
-    if (!c || (c.spec.podName !== p.metadata.name && c.spec.sourcePod !== p.metadata.name)) {
+    if (!c || (podNameOf(c) !== p.metadata.name && sourcePodOf(c) !== p.metadata.name)) {
       out.push({
         invariant: 'P5',
         message: c
@@ -197,7 +199,7 @@ export function checkNoLeakedPods(s: ClusterState): Violation[] {
   const referenced = new Set<string>();
   for (const c of s.claims) {
     if (c.metadata.deletionTimestamp) continue;
-    for (const pod of [c.spec.podName, c.spec.sourcePod])
+    for (const pod of [podNameOf(c), sourcePodOf(c)])
       if (pod) referenced.add(keyString({ namespace: ns(c), name: pod }));
   }
   const out: Violation[] = [];

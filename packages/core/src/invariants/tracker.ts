@@ -3,7 +3,9 @@
 // expired holders (C2), no direct A->B relabel (P1), scale-in never deletes a migrating claim (P4),
 // a claim Lost under lostPolicy Fail never gets a pod again (L1), and a pod carrying a Capture's
 // result as its source (claimkit.dev/source-*) was seeded from a result that was fenced (S1).
+
 import { claimHandover } from '../admission/claim-handover.ts';
+import { podNameOf, sourcePodOf } from '../api/claim-binding.ts';
 import { LABEL_CLAIMED_BY } from '../api/constants.ts';
 import { keyString } from '../api/meta.ts';
 import { isPodFinished } from '../api/pod-predicates.ts';
@@ -167,10 +169,8 @@ export class InvariantTracker {
     if (!this.externalWriter) {
       this.checkPodKept(prev, c);
       // L1: a claim Lost for good under lostPolicy Fail is never given a pod again.
-      if (prev && isLostForGood(prev) && c.spec.podName && lostPolicyOf(c) === 'Fail') {
-        this.fail('L1', `claim with lostPolicy Fail was Lost and got pod ${c.spec.podName}`, [
-          `PodClaim/${k}`,
-        ]);
+      if (prev && isLostForGood(prev) && podNameOf(c) && lostPolicyOf(c) === 'Fail') {
+        this.fail('L1', `claim with lostPolicy Fail was Lost and got pod ${podNameOf(c)}`, [`PodClaim/${k}`]);
       }
     }
   }
@@ -182,9 +182,9 @@ export class InvariantTracker {
    * the pod away) leaves a pod nobody holds.
    */
   private checkPodKept(prev: PodClaim | undefined, c: PodClaim): void {
-    const pod = prev?.spec.podName;
+    const pod = prev ? podNameOf(prev) : undefined;
     if (!prev || !pod || prev.metadata.deletionTimestamp || c.metadata.deletionTimestamp) return;
-    if (c.spec.podName === pod || c.spec.sourcePod === pod) return;
+    if (podNameOf(c) === pod || sourcePodOf(c) === pod) return;
     const ns = c.metadata.namespace ?? '';
     const p = this.pods.get(keyString({ namespace: ns, name: pod }));
     if (!p || p.metadata.deletionTimestamp || isPodFinished(p)) return;
@@ -193,7 +193,7 @@ export class InvariantTracker {
     for (const other of this.claims.values()) {
       if (other.metadata.uid === c.metadata.uid || other.metadata.deletionTimestamp) continue;
       if ((other.metadata.namespace ?? '') !== ns) continue;
-      if (other.spec.podName === pod || other.spec.sourcePod === pod) return;
+      if (podNameOf(other) === pod || sourcePodOf(other) === pod) return;
     }
     this.fail(
       'P7',

@@ -19,7 +19,7 @@ describe('recordingWritesTo', () => {
     const written: string[] = [];
     const c = recordingWritesTo(m, 'PodClaim', { namespace: NS, name: 'a' }, written);
 
-    const updated = await c.update({ ...a, spec: { ...a.spec, podName: 'p1' } });
+    const updated = await c.update({ ...a, spec: { ...a.spec, lostPolicy: 'Fail' } });
     const patched = await c.patchStatus(
       'PodClaim',
       { namespace: NS, name: 'a' },
@@ -38,7 +38,7 @@ describe('recordingWritesTo', () => {
     await m.patch('PodClaim', { namespace: NS, name: 'a' }, { metadata: { labels: { x: 'y' } } });
     const written: string[] = [];
     const c = recordingWritesTo(m, 'PodClaim', { namespace: NS, name: 'a' }, written);
-    await expect(c.update({ ...a, spec: { ...a.spec, podName: 'p1' } })).rejects.toMatchObject({
+    await expect(c.update({ ...a, spec: { ...a.spec, lostPolicy: 'Fail' } })).rejects.toMatchObject({
       reason: 'Conflict',
     });
     expect(written).toEqual([]);

@@ -103,7 +103,7 @@ describe('reconcileTurn', () => {
     expect(bind?.stages.gatherMs).toBeGreaterThan(0);
     expect(bind?.stages.decideMs).toBeGreaterThan(0);
     expect(bind?.stages.applyMs).toBeGreaterThan(0);
-    expect(model.getNow('PodClaim', { namespace: 'default', name: 'a' }).spec.podName).toBe('p1');
+    expect(model.getNow('PodClaim', { namespace: 'default', name: 'a' }).status?.podName).toBe('p1');
     // Without the options a turn has no id and the step reads no clock.
     expect((await reconcileTurn(key, opts)).reconcileID).toBeUndefined();
   });

@@ -2,6 +2,7 @@
 // and whether its changes are routed to the queue. The controller's Manager builds its informers
 // from this table and the simulator's replicas build their caches from it, so neither keeps its own
 // list of watched kinds.
+import { REFERENCE_INDEX_FIELDS } from '../api/claim-binding.ts';
 import { LABEL_CLAIMED_BY, LABEL_POOL, LABEL_STATE } from '../api/constants.ts';
 import type { KubeObject } from '../api/meta.ts';
 import { podFieldsRead } from '../api/pod-fields.ts';
@@ -28,8 +29,9 @@ export interface WatchSpec {
 
 export const WATCH_TABLE: readonly WatchSpec[] = Object.freeze([
   { kind: 'Capture', routed: true },
-  // Claims by the pods they name: pod events reach claims through spec.podName/sourcePod (P6).
-  { kind: 'PodClaim', indexFields: ['spec.podName', 'spec.sourcePod'], routed: true },
+  // Claims by the pods they name: pod events reach claims through podName/sourcePod (P6), in status
+  // (spec for a claim an earlier release stored: api/claim-binding.ts).
+  { kind: 'PodClaim', indexFields: REFERENCE_INDEX_FIELDS, routed: true },
   { kind: 'PodClaimSet', routed: true },
   { kind: 'PodPool', routed: true },
   {

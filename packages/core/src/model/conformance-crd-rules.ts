@@ -172,7 +172,7 @@ export const crdRuleConformanceCases: ConformanceCase[] = [
     },
   },
   {
-    name: 'CRD rules: sourcePod == podName and a poolName change (claim or set template) are refused alike',
+    name: 'CRD rules: sourcePod == podName, a legacy spec binding set again and a poolName change (claim or set template) are refused alike',
     async run(c, ns) {
       const mk = (name: string, spec: Partial<PodClaim['spec']>): PodClaim => {
         const o = forCreate(podClaim(name, inNamespace(ns), forPool('web')));
@@ -186,13 +186,25 @@ export const crdRuleConformanceCases: ConformanceCase[] = [
         SAME,
       );
       await c.create(mk('rules', { podName: 'p1' }));
+      // An earlier release's binding in spec is kept or removed, never set again (the binding is status).
       expectExactCause(
         await rejects(
-          c.patch('PodClaim', key(ns, 'rules'), { spec: { sourcePod: 'p1' } }),
+          c.patch('PodClaim', key(ns, 'rules'), { spec: { podName: 'p2' } }),
+          ['Invalid'],
+          'spec.podName changed',
+        ),
+        'spec.podName',
+        'Invalid value: spec.podName is no longer written: the binding is in status (it may only be removed)',
+      );
+      await c.patch('PodClaim', key(ns, 'rules'), { spec: { podName: null } });
+      await c.patchStatus('PodClaim', key(ns, 'rules'), { status: { podName: 'p1' } });
+      expectExactCause(
+        await rejects(
+          c.patchStatus('PodClaim', key(ns, 'rules'), { status: { sourcePod: 'p1' } }),
           ['Invalid'],
           'sourcePod set to podName',
         ),
-        'spec.sourcePod',
+        'status.sourcePod',
         SAME,
       );
       expectExactCause(
@@ -204,9 +216,9 @@ export const crdRuleConformanceCases: ConformanceCase[] = [
         'spec.poolName',
         'Invalid value: "other": poolName is immutable',
       );
-      // A migration's legitimate spec (another source pod) passes.
-      await c.patch('PodClaim', key(ns, 'rules'), { spec: { podName: 'p2', sourcePod: 'p1' } });
-      await c.patch('PodClaim', key(ns, 'rules'), { spec: { sourcePod: '' } });
+      // A migration's legitimate binding (another source pod) passes.
+      await c.patchStatus('PodClaim', key(ns, 'rules'), { status: { podName: 'p2', sourcePod: 'p1' } });
+      await c.patchStatus('PodClaim', key(ns, 'rules'), { status: { sourcePod: null } });
       // A PodClaimSet's template names its pool for good too; scaling it is fine.
       await c.create(forCreate(podClaimSet('set', inNamespace(ns))));
       expectExactCause(

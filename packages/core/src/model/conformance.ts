@@ -128,9 +128,9 @@ export const conformanceCases: ConformanceCase[] = [
       check(rvOf(labelled) !== rvOf(a), 'label patch did not change resourceVersion');
       const st = await c.updateStatus({ ...labelled, status: { phase: 'Pending' } });
       equal(st.metadata.generation, 1, 'generation after a status write');
-      const sp = await c.update({ ...st, spec: { ...st.spec, podName: 'p1' } });
+      const sp = await c.update({ ...st, spec: { ...st.spec, lostPolicy: 'Fail' } });
       equal(sp.metadata.generation, 2, 'generation after a spec update');
-      const pp = await c.patch('PodClaim', key(ns, 'gen'), { spec: { nodeName: 'n1' } });
+      const pp = await c.patch('PodClaim', key(ns, 'gen'), { spec: { lostPolicy: 'Rebind' } });
       equal(pp.metadata.generation, 3, 'generation after a spec patch');
     },
   },
@@ -141,25 +141,27 @@ export const conformanceCases: ConformanceCase[] = [
       input.status = { phase: 'Bound' };
       const a = await c.create(input);
       equal(a.status?.phase, undefined, 'status.phase after create');
-      const u = await c.update({ ...a, spec: { ...a.spec, podName: 'p1' }, status: { phase: 'Lost' } });
+      const u = await c.update({ ...a, spec: { ...a.spec, lostPolicy: 'Fail' }, status: { phase: 'Lost' } });
       equal(u.status?.phase, undefined, 'status.phase after an update');
-      equal(u.spec.podName, 'p1', 'spec.podName after an update');
+      equal(u.spec.lostPolicy, 'Fail', 'spec.lostPolicy after an update');
       const s = await c.updateStatus({
         ...u,
         metadata: { ...u.metadata, labels: { sneaky: 'yes' } },
-        spec: { ...u.spec, podName: 'p2' },
-        status: { phase: 'Bound', migrations: 0 },
+        spec: { ...u.spec, lostPolicy: 'Rebind' },
+        status: { phase: 'Bound', migrations: 0, podName: 'p1' },
       });
       equal(s.status?.phase, 'Bound', 'status.phase after updateStatus');
-      equal(s.spec.podName, 'p1', 'spec.podName after updateStatus');
+      equal(s.status?.podName, 'p1', 'status.podName after updateStatus');
+      equal(s.spec.lostPolicy, 'Fail', 'spec.lostPolicy after updateStatus');
       equal(s.metadata.labels?.sneaky, undefined, 'labels after updateStatus');
       const ps = await c.patchStatus('PodClaim', key(ns, 'sub'), {
-        spec: { podName: 'p3' },
-        status: { phase: 'Lost' },
+        spec: { lostPolicy: 'Rebind' },
+        status: { phase: 'Lost', podName: null },
       });
       equal(ps.status?.phase, 'Lost', 'status.phase after patchStatus');
       equal(ps.status?.migrations, 0, 'status.migrations kept by the merge patch');
-      equal(ps.spec.podName, 'p1', 'spec.podName after patchStatus');
+      equal(ps.status?.podName, undefined, 'status.podName removed by the merge patch');
+      equal(ps.spec.lostPolicy, 'Fail', 'spec.lostPolicy after patchStatus');
       const ms = await c.patch('PodClaim', key(ns, 'sub'), { status: { phase: 'Pending' } });
       equal(ms.status?.phase, 'Lost', 'status.phase after a main-resource patch');
     },

@@ -23,7 +23,9 @@ type StringMap = Record<string, string>;
 
 export type PodMetadataCase = { labels?: StringMap; annotations?: StringMap };
 export type ClaimSpecCase = { podName?: string; nodeName?: string; sourcePod?: string };
-export type ClaimCaseObject = { spec: ClaimSpecCase; annotations?: StringMap };
+export type ClaimStatusCase = { podName?: string; nodeName?: string; podUID?: string; sourcePod?: string };
+/** A claim: `spec` (an earlier release's binding fields), `status` (the binding) and annotations. */
+export type ClaimCaseObject = { spec?: ClaimSpecCase; status?: ClaimStatusCase; annotations?: StringMap };
 
 /**
  * Who writes: the controller's username, a member of a controller group, or anyone else.
@@ -52,6 +54,8 @@ export type PodPolicyCase = CaseBase & {
 
 export type ClaimPolicyCase = CaseBase & {
   policy: Extract<PolicyName, 'podclaim-writers'>;
+  /** A write to the status subresource (where the binding is), else to the claim itself. */
+  subresource?: 'status';
   old?: ClaimCaseObject;
   new: ClaimCaseObject;
 };
@@ -90,7 +94,7 @@ const claim = (c: Omit<ClaimPolicyCase, 'policy'>): ClaimPolicyCase => ({ policy
 const notController = (field: string) =>
   refused(
     'Forbidden',
-    `spec.${field}: is written only by the claimkit controller, not by "${OTHER_USER_PLACEHOLDER}"`,
+    `${field}: is written only by the claimkit controller, not by "${OTHER_USER_PLACEHOLDER}"`,
   );
 
 export const POLICY_CASES: readonly PolicyCase[] = [
@@ -320,7 +324,7 @@ export const POLICY_CASES: readonly PolicyCase[] = [
     operation: 'CREATE',
     writer: 'other',
     new: { spec: { podName: 'pod-x' } },
-    expect: notController('podName'),
+    expect: notController('spec.podName'),
   }),
   claim({
     name: 'another user cannot set the record of the bound pod (claimkit.dev/pod-uid)',
@@ -342,20 +346,23 @@ export const POLICY_CASES: readonly PolicyCase[] = [
     expect: allowed,
   }),
   claim({
-    name: 'the controller records the bound pod',
+    name: 'the controller clears a binding an earlier release kept in spec',
     operation: 'UPDATE',
     writer: 'controller',
-    old: { spec: {} },
-    new: { spec: { podName: 'pod-x' }, annotations: { [ANNOTATION_POD_UID]: 'pod-x/uid-1' } },
+    old: {
+      spec: { podName: 'pod-x', nodeName: 'node-1' },
+      annotations: { [ANNOTATION_POD_UID]: 'pod-x/uid-1' },
+    },
+    new: { spec: {}, annotations: {} },
     expect: allowed,
   }),
   claim({
-    name: 'the controller records the claim’s trace (claimkit.dev/traceparent) with the bind',
+    name: 'the controller records the claim’s trace (claimkit.dev/traceparent) with the finalizer',
     operation: 'UPDATE',
     writer: 'controller',
     old: { spec: {} },
     new: {
-      spec: { podName: 'pod-x' },
+      spec: {},
       annotations: { [ANNOTATION_TRACEPARENT]: `00-${'ab'.repeat(16)}-${'cd'.repeat(8)}-01` },
     },
     expect: allowed,
@@ -371,28 +378,12 @@ export const POLICY_CASES: readonly PolicyCase[] = [
     expect: allowed,
   }),
   claim({
-    name: 'another user cannot set podName',
-    operation: 'UPDATE',
-    writer: 'other',
-    old: { spec: {} },
-    new: { spec: { podName: 'pod-x' } },
-    expect: notController('podName'),
-  }),
-  claim({
-    name: 'another user cannot change nodeName',
-    operation: 'UPDATE',
-    writer: 'other',
-    old: { spec: { podName: 'pod-x', nodeName: 'node-1' } },
-    new: { spec: { podName: 'pod-x', nodeName: 'node-2' } },
-    expect: notController('nodeName'),
-  }),
-  claim({
-    name: 'another user cannot clear sourcePod',
+    name: 'another user cannot clear a legacy sourcePod',
     operation: 'UPDATE',
     writer: 'other',
     old: { spec: { podName: 'pod-y', sourcePod: 'pod-x' } },
     new: { spec: { podName: 'pod-y' } },
-    expect: notController('sourcePod'),
+    expect: notController('spec.sourcePod'),
   }),
   claim({
     name: 'another user may edit a bound claim when those fields stay',
@@ -414,26 +405,75 @@ export const POLICY_CASES: readonly PolicyCase[] = [
     expect: allowed,
   }),
   claim({
+    name: 'another user cannot set status.podName',
+    operation: 'UPDATE',
+    subresource: 'status',
+    writer: 'other',
+    old: {},
+    new: { status: { podName: 'pod-x' } },
+    expect: notController('status.podName'),
+  }),
+  claim({
+    name: 'another user cannot change status.nodeName',
+    operation: 'UPDATE',
+    subresource: 'status',
+    writer: 'other',
+    old: { status: { podName: 'pod-x', nodeName: 'node-1' } },
+    new: { status: { podName: 'pod-x', nodeName: 'node-2' } },
+    expect: notController('status.nodeName'),
+  }),
+  claim({
+    name: 'another user cannot change status.podUID',
+    operation: 'UPDATE',
+    subresource: 'status',
+    writer: 'other',
+    old: { status: { podName: 'pod-x', podUID: 'uid-1' } },
+    new: { status: { podName: 'pod-x', podUID: 'uid-2' } },
+    expect: notController('status.podUID'),
+  }),
+  claim({
+    name: 'another user cannot clear status.sourcePod',
+    operation: 'UPDATE',
+    subresource: 'status',
+    writer: 'other',
+    old: { status: { podName: 'pod-y', sourcePod: 'pod-x' } },
+    new: { status: { podName: 'pod-y' } },
+    expect: notController('status.sourcePod'),
+  }),
+  claim({
+    name: 'another user may write the rest of a bound claim’s status',
+    operation: 'UPDATE',
+    subresource: 'status',
+    writer: 'other',
+    old: { status: { podName: 'pod-x', nodeName: 'node-1' } },
+    new: { status: { podName: 'pod-x', nodeName: 'node-1' } },
+    expect: allowed,
+  }),
+  claim({
     name: 'the controller binds',
     operation: 'UPDATE',
+    subresource: 'status',
     writer: 'controller',
-    old: { spec: {} },
-    new: { spec: { podName: 'pod-x', nodeName: 'node-1' } },
+    old: {},
+    new: { status: { podName: 'pod-x', nodeName: 'node-1', podUID: 'uid-1' } },
     expect: allowed,
   }),
   claim({
     name: 'the controller migrates',
     operation: 'UPDATE',
+    subresource: 'status',
     writer: 'controller',
-    old: { spec: { podName: 'pod-x', nodeName: 'node-1' } },
-    new: { spec: { podName: 'pod-y', nodeName: 'node-2', sourcePod: 'pod-x' } },
+    old: { status: { podName: 'pod-x', nodeName: 'node-1', podUID: 'uid-1' } },
+    new: { status: { podName: 'pod-y', nodeName: 'node-2', podUID: 'uid-2', sourcePod: 'pod-x' } },
     expect: allowed,
   }),
   claim({
     name: 'a member of a controller group writes like the controller',
-    operation: 'CREATE',
+    operation: 'UPDATE',
+    subresource: 'status',
     writer: 'controller-group',
-    new: { spec: { podName: 'pod-x' } },
+    old: {},
+    new: { status: { podName: 'pod-x' } },
     expect: allowed,
   }),
 ];
@@ -470,6 +510,7 @@ export function policyCaseObject(
     kind: 'PodClaim',
     metadata: { ...key, annotations: { ...o.annotations } },
     spec: { poolName: 'web', ...o.spec },
+    ...(o.status ? { status: { ...o.status } } : {}),
   };
 }
 
@@ -488,6 +529,7 @@ export function policyCaseRequest(
   return {
     operation: c.operation,
     kind: c.policy === 'pool-pod-labels' ? 'Pod' : 'PodClaim',
+    ...(c.policy === 'podclaim-writers' && c.subresource ? { subResource: c.subresource } : {}),
     ...key,
     userInfo: user,
     object: policyCaseObject(c, 'new', key),

@@ -34,20 +34,20 @@ describe('POLICY_CASES through the model’s CEL', () => {
 describe('the model enforces the policies', () => {
   const model = () => new ApiModel({ admission: [policyAdmission()] });
 
-  test('a person may not write spec.podName; the controller may', async () => {
+  test('a person may not write status.podName; the controller may', async () => {
     const m = model();
     const person = m.as({ username: 'alice', groups: ['system:authenticated'] });
     await person.create(podClaim('c1'));
     const err = await person
-      .patch('PodClaim', { namespace: 'default', name: 'c1' }, { spec: { podName: 'p1' } })
+      .patchStatus('PodClaim', { namespace: 'default', name: 'c1' }, { status: { podName: 'p1' } })
       .catch((e) => e);
     expect(err).toMatchObject({ reason: 'Forbidden' });
     expect(String(err.message)).toContain(
-      `ValidatingAdmissionPolicy 'claimkit-podclaim-writers' with binding 'claimkit-podclaim-writers' denied request: spec.podName: is written only by the claimkit controller, not by "alice"`,
+      `ValidatingAdmissionPolicy 'claimkit-podclaim-writers' with binding 'claimkit-podclaim-writers' denied request: status.podName: is written only by the claimkit controller, not by "alice"`,
     );
     expect(CONTROLLER_USER.username).toBe(DEFAULT_CONTROLLER_USERNAME);
-    await m.patch('PodClaim', { namespace: 'default', name: 'c1' }, { spec: { podName: 'p1' } });
-    expect(m.getNow('PodClaim', { namespace: 'default', name: 'c1' }).spec.podName).toBe('p1');
+    await m.patchStatus('PodClaim', { namespace: 'default', name: 'c1' }, { status: { podName: 'p1' } });
+    expect(m.getNow('PodClaim', { namespace: 'default', name: 'c1' }).status?.podName).toBe('p1');
   });
 
   test('a person may unlabel a pool pod but not label it for a claim', async () => {

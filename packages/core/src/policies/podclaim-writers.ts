@@ -1,6 +1,8 @@
 // Policy `<prefix>-podclaim-writers`: only the controller's identity sets or changes a PodClaim's
-// spec.podName, spec.nodeName or spec.sourcePod (invariant P1 for every writer, kubectl included),
-// or its claimkit.dev/pod-uid record of the pod it bound (anyone may remove that).
+// binding, status.podName, status.nodeName, status.podUID or status.sourcePod (invariant P1 for every
+// writer, kubectl included), or what an earlier release's claims keep of it: spec.podName,
+// spec.nodeName, spec.sourcePod and the claimkit.dev/pod-uid record (anyone may remove that; the
+// CRD's CEL refuses setting the spec fields at all).
 // The same rule as the webhook's /validate/podclaims (core's admission/podclaims.ts):
 // absent, null and "" all mean "not set", so clearing an empty field is no change; the controller
 // is a listed username or a member of a listed group. Whether another claim already references
@@ -16,8 +18,18 @@ import {
 
 export const PODCLAIM_WRITERS = 'podclaim-writers';
 
-/** The spec fields only the controller writes, in the order they are reported. */
-const CONTROLLER_WRITTEN_FIELDS = ['podName', 'nodeName', 'sourcePod'] as const;
+/** The binding fields only the controller writes, in the order they are reported. */
+const CONTROLLER_WRITTEN_FIELDS = [
+  ['spec', 'podName'],
+  ['spec', 'nodeName'],
+  ['spec', 'sourcePod'],
+  ['status', 'podName'],
+  ['status', 'nodeName'],
+  ['status', 'podUID'],
+  ['status', 'sourcePod'],
+] as const;
+
+type WrittenField = (typeof CONTROLLER_WRITTEN_FIELDS)[number];
 
 export const POLICY_LABELS = {
   'app.kubernetes.io/name': 'claimkit',
@@ -40,20 +52,27 @@ export function controllerIdentityVariables(o: ResolvedPolicyOptions): NamedExpr
   ];
 }
 
-function fieldVariables(f: string): NamedExpression[] {
+const varName = ([part, f]: WrittenField) => `${part}${cap(f)}`;
+
+function fieldVariables(w: WrittenField): NamedExpression[] {
+  const [part, f] = w;
   return [
     {
-      name: `old${cap(f)}`,
-      expression: `oldObject != null && has(oldObject.spec) && has(oldObject.spec.${f}) ? oldObject.spec.${f} : ''`,
+      name: `old${cap(varName(w))}`,
+      expression: `oldObject != null && has(oldObject.${part}) && has(oldObject.${part}.${f}) ? oldObject.${part}.${f} : ''`,
     },
-    { name: `new${cap(f)}`, expression: `has(object.spec) && has(object.spec.${f}) ? object.spec.${f} : ''` },
+    {
+      name: `new${cap(varName(w))}`,
+      expression: `has(object.${part}) && has(object.${part}.${f}) ? object.${part}.${f} : ''`,
+    },
   ];
 }
 
-function fieldValidation(f: string): PolicyValidation {
-  const what = `spec.${f}: is written only by the claimkit controller`;
+function fieldValidation(w: WrittenField): PolicyValidation {
+  const what = `${w[0]}.${w[1]}: is written only by the claimkit controller`;
+  const v = cap(varName(w));
   return {
-    expression: `variables.isController || variables.old${cap(f)} == variables.new${cap(f)}`,
+    expression: `variables.isController || variables.old${v} == variables.new${v}`,
     message: what,
     messageExpression: `${celString(`${what}, not by "`)} + request.userInfo.username + '"'`,
     reason: 'Forbidden',
@@ -88,12 +107,12 @@ export function podClaimWritersPolicy(o: ResolvedPolicyOptions): ValidatingAdmis
     spec: {
       failurePolicy: 'Fail',
       matchConstraints: {
-        // The main resource only: the status subresource cannot change spec.
+        // The status subresource too: the binding is written there.
         resourceRules: [
           {
             apiGroups: [GROUP],
             apiVersions: [VERSION],
-            resources: ['podclaims'],
+            resources: ['podclaims', 'podclaims/status'],
             operations: ['CREATE', 'UPDATE'],
             scope: 'Namespaced',
           },

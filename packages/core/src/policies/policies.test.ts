@@ -48,7 +48,7 @@ describe('admission policies', () => {
     }
   });
 
-  it('match pool pods only (by label, old or new) and PodClaims without subresources', () => {
+  it('match pool pods only (by label, old or new) and PodClaims with their status (the binding)', () => {
     const p = admissionPolicies();
     expect(p['pool-pod-labels'].policy.spec.matchConstraints).toMatchObject({
       resourceRules: [
@@ -57,7 +57,7 @@ describe('admission policies', () => {
       objectSelector: { matchExpressions: [{ key: 'claimkit.dev/pool', operator: 'Exists' }] },
     });
     expect(p['podclaim-writers'].policy.spec.matchConstraints.resourceRules).toEqual([
-      expect.objectContaining({ apiGroups: ['claimkit.dev'], resources: ['podclaims'] }),
+      expect.objectContaining({ apiGroups: ['claimkit.dev'], resources: ['podclaims', 'podclaims/status'] }),
     ]);
   });
 

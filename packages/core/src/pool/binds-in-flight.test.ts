@@ -17,6 +17,7 @@ import {
   podPool,
   ready,
   withMinIdle,
+  withReleaseFinalizer,
 } from '../testing/fixtures.ts';
 import { gatedClient } from '../testing/gated-client.ts';
 import { put } from '../testing/model-helpers.ts';
@@ -100,7 +101,8 @@ async function twoClaimsOnePick() {
     await put(w.model, pod('warm-1', inPool('warm'), idle(), ready(), onNode('n1'))),
   ];
   const claims: PodClaim[] = [];
-  for (let i = 0; i < 3; i++) claims.push(await put(w.model, podClaim(`c${i}`, forPool('warm'))));
+  for (let i = 0; i < 3; i++)
+    claims.push(await put(w.model, podClaim(`c${i}`, forPool('warm'), withReleaseFinalizer())));
   const pick = (c: PodClaim) =>
     pickCandidate(bindCandidates('warm', pods, new ClaimIndex([])), c)?.metadata.name;
   // Three claims, two pods: two of them pick the same one (pigeonhole).
@@ -135,9 +137,9 @@ describe('two binds of one process, the first still writing its pod', () => {
     expect(state.conflicts).toBe(lost);
     // The loser binds on its next turn (the step requeues a conflict at once).
     for (const c of [a, b])
-      if (!w.get('PodClaim', c.metadata.name).spec.podName)
+      if (!w.get('PodClaim', c.metadata.name).status?.podName)
         await reconcilePodClaim(deps, w.key(c.metadata.name));
-    const bound = [a, b].map((c) => w.get('PodClaim', c.metadata.name).spec.podName);
+    const bound = [a, b].map((c) => w.get('PodClaim', c.metadata.name).status?.podName);
     expect(new Set(bound).size).toBe(2);
     expect(w.tracker.violations).toEqual([]);
   });
@@ -156,11 +158,11 @@ describe('a bind landed, the cache still shows the pod Idle', () => {
     const deps = { ...w.deps, client, ...binds };
     await reconcilePodClaim(deps, w.key(a.metadata.name));
     // a's pod is bound on the server; the cache has not seen it.
-    const held = w.get('PodClaim', a.metadata.name).spec.podName!;
+    const held = w.get('PodClaim', a.metadata.name).status!.podName!;
     expect(w.cache.current('Pod', w.key(held))?.metadata.labels?.['claimkit.dev/state']).toBe('Idle');
     await reconcilePodClaim(deps, w.key(b.metadata.name));
     expect(state.conflicts).toBe(lost);
-    if (withHolds) expect(w.get('PodClaim', b.metadata.name).spec.podName).not.toBe(held);
+    if (withHolds) expect(w.get('PodClaim', b.metadata.name).status?.podName).not.toBe(held);
     expect(w.tracker.violations).toEqual([]);
   });
 

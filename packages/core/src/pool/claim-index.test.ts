@@ -114,8 +114,8 @@ describe('ClaimIndex against a model', () => {
               const want: string[] = [];
               for (const c of model.values()) {
                 if ((c.metadata.namespace ?? '') !== ns) continue;
-                if (c.spec.podName === pod) want.push(`${c.metadata.name}.podName`);
-                if (c.spec.sourcePod === pod) want.push(`${c.metadata.name}.sourcePod`);
+                if (c.status?.podName === pod) want.push(`${c.metadata.name}.podName`);
+                if (c.status?.sourcePod === pod) want.push(`${c.metadata.name}.sourcePod`);
               }
               const where = `${ns}/${pod} after ${JSON.stringify(o)}`;
               expect(names(index.referencingIncludingDeleting(ns, pod)), where).toEqual(want);
@@ -123,7 +123,7 @@ describe('ClaimIndex against a model', () => {
                 (c) =>
                   (c.metadata.namespace ?? '') === ns &&
                   !c.metadata.deletionTimestamp &&
-                  (c.spec.podName === pod || c.spec.sourcePod === pod),
+                  (c.status?.podName === pod || c.status?.sourcePod === pod),
               );
               expect(index.isReferenced(ns, pod), where).toBe(holding.length > 0);
             }

@@ -1,10 +1,11 @@
-// Which claim references which pod, through spec.podName and spec.sourcePod (P1, P6): the one index
+// Which claim references which pod, through its binding's podName and sourcePod (P1, P6): the one index
 // that the reconcilers, event routing (controller and simulator) and the webhook all use.
 //
 // The one rule for deleting claims: a deleting claim still *references* its pods (its finalizer needs
 // their events, P3 and P6) but *holds* none of them against a live claim (P7: a finalizer in the middle
 // of a migration never blocks the claim taking its pod over). The index keeps deleting claims; each
 // query says which of the two views it answers.
+import { bindingOf, podNameOf, sourcePodOf } from '../api/claim-binding.ts';
 import { keyString } from '../api/meta.ts';
 import type { PodClaim } from '../api/types.ts';
 import { isLostForGood } from './lost-policy.ts';
@@ -18,9 +19,17 @@ export interface ReferencingClaim {
     uid?: string;
     deletionTimestamp?: string;
     creationTimestamp?: string;
+    annotations?: Record<string, string>;
   };
+  /** spec.podName and spec.sourcePod: a legacy claim's binding (api/claim-binding.ts). */
   spec: { podName?: string; sourcePod?: string; poolName?: string };
-  status?: { phase?: string };
+  status?: {
+    phase?: string;
+    podName?: string | null;
+    sourcePod?: string | null;
+    nodeName?: string | null;
+    podUID?: string | null;
+  };
 }
 
 export interface PodReference<C extends ReferencingClaim = PodClaim> {
@@ -34,13 +43,13 @@ function holdsReferencedPods(claim: ReferencingClaim): boolean {
 }
 
 /**
- * A claim of a pool still waiting for a pod: no spec.podName yet, not being deleted, and not Lost for
+ * A claim of a pool still waiting for a pod: no podName yet, not being deleted, and not Lost for
  * good (lostPolicy Fail: it never binds again, so it must not hold a turn in its pool's queue).
  */
 export function waitsForPod(claim: ReferencingClaim): boolean {
   return (
     !!claim.spec.poolName &&
-    !claim.spec.podName &&
+    !podNameOf(claim) &&
     !claim.metadata.deletionTimestamp &&
     !isLostForGood(claim as unknown as PodClaim)
   );
@@ -77,8 +86,9 @@ export class ClaimIndex<C extends ReferencingClaim = PodClaim> {
     this.removeKey(ck);
     this.claims.set(ck, claim);
     const ns = claim.metadata.namespace ?? '';
-    if (claim.spec.podName) this.add(ns, claim.spec.podName, { claim, field: 'podName' });
-    if (claim.spec.sourcePod) this.add(ns, claim.spec.sourcePod, { claim, field: 'sourcePod' });
+    const { podName, sourcePod } = bindingOf(claim);
+    if (podName) this.add(ns, podName, { claim, field: 'podName' });
+    if (sourcePod) this.add(ns, sourcePod, { claim, field: 'sourcePod' });
     let seen = this.firstSeen.get(ck);
     if (!seen || seen.uid !== claim.metadata.uid) {
       seen = { uid: claim.metadata.uid, seq: this.seq++ };
@@ -213,7 +223,7 @@ export class ClaimIndex<C extends ReferencingClaim = PodClaim> {
       queue?.remove(old.metadata.name);
       if (queue && queue.size === 0) this.waiting.delete(pk);
     }
-    for (const pod of new Set([old.spec.podName, old.spec.sourcePod])) {
+    for (const pod of new Set([podNameOf(old), sourcePodOf(old)])) {
       if (!pod) continue;
       const pk = keyString({ namespace: ns, name: pod });
       const refs = this.byPod.get(pk);

@@ -11,6 +11,7 @@
 // - a claim without spec.podName with a bind in flight (a Bound pod labelled for it that no claim
 //   references: isBindInFlight) is not waiting: its bind's claim write is not shown, or not made yet;
 // - a lostPolicy Fail claim that lost its pod never binds again by itself (L1): not demand.
+import { bindingOf, podNameOf } from '../api/claim-binding.ts';
 import { isDeleting, isPodFinished } from '../api/pod-predicates.ts';
 import type { Pod, PodClaim } from '../api/types.ts';
 import type { ClaimIndex } from './claim-index.ts';
@@ -47,7 +48,7 @@ export function waitingClaims(
 ): PodClaim[] {
   const candidates = claims.filter(
     (c) =>
-      c.spec.poolName === poolName && !c.spec.podName && !c.metadata.deletionTimestamp && !isLostForGood(c),
+      c.spec.poolName === poolName && !podNameOf(c) && !c.metadata.deletionTimestamp && !isLostForGood(c),
   );
   if (candidates.length === 0) return candidates;
   // Labelled pods by claim name (normally none or one each): one pass over the pods.
@@ -72,8 +73,9 @@ export function referencedPodNames(claims: readonly PodClaim[], namespace: strin
   const out = new Set<string>();
   for (const c of claims) {
     if (c.metadata.deletionTimestamp || (c.metadata.namespace ?? '') !== namespace) continue;
-    if (c.spec.podName) out.add(c.spec.podName);
-    if (c.spec.sourcePod) out.add(c.spec.sourcePod);
+    const { podName, sourcePod } = bindingOf(c);
+    if (podName) out.add(podName);
+    if (sourcePod) out.add(sourcePod);
   }
   return out;
 }

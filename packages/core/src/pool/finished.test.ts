@@ -193,8 +193,8 @@ describe('the claim side on the API model', () => {
       w.model.completePodDeletions();
     }
     const claim = w.model.getNow('PodClaim', key('app'));
-    expect(claim.spec.sourcePod ?? '').toBe('');
-    expect(claim.spec.podName).toBe('pod-y');
+    expect(claim.status?.sourcePod ?? '').toBe('');
+    expect(claim.status?.podName).toBe('pod-y');
     expect(claim.status?.phase).toBe('Bound');
     expect(w.model.tryGetNow('Pod', key('pod-x'))).toBeUndefined();
   });
@@ -213,7 +213,7 @@ describe('the claim side on the API model', () => {
     );
     await reconcilePodClaim(w.deps, key('app'));
     const claim = w.model.getNow('PodClaim', key('app'));
-    expect(claim.spec.podName ?? '').toBe('');
+    expect(claim.status?.podName ?? '').toBe('');
     expect(claim.status?.phase).toBe('Lost');
     for (let i = 0; i < 4; i++) {
       await reconcilePodClaim(w.deps, key('app'));

@@ -261,12 +261,13 @@ describe('pods that can serve', () => {
     await put(model, poolPod('on-dead', ready(), onNode('dead')));
     for (const n of ['c1', 'c2', 'c3']) await put(model, podClaim(n, forPool('web'), withReleaseFinalizer()));
     for (let i = 0; i < 10; i++) for (const n of ['c1', 'c2', 'c3']) await reconcilePodClaim(deps, key(n));
-    for (const n of ['c1', 'c2', 'c3']) expect(model.getNow('PodClaim', key(n)).spec.podName ?? '').toBe('');
+    for (const n of ['c1', 'c2', 'c3'])
+      expect(model.getNow('PodClaim', key(n)).status?.podName ?? '').toBe('');
     await put(model, poolPod('on-good', ready(), onNode('good')));
     await put(model, poolPod('on-unknown', ready(), onNode('not-in-cache')));
     for (let i = 0; i < 10; i++) for (const n of ['c1', 'c2', 'c3']) await reconcilePodClaim(deps, key(n));
     const bound = ['c1', 'c2', 'c3']
-      .map((n) => model.getNow('PodClaim', key(n)).spec.podName)
+      .map((n) => model.getNow('PodClaim', key(n)).status?.podName)
       .filter(Boolean);
     expect(bound.sort()).toEqual(['on-good', 'on-unknown']);
   });

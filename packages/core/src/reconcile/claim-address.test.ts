@@ -84,7 +84,7 @@ describe("a claim's address", () => {
     await putAll(model, idlePod('pod-y', '10.0.0.2', 'n2'));
     await settle();
     claim = model.getNow('PodClaim', key('app'));
-    expect([claim.status?.phase, claim.spec.podName, claim.status?.address?.podIPs]).toEqual([
+    expect([claim.status?.phase, claim.status?.podName, claim.status?.address?.podIPs]).toEqual([
       'Bound',
       'pod-y',
       ['10.0.0.2'],

@@ -17,6 +17,7 @@ import {
   podPool,
   ready,
   withMinIdle,
+  withReleaseFinalizer,
 } from '../testing/fixtures.ts';
 import { gatedClient } from '../testing/gated-client.ts';
 import { put } from '../testing/model-helpers.ts';
@@ -31,13 +32,15 @@ async function poolWithClaims(pods: number, claims: number) {
     await put(w.model, pod(`warm-${i}`, inPool('warm'), idle(), ready(), onNode('n1'), createdAt(i)));
   const made: PodClaim[] = [];
   for (let i = 0; i < claims; i++)
-    made.push(await put(w.model, podClaim(`c${i}`, forPool('warm'), createdAt(100 + i))));
+    made.push(
+      await put(w.model, podClaim(`c${i}`, forPool('warm'), withReleaseFinalizer(), createdAt(100 + i))),
+    );
   w.cache.sync();
   // The event router's index, as the PodClaim watch fed it.
   const waiting = new ClaimIndex(made);
   const { client, state } = gatedClient(w.model);
   const deps = { ...w.deps, client, bindsInFlight: new BindsInFlight(), waiting };
-  const podOf = (name: string) => w.get('PodClaim', name).spec.podName;
+  const podOf = (name: string) => w.get('PodClaim', name).status?.podName;
   return { w, deps, state, waiting, podOf };
 }
 
@@ -105,6 +108,6 @@ describe('claims take their turns for a pool’s Idle pods', () => {
     const { w, deps } = await poolWithClaims(2, 1);
     const { waiting: _, ...noIndex } = deps;
     await reconcilePodClaim(noIndex, w.key('c0'));
-    expect(w.get('PodClaim', 'c0').spec.podName).toMatch(/^warm-/);
+    expect(w.get('PodClaim', 'c0').status?.podName).toMatch(/^warm-/);
   });
 });

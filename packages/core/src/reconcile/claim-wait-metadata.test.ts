@@ -47,6 +47,7 @@ import {
 } from '../testing/fixtures.ts';
 import { put } from '../testing/model-helpers.ts';
 import { untilQuiet, type World, world } from '../testing/world.ts';
+import { applyDecision } from './apply.ts';
 import { decidePodClaim, gatherPodClaim, reconcilePodClaim } from './podclaim/index.ts';
 import { reconcilePodClaimSet } from './podclaimset/index.ts';
 import { newPod, reconcilePodPool } from './podpool/index.ts';
@@ -71,7 +72,7 @@ describe('a claim says why it waits', () => {
     const setup = podWrites(model).length;
     for (let i = 0; i < 3; i++) await settle(deps, 'c');
     const c = model.getNow('PodClaim', key('c'));
-    expect(c.spec.podName ?? '').toBe('');
+    expect(c.status?.podName ?? '').toBe('');
     expect(c.status?.phase).toBe('Pending');
     expect(boundCond(c)).toMatchObject({ status: 'False', reason: 'PoolNotFound' });
     expect(boundCond(c)?.message).toContain('ghost');
@@ -97,8 +98,8 @@ describe('a claim says why it waits', () => {
     await put(model, pod('p2', inPool('ghost'), onNode('n1'), ready(), idle()));
     for (let i = 0; i < 3; i++) await settle(deps, 'c');
     const after = model.getNow('PodClaim', key('c'));
-    expect(after.spec).toMatchObject({ podName: 'p1' });
-    expect(after.spec.sourcePod ?? '').toBe('');
+    expect(after.status?.podName).toBe('p1');
+    expect(after.status?.sourcePod ?? '').toBe('');
     expect(findCondition(after.status?.conditions, 'Migrating')?.reason).toBe('PoolNotFound');
     expect(model.getNow('Pod', key('p2')).metadata.labels?.[LABEL_CLAIMED_BY]).toBeUndefined();
   });
@@ -134,7 +135,7 @@ describe('a claim says why it waits', () => {
     expect(boundCond(c)).toMatchObject({ status: 'True', reason: 'Bound', message: 'bound to pod p1' });
   });
 
-  test('waiting adds no write to a bind: still pod CAS, claim spec, claim status', async () => {
+  test('waiting adds no write to a bind: still the pod CAS and the claim status', async () => {
     const { model, deps } = world();
     await put(model, podPool('web'));
     await put(model, poolPod('p1', idle()));
@@ -143,7 +144,6 @@ describe('a claim says why it waits', () => {
     await settle(deps, 'c');
     expect(model.writes.slice(before).map((w) => `${w.verb} ${w.kind}`)).toEqual([
       'patch Pod',
-      'update PodClaim',
       'patchStatus PodClaim',
     ]);
   });
@@ -330,7 +330,7 @@ describe('lostPolicy', () => {
     const c = await put(w.model, podClaim('c', withReleaseFinalizer(), withLostPolicy(policy)));
     await put(w.model, poolPod('p1', idle()));
     await settle(w.deps, 'c');
-    expect(w.model.getNow('PodClaim', key('c')).spec.podName).toBe('p1');
+    expect(w.model.getNow('PodClaim', key('c')).status?.podName).toBe('p1');
     await put(w.model, poolPod('p2', idle()));
     await w.model.delete('Pod', key('p1'));
     w.model.completePodDeletions();
@@ -341,14 +341,14 @@ describe('lostPolicy', () => {
     const { model, deps } = await lostWorld('Rebind');
     expect(model.getNow('PodClaim', key('c')).spec.lostPolicy).toBe('Rebind');
     for (let i = 0; i < 3; i++) await settle(deps, 'c');
-    expect(model.getNow('PodClaim', key('c')).spec.podName).toBe('p2');
+    expect(model.getNow('PodClaim', key('c')).status?.podName).toBe('p2');
   });
 
   test('Fail: the claim stays Lost with reason LostPolicyFail while Idle pods exist; one Event', async () => {
     const { model, deps, events, clock } = await lostWorld('Fail');
     for (let i = 0; i < 4; i++) await settle(deps, 'c');
     const c = model.getNow('PodClaim', key('c'));
-    expect(c.spec.podName ?? '').toBe('');
+    expect(c.status?.podName ?? '').toBe('');
     expect(c.status?.phase).toBe('Lost');
     expect(boundCond(c)).toMatchObject({ status: 'False', reason: 'LostPolicyFail' });
     expect(events.filter((e) => e.reason === 'LostPolicyFail')).toHaveLength(1);
@@ -359,21 +359,22 @@ describe('lostPolicy', () => {
     // Switching to Rebind is how a user recovers it.
     await model.patch('PodClaim', key('c'), { spec: { lostPolicy: 'Rebind' } });
     await settle(deps, 'c');
-    expect(model.getNow('PodClaim', key('c')).spec.podName).toBe('p2');
+    expect(model.getNow('PodClaim', key('c')).status?.podName).toBe('p2');
   });
 
-  test('Fail: a Lost write whose status half did not land still never rebinds', async () => {
+  test('Fail: a stale status patch after the Lost write (phase Bound) still never rebinds', async () => {
     const { model, deps } = await lostWorld('Fail');
-    // Apply only the spec half of the Lost decision (a crash between the two writes).
+    // The Lost decision is one write: the binding cleared with phase Lost and lostTime (a CAS).
     const d = decidePodClaim((await gatherPodClaim(deps, key('c')))!);
-    expect(d.writes[0]).toMatchObject({ op: 'update' });
-    await model.update(
-      d.writes[0]!.op === 'update' ? (d.writes[0]!.object as PodClaim) : (undefined as never),
-    );
-    expect(model.getNow('PodClaim', key('c')).status?.phase).toBe('Bound');
+    expect(d.writes.map((w) => w.op)).toEqual(['patchStatus']);
+    expect(d.writes[0]).toMatchObject({ precondition: { resourceVersion: expect.any(String) } });
+    await applyDecision(model, d);
+    // A stale replica's phase patch (UID-fenced, never the binding) says Bound again.
+    await model.patchStatus('PodClaim', key('c'), { status: { phase: 'Bound' } });
     for (let i = 0; i < 3; i++) await settle(deps, 'c');
     const c = model.getNow('PodClaim', key('c'));
-    expect(c.spec.podName ?? '').toBe('');
+    expect(c.status?.podName ?? '').toBe('');
+    expect(c.status?.lostTime).toBeDefined();
     expect(c.status?.phase).toBe('Lost');
   });
 });
@@ -407,7 +408,7 @@ describe('disruption hints', () => {
     }
     await put(model, podClaim('c', withReleaseFinalizer()));
     await settle(deps, 'c');
-    const name = model.getNow('PodClaim', key('c')).spec.podName!;
+    const name = model.getNow('PodClaim', key('c')).status!.podName!;
     const bound = model.getNow('Pod', key(name));
     expect(bound.metadata.annotations).toMatchObject({
       [ANNOTATION_DO_NOT_DISRUPT]: 'true',

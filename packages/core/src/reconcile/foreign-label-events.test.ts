@@ -77,7 +77,7 @@ async function settle(w: World) {
   await settleAll(w, reconcilePodClaim, 'PodClaim', ['claim-b', 'claim-l'], {
     eachRound: () => reconcilePodPool(w.deps, w.key('web')),
   });
-  expect(w.get('PodClaim', 'claim-b').spec.podName).toBe('pod-x');
+  expect(w.get('PodClaim', 'claim-b').status?.podName).toBe('pod-x');
   expect(w.get('Pod', 'pod-x').metadata.labels?.[LABEL_CLAIMED_BY]).toBe('claim-b');
   expect(w.get('Pod', 'pod-y').metadata.labels?.[LABEL_CLAIMED_BY]).toBe('claim-l');
   expect(w.tracker.violations).toEqual([]);

@@ -71,7 +71,7 @@ function expectBKeepsX(model: ApiModel, tracker: InvariantTracker) {
   const b = model.getNow('PodClaim', key('claim-b'));
   const x = model.getNow('Pod', key('pod-x'));
   expect(model.tryGetNow('PodClaim', key('claim-a'))).toBeUndefined();
-  expect(b.spec.podName).toBe('pod-x');
+  expect(b.status?.podName).toBe('pod-x');
   expect(b.status?.phase).toBe('Bound');
   expect(x.metadata.labels?.[LABEL_CLAIMED_BY]).toBe('claim-b');
   expect(x.metadata.labels?.[LABEL_STATE]).toBe('Bound');
@@ -96,7 +96,7 @@ describe('P7: seed B literal state (B references X, X labelled for deleting A)',
     await reconcilePodClaim(w.deps, key('claim-b'));
     // B did not go Lost: it removed the deleting claim's label and kept its reference.
     const b = w.model.getNow('PodClaim', key('claim-b'));
-    expect(b.spec.podName).toBe('pod-x');
+    expect(b.status?.podName).toBe('pod-x');
     expect(b.status?.phase).toBe('Bound');
     expect(w.model.getNow('Pod', key('pod-x')).metadata.labels?.[LABEL_CLAIMED_BY]).toBeUndefined();
     await settle(w, ['claim-a', 'claim-b']);
@@ -142,7 +142,7 @@ describe('P7: seed B literal state (B references X, X labelled for deleting A)',
       { ...w.deps, rules: rulesBreaking('P7-foreign-label-takes-pod') },
       key('claim-b'),
     );
-    expect(w.model.getNow('PodClaim', key('claim-b')).spec.podName).toBe('');
+    expect(w.model.getNow('PodClaim', key('claim-b')).status?.podName ?? '').toBe('');
     expect(w.tracker.violations.map((v) => v.invariant)).toContain('P7');
   });
 });
@@ -162,7 +162,7 @@ describe('P7: which label takes a pod away', () => {
       poolPod('pod-y', withState('Bound'), claimedBy(l)),
     );
     await settle(w, ['claim-b', 'claim-l']);
-    expect(w.model.getNow('PodClaim', key('claim-b')).spec.podName).toBe('pod-x');
+    expect(w.model.getNow('PodClaim', key('claim-b')).status?.podName).toBe('pod-x');
     expect(w.model.getNow('Pod', key('pod-x')).metadata.labels?.[LABEL_CLAIMED_BY]).toBe('claim-b');
     expect(w.model.getNow('Pod', key('pod-y')).metadata.labels?.[LABEL_CLAIMED_BY]).toBe('claim-l');
     expect(w.tracker.violations).toEqual([]);
@@ -181,7 +181,7 @@ describe('P7: which label takes a pod away', () => {
     await putAll(w.model, poolPod('pod-x', withState('Bound'), claimedBy(l)));
     await reconcilePodClaim(w.deps, key('claim-b'));
     const b = w.model.getNow('PodClaim', key('claim-b'));
-    expect(b.spec.podName).toBe('');
+    expect(b.status?.podName ?? '').toBe('');
     expect(b.status?.phase).toBe('Lost');
     expect(w.model.getNow('Pod', key('pod-x')).metadata.labels?.[LABEL_CLAIMED_BY]).toBe('claim-l');
   });
@@ -210,10 +210,10 @@ describe('P7: an unlabelled pod two claims reference', () => {
     await w.model.delete('PodClaim', key('claim-a'));
     w.tracker.externalWriter = false;
     expect(w.model.tryGetNow('PodClaim', key('claim-a'))).toBeUndefined();
-    expect((await w.cache.get('PodClaim', key('claim-a'))).spec.podName).toBe('pod-x');
+    expect((await w.cache.get('PodClaim', key('claim-a'))).status?.podName).toBe('pod-x');
     await reconcilePodClaim(w.deps, key('claim-b'));
     const b = w.model.getNow('PodClaim', key('claim-b'));
-    expect(b.spec.podName).toBe('pod-x');
+    expect(b.status?.podName).toBe('pod-x');
     expect(b.status?.phase).not.toBe('Lost');
     expect(w.tracker.violations).toEqual([]);
     w.cache.lag = 0;
@@ -247,7 +247,8 @@ describe('P7: sourcePod == podName', () => {
     );
     await settle(w, ['claim-c']);
     const after = w.model.getNow('PodClaim', key('claim-c'));
-    expect(after.spec).toMatchObject({ podName: 'pod-x', sourcePod: '' });
+    expect(after.status?.podName).toBe('pod-x');
+    expect(after.status?.sourcePod).toBeUndefined();
     expect(seen).not.toContain('Idle'); // never released, not even for a moment
     expect(w.model.getNow('Pod', key('pod-x')).metadata.labels?.[LABEL_CLAIMED_BY]).toBe('claim-c');
   });
@@ -256,7 +257,7 @@ describe('P7: sourcePod == podName', () => {
     const w = world();
     await putAll(w.model, podPool('web'), webClaim('claim-c', boundTo('pod-x', 'n1')));
     await expect(
-      w.model.patch('PodClaim', key('claim-c'), { spec: { sourcePod: 'pod-x' } }),
+      w.model.patchStatus('PodClaim', key('claim-c'), { status: { sourcePod: 'pod-x' } }),
     ).rejects.toMatchObject({ reason: 'Invalid' });
   });
 });
@@ -301,7 +302,7 @@ describe('P7: a pod nobody holds', () => {
       poolPod('pod-y', withState('Bound'), claimedBy(c)),
     );
     await settle(w, ['claim-c']);
-    expect(w.model.getNow('PodClaim', key('claim-c')).spec.sourcePod).toBe('');
+    expect(w.model.getNow('PodClaim', key('claim-c')).status?.sourcePod ?? '').toBe('');
     expect(w.model.getNow('Pod', key('pod-x')).metadata.labels?.[LABEL_STATE]).toBe('Idle');
     expect(w.tracker.violations).toEqual([]);
   });

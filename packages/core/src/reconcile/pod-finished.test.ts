@@ -71,7 +71,7 @@ async function world(opts: { lostPolicy?: 'Rebind' | 'Fail'; minIdle?: number; r
   await reconcilePodClaim(deps, key('app')); // binds pod-x before the pool creates others
   await settle();
   const claim = model.getNow('PodClaim', key('app'));
-  expect(claim.spec.podName).toBe('pod-x');
+  expect(claim.status?.podName).toBe('pod-x');
   expect(claim.status?.phase).toBe('Bound');
   const x = model.getNow('Pod', key('pod-x'));
   const poolPods = () =>
@@ -99,8 +99,8 @@ describe('a Bound pool pod whose containers finished', () => {
       await reconcilePodClaim(w.deps, key('app'));
       const lost = w.model.getNow('PodClaim', key('app'));
       expect(lost.status?.phase).toBe('Lost');
-      expect(lost.spec.podName ?? '').toBe('');
-      expect(lost.spec.nodeName ?? '').toBe('');
+      expect(lost.status?.podName ?? '').toBe('');
+      expect(lost.status?.nodeName ?? '').toBe('');
       expect(
         w.events.some((e) => e.reason === 'Lost' && e.message.includes(`has finished (phase ${phase})`)),
       ).toBe(true);
@@ -109,8 +109,8 @@ describe('a Bound pool pod whose containers finished', () => {
       expect(w.model.tryGetNow('Pod', key('pod-x'))).toBeUndefined();
       const claim = w.model.getNow('PodClaim', key('app'));
       expect(claim.status?.phase).toBe('Bound');
-      expect(claim.spec.podName).not.toBe('pod-x');
-      const bound = w.model.getNow('Pod', key(claim.spec.podName!));
+      expect(claim.status?.podName).not.toBe('pod-x');
+      const bound = w.model.getNow('Pod', key(claim.status!.podName!));
       expect(bound.metadata.labels?.[LABEL_CLAIMED_BY]).toBe('app');
       expect(bound.status?.phase).toBe('Running');
       // The pool keeps minIdle Idle pods besides the claim's.
@@ -125,7 +125,7 @@ describe('a Bound pool pod whose containers finished', () => {
       await w.settle();
       const claim = w.model.getNow('PodClaim', key('app'));
       expect(claim.status?.phase).toBe('Lost');
-      expect(claim.spec.podName ?? '').toBe('');
+      expect(claim.status?.podName ?? '').toBe('');
       expect(w.model.tryGetNow('Pod', key('pod-x'))).toBeUndefined();
       // An Idle pod is there; the claim does not take it.
       const idle = w.poolPods().filter((p) => p.metadata.labels?.[LABEL_STATE] === 'Idle');
@@ -170,7 +170,7 @@ describe('a Bound pool pod whose containers finished', () => {
     await w.settle(3);
     const claim = w.model.getNow('PodClaim', key('app'));
     expect(claim.status?.phase).toBe('Bound');
-    expect(claim.spec.podName).toBe('pod-x');
+    expect(claim.status?.podName).toBe('pod-x');
     const x = w.model.getNow('Pod', key('pod-x'));
     expect(x.metadata.uid).toBe(w.x.metadata.uid);
     expect(x.metadata.deletionTimestamp).toBeUndefined();
@@ -213,14 +213,14 @@ describe('an Idle pool pod whose containers finished', () => {
       }),
     );
     await reconcilePodClaim(w.deps, key('second'));
-    expect(w.model.getNow('PodClaim', key('second')).spec.podName ?? '').toBe('');
+    expect(w.model.getNow('PodClaim', key('second')).status?.podName ?? '').toBe('');
     for (let i = 0; i < 8; i++) {
       await reconcilePodClaim(w.deps, key('second'));
       await w.settle(1);
     }
     const second = w.model.getNow('PodClaim', key('second'));
     expect(second.status?.phase).toBe('Bound');
-    expect(second.spec.podName).not.toBe(idle.metadata.name);
+    expect(second.status?.podName).not.toBe(idle.metadata.name);
     expect(w.model.tryGetNow('Pod', key(idle.metadata.name))).toBeUndefined();
     w.check();
   });

@@ -41,8 +41,9 @@ async function boundWorld(lostPolicy: 'Rebind' | 'Fail') {
   await settle();
   const claim = model.getNow('PodClaim', key('app'));
   const x = model.getNow('Pod', key('pod-x'));
-  expect(claim.spec.podName).toBe('pod-x');
-  expect(claim.metadata.annotations?.[ANNOTATION_POD_UID]).toBe(`pod-x/${x.metadata.uid}`);
+  expect(claim.status?.podName).toBe('pod-x');
+  expect(claim.status?.podUID).toBe(x.metadata.uid);
+  expect(claim.metadata.annotations?.[ANNOTATION_POD_UID]).toBeUndefined();
   return { model, tracker, events, settle, x };
 }
 
@@ -75,9 +76,9 @@ describe('a pod replaced under the same name', () => {
     expect(y.metadata.labels?.[LABEL_CLAIMED_BY]).toBe('app'); // the copied label
     await w.settle();
     const claim = w.model.getNow('PodClaim', key('app'));
-    expect(claim.spec.podName ?? '').toBe('');
+    expect(claim.status?.podName ?? '').toBe('');
     expect(claim.status?.phase).toBe('Lost');
-    expect(claim.metadata.annotations?.[ANNOTATION_POD_UID]).toBeUndefined();
+    expect(claim.status?.podUID).toBeUndefined();
     expect(w.events.some((e) => e.reason === 'Lost' && e.message.includes('was replaced'))).toBe(true);
     const after = w.model.getNow('Pod', key('pod-x'));
     expect(after.metadata.labels?.[LABEL_CLAIMED_BY]).toBeUndefined();
@@ -97,10 +98,8 @@ describe('a pod replaced under the same name', () => {
     const claim = w.model.getNow('PodClaim', key('app')) as PodClaim;
     expect(w.events.some((e) => e.reason === 'Lost' && e.message.includes('was replaced'))).toBe(true);
     expect(claim.status?.phase).toBe('Bound');
-    const bound = w.model.getNow('Pod', key(claim.spec.podName!));
-    expect(claim.metadata.annotations?.[ANNOTATION_POD_UID]).toBe(
-      `${bound.metadata.name}/${bound.metadata.uid}`,
-    );
+    const bound = w.model.getNow('Pod', key(claim.status!.podName!));
+    expect(claim.status?.podUID).toBe(bound.metadata.uid);
     expect(bound.metadata.uid).not.toBe(w.x.metadata.uid);
     expect([y.metadata.uid]).toContain(bound.metadata.uid);
     expect(w.tracker.violations).toEqual([]);
@@ -115,7 +114,7 @@ describe('a pod replaced under the same name', () => {
     });
     await w.settle();
     const claim = w.model.getNow('PodClaim', key('app'));
-    expect(claim.spec.podName ?? '').toBe('');
+    expect(claim.status?.podName ?? '').toBe('');
     expect(claim.status?.phase).toBe('Lost');
     expect(w.model.getNow('Pod', key('pod-x')).metadata.labels?.[LABEL_CLAIMED_BY]).toBeUndefined();
     expect(w.tracker.violations).toEqual([]);

@@ -187,7 +187,7 @@ describe('a pool whose pods cannot be restored from the checkpoint image', () =>
     const names = poolPods(w).map((p) => p.metadata.name);
     for (const p of pods) expect(names).toContain(p.metadata.name);
     expect(names).toHaveLength(3);
-    expect(w.model.getNow('PodClaim', key('c1')).spec.podName ?? '').toBe('');
+    expect(w.model.getNow('PodClaim', key('c1')).status?.podName ?? '').toBe('');
     expect(poolPods(w).every((p) => p.metadata.labels?.[LABEL_STATE] === 'Idle')).toBe(true);
 
     // The registry is back: the pods run, the pool says they are restored, the claim binds.
@@ -195,7 +195,7 @@ describe('a pool whose pods cannot be restored from the checkpoint image', () =>
     await reconcilePodPool(w.deps, key('warm'));
     for (let i = 0; i < 3; i++) await reconcilePodClaim(w.deps, key('c1'));
     expect(restored(w)).toMatchObject({ status: 'True', reason: 'Restored' });
-    expect((w.model.getNow('PodClaim', key('c1')) as PodClaim).spec.podName).toBeTruthy();
+    expect((w.model.getNow('PodClaim', key('c1')) as PodClaim).status?.podName).toBeTruthy();
     expect(w.events.filter((e) => e.reason === 'RestoreFailed')).toHaveLength(2);
   });
 

@@ -72,7 +72,7 @@ describe('binding', () => {
     expect(bindCandidates('web', pods, index).map((p) => p.metadata.name)).toEqual(['old', 'a', 'b']);
   });
 
-  test('a bind costs three writes: pod CAS, claim spec, claim status', async () => {
+  test('a bind costs two writes: the pod CAS, then one status write of the claim with the binding', async () => {
     const { model, deps } = world();
     await put(model, podPool('web'));
     await put(model, poolPod('p1', idle()));
@@ -81,15 +81,40 @@ describe('binding', () => {
     await reconcilePodClaim(deps, key('c'));
     expect(model.writes.slice(before).map((w) => `${w.verb} ${w.kind}`)).toEqual([
       'patch Pod',
-      'update PodClaim',
       'patchStatus PodClaim',
     ]);
     const c = model.getNow('PodClaim', key('c'));
-    expect(c.spec).toMatchObject({ podName: 'p1', nodeName: 'n1' });
-    expect(model.getNow('Pod', key('p1')).metadata.labels).toMatchObject({
+    const pod = model.getNow('Pod', key('p1'));
+    expect(c.status).toMatchObject({
+      phase: 'Bound',
+      podName: 'p1',
+      nodeName: 'n1',
+      podUID: pod.metadata.uid,
+    });
+    // Nothing of the binding is in spec or the annotations, and spec did not change (no new generation).
+    expect(c.spec).toEqual({ poolName: 'web', lostPolicy: 'Rebind' });
+    expect(c.metadata.annotations?.['claimkit.dev/pod-uid']).toBeUndefined();
+    expect(c.metadata.generation).toBe(1);
+    expect(pod.metadata.labels).toMatchObject({
       [LABEL_CLAIMED_BY]: 'c',
       [LABEL_STATE]: 'Bound',
     });
+  });
+
+  test("the bind's claim write is a CAS: a stale claim records nothing, the next pass adopts the pod", async () => {
+    const { model, deps } = world();
+    await put(model, podPool('web'));
+    await put(model, poolPod('p1', idle()));
+    await put(model, podClaim('c', withReleaseFinalizer()));
+    const d = decidePodClaim((await gatherPodClaim(deps, key('c')))!);
+    const cur = model.getNow('PodClaim', key('c'));
+    // Someone writes the claim between the decision and its writes.
+    await model.update({ ...cur, metadata: { ...cur.metadata, labels: { team: 'a' } } });
+    const r = await applyDecision(model, d);
+    expect(r.failed?.error.reason).toBe('Conflict');
+    expect(model.getNow('PodClaim', key('c')).status?.podName).toBeUndefined();
+    await run(deps, 'c');
+    expect(model.getNow('PodClaim', key('c')).status?.podName).toBe('p1');
   });
 
   test('two claims deciding from the same stale view cannot both win one pod (CAS on the pod)', async () => {
@@ -104,7 +129,7 @@ describe('binding', () => {
     const r2 = await applyDecision(model, decidePodClaim(snap2!));
     expect(r1.failed).toBeUndefined();
     expect(r2.failed?.error.reason).toBe('Conflict');
-    expect(model.getNow('PodClaim', key('c2')).spec.podName ?? '').toBe('');
+    expect(model.getNow('PodClaim', key('c2')).status?.podName ?? '').toBe('');
     expect(converged(model, clock.now()).filter((v) => v.invariant === 'P1')).toEqual([]);
   });
 
@@ -120,23 +145,26 @@ describe('binding', () => {
     const chosen = (first as { key: { name: string } }).key.name;
     await applyDecision(model, { ...d, writes: d.writes.slice(0, 1) });
     await run(deps, 'c');
-    expect(model.getNow('PodClaim', key('c')).spec.podName).toBe(chosen);
+    expect(model.getNow('PodClaim', key('c')).status?.podName).toBe(chosen);
     const other = chosen === 'p1' ? 'p2' : 'p1';
     expect(model.getNow('Pod', key(other)).metadata.labels?.[LABEL_STATE]).toBe('Idle');
   });
 
-  test('a claim without the finalizer gets it in the bind itself (still three writes)', async () => {
+  test('a claim created without the finalizer gets it first, in a write of its own, then binds in two', async () => {
     const { model, deps } = world();
     await put(model, podPool('web'));
     await put(model, poolPod('p1', idle()));
     await put(model, podClaim('c'));
     const before = model.writes.length;
-    await reconcilePodClaim(deps, key('c'));
-    expect(model.writes.length - before).toBe(3);
+    await run(deps, 'c');
+    expect(model.writes.slice(before).map((w) => `${w.verb} ${w.kind}`)).toEqual([
+      'update PodClaim',
+      'patch Pod',
+      'patchStatus PodClaim',
+    ]);
     const c = model.getNow('PodClaim', key('c'));
     expect(c.metadata.finalizers).toEqual(['claimkit.dev/release']);
-    expect(c.spec.podName).toBe('p1');
-    // The status reports the generation the spec write produced: no extra write on the next pass.
+    expect(c.status?.podName).toBe('p1');
     expect(c.status?.observedGeneration).toBe(c.metadata.generation);
     const after = model.writes.length;
     await reconcilePodClaim(deps, key('c'));
@@ -183,11 +211,12 @@ describe('migration', () => {
           });
         }
         const done = model.getNow('PodClaim', key('c'));
-        expect(done.spec).toMatchObject({ podName: 'p2', sourcePod: '' });
+        expect(done.status?.podName).toBe('p2');
+        expect(done.status?.sourcePod).toBeUndefined();
         expect(done.metadata.annotations?.[ANNOTATION_MIGRATE]).toBeUndefined();
         expect(done.status?.phase).toBe('Bound');
-        // Best effort: a crash between the spec write and the status write can miss one count.
-        expect(done.status?.migrations ?? 0).toBeLessThanOrEqual(1);
+        // The count is written with the binding, in the same write: exactly one.
+        expect(done.status?.migrations).toBe(1);
         const p1 = model.tryGetNow('Pod', key('p1'));
         if (policy === 'Delete') {
           expect(p1 === undefined || p1.metadata.deletionTimestamp !== undefined).toBe(true);
@@ -211,14 +240,14 @@ describe('migration', () => {
     await put(model, poolPod('p0', idle()));
     await put(model, poolPod('p2', idle()));
     await run(deps, 'c');
-    expect(model.getNow('PodClaim', key('c')).spec).toMatchObject({ podName: 'p2', sourcePod: 'p1' });
+    expect(model.getNow('PodClaim', key('c')).status).toMatchObject({ podName: 'p2', sourcePod: 'p1' });
     expect(model.getNow('Pod', key('p1')).metadata.labels?.[LABEL_STATE]).toBe('Draining');
     clock.advance(29_000);
     await reconcilePodClaim(deps, key('c'));
-    expect(model.getNow('PodClaim', key('c')).spec.sourcePod).toBe('p1');
+    expect(model.getNow('PodClaim', key('c')).status?.sourcePod).toBe('p1');
     clock.advance(1_000);
     await run(deps, 'c');
-    expect(model.getNow('PodClaim', key('c')).spec.sourcePod).toBe('');
+    expect(model.getNow('PodClaim', key('c')).status?.sourcePod ?? '').toBe('');
     expect(model.getNow('Pod', key('p1')).metadata.labels?.[LABEL_STATE]).toBe('Idle');
   });
 
@@ -241,7 +270,8 @@ describe('migration', () => {
     expect(model.getNow('Pod', key('p1')).metadata.labels?.[LABEL_CLAIMED_BY]).toBeUndefined();
     // The released pod is then a fine migration target.
     await run(deps, 'c');
-    expect(model.getNow('PodClaim', key('c')).spec).toMatchObject({ podName: 'p1', sourcePod: '' });
+    expect(model.getNow('PodClaim', key('c')).status?.podName).toBe('p1');
+    expect(model.getNow('PodClaim', key('c')).status?.sourcePod).toBeUndefined();
     expect(converged(model, clock.now())).toEqual([]);
   });
 
@@ -256,7 +286,7 @@ describe('migration', () => {
     const r = await reconcilePodClaim(deps, key('c'));
     expect(r.requeueAfterMs).toBeGreaterThan(0);
     const after = model.getNow('PodClaim', key('c'));
-    expect(after.spec.sourcePod ?? '').toBe('');
+    expect(after.status?.sourcePod ?? '').toBe('');
     expect(after.status?.conditions?.find((x) => x.type === 'Migrating')).toMatchObject({
       status: 'False',
       reason: 'MigrationPending',

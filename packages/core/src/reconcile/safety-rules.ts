@@ -3,7 +3,7 @@
 // a variant broken on purpose (testing/broken-rules.ts), through the deps of a reconcile or the
 // simulator's options, to prove the invariant checks catch it. Nothing is global: a variant reaches
 // only the calls it is handed to.
-import type { PodClaimSpec } from '../api/types.ts';
+import type { ClaimBinding } from '../api/claim-binding.ts';
 import { completeClaim } from '../capture/claim.ts';
 import { classifyHolder } from '../capture/holder-liveness.ts';
 import { chooseScaleIn } from '../claimset/scale-in.ts';
@@ -21,7 +21,7 @@ export interface SafetyRules {
   /** P1: a pod is bound by compare-and-swap on its resourceVersion. */
   bindPodWrite: typeof bindPodWrite;
   /** P2: a claim whose pod is lost stops referencing it. */
-  dropPodReference: (spec: PodClaimSpec) => PodClaimSpec;
+  dropPodReference: (b: ClaimBinding) => ClaimBinding;
   /** P3: a deleting claim's finalizer completes; a pod another claim references keeps that claim. */
   finalize: typeof finalize;
   /** P4: scale-in never picks a migrating claim. */

@@ -126,7 +126,7 @@ describe('seed B: scale-in during a migration', () => {
     // B still references pod-2, relabels it, and keeps it.
     await settle(deps, model, ['claim-b']);
     const b = model.getNow('PodClaim', key('claim-b'));
-    expect(b.spec.podName).toBe('pod-2');
+    expect(b.status?.podName).toBe('pod-2');
     expect(b.status?.phase).toBe('Bound');
     expect(model.getNow('Pod', key('pod-2')).metadata.labels?.[LABEL_CLAIMED_BY]).toBe('claim-b');
     const state = { captures: [], pods: model.listNow('Pod'), claims: model.listNow('PodClaim') };
@@ -158,13 +158,13 @@ describe('seed B: a claim whose pod is gone', () => {
     await reconcilePodClaim(deps, key('c'));
     const lostClaim = model.getNow('PodClaim', key('c'));
     expect(lostClaim.status?.phase).toBe('Lost');
-    expect(lostClaim.spec.podName ?? '').toBe('');
-    expect(lostClaim.spec.nodeName ?? '').toBe('');
+    expect(lostClaim.status?.podName ?? '').toBe('');
+    expect(lostClaim.status?.nodeName ?? '').toBe('');
     expect(lostClaim.status?.lostTime).toBeDefined();
     await put(model, poolPod('pod-new', idle()));
     await settle(deps, model, ['c']);
     const rebound = model.getNow('PodClaim', key('c'));
-    expect(rebound.spec.podName).toBe('pod-new');
+    expect(rebound.status?.podName).toBe('pod-new');
     expect(rebound.status?.phase).toBe('Bound');
   });
 
@@ -180,7 +180,7 @@ describe('seed B: a claim whose pod is gone', () => {
     } as typeof model;
     await reconcilePodClaim({ ...deps, cache: staleCache }, key('c'));
     const after = model.getNow('PodClaim', key('c'));
-    expect(after.spec.podName).toBe('pod-1');
+    expect(after.status?.podName).toBe('pod-1');
     expect(after.status?.phase).toBe('Bound');
   });
 });

@@ -41,20 +41,36 @@ export const CLAIM_RULES: readonly Rule[] = [
   },
   {
     id: 'binding-writer',
-    statement: "only the controller's identity sets or changes `podName`, `nodeName`, `sourcePod`",
+    statement:
+      "only the controller's identity sets or changes the binding (`status.podName`, `nodeName`, `podUID`, `sourcePod`), in one status write with the phase; an earlier release's `spec` fields are only removed",
     places: [
-      policyRule(WRITERS, 'spec.podName: is written only by the claimkit controller'),
-      policyRule(WRITERS, 'spec.nodeName: is written only by the claimkit controller'),
-      policyRule(WRITERS, 'spec.sourcePod: is written only by the claimkit controller'),
+      policyRule(WRITERS, 'status.podName: is written only by the claimkit controller'),
+      policyRule(WRITERS, 'status.nodeName: is written only by the claimkit controller'),
+      policyRule(WRITERS, 'status.podUID: is written only by the claimkit controller'),
+      policyRule(WRITERS, 'status.sourcePod: is written only by the claimkit controller'),
+      ...(['podName', 'nodeName', 'sourcePod'] as const).flatMap((f) => [
+        policyRule(WRITERS, `spec.${f}: is written only by the claimkit controller`),
+        crdRule(
+          'PodClaim',
+          `spec.${f} is no longer written: the binding is in status (it may only be removed)`,
+        ),
+      ]),
+      crdRule('PodClaim', 'podUID needs podName'),
       webhook(CLAIMS),
+      inCore(
+        'reconcile/podclaim/claim-writes.ts',
+        ['bindingWrite'],
+        'every binding change is one status CAS',
+      ),
     ],
   },
   {
     id: 'pod-uid-record',
     statement:
-      "a claim holds only the pod it bound: the bind (and a migration's start) records `claimkit.dev/pod-uid: <pod>/<uid>` on the claim in the write that sets `podName`; a pod deleted and created again under that name (`kubectl replace --force`, a person's delete + create) is not its pod, whatever its labels say; only the controller sets that record (anyone may remove it)",
+      "a claim holds only the pod it bound: the bind (and a migration's start) records the pod's UID in `status.podUID`, in the write that sets `podName` (an earlier release's claims: `claimkit.dev/pod-uid`, moved to status on upgrade); a pod deleted and created again under that name (`kubectl replace --force`, a person's delete + create) is not its pod, whatever its labels say; only the controller writes it",
     places: [
-      inCore('reconcile/podclaim/claim-writes.ts', ['withPodUid'], 'the bind write records the pod'),
+      inCore('reconcile/podclaim/claim-writes.ts', ['bindingTo'], 'the bind write records the pod'),
+      policyRule(WRITERS, 'status.podUID: is written only by the claimkit controller'),
       policyRule(
         WRITERS,
         'metadata.annotations[claimkit.dev/pod-uid]: is set only by the claimkit controller; anyone may remove it',
@@ -65,6 +81,16 @@ export const CLAIM_RULES: readonly Rule[] = [
         ['isReplacement', 'was replaced'],
         'the claim goes Lost (`Lost` Event "was replaced"), `lostPolicy` decides whether it binds again; claims bound before the record existed are judged by name as before',
       ),
+    ],
+  },
+  {
+    id: 'binding-upgrade',
+    statement:
+      'a claim an earlier release stored (binding in `spec`, pod UID in `claimkit.dev/pod-uid`) keeps its pod across the upgrade: every reader takes the binding from status, else from spec; the controller moves it (a status CAS first, then spec and the annotation cleared) before it decides anything else for the claim',
+    places: [
+      inCore('api/claim-binding.ts', ['bindingOf', 'legacyBinding'], 'status, else the legacy spec'),
+      inCore('reconcile/podclaim/legacy-binding.ts', ['moveLegacyBinding'], 'two writes, once per claim'),
+      controller('reconcile/podclaim/decide.ts', ['moveBindingToStatus'], 'the first check after finalize'),
     ],
   },
   {

@@ -201,40 +201,75 @@ describe('Capture: an Http backend needs a url', () => {
 });
 
 describe('PodClaim', () => {
-  const claim = (spec: Partial<PodClaim['spec']>): PodClaim => {
+  const claim = (spec: Partial<PodClaim['spec']>, status?: PodClaim['status']): PodClaim => {
     const c = podClaim('pc');
     c.spec = { ...c.spec, ...spec };
+    if (status) c.status = status;
     return c;
   };
-  const SAME = { field: 'spec.sourcePod', message: 'Invalid value: sourcePod must differ from podName' };
-
-  it('sourcePod == podName is refused on create and update; different or empty is accepted', () => {
-    expect(validateObject('PodClaim', claim({ podName: 'p1', sourcePod: 'p1' }))).toEqual([SAME]);
-    expect(
-      validateObject('PodClaim', claim({ podName: 'p1', sourcePod: 'p1' }), claim({ podName: 'p1' })),
-    ).toEqual([SAME]);
-    expect(validateObject('PodClaim', claim({ podName: 'p2', sourcePod: 'p1' }))).toEqual([]);
-    expect(validateObject('PodClaim', claim({ podName: '', sourcePod: '' }))).toEqual([]);
+  const bound = (status: PodClaim['status']) => claim({}, status);
+  const SAME = { field: 'status.sourcePod', message: 'Invalid value: sourcePod must differ from podName' };
+  const LEGACY_SAME = {
+    field: 'spec.sourcePod',
+    message: 'Invalid value: sourcePod must differ from podName',
+  };
+  const NOT_WRITTEN = (f: string) => ({
+    field: `spec.${f}`,
+    message: `Invalid value: spec.${f} is no longer written: the binding is in status (it may only be removed)`,
   });
 
-  it('a stored sourcePod == podName: metadata and status writes pass, clearing sourcePod passes', () => {
+  it('sourcePod == podName is refused in the binding; different or empty is accepted', () => {
+    expect(validateObject('PodClaim', bound({ podName: 'p1', sourcePod: 'p1' }))).toEqual([SAME]);
+    expect(
+      validateObject('PodClaim', bound({ podName: 'p1', sourcePod: 'p1' }), bound({ podName: 'p1' })),
+    ).toEqual([SAME]);
+    expect(validateObject('PodClaim', bound({ podName: 'p2', sourcePod: 'p1' }))).toEqual([]);
+    expect(validateObject('PodClaim', bound({ podName: '', sourcePod: '' }))).toEqual([]);
+    expect(validateObject('PodClaim', bound({ podUID: 'u' }))).toEqual([
+      { field: 'status.podUID', message: 'Invalid value: podUID needs podName' },
+    ]);
+  });
+
+  it("an earlier release's binding in spec is kept or removed, never set or changed", () => {
+    const legacy = claim({ podName: 'p1', nodeName: 'n1' });
+    // Stored by an earlier release (a create is no transition): accepted, and kept by other writes.
+    expect(validateObject('PodClaim', legacy)).toEqual([]);
+    const labelled = clone(legacy);
+    labelled.metadata.labels = { team: 'a' };
+    expect(validateObject('PodClaim', labelled, legacy)).toEqual([]);
+    expect(validateObject('PodClaim', claim({}), legacy)).toEqual([]);
+    expect(validateObject('PodClaim', claim({ podName: 'p2', nodeName: 'n1' }), legacy)).toEqual([
+      NOT_WRITTEN('podName'),
+    ]);
+    expect(
+      validateObject('PodClaim', claim({ podName: 'p1', sourcePod: 'p0', nodeName: 'n1' }), legacy),
+    ).toEqual([NOT_WRITTEN('sourcePod')]);
+    expect(validateObject('PodClaim', claim({ podName: 'p1' }), claim({}))).toEqual([NOT_WRITTEN('podName')]);
+  });
+
+  it('a stored sourcePod == podName: spec edits that keep it pass, clearing sourcePod passes', () => {
     const legacy = claim({ podName: 'p1', sourcePod: 'p1' });
     const relabelled = clone(legacy);
     relabelled.metadata.finalizers = [];
-    relabelled.status = { phase: 'Bound' };
     expect(validateObject('PodClaim', relabelled, legacy)).toEqual([]);
     expect(validateObject('PodClaim', claim({ podName: 'p1', sourcePod: '' }), legacy)).toEqual([]);
     // Changing the spec while keeping the violation is refused.
     expect(
       validateObject('PodClaim', claim({ podName: 'p1', sourcePod: 'p1', nodeName: 'n' }), legacy),
-    ).toEqual([SAME]);
+    ).toEqual([LEGACY_SAME, NOT_WRITTEN('nodeName')]);
+    // In status the rule is on the status object: a status write that keeps the violation is refused
+    // (as the API server ratchets: the object changed), the one that clears sourcePod passes.
+    const stored = bound({ podName: 'p1', sourcePod: 'p1' });
+    const phase = bound({ podName: 'p1', sourcePod: 'p1', phase: 'Bound' });
+    expect(validateObject('PodClaim', phase, stored)).toEqual([SAME]);
+    expect(validateObject('PodClaim', bound({ podName: 'p1' }), stored)).toEqual([]);
   });
 
   it('poolName is immutable', () => {
     expect(validateObject('PodClaim', claim({ poolName: 'other' }), claim({}))).toEqual([
       { field: 'spec.poolName', message: 'Invalid value: "other": poolName is immutable' },
     ]);
-    expect(validateObject('PodClaim', claim({ podName: 'p1' }), claim({}))).toEqual([]);
+    expect(validateObject('PodClaim', claim({ lostPolicy: 'Fail' }), claim({}))).toEqual([]);
   });
 });
 

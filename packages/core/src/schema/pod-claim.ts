@@ -16,6 +16,15 @@ import {
 export const RULE_IMMUTABLE = 'self == oldSelf';
 const RULE_SOURCE_NOT_POD =
   "!has(self.sourcePod) || !has(self.podName) || self.sourcePod == '' || self.sourcePod != self.podName";
+/**
+ * CEL: spec's legacy binding fields (claims an earlier release stored) are kept or removed, never set:
+ * the binding is written to status, so a writer still on the old API is refused instead of binding.
+ */
+const legacyFieldRule = (f: string) =>
+  `!has(self.${f}) || self.${f} == '' || (has(oldSelf.${f}) && oldSelf.${f} == self.${f})`;
+/** CEL: the binding's pod UID belongs to a bound pod. */
+const RULE_UID_WITH_POD =
+  "!has(self.podUID) || self.podUID == '' || (has(self.podName) && self.podName != '')";
 
 /** CEL: no key of the map `self` is claimkit's (the pool pod labels, the undo record...). */
 const RULE_NO_CLAIMKIT_KEYS = "self.all(k, !k.startsWith('claimkit.dev/'))";
@@ -73,10 +82,10 @@ export const podClaimSchema: KindSchema = {
   categories: ['claimkit'],
   description: 'A claim that binds one pod of a pool.',
   schema: objectSchema(
-    'PodClaim binds one pool pod; the controller writes podName, nodeName and sourcePod.',
+    'PodClaim binds one pool pod; the controller records the binding (podName, nodeName, podUID, sourcePod) in status.',
     {
       type: 'object',
-      description: 'The pool, and the pod the controller bound.',
+      description: 'The pool to claim from, and what to put on the pod.',
       required: ['poolName'],
       properties: {
         poolName: str('The PodPool to claim from; immutable.', {
@@ -84,9 +93,14 @@ export const podClaimSchema: KindSchema = {
           maxLength: 253,
           'x-kubernetes-validations': [{ rule: RULE_IMMUTABLE, message: 'poolName is immutable' }],
         }),
-        podName: str('The bound pod (written by the controller).', { maxLength: 253 }),
-        nodeName: str('The node of the bound pod (written by the controller).', { maxLength: 253 }),
-        sourcePod: str('During a migration: the pod being left (written by the controller).', {
+        podName: str(
+          'Deprecated: the binding of a claim stored by an earlier release, which the controller moves to status.podName. Never set; removed by the controller.',
+          { maxLength: 253 },
+        ),
+        nodeName: str('Deprecated: moved to status.nodeName by the controller, as podName.', {
+          maxLength: 253,
+        }),
+        sourcePod: str('Deprecated: moved to status.sourcePod by the controller, as podName.', {
           maxLength: 253,
         }),
         podMetadata: podMetadataSchema,
@@ -94,13 +108,24 @@ export const podClaimSchema: KindSchema = {
       },
       'x-kubernetes-validations': [
         { rule: RULE_SOURCE_NOT_POD, message: 'sourcePod must differ from podName', fieldPath: '.sourcePod' },
+        ...(['podName', 'nodeName', 'sourcePod'] as const).map((f) => ({
+          rule: legacyFieldRule(f),
+          message: `spec.${f} is no longer written: the binding is in status (it may only be removed)`,
+          fieldPath: `.${f}`,
+        })),
       ],
     },
     {
       type: 'object',
-      description: 'Binding state.',
+      description: 'The binding, written by the controller only, with the phase in one write.',
       properties: {
         phase: str('Pending, Bound, Migrating or Lost.', { enum: ['Pending', 'Bound', 'Migrating', 'Lost'] }),
+        podName: str('The bound pod.', { maxLength: 253 }),
+        nodeName: str('The node of the bound pod.', { maxLength: 253 }),
+        podUID: str('The UID of the bound pod: a pod created again under its name is not it.', {
+          maxLength: 36,
+        }),
+        sourcePod: str('During a migration: the pod being left.', { maxLength: 253 }),
         boundTime: time('When the claim was last bound.'),
         address: {
           type: 'object',
@@ -141,16 +166,20 @@ export const podClaimSchema: KindSchema = {
         observedGeneration,
         conditions,
       },
+      'x-kubernetes-validations': [
+        { rule: RULE_SOURCE_NOT_POD, message: 'sourcePod must differ from podName', fieldPath: '.sourcePod' },
+        { rule: RULE_UID_WITH_POD, message: 'podUID needs podName', fieldPath: '.podUID' },
+      ],
     },
   ),
   printerColumns: [
     { name: 'Pool', type: 'string', jsonPath: '.spec.poolName' },
     { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
-    { name: 'Pod', type: 'string', jsonPath: '.spec.podName' },
-    { name: 'Node', type: 'string', jsonPath: '.spec.nodeName' },
+    { name: 'Pod', type: 'string', jsonPath: '.status.podName' },
+    { name: 'Node', type: 'string', jsonPath: '.status.nodeName' },
     ...READY_COLUMNS,
     { name: 'Address', type: 'string', jsonPath: '.status.address.podIPs[0]', priority: 1 },
-    { name: 'Source Pod', type: 'string', jsonPath: '.spec.sourcePod', priority: 1 },
+    { name: 'Source Pod', type: 'string', jsonPath: '.status.sourcePod', priority: 1 },
     { name: 'Migrations', type: 'integer', jsonPath: '.status.migrations', priority: 1 },
     { name: 'Lost Policy', type: 'string', jsonPath: '.spec.lostPolicy', priority: 1 },
     {

@@ -141,13 +141,25 @@ function walk(
     const oldObj = isObject(old) ? old : undefined;
     for (const [k, v] of Object.entries(value)) {
       const prop = s.properties?.[k] ?? s.additionalProperties;
-      if (!prop) continue;
+      if (!prop || !hasRules(prop)) continue;
       const key = s.properties?.[k] ? join(path, k) : `${path}[${k}]`;
       const child: NodeValues = { value: v, old: oldObj && Object.hasOwn(oldObj, k) ? oldObj[k] : undefined };
-      if (isCelMap(n.cel)) child.cel = n.cel.get(k);
-      if (child.old !== undefined && isCelMap(n.oldCel)) child.oldCel = n.oldCel.get(k);
+      if (isCelMap(n.cel)) child.cel = celChild(n.cel, k);
+      if (child.old !== undefined && isCelMap(n.oldCel)) child.oldCel = celChild(n.oldCel, k);
       walk(child, prop, key, out, unchanged);
     }
+  }
+}
+
+/**
+ * A map's child in CEL form, when the CEL library can give it outside an evaluation (a list, for
+ * one, it cannot: the child is then converted on its own, only if it has rules).
+ */
+function celChild(m: { get(k: string): unknown }, k: string): unknown {
+  try {
+    return m.get(k);
+  } catch {
+    return undefined;
   }
 }
 

@@ -220,12 +220,11 @@ describe('validation reports every violation with its field path', () => {
     p.spec.minIdle = 11;
     expect(validateObject('PodPool', p).map((e) => e.field)).toEqual(['spec.minIdle']);
     const pc = fullPodClaim();
-    pc.spec.sourcePod = pc.spec.podName!;
+    pc.status!.sourcePod = pc.status!.podName!;
     expect(validateObject('PodClaim', pc)).toEqual([
-      { field: 'spec.sourcePod', message: 'Invalid value: sourcePod must differ from podName' },
+      { field: 'status.sourcePod', message: 'Invalid value: sourcePod must differ from podName' },
     ]);
-    pc.spec.sourcePod = '';
-    pc.spec.podName = '';
+    pc.status!.sourcePod = '';
     expect(validateObject('PodClaim', pc)).toEqual([]);
   });
 

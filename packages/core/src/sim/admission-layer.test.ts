@@ -44,13 +44,18 @@ async function outcome(p: Promise<unknown>): Promise<string> {
   }
 }
 
-describe("PodClaim: podName, nodeName and sourcePod are the controller's", () => {
+describe("PodClaim: the binding (status.podName, nodeName, podUID, sourcePod) is the controller's", () => {
   it('refuses them from a person, on create and on update; the controller writes them', async () => {
     const { m, kubectl } = world();
     expect(await outcome(kubectl.create(forCreate(podClaim('c', forPool('web')))))).toBe('ok');
-    for (const spec of [{ podName: 'x' }, { nodeName: 'n' }, { sourcePod: 'y' }]) {
-      expect(await outcome(kubectl.patch('PodClaim', k('c'), { spec }))).toMatch(
-        /^Forbidden: podclaims.claimkit.dev "c" is forbidden: ValidatingAdmissionPolicy 'claimkit-podclaim-writers' with binding 'claimkit-podclaim-writers' denied request: spec\.(podName|nodeName|sourcePod): is written only by the claimkit controller, not by "kubectl"$/,
+    for (const status of [
+      { podName: 'x' },
+      { nodeName: 'n' },
+      { podName: 'x', podUID: 'u' },
+      { sourcePod: 'y' },
+    ]) {
+      expect(await outcome(kubectl.patchStatus('PodClaim', k('c'), { status }))).toMatch(
+        /^Forbidden: podclaims.claimkit.dev "c" is forbidden: ValidatingAdmissionPolicy 'claimkit-podclaim-writers' with binding 'claimkit-podclaim-writers' denied request: status\.(podName|nodeName|podUID|sourcePod): is written only by the claimkit controller, not by "kubectl"$/,
       );
     }
     const made = forCreate(podClaim('d', forPool('web')));
@@ -58,7 +63,15 @@ describe("PodClaim: podName, nodeName and sourcePod are the controller's", () =>
     expect(await outcome(kubectl.create(made))).toMatch(
       /spec.podName: is written only by the claimkit controller/,
     );
-    expect(await outcome(m.patch('PodClaim', k('c'), { spec: { podName: 'x', nodeName: 'n' } }))).toBe('ok');
+    expect(
+      await outcome(
+        m.patchStatus('PodClaim', k('c'), { status: { podName: 'x', nodeName: 'n', podUID: 'u' } }),
+      ),
+    ).toBe('ok');
+    // The binding's old place in spec is closed to the controller too (the CRD's CEL).
+    expect(await outcome(m.patch('PodClaim', k('c'), { spec: { podName: 'x' } }))).toMatch(
+      /spec.podName is no longer written: the binding is in status/,
+    );
     // Other edits by a person (an annotation asking for a migration) go through.
     expect(
       await outcome(
@@ -70,13 +83,13 @@ describe("PodClaim: podName, nodeName and sourcePod are the controller's", () =>
   it('in mode off, lets them land and reports what mode on would have refused', async () => {
     const { kubectl, refusals } = world('off');
     await kubectl.create(forCreate(podClaim('c', forPool('web'))));
-    expect(await outcome(kubectl.patch('PodClaim', k('c'), { spec: { podName: 'x', sourcePod: 'x' } }))).toBe(
-      'ok',
-    );
+    expect(
+      await outcome(kubectl.patchStatus('PodClaim', k('c'), { status: { podName: 'x', sourcePod: 'x' } })),
+    ).toBe('ok');
     // The API server reports a policy's first failing validation only: one refusal per policy;
     // a webhook lists every violation in one denial: one refusal per webhook.
     expect(refusals.map((r) => [r.layer, r.message.split(':')[0]])).toEqual([
-      ['crd', 'spec.sourcePod'],
+      ['crd', 'status.sourcePod'],
       ['policy', 'claimkit-podclaim-writers'],
       ['webhook', 'podclaims.webhook.claimkit.dev'],
     ]);
@@ -89,37 +102,37 @@ describe("the webhook's rules: a pod another claim already holds", () => {
   async function twoClaims(m: ApiModel) {
     await m.create(forCreate(podClaim('c', forPool('web'))));
     await m.create(forCreate(podClaim('d', forPool('web'))));
-    await m.patch('PodClaim', k('c'), { spec: { podName: 'x' } });
+    await m.patchStatus('PodClaim', k('c'), { status: { podName: 'x' } });
   }
 
   it('in mode on, refuses it as the API server answers a webhook denial', async () => {
     const { m, refusals } = world();
     await twoClaims(m);
     expect(refusals).toEqual([]);
-    expect(await outcome(m.patch('PodClaim', k('d'), { spec: { podName: 'x' } }))).toBe(
-      'Forbidden: admission webhook "podclaims.webhook.claimkit.dev" denied the request: claimkit: PodClaim "d" denied: spec.podName: pod "x" is already referenced by claim "c"',
+    expect(await outcome(m.patchStatus('PodClaim', k('d'), { status: { podName: 'x' } }))).toBe(
+      'Forbidden: admission webhook "podclaims.webhook.claimkit.dev" denied the request: claimkit: PodClaim "d" denied: status.podName: pod "x" is already referenced by claim "c"',
     );
     expect(refusals.map((r) => [r.layer, r.kind, r.user])).toEqual([
       ['webhook', 'PodClaim', CONTROLLER_USER.username],
     ]);
-    expect(m.getNow('PodClaim', k('d')).spec.podName).toBeUndefined();
+    expect(m.getNow('PodClaim', k('d')).status?.podName).toBeUndefined();
     // Another pod is fine; so is the pod once c lets go of it.
-    expect(await outcome(m.patch('PodClaim', k('d'), { spec: { podName: 'y' } }))).toBe('ok');
-    await m.patch('PodClaim', k('c'), { spec: { podName: null } });
-    expect(await outcome(m.patch('PodClaim', k('d'), { spec: { podName: 'x' } }))).toBe('ok');
+    expect(await outcome(m.patchStatus('PodClaim', k('d'), { status: { podName: 'y' } }))).toBe('ok');
+    await m.patchStatus('PodClaim', k('c'), { status: { podName: null } });
+    expect(await outcome(m.patchStatus('PodClaim', k('d'), { status: { podName: 'x' } }))).toBe('ok');
   });
 
   it('in mode off, lets it land and counts it as the webhook layer only', async () => {
     const { m, refusals } = world('off');
     await twoClaims(m);
-    expect(await outcome(m.patch('PodClaim', k('d'), { spec: { podName: 'x' } }))).toBe('ok');
-    expect(m.getNow('PodClaim', k('d')).spec.podName).toBe('x');
+    expect(await outcome(m.patchStatus('PodClaim', k('d'), { status: { podName: 'x' } }))).toBe('ok');
+    expect(m.getNow('PodClaim', k('d')).status?.podName).toBe('x');
     expect(refusals).toEqual([
       {
         layer: 'webhook',
         kind: 'PodClaim',
         user: CONTROLLER_USER.username,
-        message: 'podclaims.webhook.claimkit.dev: spec.podName: pod "x" is already referenced by claim "c"',
+        message: 'podclaims.webhook.claimkit.dev: status.podName: pod "x" is already referenced by claim "c"',
       },
     ]);
   });
@@ -131,7 +144,7 @@ describe("the webhook's rules: a pod another claim already holds", () => {
       clock: new ManualClock(),
     });
     await twoClaims(m);
-    expect(await outcome(m.patch('PodClaim', k('d'), { spec: { podName: 'x' } }))).toBe('ok');
+    expect(await outcome(m.patchStatus('PodClaim', k('d'), { status: { podName: 'x' } }))).toBe('ok');
     expect(refusals).toEqual([]);
   });
 });

@@ -1,6 +1,7 @@
 // Applying one action to the world: faults reach only the code under test (controllers and capture
 // holders), writes are attributed to whoever makes them, and the people, kubelets, legacy writers and
 // the kubectl actor do what the action says.
+import { podNameOf, sourcePodOf } from '../api/claim-binding.ts';
 import { ANNOTATION_SHARD, LABEL_POOL } from '../api/constants.ts';
 import { isApiError } from '../api/errors.ts';
 import { keyOf, type ObjectKey } from '../api/meta.ts';
@@ -73,7 +74,7 @@ async function applyAction(w: World, a: Action): Promise<void> {
     case 'migrate': {
       const claims = m
         .listNow('PodClaim', { namespace: NS })
-        .filter((c) => c.spec.podName && !c.metadata.deletionTimestamp);
+        .filter((c) => podNameOf(c) && !c.metadata.deletionTimestamp);
       const c = nth(claims, a.i);
       if (!c) return;
       const annotations: Record<string, string> = { 'claimkit.dev/migrate': 'sim' };
@@ -196,10 +197,12 @@ async function applyAction(w: World, a: Action): Promise<void> {
       const claims = m.listNow('PodClaim', { namespace: NS }).filter((c) => !c.metadata.deletionTimestamp);
       const ci = nth(claims, a.i);
       const cj = nth(claims, a.j);
-      if (!ci || !cj || ci === cj || !cj.spec.podName || cj.spec.sourcePod || ci.spec.sourcePod) return;
+      if (!ci || !cj || ci === cj || !podNameOf(cj) || sourcePodOf(cj) || sourcePodOf(ci)) return;
       if (ci.metadata.name === cj.metadata.name) return;
       w.corrupted = true;
-      await swallow(m.patch('PodClaim', keyOf(ci), { spec: { podName: cj.spec.podName } }));
+      await swallow(
+        m.patchStatus('PodClaim', keyOf(ci), { status: { podName: podNameOf(cj) ?? null, podUID: null } }),
+      );
       // ...and then the claim holding it is deleted, as in the seed's story (a user deletes it here;
       // scale-in of a set never picks a migrating claim, which the tracker checks separately).
       if (a.i % 2 === 0 && !cj.metadata.ownerReferences?.length)
@@ -239,10 +242,10 @@ async function applyAction(w: World, a: Action): Promise<void> {
       // pod may then be deleted: its events must still reach the claim through spec.podName (P6).
       const claims = m
         .listNow('PodClaim', { namespace: NS })
-        .filter((c) => c.spec.podName && !c.metadata.deletionTimestamp);
+        .filter((c) => podNameOf(c) && !c.metadata.deletionTimestamp);
       const c = nth(claims, a.i);
       if (!c) return;
-      const key = { namespace: NS, name: c.spec.podName! };
+      const key = { namespace: NS, name: podNameOf(c)! };
       await swallow(m.patch('Pod', key, { metadata: { labels: { 'claimkit.dev/claimed-by': null } } }));
       if (a.deletePod) await swallow(m.delete('Pod', key));
       return;

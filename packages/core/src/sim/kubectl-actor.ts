@@ -4,6 +4,7 @@
 // another claim, finalizer removal, claim spec edits, unlabelling a Bound pod, and seed B's literal
 // state forced at a random moment relative to the deletion of the claim that holds the pod. With
 // admission on, the API server refuses the harmful ones; with it off, they land.
+import { nodeNameOf, podNameOf } from '../api/claim-binding.ts';
 import {
   ANNOTATION_CLAIMED_BY_UID,
   FINALIZER_RELEASE,
@@ -33,7 +34,7 @@ export type KubectlWrite =
   /** A Bound pod's claimed-by label goes (the seed's reclaimCN), with or without the uid annotation. */
   | { op: 'unlabel'; pod: number; annotationToo: boolean }
   | { op: 'dropFinalizer'; claim: number; deletingOnly: boolean }
-  /** spec.podName pointed at the pod another claim holds. */
+  /** status.podName pointed at the pod another claim holds. */
   | { op: 'podName'; claim: number; other: number }
   | { op: 'selfMigration'; claim: number }
   | { op: 'nodeName'; claim: number; node: number }
@@ -212,7 +213,7 @@ export async function applyKubectlWrite(
       break;
     }
     case 'podName': {
-      const holders = live.filter((c) => c.spec.podName);
+      const holders = live.filter((c) => podNameOf(c));
       const other = nth(holders, w.other);
       const c =
         other &&
@@ -221,24 +222,31 @@ export async function applyKubectlWrite(
           w.claim,
         );
       if (c && other)
-        await send(kubectl.patch('PodClaim', keyOf(c), { spec: { podName: other.spec.podName } }));
+        await send(
+          kubectl.patchStatus('PodClaim', keyOf(c), {
+            status: { podName: podNameOf(other) ?? null, podUID: null },
+          }),
+        );
       break;
     }
     case 'selfMigration': {
       const c = nth(
-        live.filter((x) => x.spec.podName),
+        live.filter((x) => podNameOf(x)),
         w.claim,
       );
-      if (c) await send(kubectl.patch('PodClaim', keyOf(c), { spec: { sourcePod: c.spec.podName } }));
+      if (c)
+        await send(
+          kubectl.patchStatus('PodClaim', keyOf(c), { status: { sourcePod: podNameOf(c) ?? null } }),
+        );
       break;
     }
     case 'nodeName': {
       const nodeName = `node-${w.node}`;
       const c = nth(
-        live.filter((x) => x.spec.podName && x.spec.nodeName !== nodeName),
+        live.filter((x) => podNameOf(x) && nodeNameOf(x) !== nodeName),
         w.claim,
       );
-      if (c) await send(kubectl.patch('PodClaim', keyOf(c), { spec: { nodeName } }));
+      if (c) await send(kubectl.patchStatus('PodClaim', keyOf(c), { status: { nodeName } }));
       break;
     }
     case 'seedB': {
@@ -246,7 +254,8 @@ export async function applyKubectlWrite(
       // A migrating claim is left alone: the tracker holds any deletion of a migrating set claim
       // against scale-in (P4), and the seed's claim A was not migrating.
       const holders = live.filter((c) => {
-        const x = c.spec.podName ? byName.get(c.spec.podName) : undefined;
+        const name = podNameOf(c);
+        const x = name ? byName.get(name) : undefined;
         return x !== undefined && !isMigrating(c) && claimedBy(x) === c.metadata.name;
       });
       const a = nth(holders, w.holder);
@@ -257,7 +266,12 @@ export async function applyKubectlWrite(
           w.claim,
         );
       if (!a || !b) break;
-      const point = () => send(kubectl.patch('PodClaim', keyOf(b), { spec: { podName: a.spec.podName } }));
+      const point = () =>
+        send(
+          kubectl.patchStatus('PodClaim', keyOf(b), {
+            status: { podName: podNameOf(a) ?? null, podUID: null },
+          }),
+        );
       const remove = () => send(kubectl.delete('PodClaim', keyOf(a)));
       if (w.order === 'deleteThenPoint') {
         await remove();

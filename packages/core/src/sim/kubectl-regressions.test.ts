@@ -70,7 +70,7 @@ describe('(1) seed B literal state: B.podName = X, X claimed-by=A (Bound), A del
             const w = await boundWorld(seed);
             const kubectl = w.model.as(KUBECTL_USER);
             const a = w.model.getNow('PodClaim', key('solo-0'));
-            const x = a.spec.podName!;
+            const x = a.status!.podName!;
             let bName: string;
             if (b === 'a new claim') {
               bName = 'b';
@@ -85,7 +85,8 @@ describe('(1) seed B literal state: B.podName = X, X claimed-by=A (Bound), A del
                 .listNow('PodClaim', { namespace: NS })
                 .find((c) => c.metadata.name !== 'solo-0')!.metadata.name;
             }
-            const point = () => kubectl.patch('PodClaim', key(bName), { spec: { podName: x } });
+            const point = () =>
+              kubectl.patchStatus('PodClaim', key(bName), { status: { podName: x, podUID: null } });
             const deleteA = () => kubectl.delete('PodClaim', keyOf(a));
             if (order === 'point, then delete A') {
               await point();
@@ -97,7 +98,7 @@ describe('(1) seed B literal state: B.podName = X, X claimed-by=A (Bound), A del
             // The seed's state, before any controller acts on it.
             const forcedPod = w.model.getNow('Pod', key(x));
             expect([
-              w.model.getNow('PodClaim', key(bName)).spec.podName,
+              w.model.getNow('PodClaim', key(bName)).status?.podName,
               claimedBy(forcedPod),
               stateOf(forcedPod),
               Boolean(w.model.getNow('PodClaim', key('solo-0')).metadata.deletionTimestamp),
@@ -113,7 +114,7 @@ describe('(1) seed B literal state: B.podName = X, X claimed-by=A (Bound), A del
             const podX = w.model.tryGetNow('Pod', key(x));
             expect({
               aGone: w.model.tryGetNow('PodClaim', key('solo-0')) === undefined,
-              bPodName: claimB.spec.podName,
+              bPodName: claimB.status?.podName,
               bPhase: claimB.status?.phase,
               xClaimedBy: podX && claimedBy(podX),
               xState: podX && stateOf(podX),
@@ -177,21 +178,21 @@ describe('(3) sourcePod == podName written without admission', () => {
   for (const seed of SEEDS) {
     test(`seed ${seed}: the controllers clear sourcePod and never release the claim's own pod`, async () => {
       const w = await boundWorld(seed);
-      const x = w.model.getNow('PodClaim', key('solo-0')).spec.podName!;
+      const x = w.model.getNow('PodClaim', key('solo-0')).status!.podName!;
       const taken = watchTakenFrom(w, x, 'solo-0');
-      await w.model.as(KUBECTL_USER).patch('PodClaim', key('solo-0'), { spec: { sourcePod: x } });
+      await w.model.as(KUBECTL_USER).patchStatus('PodClaim', key('solo-0'), { status: { sourcePod: x } });
       await settle(w);
       expect(taken).toEqual([]);
       const c = w.model.getNow('PodClaim', key('solo-0'));
-      expect([c.spec.podName, c.spec.sourcePod ?? '']).toEqual([x, '']);
+      expect([c.status?.podName, c.status?.sourcePod ?? '']).toEqual([x, '']);
       expect(formatViolations(quietViolations(w))).toBe('');
     });
 
     test(`seed ${seed}: doctor reports it at once with its own code; --fix clears sourcePod and keeps the pod`, async () => {
       const w = await boundWorld(seed);
-      const x = w.model.getNow('PodClaim', key('solo-0')).spec.podName!;
+      const x = w.model.getNow('PodClaim', key('solo-0')).status!.podName!;
       const taken = watchTakenFrom(w, x, 'solo-0');
-      await w.model.as(KUBECTL_USER).patch('PodClaim', key('solo-0'), { spec: { sourcePod: x } });
+      await w.model.as(KUBECTL_USER).patchStatus('PodClaim', key('solo-0'), { status: { sourcePod: x } });
       // Controllers not running; doctor with its default --stuck-after, right after the write.
       const { findings } = await doctor(w, false);
       const named = findings
@@ -204,7 +205,7 @@ describe('(3) sourcePod == podName written without admission', () => {
       await doctor(w, true);
       expect(taken).toEqual([]);
       const c = w.model.getNow('PodClaim', key('solo-0'));
-      expect([c.spec.podName, c.spec.sourcePod ?? '']).toEqual([x, '']);
+      expect([c.status?.podName, c.status?.sourcePod ?? '']).toEqual([x, '']);
       await settle(w);
       expect(taken).toEqual([]);
       expect(formatViolations(quietViolations(w))).toBe('');

@@ -1,6 +1,7 @@
 // P7 as a transition, checked on every pod event: the controllers (and doctor, at a repair point)
 // never release a pool pod (to Idle, or by deleting it) while a live claim references it; a label
 // naming another claim, or a claim migrating from its own pod, never takes a pod away.
+import { podNameOf, sourcePodOf } from '../api/claim-binding.ts';
 import { LABEL_POOL } from '../api/constants.ts';
 import { keyOf, keyString } from '../api/meta.ts';
 import type { WatchEventType } from '../api/ports.ts';
@@ -41,12 +42,12 @@ export function watchReleases(
         (c) =>
           !c.metadata.deletionTimestamp &&
           (c.metadata.namespace ?? '') === (p.metadata.namespace ?? '') &&
-          (c.spec.podName === name || c.spec.sourcePod === name),
+          (podNameOf(c) === name || sourcePodOf(c) === name),
       );
     if (!holder) return;
     report({
       invariant: 'P7',
-      message: `pod ${name} was released (${cur.deleting ? 'deleted' : 'Idle'}) during '${current()}' while claim ${holder.metadata.name} references it (podName ${holder.spec.podName || '-'}, sourcePod ${holder.spec.sourcePod || '-'})`,
+      message: `pod ${name} was released (${cur.deleting ? 'deleted' : 'Idle'}) during '${current()}' while claim ${holder.metadata.name} references it (podName ${podNameOf(holder) || '-'}, sourcePod ${sourcePodOf(holder) || '-'})`,
       objects: [`Pod/${k}`, `PodClaim/${keyString(keyOf(holder))}`],
     });
   }

@@ -19,11 +19,11 @@ describe('simulator event routing', () => {
       }
       // A claim's change is in the reference index before it is routed (as in the controller).
       const claim = kind === 'PodClaim' ? (cur as PodClaim | undefined) : undefined;
-      if (claim?.spec.podName) {
+      if (claim?.status?.podName) {
         indexChecks++;
         const refs = view.references.referencingIncludingDeleting(
           claim.metadata.namespace ?? '',
-          claim.spec.podName,
+          claim.status?.podName,
         );
         if (!refs.some((r) => r.claim === claim)) staleIndex++;
       }

@@ -25,7 +25,7 @@ const idlePods = (w: World) =>
     .filter((p) => !p.metadata.deletionTimestamp && p.metadata.labels?.['claimkit.dev/state'] === 'Idle');
 
 const podName = (w: World, claim: string) =>
-  w.model.getNow('PodClaim', { namespace: NS, name: claim }).spec.podName;
+  w.model.getNow('PodClaim', { namespace: NS, name: claim }).status?.podName;
 
 interface Scenario {
   seed: number;
@@ -58,7 +58,11 @@ async function minIdleDropsUnderDemand(x: Scenario) {
     .map((c) => c.metadata.name)
     .filter((n) => !before.has(n));
   expect(claims).toHaveLength(x.arriving);
-  for (const c of claims.slice(0, x.bound)) await reconcileNow(w, 1, 'PodClaim', c);
+  // Created as kubectl creates them: the first reconcile adds the release finalizer, the second binds.
+  for (const c of claims.slice(0, x.bound)) {
+    await reconcileNow(w, 1, 'PodClaim', c);
+    await reconcileNow(w, 1, 'PodClaim', c);
+  }
   expect(claims.filter((c) => podName(w, c))).toHaveLength(x.bound);
   const from = w.model.writes.length;
   violations.push(...(await step(w, { t: 'scalePool', minIdle: x.to })));

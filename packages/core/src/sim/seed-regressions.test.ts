@@ -73,15 +73,15 @@ describe('simulator regressions', () => {
     const claims = () => w.model.peek('PodClaim') as PodClaim[];
     const before = new Map(
       claims()
-        .filter((c) => c.spec.podName)
-        .map((c) => [c.metadata.name, c.spec.podName]),
+        .filter((c) => c.status?.podName)
+        .map((c) => [c.metadata.name, c.status?.podName]),
     );
     expect(before.size).toBeGreaterThan(0);
     expect(formatViolations(await step(w, SEED_4007[last]!))).toBe('');
     const pods = new Set((w.model.peek('Pod') as Pod[]).map((p) => p.metadata.name));
     for (const c of claims()) {
       const had = before.get(c.metadata.name);
-      if (had && pods.has(had)) expect(c.spec.podName, c.metadata.name).toBe(had);
+      if (had && pods.has(had)) expect(c.status?.podName, c.metadata.name).toBe(had);
     }
   });
 });

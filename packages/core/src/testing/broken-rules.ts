@@ -3,6 +3,7 @@
 // or to the simulator (SimOptions.rules); production code never sees these. Each variant wraps
 // core's own rule and changes only what the rule forbids. Routing bugs (P6) are broken the same way,
 // as data: sim/broken-routing.ts.
+import { podNameOf, sourcePodOf } from '../api/claim-binding.ts';
 import { ANNOTATION_DO_NOT_DISRUPT, ANNOTATION_SAFE_TO_EVICT, LABEL_CLAIMED_BY } from '../api/constants.ts';
 import type { Write } from '../api/decision.ts';
 import type { CaptureClaim } from '../api/types.ts';
@@ -55,7 +56,7 @@ export const BROKEN_RULES: Record<BrokenRule, Partial<SafetyRules>> = {
     finalize: (s, index, byName, labelledOurs, policy, rules) => {
       const c = s.claim;
       const ns = c.metadata.namespace ?? '';
-      const involved = [c.spec.podName, c.spec.sourcePod, ...labelledOurs.map((p) => p.metadata.name)];
+      const involved = [podNameOf(c), sourcePodOf(c), ...labelledOurs.map((p) => p.metadata.name)];
       const shared = involved.some((name) => name && byName.has(name) && index.otherReference(ns, name, c));
       if (shared) return { writes: [], events: [], requeueAfterMs: 1000 };
       return real.finalize(s, index, byName, labelledOurs, policy, rules);

@@ -1,6 +1,6 @@
 // A client over another (the in-memory model) that counts 409s and can hold Pod patches at a gate:
 // tests interleave two binds of one process (the first waits at the gate while the second decides)
-// and count the races they lose; `failKind` makes that kind's patches and updates fail as a server
+// and count the races they lose; `failKind` makes that kind's patches and updates (status ones too) fail as a server
 // that did not answer.
 import { ApiError, isApiError } from '../api/errors.ts';
 import type { Client } from '../api/ports.ts';
@@ -28,7 +28,11 @@ export function gatedClient<C extends Client>(inner: C): { client: C; state: Gat
           await state.gate;
         }
         const kind = typeof args[0] === 'string' ? args[0] : (args[0] as { kind?: string })?.kind;
-        if (state.failKind && kind === state.failKind && ['patch', 'update'].includes(String(prop)))
+        if (
+          state.failKind &&
+          kind === state.failKind &&
+          ['patch', 'update', 'patchStatus', 'updateStatus'].includes(String(prop))
+        )
           throw new ApiError('Unavailable', 'injected: the server did not answer');
         try {
           return await v.apply(target, args);

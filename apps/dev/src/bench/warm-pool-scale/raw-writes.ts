@@ -1,6 +1,7 @@
 // Raw writes in the same run, the controller still watching: ConfigMap creates (nothing watches them
 // but the API server's own caches) and merge patches of the pools' Bound pods' annotations (the
 // write a bind makes first, with every pod watcher still there).
+import { podNameOf } from '@claimkit/core';
 import { rawConfigMapCreatesPerSec, rawPodPatchesPerSecOf } from '../context.ts';
 import type { Phase } from './phase.ts';
 
@@ -27,8 +28,8 @@ export async function rawWrites({ ctx, o, run, view, controllers }: Phase): Prom
   const claimsObserved = [...view.claims.values()].length;
   const podNames = (await Promise.all(run.namespaces.map((n) => ctx.kube.list('PodClaim', { namespace: n }))))
     .flatMap((l) => l.items)
-    .filter((c) => !!c.spec.podName)
-    .map((c) => ({ namespace: c.metadata.namespace!, name: c.spec.podName! }))
+    .filter((c) => !!podNameOf(c))
+    .map((c) => ({ namespace: c.metadata.namespace!, name: podNameOf(c)! }))
     .slice(0, writes);
   const podPatchesPerSec = await rawPodPatchesPerSecOf(ctx, podNames, concurrency);
   const metricsEnd = await controllers.scrape();

@@ -1,6 +1,13 @@
 // The bench's own view of the run, from its watches (one per namespace and kind): every pod ever
 // seen, each pool's Idle Ready pods, and per claim (`ns/name`) when its events arrived.
-import { LABEL_CLAIMED_BY, LABEL_POOL, LABEL_STATE, type Pod, type PodClaim } from '@claimkit/core';
+import {
+  LABEL_CLAIMED_BY,
+  LABEL_POOL,
+  LABEL_STATE,
+  type Pod,
+  type PodClaim,
+  podNameOf,
+} from '@claimkit/core';
 import { type BenchContext, isReady } from '../context.ts';
 import { CANARY_ANNOTATION } from '../window-probe.ts';
 import { CANARY_POD } from './options.ts';
@@ -141,8 +148,8 @@ export function watchPools(ctx: BenchContext, run: RunPlan): PoolView {
         const t = claims.get(key) ?? {};
         claims.set(key, t);
         if (t.addedAt === undefined) t.addedAt = at;
-        if (type !== 'DELETED' && c.spec.podName) t.specAt ??= at;
-        if (type !== 'DELETED' && t.boundAt === undefined && c.status?.phase === 'Bound' && c.spec.podName) {
+        if (type !== 'DELETED' && podNameOf(c)) t.specAt ??= at;
+        if (type !== 'DELETED' && t.boundAt === undefined && c.status?.phase === 'Bound' && podNameOf(c)) {
           t.boundAt = at;
           boundCount++;
           for (const w of boundWaiters.splice(0)) w();

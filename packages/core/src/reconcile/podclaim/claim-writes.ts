@@ -1,14 +1,13 @@
-// The claim's own writes: spec with the release finalizer, status with its Ready condition, and the
-// bind (pod CAS first, then spec, then status: three writes, any prefix resumable).
+// The claim's own writes: the release finalizer, status with its Ready condition, and the bind (the
+// pod's CAS first, then one status write recording the binding with the phase: two writes, either
+// prefix resumable).
 
+import { bindingPatch, type ClaimBinding, podNameOf } from '../../api/claim-binding.ts';
 import { findCondition, hasCondition, setCondition } from '../../api/conditions.ts';
-import { ANNOTATION_POD_UID, FINALIZER_RELEASE } from '../../api/constants.ts';
+import { FINALIZER_RELEASE } from '../../api/constants.ts';
 import { type Decision, event, type Write } from '../../api/decision.ts';
-import { deepEqual } from '../../api/json.ts';
 import { keyOf, toTimestamp } from '../../api/meta.ts';
 import type { Pod, PodClaim, PodClaimPhase, PodClaimStatus } from '../../api/types.ts';
-import { boundPodRecord } from '../../pool/bound-pod.ts';
-import { unmarkedLost } from '../../pool/lost-policy.ts';
 import { podAddress } from '../../pool/pod-address.ts';
 import { boundCondition, CONDITION_BOUND } from './bound-condition.ts';
 
@@ -16,49 +15,46 @@ export function hasReleaseFinalizer(c: PodClaim): boolean {
   return (c.metadata.finalizers ?? []).includes(FINALIZER_RELEASE);
 }
 
-/** The claim with `spec`, and with the release finalizer (a bind adds it in the same write). */
-export function withSpec(c: PodClaim, spec: PodClaim['spec']): PodClaim {
-  if (hasReleaseFinalizer(c)) return { ...c, spec };
+/** The claim with the release finalizer added (a write of its own, before the claim holds a pod). */
+export function withReleaseFinalizer(c: PodClaim): PodClaim {
+  if (hasReleaseFinalizer(c)) return c;
   return {
     ...c,
     metadata: { ...c.metadata, finalizers: [...(c.metadata.finalizers ?? []), FINALIZER_RELEASE] },
-    spec,
   };
 }
 
-/** The claim recording `pod` (name and UID) as its pod, in the same write that sets podName to it. */
-export function withPodUid(c: PodClaim, pod: Pod): PodClaim {
-  const record = boundPodRecord(pod);
-  if (!record) return c;
+/**
+ * The write that changes a claim's binding: one status write, a compare-and-swap on the claim's
+ * resourceVersion (a stale view records nothing), carrying `b` as the whole binding and, when
+ * given, the status `statusWrite` builds (phase, conditions, address...).
+ */
+export function bindingWrite(c: PodClaim, b: ClaimBinding, why: string, status?: Write): Write {
+  const rest = status?.op === 'patchStatus' ? ((status.patch as { status?: object }).status ?? {}) : {};
   return {
-    ...c,
-    metadata: {
-      ...c.metadata,
-      annotations: { ...(c.metadata.annotations ?? {}), [ANNOTATION_POD_UID]: record },
-    },
+    op: 'patchStatus',
+    kind: 'PodClaim',
+    key: keyOf(c),
+    patch: { status: { ...rest, ...bindingPatch(b) } },
+    precondition: { uid: c.metadata.uid!, resourceVersion: c.metadata.resourceVersion! },
+    why,
   };
 }
 
-/** The claim without a recorded pod UID (the write that clears podName). */
-export function withoutPodUid(c: PodClaim): PodClaim {
-  if (c.metadata.annotations?.[ANNOTATION_POD_UID] === undefined) return c;
-  const { [ANNOTATION_POD_UID]: _, ...annotations } = c.metadata.annotations;
-  return { ...c, metadata: { ...c.metadata, annotations } };
+/** The claim's binding to `pod`: its name, node and UID. */
+export function bindingTo(pod: Pod, sourcePod?: string): ClaimBinding {
+  return {
+    podName: pod.metadata.name,
+    ...(pod.spec.nodeName ? { nodeName: pod.spec.nodeName } : {}),
+    ...(pod.metadata.uid ? { podUID: pod.metadata.uid } : {}),
+    ...(sourcePod ? { sourcePod } : {}),
+  };
 }
 
-/** The generation the server will have after writing `spec` (it bumps only on a spec change). */
-export function generationAfter(c: PodClaim, spec: PodClaim['spec']): number {
-  const g = c.metadata.generation ?? 0;
-  return deepEqual(c.spec, spec) ? g : g + 1;
-}
-
+/** A bind: the pod's CAS (`podWrites`, empty when resuming), then one status write of the claim. */
 export function bindClaim(c: PodClaim, pod: Pod, podWrites: Write[], now: number, why: string): Decision {
-  const spec = { ...c.spec, podName: pod.metadata.name, nodeName: pod.spec.nodeName ?? '' };
-  const conditions = setCondition(
-    c.status?.conditions,
-    boundCondition(pod.metadata.name, generationAfter(c, spec)),
-    now,
-  );
+  const generation = c.metadata.generation ?? 0;
+  const conditions = setCondition(c.status?.conditions, boundCondition(pod.metadata.name, generation), now);
   const status: PodClaimStatus = {
     ...c.status,
     phase: 'Bound',
@@ -69,12 +65,7 @@ export function bindClaim(c: PodClaim, pod: Pod, podWrites: Write[], now: number
   return {
     writes: [
       ...podWrites,
-      {
-        op: 'update',
-        object: withSpec(withPodUid(unmarkedLost(c), pod), spec),
-        why: `${why}: podName=${pod.metadata.name}`,
-      },
-      statusPatch(c, status, now, undefined, generationAfter(c, spec)),
+      bindingWrite(c, bindingTo(pod), `${why}: podName=${pod.metadata.name}`, statusPatch(c, status, now)),
     ],
     events: [
       event(c, 'Normal', 'Bound', `bound to pod ${pod.metadata.name} on node ${pod.spec.nodeName ?? ''}`),
@@ -94,7 +85,8 @@ export function ensurePhase(
   // A Bound claim whose Bound condition still says why it waited (the bind's status patch did not
   // land) gets it corrected with the phase.
   const bound = findCondition(c.status?.conditions, CONDITION_BOUND);
-  const boundStale = phase === 'Bound' && bound !== undefined && bound.status !== 'True' && c.spec.podName;
+  const podName = podNameOf(c);
+  const boundStale = phase === 'Bound' && bound !== undefined && bound.status !== 'True' && podName;
   const upToDate =
     c.status?.phase === phase &&
     c.status.observedGeneration === (c.metadata.generation ?? 0) &&
@@ -102,11 +94,7 @@ export function ensurePhase(
     cond.reason === phase &&
     !boundStale;
   const conditions = boundStale
-    ? setCondition(
-        c.status?.conditions,
-        boundCondition(c.spec.podName ?? '', c.metadata.generation ?? 0),
-        now,
-      )
+    ? setCondition(c.status?.conditions, boundCondition(podName ?? '', c.metadata.generation ?? 0), now)
     : c.status?.conditions;
   const d: Decision = {
     writes: upToDate
@@ -146,8 +134,8 @@ export function conditionWrites(
 }
 
 /**
- * Status as a merge patch fenced on the claim's UID only: it follows a spec write in the same
- * decision, whose new resourceVersion we do not know. Phase is derived state; safety never reads it.
+ * Status as a merge patch fenced on the claim's UID only, never carrying the binding (only
+ * `bindingWrite`, a CAS, writes that): phase and conditions are derived state; safety never reads them.
  */
 export function statusPatch(
   c: PodClaim,
@@ -177,11 +165,12 @@ export function statusPatch(
   const conditions = setCondition(status.conditions ?? c.status?.conditions, ready, now);
   // A claim without a pod (Pending, Lost) has no address: a merge patch's null removes it.
   const address = (phase === 'Pending' || phase === 'Lost') && c.status?.address ? { address: null } : {};
+  const { podName: _p, nodeName: _n, podUID: _u, sourcePod: _s, ...derived } = status;
   return {
     op: 'patchStatus',
     kind: 'PodClaim',
     key: keyOf(c),
-    patch: { status: { ...status, phase, conditions, observedGeneration, ...address } },
+    patch: { status: { ...derived, phase, conditions, observedGeneration, ...address } },
     precondition: { uid: c.metadata.uid! },
     why: `phase ${phase}`,
   };

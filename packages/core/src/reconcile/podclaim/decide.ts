@@ -2,8 +2,9 @@
 // first check that has something to do decides; each decision is one resumable step, so whatever
 // prefix of its writes landed, the next decision (from a fresh read) continues from there.
 
+import { bindingOf, type ClaimBinding } from '../../api/claim-binding.ts';
 import { setCondition } from '../../api/conditions.ts';
-import { ANNOTATION_MIGRATE, ANNOTATION_MIGRATE_TO, FINALIZER_RELEASE } from '../../api/constants.ts';
+import { ANNOTATION_MIGRATE, ANNOTATION_MIGRATE_TO } from '../../api/constants.ts';
 import { type Decision, event } from '../../api/decision.ts';
 import { keyOf, toTimestamp } from '../../api/meta.ts';
 import { isDeleting, isPodFinished } from '../../api/pod-predicates.ts';
@@ -11,7 +12,7 @@ import type { Pod, PodClaim, PodClaimPhase, PodClaimStatus } from '../../api/typ
 import { bindCandidates, pickCandidate } from '../../pool/bind-candidates.ts';
 import { ClaimIndex } from '../../pool/claim-index.ts';
 import { hasHeldPodHints, heldPodHints } from '../../pool/disruption-hints.ts';
-import { lostPolicyOf, markedLost } from '../../pool/lost-policy.ts';
+import { lostPolicyOf } from '../../pool/lost-policy.ts';
 import {
   isClaimedBy,
   isIdleAndReady,
@@ -26,15 +27,16 @@ import { SAFETY_RULES, type SafetyRules } from '../safety-rules.ts';
 import { podLostCondition } from './bound-condition.ts';
 import {
   bindClaim,
+  bindingWrite,
   conditionWrites,
   ensurePhase,
-  generationAfter,
   hasReleaseFinalizer,
   statusPatch,
-  withoutPodUid,
+  withReleaseFinalizer,
 } from './claim-writes.ts';
 import { releaseStrays } from './finalize.ts';
 import { foreignLabelEvents } from './foreign-label.ts';
+import { moveLegacyBinding } from './legacy-binding.ts';
 import { continueMigration, repairSelfMigration, startMigration } from './migration.ts';
 import { type PodClaimSnapshot, WAIT_MS } from './snapshot.ts';
 import { holdLost, waitDecision, waitReason } from './waiting.ts';
@@ -43,6 +45,8 @@ import { holdLost, waitDecision, waitReason } from './waiting.ts';
 export interface PodClaimContext {
   s: PodClaimSnapshot;
   c: PodClaim;
+  /** The claim's binding (status, or a legacy claim's spec). */
+  b: ClaimBinding;
   ns: string;
   index: ClaimIndex;
   byName: Map<string, Pod>;
@@ -50,7 +54,7 @@ export interface PodClaimContext {
   policy: PodRelease;
   /** Pods labelled for this claim. */
   labelledOurs: Pod[];
-  /** Pods labelled for this claim that it does not reference by spec.podName. */
+  /** Pods labelled for this claim that it does not reference as its pod. */
   strays: Pod[];
   migrationRequested: boolean;
   rules: SafetyRules;
@@ -62,15 +66,17 @@ type Check = (x: PodClaimContext) => Decision | undefined;
 function podClaimContext(s: PodClaimSnapshot, rules: SafetyRules = SAFETY_RULES): PodClaimContext {
   const c = s.claim;
   const labelledOurs = s.pods.filter((p) => isClaimedBy(p, c));
+  const b = bindingOf(c);
   return {
     s,
     c,
+    b,
     ns: c.metadata.namespace ?? '',
     index: new ClaimIndex(s.claims),
     byName: new Map(s.pods.map((p) => [p.metadata.name, p])),
     policy: poolRelease(s.pool, s.pool && rules.judgePoolSource(s.pool, s.poolSource)),
     labelledOurs,
-    strays: labelledOurs.filter((p) => p.metadata.name !== c.spec.podName && !isDeleting(p)),
+    strays: labelledOurs.filter((p) => p.metadata.name !== b.podName && !isDeleting(p)),
     migrationRequested: c.metadata.annotations?.[ANNOTATION_MIGRATE] !== undefined,
     rules,
   };
@@ -82,25 +88,26 @@ const finalizeWhenDeleting: Check = (x) =>
     ? x.rules.finalize(x.s, x.index, x.byName, x.labelledOurs, x.policy, x.rules)
     : undefined;
 
-/** A claim that holds (or may hold) a pod carries the release finalizer before anything else. */
-const addReleaseFinalizer: Check = ({ c, labelledOurs }) => {
-  const holdsSomething = Boolean(c.spec.podName || c.spec.sourcePod) || labelledOurs.length > 0;
-  if (hasReleaseFinalizer(c) || !holdsSomething) return undefined;
-  const next = {
-    ...c,
-    metadata: { ...c.metadata, finalizers: [...(c.metadata.finalizers ?? []), FINALIZER_RELEASE] },
-  };
+/** A claim stored by an earlier release: its binding moves from spec to status first. */
+const moveBindingToStatus: Check = ({ c }) => moveLegacyBinding(c);
+
+/**
+ * A claim carries the release finalizer before it holds a pod: a write of its own, since the bind's
+ * only claim write is to status (claimkit's clients create claims with it, so they never need it).
+ */
+const addReleaseFinalizer: Check = ({ c }) => {
+  if (hasReleaseFinalizer(c)) return undefined;
   return {
-    writes: [{ op: 'update', object: next, why: 'add release finalizer' }],
+    writes: [{ op: 'update', object: withReleaseFinalizer(c), why: 'add release finalizer' }],
     events: [],
     requeueAfterMs: 0,
   };
 };
 
-/** P2, P7: the pod spec.podName references is still there and ours, or the claim says why not. */
-const keepReferencedPod: Check = ({ s, c, index, byName, rules }) => {
-  if (!c.spec.podName) return undefined;
-  const cached = byName.get(c.spec.podName);
+/** P2, P7: the pod the claim is bound to is still there and ours, or the claim says why not. */
+const keepReferencedPod: Check = ({ s, c, b, index, byName, rules }) => {
+  if (!b.podName) return undefined;
+  const cached = byName.get(b.podName);
   const cur = s.liveCurrent ? (s.liveCurrent.found ? s.liveCurrent.pod : undefined) : cached;
   const hold = rules.judgeReferencedPod(c, cur, index, s.labelHolder);
   if (hold.kind === 'ours') return undefined;
@@ -114,7 +121,7 @@ const keepReferencedPod: Check = ({ s, c, index, byName, rules }) => {
     // P7: a label naming a claim that does not hold the pod never takes it from us. Remove it
     // (never relabel A->B in one write, P1); the next pass labels the pod ours.
     const msg =
-      `pod ${c.spec.podName} was labelled for ${hold.labelled}, which ${hold.why}; ` +
+      `pod ${b.podName} was labelled for ${hold.labelled}, which ${hold.why}; ` +
       `the label is removed and claim ${c.metadata.name} keeps the pod`;
     // The claim the label names (if it exists) is told too: its own reconcile will not see the label.
     const named = s.labelHolder?.found ? s.labelHolder.claim : undefined;
@@ -124,33 +131,26 @@ const keepReferencedPod: Check = ({ s, c, index, byName, rules }) => {
       requeueAfterMs: 0,
     };
   }
-  const spec = rules.dropPodReference(c.spec);
-  const why = `pod ${c.spec.podName} ${hold.why}`;
+  const binding = rules.dropPodReference(b);
+  const why = `pod ${b.podName} ${hold.why}`;
   const conditions = setCondition(
     c.status?.conditions,
-    podLostCondition(why, generationAfter(c, spec)),
+    podLostCondition(why, c.metadata.generation ?? 0),
     s.now,
   );
   const status: PodClaimStatus = { ...c.status, phase: 'Lost', lostTime: toTimestamp(s.now), conditions };
   const next = lostPolicyOf(c) === 'Fail' ? 'stays Lost (lostPolicy Fail)' : 'will bind again';
   return {
-    writes: [
-      {
-        op: 'update',
-        object: markedLost(withoutPodUid({ ...c, spec }), toTimestamp(s.now)),
-        why: `clear podName: pod ${hold.why}`,
-      },
-      statusPatch(c, status, s.now, undefined, generationAfter(c, spec)),
-    ],
+    writes: [bindingWrite(c, binding, `clear podName: pod ${hold.why}`, statusPatch(c, status, s.now))],
     events: [event(c, 'Warning', 'Lost', `${why}; claim is Lost and ${next}`)],
     requeueAfterMs: 0,
   };
 };
 
 /** A migration in progress: drain and release the source (or repair sourcePod == podName). */
-const continueMigrationInProgress: Check = ({ s, c, index, byName, policy, rules }) => {
-  if (!c.spec.sourcePod) return undefined;
-  if (c.spec.sourcePod === c.spec.podName) return repairSelfMigration(c);
+const continueMigrationInProgress: Check = ({ s, c, b, index, byName, policy, rules }) => {
+  if (!b.sourcePod) return undefined;
+  if (b.sourcePod === b.podName) return repairSelfMigration(c);
   return continueMigration(s, index, byName, policy, rules);
 };
 
@@ -158,8 +158,8 @@ const continueMigrationInProgress: Check = ({ s, c, index, byName, policy, rules
  * No pod yet: adopt a pod we CAS'd but did not record (resume), release other strays, or bind.
  * Only from a pool that exists, and never once lostPolicy Fail has made the claim Lost for good.
  */
-const bindWhenUnbound: Check = ({ s, c, ns, index, policy, strays, rules }) => {
-  if (c.spec.podName) return undefined;
+const bindWhenUnbound: Check = ({ s, c, b, ns, index, policy, strays, rules }) => {
+  if (b.podName) return undefined;
   const lostForGood = rules.isLostForGood(c);
   const mayBind = s.pool !== undefined && !lostForGood;
   const adopt = strays.find((p) => isAdoptable(p, c, ns, index));
@@ -199,8 +199,8 @@ const releaseOtherStrays: Check = (x) => {
 
 /** A requested migration starts once a target exists (named by migrate-to, or the best Idle pod). */
 const startRequestedMigration: Check = (x) => {
-  const { s, c, ns, index, byName } = x;
-  if (!x.migrationRequested || !c.spec.podName) return undefined;
+  const { s, c, b, ns, index, byName } = x;
+  if (!x.migrationRequested || !b.podName) return undefined;
   if (!s.pool) {
     // Migration targets come only from the claim's own pool, which must exist.
     const msg = `pool ${c.spec.poolName} does not exist: no migration target`;
@@ -211,7 +211,7 @@ const startRequestedMigration: Check = (x) => {
     };
   }
   const adopted = adoptableTarget(x);
-  if (adopted) return startMigration(c, byName.get(c.spec.podName), adopted, [], s.now);
+  if (adopted) return startMigration(c, byName.get(b.podName), adopted, [], s.now);
   const wanted = c.metadata.annotations?.[ANNOTATION_MIGRATE_TO];
   let target: Pod | undefined;
   if (wanted) {
@@ -227,13 +227,13 @@ const startRequestedMigration: Check = (x) => {
   } else {
     target = pickCandidate(
       bindCandidates(c.spec.poolName, s.pods, index, s.unservable).filter(
-        (p) => p.metadata.name !== c.spec.podName,
+        (p) => p.metadata.name !== b.podName,
       ),
       c,
     );
   }
   if (!target) {
-    if (c.status?.phase !== 'Bound') return ensurePhase(c, 'Bound', s.now, 0, `bound to ${c.spec.podName}`);
+    if (c.status?.phase !== 'Bound') return ensurePhase(c, 'Bound', s.now, 0, `bound to ${b.podName}`);
     const msg = wanted
       ? `migration target ${wanted} is not an Idle pod of pool ${c.spec.poolName}`
       : 'no Idle pod to migrate to';
@@ -243,31 +243,22 @@ const startRequestedMigration: Check = (x) => {
       requeueAfterMs: WAIT_MS,
     };
   }
-  return startMigration(c, byName.get(c.spec.podName), target, [x.rules.bindPodWrite(target, c)], s.now);
+  return startMigration(c, byName.get(b.podName), target, [x.rules.bindPodWrite(target, c)], s.now);
 };
 
-/** spec.nodeName follows the pod's node (a pod scheduled after the bind). */
-const syncNodeName: Check = ({ c, byName }) => {
-  const pod = c.spec.podName ? byName.get(c.spec.podName) : undefined;
-  if (!pod?.spec.nodeName || pod.spec.nodeName === c.spec.nodeName) return undefined;
-  return {
-    writes: [
-      {
-        op: 'update',
-        object: { ...c, spec: { ...c.spec, nodeName: pod.spec.nodeName } },
-        why: 'sync nodeName',
-      },
-    ],
-    events: [],
-  };
+/** status.nodeName follows the pod's node (a pod scheduled after the bind). */
+const syncNodeName: Check = ({ c, b, byName }) => {
+  const pod = b.podName ? byName.get(b.podName) : undefined;
+  if (!pod?.spec.nodeName || pod.spec.nodeName === b.nodeName) return undefined;
+  return { writes: [bindingWrite(c, { ...b, nodeName: pod.spec.nodeName }, 'sync nodeName')], events: [] };
 };
 
 /**
  * A pod bound before claimkit set disruption hints gets them (one CAS patch, hints only: its
  * labels and the claim's podMetadata are left as the bind wrote them).
  */
-const ensureHeldPodHints: Check = ({ c, byName }) => {
-  const pod = c.spec.podName ? byName.get(c.spec.podName) : undefined;
+const ensureHeldPodHints: Check = ({ c, b, byName }) => {
+  const pod = b.podName ? byName.get(b.podName) : undefined;
   if (!pod || !isClaimedBy(pod, c) || isDeleting(pod) || hasHeldPodHints(pod)) return undefined;
   return {
     writes: [
@@ -284,12 +275,13 @@ const ensureHeldPodHints: Check = ({ c, byName }) => {
   };
 };
 
-const reportBound: Check = ({ s, c }) =>
-  ensurePhase(c, 'Bound', s.now, undefined, `bound to ${c.spec.podName}`);
+const reportBound: Check = ({ s, c, b }) =>
+  ensurePhase(c, 'Bound', s.now, undefined, `bound to ${b.podName}`);
 
 /** The checks, in the order they are asked. */
 const POD_CLAIM_CHECKS: readonly Check[] = [
   finalizeWhenDeleting,
+  moveBindingToStatus,
   addReleaseFinalizer,
   keepReferencedPod,
   continueMigrationInProgress,

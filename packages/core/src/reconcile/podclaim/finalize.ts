@@ -1,5 +1,6 @@
 // P3: a deleting claim's finalizer always completes; and the release of pods labelled ours that we
 // do not reference. A pod another claim references keeps that claim: only our label goes.
+import { bindingOf } from '../../api/claim-binding.ts';
 import { FINALIZER_RELEASE } from '../../api/constants.ts';
 import { type Decision, type EventSpec, event, type Write } from '../../api/decision.ts';
 import type { Pod, PodClaim, ReleasePolicy } from '../../api/types.ts';
@@ -23,7 +24,8 @@ export function finalize(
   const writes: Write[] = [];
   const repairs: EventSpec[] = [];
   const seen = new Set<string>();
-  const involved = [c.spec.podName, c.spec.sourcePod, ...labelledOurs.map((p) => p.metadata.name)];
+  const b = bindingOf(c);
+  const involved = [b.podName, b.sourcePod, ...labelledOurs.map((p) => p.metadata.name)];
   for (const name of involved) {
     if (!name || seen.has(name)) continue;
     seen.add(name);

@@ -1,5 +1,6 @@
 // Gathers a PodClaim's snapshot: the cache for most reads, live reads before anything that declares
 // a pod gone or taken (P2, P7), and a live list of claims before a finalize or a stray's release.
+import { podNameOf, REFERENCE_INDEX_FIELDS, referencesPod, sourcePodOf } from '../../api/claim-binding.ts';
 import { ANNOTATION_MIGRATE, ANNOTATION_MIGRATE_TO, LABEL_CLAIMED_BY } from '../../api/constants.ts';
 import { getOrUndefined } from '../../api/errors.ts';
 import { matchesSelector } from '../../api/labels.ts';
@@ -35,7 +36,7 @@ export async function gatherPodClaim(
   // reconcile would make a pool of N claims cost O(N^2).
   const pods = new Map<string, Pod>();
   const add = (p: Pod) => pods.set(p.metadata.name, p);
-  for (const name of [claim.spec.podName, claim.spec.sourcePod]) {
+  for (const name of [podNameOf(claim), sourcePodOf(claim)]) {
     if (!name) continue;
     const cached = await getOrUndefined(deps.cache.get('Pod', { namespace: ns, name }));
     // A cache NotFound may just be lag: ask the server (P2's live confirmation happens below too).
@@ -50,8 +51,8 @@ export async function gatherPodClaim(
   const deleting = Boolean(claim.metadata.deletionTimestamp);
   let unservable: Set<string> | undefined;
   let turn: number | undefined;
-  const wantsPod = !claim.spec.podName || claim.metadata.annotations?.[ANNOTATION_MIGRATE] !== undefined;
-  if (!deleting && wantsPod && !claim.spec.sourcePod) {
+  const wantsPod = !podNameOf(claim) || claim.metadata.annotations?.[ANNOTATION_MIGRATE] !== undefined;
+  if (!deleting && wantsPod && !sourcePodOf(claim)) {
     // The oldest Idle candidates, read oldest first until the window is full: the cost is the
     // window's, not the pool's (thousands of warm pods). Pods on NotReady or cordoned nodes are
     // never candidates (serving.ts): only the nodes of the pods looked at are read.
@@ -63,7 +64,7 @@ export async function gatherPodClaim(
     // of this process holds left out (binds in flight are neither ahead of it nor free).
     const inFlight = deps.bindsInFlight?.holders(now) ?? new Set<string>();
     turn =
-      claim.spec.podName || !deps.waiting
+      podNameOf(claim) || !deps.waiting
         ? undefined
         : deps.waiting.waitingAhead(ns, claim.spec.poolName, claim.metadata.name, inFlight);
     const oldest = await readOldestBindCandidates(
@@ -95,8 +96,7 @@ export async function gatherPodClaim(
   // A stray (labelled ours, not referenced by us) is released unless another claim references it:
   // decide that on a live list too, so a cache that lags a reference cannot free a held pod (P7).
   const hasStray = labelled.items.some(
-    (p) =>
-      p.metadata.name !== claim.spec.podName && p.metadata.name !== claim.spec.sourcePod && !isDeleting(p),
+    (p) => p.metadata.name !== podNameOf(claim) && p.metadata.name !== sourcePodOf(claim) && !isDeleting(p),
   );
   let claims: PodClaim[];
   if (deleting || hasStray) {
@@ -104,9 +104,10 @@ export async function gatherPodClaim(
   } else {
     const byUid = new Map<string, PodClaim>([[claim.metadata.uid ?? claim.metadata.name, claim]]);
     for (const name of pods.keys()) {
-      for (const field of ['spec.podName', 'spec.sourcePod']) {
+      for (const field of REFERENCE_INDEX_FIELDS) {
         const refs = await deps.cache.list('PodClaim', { namespace: ns, fieldSelector: { [field]: name } });
-        for (const r of refs.items) byUid.set(r.metadata.uid ?? r.metadata.name, r);
+        for (const r of refs.items)
+          if (referencesPod(r, name)) byUid.set(r.metadata.uid ?? r.metadata.name, r);
       }
     }
     claims = [...byUid.values()];
@@ -121,8 +122,9 @@ export async function gatherPodClaim(
     ...(unservable ? { unservable } : {}),
     ...(turn !== undefined ? { turn } : {}),
   };
-  if (claim.spec.podName) {
-    const cached = pods.get(claim.spec.podName);
+  const boundTo = podNameOf(claim);
+  if (boundTo) {
+    const cached = pods.get(boundTo);
     // Anything but "labelled ours and running" is confirmed live before deciding on it (a finished
     // pod is lost to the claim, P2: the cache must not be the one to say so).
     const healthy =
@@ -132,7 +134,7 @@ export async function gatherPodClaim(
       isClaimedBy(cached, claim) &&
       !isReplacement(claim, cached);
     if (!healthy) {
-      const pod = await getOrUndefined(deps.client.get('Pod', { namespace: ns, name: claim.spec.podName }));
+      const pod = await getOrUndefined(deps.client.get('Pod', { namespace: ns, name: boundTo }));
       snap.liveCurrent = pod ? { found: true, pod } : { found: false };
       if (pod) pods.set(pod.metadata.name, pod);
       snap.pods = [...pods.values()];
@@ -147,7 +149,7 @@ export async function gatherPodClaim(
       const rivalInCache = claims.some(
         (c) =>
           c.metadata.uid !== claim.metadata.uid &&
-          (c.spec.podName === claim.spec.podName || c.spec.sourcePod === claim.spec.podName),
+          (podNameOf(c) === podNameOf(claim) || sourcePodOf(c) === podNameOf(claim)),
       );
       if (pod && !isDeleting(pod) && claimedBy(pod) === undefined && rivalInCache && !deleting && !hasStray) {
         snap.claims = (await deps.client.list('PodClaim', { namespace: ns })).items;

@@ -1,13 +1,15 @@
-// P2 and P7: whether a claim still holds the pod its spec.podName references.
+// P2 and P7: whether a claim still holds the pod its binding references.
+
+import { type ClaimBinding, referencesPod } from '../../api/claim-binding.ts';
 import { parseTimestamp } from '../../api/meta.ts';
 import { isDeleting, isPodFinished } from '../../api/pod-predicates.ts';
-import type { Pod, PodClaim, PodClaimSpec } from '../../api/types.ts';
+import type { Pod, PodClaim } from '../../api/types.ts';
 import { boundPodUid, isReplacement } from '../../pool/bound-pod.ts';
 import type { ClaimIndex } from '../../pool/claim-index.ts';
 import { claimedBy, claimedByUid, isClaimedBy } from '../../pool/pods.ts';
 import type { ClaimLookup } from './snapshot.ts';
 
-/** How a claim stands with the pod its spec.podName references. */
+/** How a claim stands with the pod its binding references. */
 export type PodHold =
   | { kind: 'ours' }
   | { kind: 'unlabelled'; pod: Pod }
@@ -17,7 +19,7 @@ export type PodHold =
   | { kind: 'unknown' };
 
 /**
- * P2 and P7: a claim keeps the pod its spec references unless the pod is gone, being deleted or
+ * P2 and P7: a claim keeps the pod its binding references unless the pod is gone, being deleted or
  * finished (phase Succeeded or Failed: it never runs again, as good as gone), or
  * another claim that references the pod holds it (its label, or the oldest reference when the pod
  * is unlabelled). A label naming a deleting, missing or non-referencing claim takes nothing away.
@@ -58,14 +60,14 @@ export function judgeReferencedPod(
   const uid = claimedByUid(cur);
   if (uid !== undefined && uid !== holder.metadata.uid)
     return { kind: 'foreignLabel', pod: cur, labelled, why: 'is a previous claim of that name' };
-  if (holder.spec.podName !== cur.metadata.name && holder.spec.sourcePod !== cur.metadata.name)
+  if (!referencesPod(holder, cur.metadata.name))
     return { kind: 'foreignLabel', pod: cur, labelled, why: 'does not reference it' };
   return { kind: 'lost', why: `is claimed by ${labelled}` };
 }
 
-/** P2: a claim whose pod is lost stops referencing it (and binds again). */
-export function dropPodReference(spec: PodClaimSpec): PodClaimSpec {
-  return { ...spec, podName: '', nodeName: '' };
+/** P2: a claim whose pod is lost stops referencing it (and binds again); a migration's source stays. */
+export function dropPodReference(b: ClaimBinding): ClaimBinding {
+  return b.sourcePod ? { sourcePod: b.sourcePod } : {};
 }
 
 function isOlder(a: PodClaim, b: PodClaim): boolean {

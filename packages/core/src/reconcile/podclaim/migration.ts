@@ -1,5 +1,6 @@
-// Migration: start (CAS the target, then sourcePod=old, podName=target), drain the source, stop
-// referencing it, release it. Every step resumable; sourcePod == podName is repaired, not run.
+// Migration: start (CAS the target, then one status write: sourcePod=old, podName=target), drain the
+// source, drop the request, stop referencing the source, release it. Every step resumable; sourcePod == podName is repaired, not run.
+import { bindingOf, podNameOf } from '../../api/claim-binding.ts';
 import { ANNOTATION_MIGRATE, ANNOTATION_MIGRATE_TO } from '../../api/constants.ts';
 import { type Decision, event, type Write } from '../../api/decision.ts';
 import { parseTimestamp } from '../../api/meta.ts';
@@ -16,7 +17,7 @@ import {
 } from '../../pool/pods.ts';
 import type { PodRelease } from '../../pool/template-hash.ts';
 import type { SafetyRules } from '../safety-rules.ts';
-import { generationAfter, statusPatch, withPodUid, withSpec } from './claim-writes.ts';
+import { bindingTo, bindingWrite, statusPatch } from './claim-writes.ts';
 import type { PodClaimSnapshot } from './snapshot.ts';
 
 export function startMigration(
@@ -26,12 +27,7 @@ export function startMigration(
   podWrites: Write[],
   now: number,
 ): Decision {
-  const spec = {
-    ...c.spec,
-    sourcePod: c.spec.podName ?? '',
-    podName: target.metadata.name,
-    nodeName: target.spec.nodeName ?? '',
-  };
+  const from = podNameOf(c) ?? '';
   const status: PodClaimStatus = {
     ...c.status,
     phase: 'Migrating',
@@ -42,19 +38,19 @@ export function startMigration(
   return {
     writes: [
       ...podWrites,
-      {
-        op: 'update',
-        object: withSpec(withPodUid(c, target), spec),
-        why: `migrate ${spec.sourcePod} -> ${target.metadata.name}`,
-      },
-      statusPatch(c, status, now, undefined, generationAfter(c, spec)),
+      bindingWrite(
+        c,
+        bindingTo(target, from),
+        `migrate ${from} -> ${target.metadata.name}`,
+        statusPatch(c, status, now),
+      ),
     ],
     events: [
       event(
         c,
         'Normal',
         'MigrationStarted',
-        `migrating from ${source?.metadata.name ?? spec.sourcePod} to ${target.metadata.name} (${c.metadata.annotations?.[ANNOTATION_MIGRATE] ?? ''})`,
+        `migrating from ${source?.metadata.name ?? from} to ${target.metadata.name} (${c.metadata.annotations?.[ANNOTATION_MIGRATE] ?? ''})`,
       ),
     ],
     requeueAfterMs: 0,
@@ -66,14 +62,11 @@ export function startMigration(
  * is the whole repair: "finishing" it would release the claim's own pod.
  */
 export function repairSelfMigration(c: PodClaim): Decision {
-  const msg = `sourcePod and podName both name ${c.spec.podName}: cleared sourcePod; the claim keeps its pod`;
+  const b = bindingOf(c);
+  const msg = `sourcePod and podName both name ${b.podName}: cleared sourcePod; the claim keeps its pod`;
   return {
     writes: [
-      {
-        op: 'update',
-        object: { ...c, spec: { ...c.spec, sourcePod: '' } },
-        why: `clear self-referencing sourcePod ${c.spec.sourcePod}`,
-      },
+      bindingWrite(c, { ...b, sourcePod: undefined }, `clear self-referencing sourcePod ${b.sourcePod}`),
     ],
     events: [event(c, 'Warning', 'SelfMigrationRepaired', msg)],
     requeueAfterMs: 0,
@@ -89,7 +82,8 @@ export function continueMigration(
 ): Decision {
   const c = s.claim;
   const ns = c.metadata.namespace ?? '';
-  const src = byName.get(c.spec.sourcePod!);
+  const b = bindingOf(c);
+  const src = byName.get(b.sourcePod!);
   const drainMs = (s.pool?.spec.drainSeconds ?? 0) * 1000;
   // A finished source serves nobody: no drain, it is released (deleted) at once.
   if (src && isClaimedBy(src, c) && !isDeleting(src) && !isPodFinished(src)) {
@@ -99,16 +93,29 @@ export function continueMigration(
     const since = parseTimestamp(src.metadata.annotations?.[ANNOTATION_DRAINING_SINCE]) ?? s.now - drainMs;
     if (s.now < since + drainMs) return { writes: [], events: [], requeueAfterMs: since + drainMs - s.now };
   }
-  // Stop referencing the source first, then release it: a released pod is never still referenced.
+  // The request goes first (a write of its own): once sourcePod is cleared, a request still on the
+  // claim would start a new migration.
   const annotations = { ...(c.metadata.annotations ?? {}) };
   delete annotations[ANNOTATION_MIGRATE];
   delete annotations[ANNOTATION_MIGRATE_TO];
-  const next: PodClaim = {
-    ...c,
-    metadata: { ...c.metadata, annotations },
-    spec: { ...c.spec, sourcePod: '' },
-  };
-  const writes: Write[] = [{ op: 'update', object: next, why: `finish migration from ${c.spec.sourcePod}` }];
+  if (Object.keys(annotations).length !== Object.keys(c.metadata.annotations ?? {}).length) {
+    const next: PodClaim = { ...c, metadata: { ...c.metadata, annotations } };
+    return {
+      writes: [{ op: 'update', object: next, why: `migration from ${b.sourcePod} done: drop the request` }],
+      events: [],
+      requeueAfterMs: 0,
+    };
+  }
+  // Stop referencing the source first, then release it: a released pod is never still referenced.
+  const phase: PodClaimPhase = b.podName ? 'Bound' : 'Lost';
+  const writes: Write[] = [
+    bindingWrite(
+      c,
+      { ...b, sourcePod: undefined },
+      `finish migration from ${b.sourcePod}`,
+      statusPatch(c, { ...c.status, phase }, s.now),
+    ),
+  ];
   // The source is ours to release when labelled ours, or unlabelled and still Bound/Draining (a
   // deleting claim's finalizer dropped only its own label): otherwise it would leak (P7).
   const srcOurs =
@@ -117,18 +124,13 @@ export function continueMigration(
     !index.otherReference(ns, src.metadata.name, c);
   if (src && srcOurs)
     writes.push(rules.releasePodWrite(src, policy, `release migration source ${src.metadata.name}`));
-  const phase: PodClaimPhase = c.spec.podName ? 'Bound' : 'Lost';
-  writes.push(statusPatch(c, { ...c.status, phase }, s.now, undefined, generationAfter(c, next.spec)));
   return {
     writes,
     events: [
-      event(
-        c,
-        'Normal',
-        'Migrated',
-        `migration from ${c.spec.sourcePod} to ${c.spec.podName || '(lost)'} finished`,
-        { migration: c.spec.podName ? 'success' : 'lost', pool: c.spec.poolName },
-      ),
+      event(c, 'Normal', 'Migrated', `migration from ${b.sourcePod} to ${b.podName || '(lost)'} finished`, {
+        migration: b.podName ? 'success' : 'lost',
+        pool: c.spec.poolName,
+      }),
     ],
     requeueAfterMs: 0,
   };

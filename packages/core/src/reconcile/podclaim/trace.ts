@@ -3,6 +3,7 @@
 // spec write records that trace in the annotation (the release finalizer's or the bind's, so no
 // extra write), and the root span, from the claim's creation to its first Bound, is emitted by the
 // reconcile whose status write made it Bound.
+import { podNameOf } from '../../api/claim-binding.ts';
 import { ANNOTATION_TRACEPARENT } from '../../api/constants.ts';
 import type { Decision, Write } from '../../api/decision.ts';
 import { traceRootOf } from '../../api/tracing.ts';
@@ -51,8 +52,10 @@ export const podClaimTrace: ReconcileTrace<PodClaimSnapshot> = {
       );
     if (!bound) return undefined;
     const created = Date.parse(claim.metadata.creationTimestamp ?? '');
-    const pod = d.writes.find((w) => isClaimUpdate(w, claim));
-    const podName = pod?.op === 'update' ? (pod.object as PodClaim).spec.podName : claim.spec.podName;
+    const podName =
+      (bound.op === 'patchStatus'
+        ? (bound.patch as { status?: { podName?: string } }).status?.podName
+        : undefined) ?? podNameOf(claim);
     return {
       name: 'claim.bound',
       startTime: Number.isNaN(created) ? now : created,

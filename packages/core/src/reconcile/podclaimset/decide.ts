@@ -1,6 +1,7 @@
 // PodClaimSet decisions (pure): scale out (with a guard against duplicates from a stale cache:
 // creations and deletions are decided on a live view only), scale in (P4), status counts for the
 // scale subresource.
+import { podNameOf } from '../../api/claim-binding.ts';
 import { setCondition } from '../../api/conditions.ts';
 import { FINALIZER_RELEASE, LABEL_CLAIM_SET } from '../../api/constants.ts';
 import { type Decision, type EventSpec, event, type Write } from '../../api/decision.ts';
@@ -135,7 +136,7 @@ function claimSpecFromTemplate(set: PodClaimSet): PodClaim['spec'] {
 }
 
 function statusFor(set: PodClaimSet, active: PodClaim[], blocked: number, now: number): PodClaimSetStatus {
-  const bound = active.filter((c) => c.status?.phase === 'Bound' && c.spec.podName).length;
+  const bound = active.filter((c) => c.status?.phase === 'Bound' && podNameOf(c)).length;
   const migrating = active.filter(isMigrating).length;
   const lost = active.filter((c) => c.status?.phase === 'Lost').length;
   const pending = active.length - bound - migrating - lost;

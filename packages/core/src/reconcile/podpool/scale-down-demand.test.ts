@@ -88,7 +88,7 @@ describe('scale-down keeps the Idle pods waiting claims can take', () => {
     await settleAll(w, reconcilePodClaim, 'PodClaim', claims);
     await reconcilePodPool(w.deps, key('web'));
     expect(podWrites(w.model, from)).toEqual({ creates: 0, deletes: 5 });
-    expect(claims.map((c) => w.get('PodClaim', c).spec.podName)).toEqual([
+    expect(claims.map((c) => w.get('PodClaim', c).status?.podName)).toEqual([
       expect.any(String),
       expect.any(String),
       expect.any(String),
@@ -104,7 +104,7 @@ describe('scale-down keeps the Idle pods waiting claims can take', () => {
     await w.cache.list('Pod');
     w.cache.kindLag = { Pod: 1000 };
     for (const c of claims.slice(0, 3)) await reconcilePodClaim({ ...w.deps, cache: w.model }, key(c));
-    const taken = claims.slice(0, 3).map((c) => w.get('PodClaim', c).spec.podName!);
+    const taken = claims.slice(0, 3).map((c) => w.get('PodClaim', c).status!.podName!);
     expect(taken).toHaveLength(3);
     await lowerMinIdle(w.model, 2);
     // Truly 7 Idle, 3 claims waiting, minIdle 2: 2 to delete, none of them taken.
@@ -119,7 +119,7 @@ describe('scale-down keeps the Idle pods waiting claims can take', () => {
     await settleAll(w, reconcilePodClaim, 'PodClaim', claims);
     await reconcilePodPool(w.deps, key('web'));
     expect(podWrites(w.model, from)).toEqual({ creates: 0, deletes: 2 });
-    expect(claims.every((c) => w.get('PodClaim', c).spec.podName)).toBe(true);
+    expect(claims.every((c) => w.get('PodClaim', c).status?.podName)).toBe(true);
     expect(idleLeft(w.model)).toBe(2);
   });
 
