@@ -5,6 +5,7 @@
 import { describe, expect, test } from 'vitest';
 import { bindingOf } from '../api/claim-binding.ts';
 import { ANNOTATION_POD_UID, FINALIZER_RELEASE, LABEL_CLAIMED_BY, LABEL_STATE } from '../api/constants.ts';
+import { writeTarget } from '../api/decision.ts';
 import type { Pod, PodClaim } from '../api/types.ts';
 import { checkConvergence } from '../invariants/check.ts';
 import type { ApiModel } from '../model/api-model.ts';
@@ -146,7 +147,7 @@ describe('an upgrade from the release that kept the binding in spec', () => {
     expect(c.status?.podUID).toBe(w.model.getNow('Pod', key('pod-a')).metadata.uid);
     // Nothing more to write to the claim (its pod gets the disruption hints this fixture lacks).
     const d3 = decidePodClaim((await gatherPodClaim(w.deps, key('bound')))!);
-    expect(d3.writes.filter((x) => 'kind' in x && x.kind === 'PodClaim')).toEqual([]);
+    expect(d3.writes.filter((x) => writeTarget(x).kind === 'PodClaim')).toEqual([]);
   });
 
   test('Bound, migrating and Lost-for-good claims come through with their pods, and no invariant breaks', async () => {
