@@ -67,7 +67,7 @@ const state = { captures: [], pods: model.listNow('Pod'), claims: model.listNow(
 console.log(
   JSON.stringify({
     phase: bound.status?.phase,
-    podName: bound.spec.podName,
+    podName: bound.status?.podName,
     claimedBy: boundPod.metadata.labels?.[LABEL_CLAIMED_BY],
     violations: [...checkSafety(state), ...checkConvergence(state, clock.now())].map((v) => v.invariant),
   }),

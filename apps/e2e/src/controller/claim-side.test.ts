@@ -5,7 +5,6 @@ import {
   ANNOTATION_DELETION_COST,
   ANNOTATION_DO_NOT_DISRUPT,
   ANNOTATION_POD_METADATA_KEYS,
-  ANNOTATION_POD_UID,
   ANNOTATION_SAFE_TO_EVICT,
   type KubeEvent,
   LABEL_CLAIMED_BY,
@@ -178,7 +177,7 @@ describe('PodClaim: why it waits, podMetadata, lostPolicy, disruption hints', ()
     const bound = await getClaim('replaced');
     const podName = bound.status!.podName!;
     const old = await c.get('Pod', { namespace: ns.name, name: podName });
-    expect(bound.metadata.annotations?.[ANNOTATION_POD_UID]).toBe(`${podName}/${old.metadata.uid}`);
+    expect(bound.status?.podUID).toBe(old.metadata.uid);
     // What `kubectl replace --force -f pod.yaml` does with `kubectl get -o yaml`'s output: delete,
     // wait until gone, create the same object (labels, claimed-by-uid, node) anew. The controller is
     // down meanwhile (a restart, an upgrade): when it comes back, all it sees is its claim's pod
@@ -216,7 +215,7 @@ describe('PodClaim: why it waits, podMetadata, lostPolicy, disruption hints', ()
     });
     const after = await getClaim('replaced');
     expect(after.status?.podName ?? '').toBe('');
-    expect(after.metadata.annotations?.[ANNOTATION_POD_UID]).toBeUndefined();
+    expect(after.status?.podUID).toBeUndefined();
     // Events are written off the worker's path: wait for it.
     await until('a Lost event saying the pod was replaced', async () => {
       const events = (

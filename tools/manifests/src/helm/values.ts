@@ -137,7 +137,7 @@ ${POD_VALUES}
 imagePullSecrets: []
 
 # ValidatingAdmissionPolicies (Kubernetes 1.30 or newer), enforced by the API server itself: only the
-# controller's identity writes a PodClaim's podName, nodeName and sourcePod; pool pods are never
+# controller's identity writes a PodClaim's binding (status.podName, nodeName, podUID, sourcePod); pool pods are never
 # relabelled from one claim to another in one write and keep state and claim labels consistent.
 policies:
   enabled: true
