@@ -2,7 +2,7 @@
 // backlog (a fresh controller with every claim Pending), against the same client's raw writes/s.
 
 import { controllerDefaults, createKubeController } from '@claimkit/controller';
-import { LABEL_STATE, type Pod, type PodClaim, podNameOf } from '@claimkit/core';
+import { FINALIZER_RELEASE, LABEL_STATE, type Pod, type PodClaim, podNameOf } from '@claimkit/core';
 import { testPool, waitFor } from '@claimkit/e2e/harness';
 import {
   type BenchContext,
@@ -47,7 +47,8 @@ const claimObj = (name: string, ns: string): PodClaim =>
   ({
     apiVersion: 'claimkit.dev/v1alpha1',
     kind: 'PodClaim',
-    metadata: { name, namespace: ns },
+    // With the release finalizer, as claimkit's clients create claims: the bind is then two writes.
+    metadata: { name, namespace: ns, finalizers: [FINALIZER_RELEASE] },
     spec: { poolName: 'warm' },
   }) as PodClaim;
 
@@ -190,12 +191,12 @@ export async function benchBinds(ctx: BenchContext, binds: number, concurrency: 
     rawBindWriteClaims: bound.length,
     apiWritesPerBind: writesPerBind,
     targets: {
-      writesPerBind: 3,
+      writesPerBind: 2,
       bindsPerSecAtLeast: r1((0.5 * rawPerSec) / Math.max(1, writesPerBind)),
-      meets: backlog.bindsPerSec >= (0.5 * rawPerSec) / Math.max(1, writesPerBind) && writesPerBind <= 3,
+      meets: backlog.bindsPerSec >= (0.5 * rawPerSec) / Math.max(1, writesPerBind) && writesPerBind <= 2,
       // The same target against the bind's own writes issued raw (see rawBindWritesPerSec).
       bindsPerSecAtLeastVsBindWrites: r1((0.5 * rawBindWritesPerSec) / 3),
-      meetsVsBindWrites: backlog.bindsPerSec >= (0.5 * rawBindWritesPerSec) / 3 && writesPerBind <= 3,
+      meetsVsBindWrites: backlog.bindsPerSec >= (0.5 * rawBindWritesPerSec) / 2 && writesPerBind <= 2,
     },
   };
 }

@@ -4,10 +4,11 @@
 // before the next. Two shapes:
 // - binds (default): the pools are warmed with a pod for every claim of the run and capped there
 //   (maxPods = minIdle), so no refill shares the API server with the binds: the bind path alone,
-//   3 writes a claim (the pod's CAS, the claim's spec, the claim's status).
+//   2 writes a claim (the pod's CAS, the claim's status; claims are created with the release
+//   finalizer, as claimkit's clients create them).
 // - refill (--refill): each pool keeps a small warm buffer (agent-sandbox's 113 Idle pods) and makes
 //   the rest on demand, so past capacity claims wait for new pods, many claims for each one (the
-//   collapse issue 41 reports): 6 writes a claim (the bind's 3, and the new pod's create, scheduler
+//   collapse issue 41 reports): 5 writes a claim (the bind's 2, and the new pod's create, scheduler
 //   binding and kwok's status update).
 // Per load: throughput (claims ÷ first create → last Bound) as a fraction of the capacity, 409s and
 // writes per bind (the controller's own request metrics, 409s by write), the order claims were bound
@@ -47,8 +48,8 @@ export const CAPACITY_LOADS = [0.5, 1.0, 1.5] as const;
 export const CAPACITY_WARM_PODS = 8000;
 /** The pools the claims are spread over, round-robin (agent-sandbox's four). */
 const CAPACITY_POOLS = 4;
-/** API writes one bind makes (the pod's CAS, the claim's spec, the claim's status), Events apart. */
-export const WRITES_PER_BIND = 3;
+/** API writes one bind makes (the pod's CAS, the claim's status with the binding), Events apart. */
+export const WRITES_PER_BIND = 2;
 /** API writes one new pod costs: the controller's create, the scheduler's binding, kwok's status. */
 export const WRITES_PER_NEW_POD = 3;
 /** --refill: each pool's warm buffer (agent-sandbox's pools keep 113 warm replicas). */

@@ -234,7 +234,7 @@ export function efficiency(o: {
     cpuRatio: atMost(r3(api > 0 ? ctl / api : Number.NaN), 0.15),
     controllerCpuMsPerClaim: atMost(r3(ctl * 1000), 2),
     conflictsPerBind: atMost(r3(o.conflicts409 / binds), 0.05),
-    writesPerBind: atMost(o.writesPerBind, 3),
+    writesPerBind: atMost(o.writesPerBind, 2),
   };
 }
 

@@ -1,6 +1,6 @@
 // The claims the steady and burst phases create: claim i goes to pool i (round-robin), its send
 // time recorded beside what the watches see; a failed create is kept, not thrown.
-import type { PodClaim } from '@claimkit/core';
+import { FINALIZER_RELEASE, type PodClaim } from '@claimkit/core';
 import type { BenchContext } from '../context.ts';
 import type { RunPlan } from './set-up.ts';
 import type { ClaimTimes, PoolView } from './watches.ts';
@@ -25,7 +25,9 @@ export function claimSender(ctx: BenchContext, run: RunPlan, view: PoolView): Cl
         .create({
           apiVersion: 'claimkit.dev/v1alpha1',
           kind: 'PodClaim',
-          metadata: { name, namespace },
+          // With the release finalizer, as claimkit's clients create claims (claimPod, claimctl): the
+          // controller then writes nothing before the bind, which is two writes.
+          metadata: { name, namespace, finalizers: [FINALIZER_RELEASE] },
           spec: { poolName: run.poolOf(i).name },
         } as PodClaim)
         .catch((e) => {

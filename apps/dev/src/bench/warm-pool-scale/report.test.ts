@@ -136,7 +136,7 @@ describe('warm-pool-scale figures', () => {
       cpuRatio: { value: 0.1, met: true },
       controllerCpuMsPerClaim: { value: 2, met: true },
       conflictsPerBind: { value: 0.1, met: false },
-      writesPerBind: { value: 3, met: true },
+      writesPerBind: { value: 3, met: false },
     });
     expect(f.rssPeakMb).toBe(120);
     expect(warmPoolScaleFigures({ ...figuresInput, rssPeakSampled: 0 }).rssPeakMb).toBe(97);
@@ -281,7 +281,7 @@ describe('warm-pool-scale report', () => {
           steadyP50: true,
           steadyP99: true,
           burst: false,
-          writesPerBind: true,
+          writesPerBind: false,
           rss: true,
           overCreation: false,
         },
@@ -320,7 +320,7 @@ describe('warm-pool-scale report', () => {
       'steady: controller / API server CPU per bind: 0.1 met',
       'steady: controller CPU ms per claim: 2 met',
       'steady: 409s per bind: 0.1 MISSED',
-      'steady: writes per bind: 3 met',
+      'steady: writes per bind: 3 MISSED',
       'vs the preset run: p50 ratio: 1.5 met',
       'vs the preset run: p99 ratio: 0.5 met',
       'vs the preset run: controller CPU per claim ratio: 2 MISSED',

@@ -214,14 +214,14 @@ export function warmPoolScaleReport(input: ReportInput) {
     targets: {
       steadyP50Ms: 100,
       steadyP99Ms: 500,
-      writesPerBind: 3,
+      writesPerBind: 2,
       rssMb: 200,
       overCreation: 0,
       meets: {
         steadyP50: f.steadyLatency.addedToBound.p50Ms <= 100,
         steadyP99: f.steadyLatency.addedToBound.p99Ms <= 500,
         burst: burst.seconds <= f.burstTargetSeconds,
-        writesPerBind: f.steadyRequests.writesPerBind <= 3 && f.burstRequests.writesPerBind <= 3,
+        writesPerBind: f.steadyRequests.writesPerBind <= 2 && f.burstRequests.writesPerBind <= 2,
         rss: f.rssPeakMb <= 200,
         overCreation: overCreation <= 0,
       },
