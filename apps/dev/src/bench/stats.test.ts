@@ -213,7 +213,7 @@ describe('targets', () => {
     expect(e.cpuRatio).toEqual({ value: 0.665, target: 0.15, met: false });
     expect(e.controllerCpuMsPerClaim).toEqual({ value: 13.5, target: 2, met: false });
     expect(e.conflictsPerBind).toEqual({ value: 0.01, target: 0.05, met: true });
-    expect(e.writesPerBind).toEqual({ value: 3, target: 3, met: true });
+    expect(e.writesPerBind).toEqual({ value: 3, target: 2, met: false });
     expect(efficiency({ ...ZERO, controllerCpuSeconds: 1 }).cpuRatio.met).toBe(false);
   });
 
