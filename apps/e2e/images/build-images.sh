@@ -98,11 +98,13 @@ if [ "${1:-}" = --plan ]; then
 fi
 
 # ---------------------------------------------------------------------------------------------
-# Prerequisites: root, buildah, debootstrap (+ Debian's keyring), busybox-static, go, npm, tar.
+# Prerequisites: root, buildah, debootstrap (+ Debian's keyring), busybox-static, go, npm, tar; and
+# skopeo, which pushes these archives to a registry (`pnpm release --publish`).
 
 [ "$(id -u)" = 0 ] || unavailable "needs root (buildah builds as root here, --isolation chroot)"
 missing=()
 command -v buildah >/dev/null 2>&1 || missing+=(buildah)
+command -v skopeo >/dev/null 2>&1 || missing+=(skopeo)
 command -v debootstrap >/dev/null 2>&1 || missing+=(debootstrap)
 [ -f /usr/share/keyrings/debian-archive-keyring.gpg ] || missing+=(debian-archive-keyring)
 dpkg -s busybox-static >/dev/null 2>&1 || missing+=(busybox-static)

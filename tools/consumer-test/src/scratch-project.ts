@@ -1,6 +1,8 @@
 // The consumer's side of a release: every published package packed as `pnpm publish` would pack it
-// (prepack builds; publishConfig applied), installed with plain npm into a project outside the
-// workspace, and the tools to use it there (commands run to completion, the webhook started).
+// (prepack builds; publishConfig applied) and published by the release's `npm publish` to a real npm
+// registry (verdaccio, @claimkit/release/npm-registry), then installed by version from that registry
+// into a project outside the workspace, and the tools to use it there (commands run to completion,
+// the webhook started).
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -68,34 +70,32 @@ export function tarballPackageJson(tarball: string): Record<string, unknown> {
 }
 
 /**
- * A project outside the workspace that depends on the tarballs (file: specs, and `overrides` so the
- * packages' own dependencies on each other resolve to the tarballs too, never to the registry), with
- * the scratch template copied in, installed with plain `npm install`.
+ * A project outside the workspace that depends on each package at the released version, with an
+ * .npmrc naming the registry (as a user of a private registry has), the scratch template copied in,
+ * installed with plain `npm install`: @claimkit/* and their dependencies on each other come from the
+ * registry by version, like everything else.
  */
-export function createScratchProject(dir: string, tarballs: Map<string, string>): void {
+export function createScratchProject(dir: string, registry: string, packages: PublishedPackage[]): void {
   mkdirSync(dir, { recursive: true });
-  const deps = Object.fromEntries([...tarballs].map(([name, file]) => [name, `file:${file}`]));
-  writeFileSync(
-    join(dir, 'package.json'),
-    `${JSON.stringify(
-      {
-        name: 'claimkit-consumer',
-        private: true,
-        type: 'module',
-        dependencies: deps,
-        overrides: Object.fromEntries([...tarballs.keys()].map((name) => [name, `$${name}`])),
-      },
-      null,
-      2,
-    )}\n`,
-  );
+  writeScratchManifest(dir, registry, packages);
   for (const f of readdirSync(SCRATCH_TEMPLATE_DIR))
     copyFileSync(join(SCRATCH_TEMPLATE_DIR, f), join(dir, f));
-  execFileSync('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error'], {
+  execFileSync('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error'], {
     cwd: dir,
     stdio: 'pipe',
     timeout: 300_000,
   });
+}
+
+/** package.json (every package at its exact version) and .npmrc (the registry) of a scratch project. */
+export function writeScratchManifest(dir: string, registry: string, packages: PublishedPackage[]): void {
+  mkdirSync(dir, { recursive: true });
+  const deps = Object.fromEntries(packages.map((p) => [p.name, p.version]));
+  writeFileSync(
+    join(dir, 'package.json'),
+    `${JSON.stringify({ name: 'claimkit-consumer', private: true, type: 'module', dependencies: deps }, null, 2)}\n`,
+  );
+  writeFileSync(join(dir, '.npmrc'), `registry=${registry}\n`);
 }
 
 export interface Ran {
@@ -106,12 +106,18 @@ export interface Ran {
 }
 
 /** Runs a command to completion in `cwd` (it must exit on its own). */
-export function runIn(cwd: string, cmd: string, args: string[], timeoutMs = 60_000): Ran {
+export function runIn(
+  cwd: string,
+  cmd: string,
+  args: string[],
+  timeoutMs = 60_000,
+  env: NodeJS.ProcessEnv = {},
+): Ran {
   const r = spawnSync(cmd, args, {
     cwd,
     encoding: 'utf8',
     timeout: timeoutMs,
-    env: { ...process.env, DENO_NO_UPDATE_CHECK: '1', NO_COLOR: '1' },
+    env: { ...process.env, DENO_NO_UPDATE_CHECK: '1', NO_COLOR: '1', ...env },
   });
   if (r.error) throw r.error;
   return {

@@ -1,7 +1,9 @@
-// pnpm release [--dry-run [--json] | --plan]
+// pnpm release [--dry-run [--json] | --plan | --publish ... | --krew DIR]
 //   --dry-run  prints every artefact the release would publish, packing the npm packages (their
 //              integrity) and the chart (its digest); publishes nothing, runs anywhere.
 //   --plan     prints the plan as JSON, computing nothing (the release workflow reads it).
+//   --publish  publishes the version to the registries named (publish.ts): npm packages, images,
+//              the chart, the release's files; refused when any registry already holds the version.
 //   (none)     publishes the npm packages (`changeset publish`, which also tags) — only in the release
 //              workflow; images and the chart are the workflow's later jobs, from --plan.
 import { spawnSync } from 'node:child_process';
@@ -11,10 +13,21 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Computed } from './report.ts';
 
-const USAGE = `usage: pnpm release [--dry-run [--json] | --plan | --krew DIR] [--out FILE]
+const USAGE = `usage: pnpm release [--dry-run [--json] | --plan | --publish TARGET... | --krew DIR] [--out FILE]
   --dry-run   print every artefact the release would publish (packs the npm packages and the chart)
   --json      with --dry-run: as JSON
   --plan      print the release plan as JSON (no packing)
+  --publish   publish this version: every npm package (npm publish), every component image (an OCI
+              push of the image built by apps/e2e/images/build-images.sh), the chart (helm push) and
+              the release's files; refused, publishing nothing, when any registry already holds it.
+              TARGET (all but --ca-file and --plain-http required):
+    --npm-registry URL      the npm registry (its token: NODE_AUTH_TOKEN)
+    --oci-repository REPO   HOST[:PORT]/PATH: images at REPO/<component>, the chart at oci://REPO/charts
+    --ca-file FILE          the PEM CA the OCI registry's certificate chains to
+    --plain-http            the OCI registry speaks http
+    --assets DIR            where the release's files go (deploy archive, chart, tarballs, SHA256SUMS,
+                            release-<version>.json: every artefact's name, refs, size and digest)
+  exit: 0 published, 1 failed (says what was published by then), 2 bad usage, 3 refused: already published
   --krew DIR  pack DIR/<os>-<arch>/kubectl-claimkit (compiled per platform) into the plugin's
               archives and write its krew manifest (claimkit.yaml, with their sha256) in DIR
   --out FILE  write the JSON (--plan, --dry-run --json) to FILE instead of stdout
@@ -28,21 +41,31 @@ export function refusePublishing(env: NodeJS.ProcessEnv): string | undefined {
 
 async function main(argv: string[]): Promise<number> {
   const root = fileURLToPath(new URL('../../../', import.meta.url));
-  const known = new Set(['--dry-run', '--json', '--plan', '--help', '-h']);
-  const outAt = argv.indexOf('--out');
-  const out = outAt >= 0 ? argv[outAt + 1] : undefined;
-  const krewAt = argv.indexOf('--krew');
-  const krewDir = krewAt >= 0 ? argv[krewAt + 1] : undefined;
-  const flagValue = (at: number, i: number) => at >= 0 && (i === at || i === at + 1);
-  const unknown = argv.find((a, i) => !known.has(a) && !flagValue(outAt, i) && !flagValue(krewAt, i));
-  if (outAt >= 0 && (out === undefined || out.startsWith('--'))) {
-    console.error('pnpm release: --out needs a file (see --help)');
-    return 2;
+  const known = new Set(['--dry-run', '--json', '--plan', '--publish', '--plain-http', '--help', '-h']);
+  const valued: Record<string, string> = {
+    '--out': 'a file',
+    '--krew': 'a directory',
+    '--npm-registry': 'a URL',
+    '--oci-repository': 'HOST[:PORT]/PATH',
+    '--ca-file': 'a file',
+    '--assets': 'a directory',
+  };
+  const values: Record<string, string | undefined> = {};
+  const takenAt = new Set<number>();
+  for (const [flag, what] of Object.entries(valued)) {
+    const at = argv.indexOf(flag);
+    if (at < 0) continue;
+    const v = argv[at + 1];
+    if (v === undefined || v.startsWith('--')) {
+      console.error(`pnpm release: ${flag} needs ${what} (see --help)`);
+      return 2;
+    }
+    values[flag] = v;
+    takenAt.add(at).add(at + 1);
   }
-  if (krewAt >= 0 && (krewDir === undefined || krewDir.startsWith('--'))) {
-    console.error('pnpm release: --krew needs a directory (see --help)');
-    return 2;
-  }
+  const out = values['--out'];
+  const krewDir = values['--krew'];
+  const unknown = argv.find((a, i) => !known.has(a) && !takenAt.has(i));
   const emitJson = (value: unknown) => {
     const text = `${JSON.stringify(value, null, 2)}\n`;
     if (out) writeFileSync(out, text);
@@ -58,7 +81,15 @@ async function main(argv: string[]): Promise<number> {
   }
   const dryRun = argv.includes('--dry-run');
   const planOnly = argv.includes('--plan');
-  if (!dryRun && !planOnly && krewDir === undefined) {
+  const publishTo = argv.includes('--publish');
+  if (publishTo) {
+    const missing = ['--npm-registry', '--oci-repository', '--assets'].filter((f) => values[f] === undefined);
+    if (missing.length > 0) {
+      console.error(`pnpm release: --publish needs ${missing.join(', ')} (see --help)`);
+      return 2;
+    }
+  }
+  if (!dryRun && !planOnly && !publishTo && krewDir === undefined) {
     const refusal = refusePublishing(process.env);
     if (refusal) {
       console.error(`pnpm release: refused: ${refusal}`);
@@ -109,6 +140,45 @@ async function main(argv: string[]): Promise<number> {
       `${plan.krew.archives.map((a) => a.file).join('\n')}\n${plan.krew.manifestFile}\n(in ${krewDir}: attach them to the GitHub release ${plan.krew.releaseTag})`,
     );
     return 0;
+  }
+  if (publishTo) {
+    const { buildImagesWithScript, publish, PublishRefused } = await import('./publish.ts');
+    const helm = findHelm();
+    if (!helm) {
+      console.error('pnpm release: --publish needs helm: set CLAIMKIT_HELM or put helm on PATH');
+      return 1;
+    }
+    try {
+      const report = await publish(
+        root,
+        plan,
+        {
+          npmRegistry: values['--npm-registry']!,
+          ...(process.env.NODE_AUTH_TOKEN ? { npmToken: process.env.NODE_AUTH_TOKEN } : {}),
+          ociRepository: values['--oci-repository']!,
+          ...(values['--ca-file'] ? { caFile: values['--ca-file'] } : {}),
+          ...(argv.includes('--plain-http') ? { plainHttp: true } : {}),
+          assetsDir: values['--assets']!,
+        },
+        {
+          helm,
+          buildImages: (components) => buildImagesWithScript(root, components),
+          log: (line) => console.error(`[release] ${line}`),
+        },
+      );
+      if (argv.includes('--json')) emitJson(report);
+      else
+        for (const a of report.artefacts)
+          console.log(`${a.kind}\t${a.refs.join(' ')}\t${a.size}\t${a.digest}`);
+      return 0;
+    } catch (e) {
+      if (e instanceof PublishRefused) {
+        console.error(`pnpm release: refused: ${e.message}`);
+        return 3;
+      }
+      console.error(`pnpm release: publishing failed: ${e instanceof Error ? e.message : String(e)}`);
+      return 1;
+    }
   }
   if (!dryRun) {
     // In the workflow: publish what is not on npm yet (with provenance from the environment) and tag.

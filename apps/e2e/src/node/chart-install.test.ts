@@ -9,7 +9,7 @@
 // The live controller's and webhook's /metrics pass `promtool check metrics` and declare every metric
 // the shipped dashboard and alerts query.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -22,27 +22,20 @@ import {
 } from '@claimkit/core';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { expectConverged } from '../chaos/helpers.ts';
-import {
-  boundEventReporters,
-  finalizeClaims,
-  getOrUndefined,
-  kube,
-  startController,
-  until,
-} from '../controller/helpers.ts';
-import { deploymentRolledOut, SYSTEM_NAMESPACE } from '../harness/deploy-components.ts';
-import { DiscoveryV1Api, repoRoot, serviceServingCert } from '../harness/index.ts';
-import { realNodePlacement } from '../harness/local-node.ts';
-import {
-  createTestNamespace,
-  deleteTestNamespace,
-  describeOnRealNode,
-  e2eClients,
-  e2eCluster,
-} from '../harness/vitest.ts';
+import { boundEventReporters, getOrUndefined, kube, until } from '../controller/helpers.ts';
+import { repoRoot } from '../harness/index.ts';
+import { createTestNamespace, describeOnRealNode, e2eClients, e2eCluster } from '../harness/vitest.ts';
 import { exposedMetricNames, monitoringMetricNames, runTool } from '../helm/monitoring.ts';
 import { runHelm } from '../helm/subchart.ts';
-import { killContainer, realPool, runningContainer, unlessAlreadyExists, unlessNotFound } from './helpers.ts';
+import {
+  deploymentsReady,
+  prepareReleaseNamespace,
+  RELEASE,
+  removeRelease,
+  SYSTEM,
+  webhookReachable,
+} from './chart-release.ts';
+import { killContainer, realPool, runningContainer, unlessNotFound } from './helpers.ts';
 
 /** The chart users had before this one: the last commit before the pod-identity leader election. */
 export const PREVIOUS_CHART_COMMIT = '818f843';
@@ -55,8 +48,6 @@ function hasCommit(commit: string): boolean {
     return false;
   }
 }
-const RELEASE = 'claimkit';
-const SYSTEM = SYSTEM_NAMESPACE;
 
 const helmInfo = inject('claimkitHelm');
 const promtoolInfo = inject('claimkitPromtool');
@@ -98,53 +89,6 @@ describeOnRealNode('the packaged chart on the real node', ['controller', 'webhoo
     }
     await run(['package', dir, '-d', out]);
     return join(out, `claimkit-${CLAIMKIT_VERSION}.tgz`);
-  }
-
-  /** Every Deployment of the release Ready with all its replicas updated; says which is not. */
-  async function deploymentsReady(what: string, timeoutMs = 180_000): Promise<void> {
-    const c = e2eClients();
-    const ds = (await c.apps.listNamespacedDeployment({ namespace: SYSTEM })).items;
-    if (ds.length === 0) throw new Error(`${what}: no Deployment in ${SYSTEM}`);
-    for (const d of ds) {
-      await deploymentRolledOut(c, SYSTEM, d.metadata?.name ?? '', timeoutMs).catch((e: Error) => {
-        throw new Error(`${what}: ${e.message}`);
-      });
-    }
-  }
-
-  /**
-   * The API server reaches the webhook through its Service: a dry-run create passes the webhook
-   * (its Ready pods reach the Service's EndpointSlice and kube-proxy's rules a moment after the
-   * rollout; until then the call is refused and, failurePolicy Fail, so is the write).
-   */
-  async function webhookReachable(): Promise<void> {
-    const { objects } = e2eClients();
-    let last = '';
-    await until(
-      `the API server calling the webhook through Service ${SYSTEM}/claimkit-webhook`,
-      async () => {
-        try {
-          await objects.create(
-            realPool(ns, 'dry-run', { minIdle: 0, maxPods: 1 }) as never,
-            undefined,
-            'All',
-          );
-          return true;
-        } catch (e) {
-          last = e instanceof Error ? e.message : String(e);
-          return false;
-        }
-      },
-      60_000,
-    ).catch(async (e: Error) => {
-      const slices = await e2eClients().kc.makeApiClient(DiscoveryV1Api).listNamespacedEndpointSlice({
-        namespace: SYSTEM,
-        labelSelector: 'kubernetes.io/service-name=claimkit-webhook',
-      });
-      throw new Error(
-        `${e.message}; last answer: ${last}; endpoints: ${JSON.stringify(slices.items.map((x) => x.endpoints))}`,
-      );
-    });
   }
 
   async function controllerPods(): Promise<Pod[]> {
@@ -197,67 +141,15 @@ describeOnRealNode('the packaged chart on the real node', ['controller', 'webhoo
   }
 
   beforeAll(async () => {
-    const { core } = e2eClients();
-    await unlessAlreadyExists(
-      core.createNamespace({
-        body: {
-          metadata: {
-            name: SYSTEM,
-            labels: {
-              'pod-security.kubernetes.io/enforce': 'restricted',
-              'pod-security.kubernetes.io/warn': 'restricted',
-            },
-          },
-        },
-      }),
-    );
-    const tls = await serviceServingCert(join(scratch, 'tls'), [
-      `claimkit-webhook.${SYSTEM}.svc`,
-      `claimkit-webhook.${SYSTEM}.svc.cluster.local`,
-    ]);
-    await core.createNamespacedSecret({
-      namespace: SYSTEM,
-      body: {
-        metadata: { name: 'claimkit-webhook-tls' },
-        type: 'kubernetes.io/tls',
-        data: {
-          'tls.crt': readFileSync(tls.cert).toString('base64'),
-          'tls.key': readFileSync(tls.key).toString('base64'),
-        },
-      },
-    });
-    const placement = realNodePlacement();
     valuesFile = join(scratch, 'values.yaml');
     // JSON is YAML. The images are the ones the chart names (ghcr.io/claimkit/<c>:<version>),
     // already on the node: IfNotPresent finds them, as after a pull.
-    writeFileSync(
-      valuesFile,
-      JSON.stringify({
-        controller: { ...placement },
-        webhook: {
-          ...placement,
-          certManager: { enabled: false },
-          caBundle: readFileSync(tls.caCert).toString('base64'),
-        },
-      }),
-    );
+    writeFileSync(valuesFile, JSON.stringify(await prepareReleaseNamespace(scratch)));
     ns = await createTestNamespace('install');
   }, 60_000);
 
   afterAll(async () => {
-    // The release may still be there when a test failed: its webhook (failurePolicy Fail) must not
-    // outlive this file. Claims are finalized by a controller of ours before the namespace goes.
-    await runHelm(helm, ['uninstall', RELEASE, '-n', SYSTEM, '--wait', '--timeout', '60s'], helmEnv);
-    if (ns) {
-      const ctl = await startController(ns);
-      try {
-        await finalizeClaims(ns, 60_000);
-      } finally {
-        await ctl.stop();
-      }
-      await deleteTestNamespace(ns);
-    }
-    await deleteTestNamespace(SYSTEM).catch(() => undefined);
+    await removeRelease(helm, helmEnv, ns);
     rmSync(scratch, { recursive: true, force: true });
   }, 240_000);
 
@@ -270,7 +162,7 @@ describeOnRealNode('the packaged chart on the real node', ['controller', 'webhoo
     for (const p of pods) expect(p.spec?.nodeName).toBe(node.name);
     const holder = await leaderPod();
     expect(pods.map((p) => p.metadata.name)).toContain(holder.metadata.name);
-    await webhookReachable();
+    await webhookReachable(ns);
   }, 240_000);
 
   it('binds claims to pods that run for real; the API server calls the webhook through its Service', async () => {

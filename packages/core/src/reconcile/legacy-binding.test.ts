@@ -67,7 +67,7 @@ async function upgradedWorld() {
     put(model, pod(name, inPool('web'), onNode('n1'), ready(), ...mods));
   const bound = await running('pod-a', withState('Bound'));
   const target = await running('pod-t', withState('Bound'));
-  const source = await running('pod-s', withState('Draining'));
+  await running('pod-s', withState('Draining'));
   await running('pod-idle', idle());
   const a = await put(
     model,
