@@ -63,6 +63,7 @@ const PLANNED = [
   'workqueue_unfinished_work_seconds',
   'workqueue_longest_running_processor_seconds',
   'leader_election_master_status',
+  'claimkit_build_info',
   'process_cpu_seconds_total',
   'process_resident_memory_bytes',
   'process_virtual_memory_bytes',

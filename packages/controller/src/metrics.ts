@@ -1,11 +1,12 @@
 // The controller's metrics, on core's runtime-free Prometheus registry (shared with the webhook).
-import { EVENT_QUEUE_CAPACITY, type QueueAction } from '@claimkit/core';
+import { CLAIMKIT_VERSION, EVENT_QUEUE_CAPACITY, type QueueAction } from '@claimkit/core';
 import {
   Counter,
   Gauge,
   Histogram,
   processStats,
   Registry,
+  registerBuildInfo,
   registerRuntimeMetrics,
 } from '@claimkit/core/metrics';
 
@@ -287,6 +288,11 @@ export class ControllerMetrics {
 
   // ---- process_* and nodejs_* (prom-client's names), from this process ----
   readonly runtime = registerRuntimeMetrics(this.registry, processStats(process));
+  readonly buildInfo = registerBuildInfo(this.registry, {
+    component: 'controller',
+    version: CLAIMKIT_VERSION,
+    runtime: `node ${process.version}`,
+  });
 
   constructor() {
     this.registry.onRender(() => {

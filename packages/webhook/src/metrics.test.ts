@@ -17,6 +17,7 @@ describe('webhook metrics', () => {
       'claimkit_webhook_violations_total',
       'controller_runtime_webhook_requests_total',
       'controller_runtime_webhook_latency_seconds',
+      'claimkit_build_info',
       'process_cpu_seconds_total',
       'process_resident_memory_bytes',
       'process_virtual_memory_bytes',

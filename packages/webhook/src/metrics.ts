@@ -1,5 +1,7 @@
 // The webhook's metrics, on core's runtime-free Prometheus registry (shared with the controller), so
 // the app stays a pure Web-standard handler.
+
+import { CLAIMKIT_VERSION } from '@claimkit/core';
 import {
   Counter,
   Gauge,
@@ -8,6 +10,7 @@ import {
   processStats,
   Registry,
   type RuntimeMetrics,
+  registerBuildInfo,
   registerRuntimeMetrics,
 } from '@claimkit/core/metrics';
 
@@ -29,6 +32,8 @@ export interface WebhookMetrics {
   crLatency: Histogram;
   /** process_* and nodejs_*: `globalThis.process` where there is one (Node, Deno 2); the Node entry adds more. */
   runtime: RuntimeMetrics;
+  /** claimkit_build_info{component="webhook", version, runtime} 1. */
+  buildInfo: Gauge;
 }
 
 export function createWebhookMetrics(registry = new Registry()): WebhookMetrics {
@@ -65,7 +70,19 @@ export function createWebhookMetrics(registry = new Registry()): WebhookMetrics 
     ),
     // Read through globalThis, not imported: the app stays a Web-standard handler (Deno runs it too).
     runtime: registerRuntimeMetrics(registry, runtimeProcess()),
+    buildInfo: registerBuildInfo(registry, {
+      component: 'webhook',
+      version: CLAIMKIT_VERSION,
+      runtime: runtimeName(),
+    }),
   };
+}
+
+/** `deno 2.9.6` under Deno (which also has a Node-compatible process), else `node v24.22.3`. */
+function runtimeName(): string {
+  const g = globalThis as { Deno?: { version?: { deno?: string } }; process?: { version?: string } };
+  if (g.Deno?.version?.deno) return `deno ${g.Deno.version.deno}`;
+  return `node ${g.process?.version ?? 'unknown'}`;
 }
 
 function runtimeProcess() {

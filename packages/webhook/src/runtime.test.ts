@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { connect, type TLSSocket } from 'node:tls';
-import { LABEL_CLAIMED_BY } from '@claimkit/core';
+import { CLAIMKIT_VERSION, LABEL_CLAIMED_BY } from '@claimkit/core';
 import { claimedBy, podClaim, withState, withUid } from '@claimkit/core/testing';
 import { afterAll, describe, expect, it } from 'vitest';
 import { poolPod, reviewFor } from './testing/review.ts';
@@ -153,6 +153,13 @@ function suite(runtime: Runtime) {
     expect(metrics.body).toMatch(/^process_resident_memory_bytes \d+$/m);
     if (runtime === 'node' && process.platform === 'linux')
       expect(metrics.body).toMatch(/^process_open_fds \d+$/m);
+    // Which release and which runtime serve: Deno names itself, though it has a Node-compatible process.
+    expect(metrics.body).toMatch(
+      new RegExp(
+        `^claimkit_build_info\\{component="webhook",runtime="${runtime} v?\\d+\\.\\d+\\.\\d+",version="${CLAIMKIT_VERSION.replace(/\./g, '\\.')}"\\} 1$`,
+        'm',
+      ),
+    );
   }, 90_000);
 
   // The API server's webhook client reuses idle connections for up to 90 s; a server that closes

@@ -27,6 +27,8 @@ const USAGE = `usage: pnpm release [--dry-run [--json] | --plan | --publish TARG
     --plain-http            the OCI registry speaks http
     --assets DIR            where the release's files go (deploy archive, chart, tarballs, SHA256SUMS,
                             release-<version>.json: every artefact's name, refs, size and digest)
+    --root DIR              release another checkout (e.g. the previous version's tree) ...
+    --revision COMMIT       ... built from this commit (its labels and release record name it)
   exit: 0 published, 1 failed (says what was published by then), 2 bad usage, 3 refused: already published
   --krew DIR  pack DIR/<os>-<arch>/kubectl-claimkit (compiled per platform) into the plugin's
               archives and write its krew manifest (claimkit.yaml, with their sha256) in DIR
@@ -40,7 +42,7 @@ export function refusePublishing(env: NodeJS.ProcessEnv): string | undefined {
 }
 
 async function main(argv: string[]): Promise<number> {
-  const root = fileURLToPath(new URL('../../../', import.meta.url));
+  const here = fileURLToPath(new URL('../../../', import.meta.url));
   const known = new Set(['--dry-run', '--json', '--plan', '--publish', '--plain-http', '--help', '-h']);
   const valued: Record<string, string> = {
     '--out': 'a file',
@@ -49,6 +51,8 @@ async function main(argv: string[]): Promise<number> {
     '--oci-repository': 'HOST[:PORT]/PATH',
     '--ca-file': 'a file',
     '--assets': 'a directory',
+    '--root': 'a directory',
+    '--revision': 'a commit',
   };
   const values: Record<string, string | undefined> = {};
   const takenAt = new Set<number>();
@@ -65,6 +69,15 @@ async function main(argv: string[]): Promise<number> {
   }
   const out = values['--out'];
   const krewDir = values['--krew'];
+  // Another checkout's release (the previous version's tree, for the upgrade e2e) and its commit.
+  const root = values['--root'] ?? here;
+  const revision = values['--revision'];
+  if (revision !== undefined && !/^[0-9a-f]{40}$/.test(revision)) {
+    console.error(
+      `pnpm release: --revision needs a full commit id (40 hex), not ${JSON.stringify(revision)}`,
+    );
+    return 2;
+  }
   const unknown = argv.find((a, i) => !known.has(a) && !takenAt.has(i));
   const emitJson = (value: unknown) => {
     const text = `${JSON.stringify(value, null, 2)}\n`;
@@ -110,7 +123,7 @@ async function main(argv: string[]): Promise<number> {
     import('./report.ts'),
     import('./workspace.ts'),
   ]);
-  const decided = releasePlan(readWorkspace(root));
+  const decided = releasePlan(revision ? readWorkspace(root, revision) : readWorkspace(root));
   if ('errors' in decided) {
     console.error(
       `pnpm release: nothing can be released:\n${decided.errors.map((e) => `  ${e}`).join('\n')}`,

@@ -5,7 +5,8 @@
 // clean-up that leaves no webhook (failurePolicy Fail) behind a failed test.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { finalizeClaims, startController, until } from '../controller/helpers.ts';
+import { ANNOTATION_MIGRATE, type PodClaim } from '@claimkit/core';
+import { finalizeClaims, getOrUndefined, kube, startController, until } from '../controller/helpers.ts';
 import { deploymentRolledOut, SYSTEM_NAMESPACE } from '../harness/deploy-components.ts';
 import { DiscoveryV1Api, serviceServingCert } from '../harness/index.ts';
 import { realNodePlacement } from '../harness/local-node.ts';
@@ -120,4 +121,102 @@ export async function removeRelease(helm: string, helmEnv: NodeJS.ProcessEnv, ns
     await deleteTestNamespace(ns);
   }
   await deleteTestNamespace(SYSTEM).catch(() => undefined);
+}
+
+/** What a churn saw while a release rolled: the upgrade timeline's row. */
+export interface ChurnTimeline {
+  created: number;
+  bound: number;
+  /** Claims asked to migrate, and those whose migration finished (status.migrations > 0). */
+  migrationsAsked: number;
+  migrated: number;
+  /** Claims seen Lost at any moment. */
+  lost: string[];
+  /** The slowest create → Bound seen (ms), and the claims still waiting at the end. */
+  maxBindMs: number;
+  waiting: string[];
+}
+
+/**
+ * Claims created every `everyMs` on pool `poolName` of `ns`, every third asks an earlier one to
+ * migrate, while something else happens (a helm upgrade, a rollback); a 200 ms watch-by-list records
+ * when each was first Bound and whether any was ever Lost. `stop()` ends the churn and, once every
+ * claim it made is Bound (or `settleMs` passed), returns the timeline.
+ */
+export function churnClaims(o: { ns: string; poolName: string; prefix: string; everyMs?: number }) {
+  const c = kube();
+  const createdAt = new Map<string, number>();
+  const boundAfter = new Map<string, number>();
+  const lost = new Set<string>();
+  const migrationsAsked = new Set<string>();
+  let stopping = false;
+  let settleBy = Number.POSITIVE_INFINITY;
+  let n = 0;
+  const watch = (async () => {
+    while (!stopping || boundAfter.size < createdAt.size) {
+      for (const cl of (await c.list('PodClaim', { namespace: o.ns })).items as PodClaim[]) {
+        const name = cl.metadata.name;
+        if (!createdAt.has(name)) continue;
+        if (cl.status?.phase === 'Lost') lost.add(name);
+        if (cl.status?.phase === 'Bound' && !boundAfter.has(name))
+          boundAfter.set(name, Date.now() - createdAt.get(name)!);
+      }
+      if (stopping && boundAfter.size >= createdAt.size) break;
+      await new Promise((r) => setTimeout(r, 200));
+      if (stopping && Date.now() > settleBy) break;
+    }
+  })();
+  const churn = (async () => {
+    while (!stopping) {
+      const name = `${o.prefix}-${n++}`;
+      createdAt.set(name, Date.now());
+      await c
+        .create({
+          apiVersion: 'claimkit.dev/v1alpha1',
+          kind: 'PodClaim',
+          metadata: { name, namespace: o.ns, finalizers: ['claimkit.dev/release'] },
+          spec: { poolName: o.poolName },
+        } as PodClaim)
+        .catch((e: Error) => {
+          // Refused while the webhook rolls (failurePolicy Fail): not a claim.
+          createdAt.delete(name);
+          process.stderr.write(`[churn] create ${name}: ${e.message.split('\n')[0]}\n`);
+        });
+      if (n % 3 === 0 && n >= 3) {
+        const target = `${o.prefix}-${n - 3}`;
+        if (boundAfter.has(target)) {
+          const done = await getOrUndefined(
+            c.patch(
+              'PodClaim',
+              { namespace: o.ns, name: target },
+              { metadata: { annotations: { [ANNOTATION_MIGRATE]: `${o.prefix}-${n}` } } },
+            ),
+          );
+          if (done) migrationsAsked.add(target);
+        }
+      }
+      await new Promise((r) => setTimeout(r, o.everyMs ?? 1500));
+    }
+  })();
+  return {
+    async stop(settleMs = 120_000): Promise<ChurnTimeline> {
+      stopping = true;
+      await churn;
+      settleBy = Date.now() + settleMs;
+      await watch;
+      const claims = (await c.list('PodClaim', { namespace: o.ns })).items as PodClaim[];
+      const migrated = claims.filter(
+        (cl) => migrationsAsked.has(cl.metadata.name) && (cl.status?.migrations ?? 0) > 0,
+      ).length;
+      return {
+        created: createdAt.size,
+        bound: boundAfter.size,
+        migrationsAsked: migrationsAsked.size,
+        migrated,
+        lost: [...lost],
+        maxBindMs: Math.max(0, ...boundAfter.values()),
+        waiting: [...createdAt.keys()].filter((k) => !boundAfter.has(k)),
+      };
+    },
+  };
 }

@@ -6,20 +6,31 @@
 // --version <version>`: the real node's containerd *pulls* each image from that registry (its hosts
 // configuration trusts the CA; no image of this path is imported), claims bind on running
 // containers, and publishing the same version again is refused with nothing overwritten.
+//
+// Two versions: the previous release (tools/release/previous-release.json: its commit's tree,
+// checked out into the cache and built there, its own images and chart) is published first, then
+// this one. `helm install --version <previous>` → `helm upgrade --version <current>` (the old
+// controller binary hands over to the new one; for a moment old and new replicas run together) →
+// `helm rollback` → upgrade again, with claims created and migrated all along: no claim goes Lost,
+// every invariant holds, doctor is clean after each step.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CLAIMKIT_VERSION, type PodClaim } from '@claimkit/core';
+import { CLAIMKIT_VERSION, type Pod, type PodClaim } from '@claimkit/core';
 import { type NpmRegistry, packageDocument, startNpmRegistry } from '@claimkit/release/npm-registry';
 import { manifestDigest, readManifest } from '@claimkit/release/oci-registry';
+import { type PreviousTree, previousReleaseTree } from '@claimkit/release/previous-release';
 import type { PublishReport } from '@claimkit/release/publish';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
+import { expectConverged } from '../chaos/helpers.ts';
 import { getOrUndefined, kube, until } from '../controller/helpers.ts';
 import { repoRoot } from '../harness/index.ts';
 import { createTestNamespace, describeOnRealNode, e2eClients, e2eCluster } from '../harness/vitest.ts';
 import { runHelm } from '../helm/subchart.ts';
 import {
+  type ChurnTimeline,
+  churnClaims,
   deploymentsReady,
   prepareReleaseNamespace,
   RELEASE,
@@ -74,7 +85,7 @@ function release(args: string[], env: NodeJS.ProcessEnv): Promise<Ran> {
 }
 
 describeOnRealNode(
-  'a release published to real registries and installed by version',
+  'releases published to real registries, installed and upgraded by version',
   ['controller', 'webhook', 'cli', 'workload'],
   (node) => {
     const helm = helmInfo.path ?? '';
@@ -85,10 +96,14 @@ describeOnRealNode(
     const access = { caFile: node.registry.caFile };
     const helmEnv = { ...process.env, KUBECONFIG: e2eCluster().kubeconfigPath };
     let npm: NpmRegistry | undefined;
+    let previous: PreviousTree = { skipped: 'not checked out yet' };
+    /** Each published version's record (the previous one's, when its tree could be had, and this one's). */
+    const reports = new Map<string, PublishReport>();
     let report: PublishReport;
-    let published: Ran;
     let ns = '';
-    const publishArgs = () => [
+    let valuesFile = '';
+    const timeline: string[] = [];
+    const publishArgs = (extra: string[] = []) => [
       '--publish',
       '--npm-registry',
       npm!.url,
@@ -99,28 +114,151 @@ describeOnRealNode(
       '--assets',
       assets,
       '--json',
+      ...extra,
     ];
     const releaseEnv = () => ({ ...process.env, CLAIMKIT_HELM: helm, NODE_AUTH_TOKEN: npm!.token });
+    const previousVersion = () => ('release' in previous ? previous.release.version : undefined);
+
+    async function publishOrThrow(what: string, extra: string[] = []): Promise<PublishReport> {
+      const ran = await release(publishArgs(extra), releaseEnv());
+      if (ran.code !== 0)
+        throw new Error(
+          `pnpm release --publish (${what}) failed (exit ${ran.code}):\n${ran.stderr.slice(-4000)}`,
+        );
+      const r = JSON.parse(ran.stdout) as PublishReport;
+      timeline.push(`published ${what} ${r.version} in ${(ran.ms / 1000).toFixed(1)} s`);
+      return r;
+    }
+
+    async function helmRun(args: string[]): Promise<string> {
+      const r = await runHelm(helm, args, helmEnv);
+      if (r.code !== 0) throw new Error(`helm ${args.join(' ')} failed (${r.code}):\n${r.stderr}`);
+      return r.stdout + r.stderr;
+    }
+
+    /** Every running container of the release runs `version`'s image, pulled: its digest is the registry's. */
+    async function runsPulledImagesOf(version: string): Promise<void> {
+      const published = reports.get(version)!;
+      let wrong: string[] = [];
+      await until(`every pod in ${SYSTEM} running the images of ${version}, pulled from ${oci}`, async () => {
+        const pods = (await e2eClients().core.listNamespacedPod({ namespace: SYSTEM })).items.filter(
+          (p) => !p.metadata?.deletionTimestamp,
+        );
+        wrong = [];
+        for (const p of pods)
+          for (const st of p.status?.containerStatuses ?? []) {
+            const component = p.metadata?.labels?.['app.kubernetes.io/component'] ?? '?';
+            const image = published.artefacts.find((a) => a.kind === 'image' && a.name === component);
+            if (
+              st.image !== `${oci}/${component}:${version}` ||
+              st.imageID !== `${oci}/${component}@${image?.digest}`
+            )
+              wrong.push(`${p.metadata?.name}: ${st.image} ${st.imageID}`);
+          }
+        return pods.length >= 3 && wrong.length === 0;
+      }).catch((e: Error) => {
+        throw new Error(`${e.message}: ${wrong.join('; ')}`);
+      });
+    }
+
+    async function controllerPods(): Promise<Pod[]> {
+      const pods = await kube().list('Pod', {
+        namespace: SYSTEM,
+        labelSelector: 'app.kubernetes.io/component=controller',
+      });
+      return (pods.items as Pod[]).filter((p) => !p.metadata.deletionTimestamp);
+    }
+
+    /** The controller pod holding the Lease runs `version`. */
+    async function leaderRuns(version: string): Promise<void> {
+      let seen = '';
+      await until(`the Lease held by a controller pod of ${version}`, async () => {
+        const lease = await e2eClients().coordination.readNamespacedLease({
+          namespace: SYSTEM,
+          name: 'claimkit-controller',
+        });
+        const holder = (await controllerPods()).find((p) =>
+          lease.spec?.holderIdentity?.startsWith(p.metadata.name),
+        );
+        seen = `${lease.spec?.holderIdentity} ${holder?.spec?.containers[0]?.image ?? 'no such pod'}`;
+        return holder?.spec?.containers[0]?.image === `${oci}/controller:${version}`;
+      }).catch((e: Error) => {
+        throw new Error(`${e.message}; last holder: ${seen}`);
+      });
+    }
+
+    /**
+     * A helm step with claims created and migrated all along: the versions of the controller pods
+     * Ready at once are sampled (old and new together for a moment), then the claims converge
+     * (all Bound, every invariant, doctor clean) and none was ever Lost.
+     */
+    async function rollWithChurn(
+      step: string,
+      act: () => Promise<unknown>,
+      to: string,
+    ): Promise<ChurnTimeline> {
+      const churn = churnClaims({ ns, poolName: 'real', prefix: step.replace(/[^a-z0-9]+/g, '-') });
+      const together = new Set<string>();
+      let sampling = true;
+      const sampler = (async () => {
+        while (sampling) {
+          const ready = (await controllerPods()).filter((p) =>
+            p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
+          );
+          const versions = [
+            ...new Set(ready.map((p) => p.spec?.containers[0]?.image?.split(':').pop() ?? '?')),
+          ].sort();
+          if (versions.length > 1) together.add(versions.join('+'));
+          await new Promise((r) => setTimeout(r, 250));
+        }
+      })();
+      const t0 = Date.now();
+      await new Promise((r) => setTimeout(r, 3_000));
+      await act();
+      await deploymentsReady(step);
+      await runsPulledImagesOf(to);
+      await leaderRuns(to);
+      await new Promise((r) => setTimeout(r, 3_000));
+      const t = await churn.stop();
+      sampling = false;
+      await sampler;
+      await expectConverged(ns, step, t0, 120_000);
+      timeline.push(
+        `${step} (to ${to}): ${((Date.now() - t0) / 1000).toFixed(1)} s; claims created ${t.created}, bound ${t.bound}, migrations asked ${t.migrationsAsked}, migrated ${t.migrated}, max bind ${(t.maxBindMs / 1000).toFixed(1)} s, lost ${t.lost.length}; controller versions Ready together: ${[...together].join(', ') || 'never'}`,
+      );
+      process.stderr.write(`[release] ${timeline.at(-1)}\n`);
+      expect(t.lost, `${step}: claims Lost`).toEqual([]);
+      expect(t.waiting, `${step}: claims never Bound`).toEqual([]);
+      return t;
+    }
 
     beforeAll(async () => {
       npm = await startNpmRegistry({ dir: join(scratch, 'npm-registry') });
-      published = await release(publishArgs(), releaseEnv());
-      if (published.code !== 0)
-        throw new Error(
-          `pnpm release --publish failed (exit ${published.code}):\n${published.stderr.slice(-4000)}`,
+      previous = previousReleaseTree(repoRoot);
+      if ('skipped' in previous)
+        process.stderr.write(
+          `[release] the upgrade from the previous release is skipped: ${previous.skipped}\n`,
         );
-      report = JSON.parse(published.stdout) as PublishReport;
-      process.stderr.write(
-        `[release] published ${CLAIMKIT_VERSION} in ${(published.ms / 1000).toFixed(1)} s\n`,
-      );
-    }, 900_000);
+      else
+        reports.set(
+          previous.release.version,
+          await publishOrThrow('the previous release', [
+            '--root',
+            previous.dir,
+            '--revision',
+            previous.release.commit,
+          ]),
+        );
+      report = await publishOrThrow('this release');
+      reports.set(report.version, report);
+    }, 1_800_000);
 
     afterAll(async () => {
+      process.stderr.write(`[release] timeline:\n${timeline.map((l) => `  ${l}`).join('\n')}\n`);
       await removeRelease(helm, helmEnv, ns);
       await npm?.stop();
       rmSync(scratch, { recursive: true, force: true });
     }, 240_000);
-
     it('publishes every artefact of the version once: npm packages, images, the chart, the files with their checksums', async () => {
       expect(report.version).toBe(CLAIMKIT_VERSION);
       const byKind = (k: string) => report.artefacts.filter((a) => a.kind === k);
@@ -156,11 +294,8 @@ describeOnRealNode(
       expect(chartManifest.config?.mediaType).toBe('application/vnd.cncf.helm.config.v1+json');
       // npm: the registry serves each package's version with the tarball's own sha1 and integrity.
       for (const p of byKind('npm')) {
-        const doc = (await (await fetch(`${npm!.url}${p.name.replace('/', '%2f')}`)).json()) as {
-          versions: Record<string, { dist: { shasum: string; integrity: string } }>;
-          'dist-tags': Record<string, string>;
-        };
-        expect(Object.keys(doc.versions)).toEqual([CLAIMKIT_VERSION]);
+        const doc = (await packageDocument(npm!.url, p.name))!;
+        expect(Object.keys(doc.versions).sort()).toEqual([...reports.keys()].sort());
         expect(doc['dist-tags'].latest).toBe(CLAIMKIT_VERSION);
         const tarball = report.artefacts.find(
           (a) => a.kind === 'file' && a.name.startsWith(p.name.slice(1).replace('/', '-')),
@@ -197,13 +332,32 @@ describeOnRealNode(
       expect(deploy).toContain(`claimkit-deploy-${CLAIMKIT_VERSION}/helm/claimkit/Chart.yaml`);
     });
 
-    it('helm install oci://…/claimkit --version: the real node pulls every image from the registry; claims bind on running containers', async () => {
+    it('the previous release is its own build: other digests, its version in the registries', async () => {
+      const prev = previousVersion();
+      if (!prev)
+        return void process.stderr.write(
+          `[release] no previous release: ${'skipped' in previous ? previous.skipped : ''}\n`,
+        );
+      expect(prev).not.toBe(CLAIMKIT_VERSION);
+      const old = reports.get(prev)!;
+      expect(old.version).toBe(prev);
+      expect(old.revision).toBe('release' in previous ? previous.release.commit : '');
+      for (const image of old.artefacts.filter((a) => a.kind === 'image')) {
+        expect(await manifestDigest(`${oci}/${image.name}:${prev}`, access)).toBe(image.digest);
+        const current = report.artefacts.find((a) => a.kind === 'image' && a.name === image.name)!;
+        expect(image.digest, image.name).not.toBe(current.digest);
+      }
+      expect(await manifestDigest(`${oci}/charts/claimkit:${prev}`, access)).toBeDefined();
+    });
+
+    it('helm install oci://…/claimkit --version (the previous release when there is one): the node pulls every image; claims bind on running containers', async () => {
+      const first = previousVersion() ?? CLAIMKIT_VERSION;
       const values = await prepareReleaseNamespace(scratch);
       const withImage = (component: string, v: unknown) => ({
         ...(v as object),
         image: { repository: `${oci}/${component}` },
       });
-      const valuesFile = join(scratch, 'values.yaml');
+      valuesFile = join(scratch, 'values.yaml');
       writeFileSync(
         valuesFile,
         JSON.stringify({
@@ -213,52 +367,29 @@ describeOnRealNode(
         }),
       );
       const t0 = Date.now();
-      const installed = await runHelm(
-        helm,
-        [
-          'install',
-          RELEASE,
-          `oci://${oci}/charts/claimkit`,
-          '--version',
-          CLAIMKIT_VERSION,
-          '--ca-file',
-          node.registry.caFile,
-          '-n',
-          SYSTEM,
-          '-f',
-          valuesFile,
-        ],
-        helmEnv,
-      );
-      expect(installed.code, installed.stderr).toBe(0);
-      expect(installed.stderr + installed.stdout).toMatch(
-        new RegExp(`Pulled: ${oci}/charts/claimkit:${CLAIMKIT_VERSION}`),
-      );
+      const out = await helmRun([
+        'install',
+        RELEASE,
+        `oci://${oci}/charts/claimkit`,
+        '--version',
+        first,
+        '--ca-file',
+        node.registry.caFile,
+        '-n',
+        SYSTEM,
+        '-f',
+        valuesFile,
+      ]);
+      expect(out).toMatch(new RegExp(`Pulled: ${oci}/charts/claimkit:${first}`));
       await deploymentsReady('helm install from the OCI registry');
-      process.stderr.write(
-        `[release] installed by version and rolled out in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`,
+      await runsPulledImagesOf(first);
+      timeline.push(
+        `helm install --version ${first}: rolled out in ${((Date.now() - t0) / 1000).toFixed(1)} s`,
       );
-      // Each container runs the image pulled from the registry: its image is the registry's
-      // reference and containerd reports the registry's manifest digest for it (an imported image
-      // has no digest from that repository).
-      const pods = (await e2eClients().core.listNamespacedPod({ namespace: SYSTEM })).items;
-      expect(pods.length).toBeGreaterThanOrEqual(3);
-      for (const p of pods) {
-        for (const s of p.status?.containerStatuses ?? []) {
-          const component = p.metadata?.labels?.['app.kubernetes.io/component'] ?? '?';
-          const image = report.artefacts.find((a) => a.kind === 'image' && a.name === component);
-          expect(
-            image,
-            `pod ${p.metadata?.name}'s component ${component} is a published image`,
-          ).toBeDefined();
-          expect(s.image).toBe(`${oci}/${component}:${CLAIMKIT_VERSION}`);
-          expect(s.imageID).toBe(`${oci}/${component}@${image!.digest}`);
-        }
-      }
       ns = await createTestNamespace('release');
       await webhookReachable(ns);
       const c = kube();
-      await c.create(realPool(ns, 'real', { minIdle: 1, maxPods: 4 }));
+      await c.create(realPool(ns, 'real', { minIdle: 2, maxPods: 40 }));
       await c.create({
         apiVersion: 'claimkit.dev/v1alpha1',
         kind: 'PodClaim',
@@ -278,7 +409,64 @@ describeOnRealNode(
       );
       const pod = await c.get('Pod', { namespace: ns, name: bound!.status!.podName! });
       expect(runningContainer(pod as never)).toBeDefined();
+      await expectConverged(ns, `helm install --version ${first}`, t0);
     }, 300_000);
+
+    const upgradeSteps = () => previousVersion() !== undefined;
+    it('helm upgrade --version <current> while claims bind and migrate: the old controller binary hands over to the new one, no claim Lost, doctor clean', async (ctx) => {
+      if (!upgradeSteps()) return ctx.skip();
+      const chart = `oci://${oci}/charts/claimkit`;
+      await rollWithChurn(
+        'helm upgrade',
+        () =>
+          helmRun([
+            'upgrade',
+            RELEASE,
+            chart,
+            '--version',
+            CLAIMKIT_VERSION,
+            '--ca-file',
+            node.registry.caFile,
+            '-n',
+            SYSTEM,
+            '-f',
+            valuesFile,
+          ]),
+        CLAIMKIT_VERSION,
+      );
+    }, 600_000);
+
+    it('helm rollback: the previous binary takes over again, no claim Lost, doctor clean', async (ctx) => {
+      if (!upgradeSteps()) return ctx.skip();
+      await rollWithChurn(
+        'helm rollback',
+        () => helmRun(['rollback', RELEASE, '1', '-n', SYSTEM, '--wait', '--timeout', '180s']),
+        previousVersion()!,
+      );
+    }, 600_000);
+
+    it('helm upgrade again after the rollback: no claim Lost, doctor clean', async (ctx) => {
+      if (!upgradeSteps()) return ctx.skip();
+      const chart = `oci://${oci}/charts/claimkit`;
+      await rollWithChurn(
+        'helm upgrade again',
+        () =>
+          helmRun([
+            'upgrade',
+            RELEASE,
+            chart,
+            '--version',
+            CLAIMKIT_VERSION,
+            '--ca-file',
+            node.registry.caFile,
+            '-n',
+            SYSTEM,
+            '-f',
+            valuesFile,
+          ]),
+        CLAIMKIT_VERSION,
+      );
+    }, 600_000);
 
     it('publishing the same version again is refused, naming what each registry holds; nothing is overwritten', async () => {
       const again = await release(publishArgs(), releaseEnv());

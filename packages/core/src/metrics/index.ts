@@ -1,3 +1,4 @@
+export * from './build-info.ts';
 export * from './prometheus.ts';
 export * from './promql.ts';
 export * from './runtime.ts';
