@@ -2,6 +2,7 @@
 // CLAIMKIT_E2E_PROVIDER, default local), handed to test files with provide/inject, stopped in
 // teardown. The local provider also cleans up on signals and through a watchdog if we are killed.
 import type { TestProject } from 'vitest/node';
+import { ensurePreviousRelease } from './harness/binaries.ts';
 import { ensureHelm, ensurePromtool, makeClients, providerFromEnv, startCluster } from './harness/index.ts';
 import type { LocalCluster } from './harness/local.ts';
 import type { E2EClusterInfo } from './harness/vitest.ts';
@@ -19,6 +20,9 @@ export default async function setup(project: TestProject) {
     (path) => ({ path }),
     (err: unknown) => ({ error: String(err) }),
   );
+  // The previous release's tree and images, for the release e2e (on the local provider's real node):
+  // a cold run builds them while the control plane compiles.
+  const previousRelease = provider === 'local' ? ensurePreviousRelease() : Promise.resolve('');
   const cluster = await startCluster(provider);
   project.provide('claimkitHelm', await helm);
   project.provide('claimkitPromtool', await promtool);
@@ -78,6 +82,8 @@ export default async function setup(project: TestProject) {
     ...node,
   };
   project.provide('claimkitE2E', info);
+  const previous = await previousRelease;
+  if (previous) process.stderr.write(`${previous}\n`);
   return async () => {
     await cluster.stop();
   };

@@ -6,12 +6,13 @@
 // token startNpmRegistry returns. The release e2e publishes to it and the consumer test installs
 // from it by version.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { createServer } from 'node:net';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { underDirLock } from './dir-lock.ts';
 
 /** verdaccio 6.10.4 wants Node 22 (the library's note for this machine kind); 6.8.0 runs on ours. */
 export const VERDACCIO_VERSION = '6.8.0';
@@ -39,47 +40,38 @@ export function installVerdaccio(cache = claimkitCacheDir()): string {
   const dir = join(cache, 'verdaccio', VERDACCIO_VERSION);
   const entry = join(dir, 'node_modules/verdaccio/bin/verdaccio');
   const done = join(dir, '.installed');
-  if (existsSync(done)) return entry;
   mkdirSync(dir, { recursive: true });
-  // Parallel test files install at most once: the first takes the lock directory, the others wait.
-  const lock = join(dir, '.lock');
-  const deadline = Date.now() + 300_000;
-  for (;;) {
-    try {
-      mkdirSync(lock);
-      break;
-    } catch {
-      if (existsSync(done)) return entry;
-      if (Date.now() > deadline) throw new Error(`verdaccio ${VERDACCIO_VERSION}: ${lock} held for 5 min`);
-      execFileSync('sleep', ['1']);
-    }
-  }
-  try {
-    if (existsSync(done)) return entry;
-    writeFileSync(join(dir, 'package.json'), '{"private":true}\n');
-    execFileSync(
-      'npm',
-      [
-        'install',
-        '--no-audit',
-        '--no-fund',
-        '--loglevel=error',
-        '--omit=dev',
-        `verdaccio@${VERDACCIO_VERSION}`,
-      ],
-      { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], timeout: 600_000 },
-    );
-    if (!existsSync(entry)) throw new Error(`npm install verdaccio@${VERDACCIO_VERSION} left no ${entry}`);
-    writeFileSync(done, `${new Date().toISOString()}\n`);
-    return entry;
-  } catch (e) {
-    const err = e as { stderr?: Buffer; message: string };
-    throw new Error(
-      `installing verdaccio@${VERDACCIO_VERSION} into ${dir} failed: ${err.stderr ?? err.message}`,
-    );
-  } finally {
-    rmSync(lock, { recursive: true, force: true });
-  }
+  // Parallel test files install at most once.
+  return underDirLock(
+    join(dir, '.lock'),
+    () => (existsSync(done) ? entry : undefined),
+    () => {
+      try {
+        writeFileSync(join(dir, 'package.json'), '{"private":true}\n');
+        execFileSync(
+          'npm',
+          [
+            'install',
+            '--no-audit',
+            '--no-fund',
+            '--loglevel=error',
+            '--omit=dev',
+            `verdaccio@${VERDACCIO_VERSION}`,
+          ],
+          { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], timeout: 600_000 },
+        );
+      } catch (e) {
+        const err = e as { stderr?: Buffer; message: string };
+        throw new Error(
+          `installing verdaccio@${VERDACCIO_VERSION} into ${dir} failed: ${err.stderr ?? err.message}`,
+        );
+      }
+      if (!existsSync(entry)) throw new Error(`npm install verdaccio@${VERDACCIO_VERSION} left no ${entry}`);
+      writeFileSync(done, `${new Date().toISOString()}\n`);
+      return entry;
+    },
+    300_000,
+  );
 }
 
 function freePort(): Promise<number> {

@@ -125,6 +125,7 @@ export interface PublishDeps {
   log(line: string): void;
 }
 
+/** Runs a client to completion: its stdout and stderr together (helm prints the pushed digest on stderr). */
 function run(cmd: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): string {
   const r = spawnSync(cmd, args, { encoding: 'utf8', maxBuffer: 64 << 20, ...opts });
   if (r.error) throw new Error(`${cmd}: ${r.error.message}`);
@@ -132,7 +133,7 @@ function run(cmd: string, args: string[], opts: { cwd?: string; env?: NodeJS.Pro
     throw new Error(
       `${cmd} ${args.join(' ')} failed (exit ${r.status}):\n${(r.stderr || r.stdout).slice(-3000)}`,
     );
-  return r.stdout;
+  return `${r.stdout}${r.stderr}`;
 }
 
 /** Publishes the plan's version to the target; refuses (throws, nothing pushed) when any is there. */
@@ -310,11 +311,18 @@ export function sha256sums(artefacts: PublishedArtefact[]): string {
 
 /** deploy/ as the release archive, reproducible from the commit (sorted, owner 0, its commit time). */
 export function writeDeployArchive(root: string, revision: string, file: string): void {
+  // The commit's time; a tree checked out from it (previous-release.ts) carries it on its HEAD.
   let mtime = '@0';
-  try {
-    mtime = `@${execFileSync('git', ['-C', root, 'show', '-s', '--format=%ct', revision], { encoding: 'utf8' }).trim()}`;
-  } catch {
-    // not a git checkout: the epoch
+  for (const rev of [revision, 'HEAD']) {
+    try {
+      mtime = `@${execFileSync('git', ['-C', root, 'show', '-s', '--format=%ct', rev], {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'ignore'],
+      }).trim()}`;
+      break;
+    } catch {
+      // not this repository's commit, or not a git checkout (then the epoch)
+    }
   }
   run('tar', [
     '--sort=name',

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { controlPlaneDir } from './paths.ts';
+import { controlPlaneDir, repoRoot } from './paths.ts';
 
 export const BINARIES = [
   'etcd',
@@ -58,6 +58,36 @@ export function ensureHelm(): Promise<string> {
  */
 export function ensurePromtool(): Promise<string> {
   return runBuildScript('build-promtool.sh');
+}
+
+/**
+ * The previous release's tree (tools/release/previous-release.json, checked out into the cache by its
+ * commit) and its component images, made while the cluster starts so that the release e2e only
+ * publishes them. Resolves with the line it printed; never rejects (the release e2e builds what is
+ * missing itself and names any failure).
+ */
+export function ensurePreviousRelease(): Promise<string> {
+  return new Promise((resolve) => {
+    const child = spawn(
+      process.execPath,
+      [
+        '--conditions=@claimkit/source',
+        join(repoRoot, 'tools/release/src/previous-release.ts'),
+        '--build-images',
+        repoRoot,
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'], env: process.env },
+    );
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+      out += d;
+    });
+    child.stderr.setEncoding('utf8').on('data', (d: string) => {
+      out += d;
+    });
+    child.once('error', (e) => resolve(`[previous-release] could not start: ${e.message}`));
+    child.once('close', (code) => resolve(`${out.trim()}${code === 0 ? '' : ` (exit ${code})`}`));
+  });
 }
 
 /** Runs a script of apps/e2e/controlplane that prints its result as the last line of stdout. */

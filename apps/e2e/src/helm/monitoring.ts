@@ -15,10 +15,10 @@ export interface ToolResult {
   stderr: string;
 }
 
-/** Runs a tool with `input` on stdin; resolves with its exit code and output (never rejects on exit != 0). */
-export function runTool(bin: string, args: string[], input?: string): Promise<ToolResult> {
+/** Runs a tool with `input` on stdin (in `cwd`); resolves with its exit code and output (never rejects on exit != 0). */
+export function runTool(bin: string, args: string[], input?: string, cwd?: string): Promise<ToolResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(bin, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(bin, args, { stdio: ['pipe', 'pipe', 'pipe'], ...(cwd ? { cwd } : {}) });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => {

@@ -27,6 +27,7 @@ import { expectConverged } from '../chaos/helpers.ts';
 import { getOrUndefined, kube, until } from '../controller/helpers.ts';
 import { repoRoot } from '../harness/index.ts';
 import { createTestNamespace, describeOnRealNode, e2eClients, e2eCluster } from '../harness/vitest.ts';
+import { runTool } from '../helm/monitoring.ts';
 import { runHelm } from '../helm/subchart.ts';
 import {
   type ChurnTimeline,
@@ -310,24 +311,12 @@ describeOnRealNode(
       const files = byKind('file').map((a) => a.name);
       expect(files).toContain(`claimkit-deploy-${CLAIMKIT_VERSION}.tar.gz`);
       expect(files).toContain(`claimkit-${CLAIMKIT_VERSION}.tgz`);
-      const check = await new Promise<Ran>((resolve) => {
-        const child = spawn('sha256sum', ['-c', 'SHA256SUMS'], { cwd: assets });
-        let stdout = '';
-        child.stdout.setEncoding('utf8').on('data', (d: string) => {
-          stdout += d;
-        });
-        child.once('close', (code) => resolve({ code, stdout, stderr: '', ms: 0 }));
-      });
-      expect(check.code, check.stdout).toBe(0);
+      const check = await runTool('sha256sum', ['-c', 'SHA256SUMS'], undefined, assets);
+      expect(check.code, check.stdout + check.stderr).toBe(0);
       expect(check.stdout.trim().split('\n')).toHaveLength(files.length);
-      const deploy = await new Promise<string>((resolve) => {
-        const child = spawn('tar', ['-tzf', join(assets, `claimkit-deploy-${CLAIMKIT_VERSION}.tar.gz`)]);
-        let out = '';
-        child.stdout.setEncoding('utf8').on('data', (d: string) => {
-          out += d;
-        });
-        child.once('close', () => resolve(out));
-      });
+      const deploy = (
+        await runTool('tar', ['-tzf', join(assets, `claimkit-deploy-${CLAIMKIT_VERSION}.tar.gz`)])
+      ).stdout;
       expect(deploy).toContain(`claimkit-deploy-${CLAIMKIT_VERSION}/crds/`);
       expect(deploy).toContain(`claimkit-deploy-${CLAIMKIT_VERSION}/helm/claimkit/Chart.yaml`);
     });
@@ -413,27 +402,23 @@ describeOnRealNode(
     }, 300_000);
 
     const upgradeSteps = () => previousVersion() !== undefined;
+    const upgradeToCurrent = () =>
+      helmRun([
+        'upgrade',
+        RELEASE,
+        `oci://${oci}/charts/claimkit`,
+        '--version',
+        CLAIMKIT_VERSION,
+        '--ca-file',
+        node.registry.caFile,
+        '-n',
+        SYSTEM,
+        '-f',
+        valuesFile,
+      ]);
     it('helm upgrade --version <current> while claims bind and migrate: the old controller binary hands over to the new one, no claim Lost, doctor clean', async (ctx) => {
       if (!upgradeSteps()) return ctx.skip();
-      const chart = `oci://${oci}/charts/claimkit`;
-      await rollWithChurn(
-        'helm upgrade',
-        () =>
-          helmRun([
-            'upgrade',
-            RELEASE,
-            chart,
-            '--version',
-            CLAIMKIT_VERSION,
-            '--ca-file',
-            node.registry.caFile,
-            '-n',
-            SYSTEM,
-            '-f',
-            valuesFile,
-          ]),
-        CLAIMKIT_VERSION,
-      );
+      await rollWithChurn('helm upgrade', upgradeToCurrent, CLAIMKIT_VERSION);
     }, 600_000);
 
     it('helm rollback: the previous binary takes over again, no claim Lost, doctor clean', async (ctx) => {
@@ -447,25 +432,7 @@ describeOnRealNode(
 
     it('helm upgrade again after the rollback: no claim Lost, doctor clean', async (ctx) => {
       if (!upgradeSteps()) return ctx.skip();
-      const chart = `oci://${oci}/charts/claimkit`;
-      await rollWithChurn(
-        'helm upgrade again',
-        () =>
-          helmRun([
-            'upgrade',
-            RELEASE,
-            chart,
-            '--version',
-            CLAIMKIT_VERSION,
-            '--ca-file',
-            node.registry.caFile,
-            '-n',
-            SYSTEM,
-            '-f',
-            valuesFile,
-          ]),
-        CLAIMKIT_VERSION,
-      );
+      await rollWithChurn('helm upgrade again', upgradeToCurrent, CLAIMKIT_VERSION);
     }, 600_000);
 
     it('publishing the same version again is refused, naming what each registry holds; nothing is overwritten', async () => {
