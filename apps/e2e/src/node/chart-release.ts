@@ -135,6 +135,8 @@ export interface ChurnTimeline {
   /** The slowest create → Bound seen (ms), and the claims still waiting at the end. */
   maxBindMs: number;
   waiting: string[];
+  /** Every claim it created. */
+  names: string[];
 }
 
 /**
@@ -216,6 +218,7 @@ export function churnClaims(o: { ns: string; poolName: string; prefix: string; e
         lost: [...lost],
         maxBindMs: Math.max(0, ...boundAfter.values()),
         waiting: [...createdAt.keys()].filter((k) => !boundAfter.has(k)),
+        names: [...createdAt.keys()],
       };
     },
   };
