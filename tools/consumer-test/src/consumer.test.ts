@@ -19,7 +19,7 @@ import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type NpmRegistry, packageDocument, startNpmRegistry } from '@claimkit/release/npm-registry';
-import { npmPublish, npmVersions } from '@claimkit/release/publish';
+import { npmPublish, npmVersions, whilePacking } from '@claimkit/release/publish';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createScratchProject,
@@ -54,7 +54,7 @@ function timed<T>(name: string, fn: () => T): T {
 }
 
 beforeAll(async () => {
-  tarballs = timed('pack', () => packAll(packages, join(work, 'tarballs')));
+  tarballs = timed('pack', () => whilePacking(REPO_ROOT, () => packAll(packages, join(work, 'tarballs'))));
   const t0 = Date.now();
   registry = await startNpmRegistry({ dir: join(work, 'npm-registry') });
   timings['npm registry'] = Date.now() - t0;

@@ -9,6 +9,7 @@
 // the version already, and if any does the release is refused, naming each; nothing is overwritten.
 // Images and the chart go first, npm last (npm never takes a version back, even after an unpublish).
 import { execFileSync, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import {
   copyFileSync,
   existsSync,
@@ -19,9 +20,10 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { basename, join } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { digestsOf, packageChart, packPackage } from './artefacts.ts';
-import { packageDocument } from './npm-registry.ts';
+import { exclusively } from './dir-lock.ts';
+import { claimkitCacheDir, packageDocument } from './npm-registry.ts';
 import { manifestDigest, type RegistryAccess } from './oci-registry.ts';
 import type { ReleasePlan } from './plan.ts';
 
@@ -295,6 +297,18 @@ export function npmPublish(
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
+}
+
+/**
+ * `fn` (packing) while no other process packs the same workspace: `pnpm pack` deletes and rebuilds
+ * each package's dist/ (prepack), so two packers of one tree (the consumer test, the release e2e)
+ * would break each other's tarballs.
+ */
+export function whilePacking<T>(root: string, fn: () => T): T {
+  const locks = join(claimkitCacheDir(), 'locks');
+  mkdirSync(locks, { recursive: true });
+  const key = createHash('sha256').update(resolve(root)).digest('hex').slice(0, 16);
+  return exclusively(join(locks, `pack-${key}`), fn);
 }
 
 export class PublishRefused extends Error {
