@@ -230,16 +230,14 @@ export async function startNpmRegistry(opts: { dir: string; upstream?: string })
       60_000,
     );
     // The one user (max_users: 1): `npm adduser`'s request, whose answer carries the token.
-    const res = await fetch(`${url}-/user/org.couchdb.user:claimkit`, {
+    const res = await registryRequest(`${url}-/user/org.couchdb.user:claimkit`, {
       method: 'PUT',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ name: 'claimkit', password: `release-${port}-${process.pid}`, type: 'user' }),
     });
-    const body = (await res.json()) as { token?: string; error?: string };
-    if (!res.ok || !body.token)
-      throw new Error(
-        `creating the publishing user on ${url}: ${res.status} ${body.error ?? JSON.stringify(body)}`,
-      );
+    const body = JSON.parse(res.body || '{}') as { token?: string; error?: string };
+    if (res.status !== 201 || !body.token)
+      throw new Error(`creating the publishing user on ${url}: ${res.status} ${body.error ?? res.body}`);
     const npmrc = join(opts.dir, 'npmrc');
     writeFileSync(npmrc, npmrcFor(url, body.token));
     return { url, token: body.token, npmrc, logPath, stop };

@@ -128,6 +128,10 @@ describeOnRealNode(
         );
       const r = JSON.parse(ran.stdout) as PublishReport;
       timeline.push(`published ${what} ${r.version} in ${(ran.ms / 1000).toFixed(1)} s`);
+      for (const a of r.artefacts)
+        process.stderr.write(
+          `[release] ${r.version} ${a.kind} ${a.kind === 'file' ? a.name : a.refs[0]} ${(a.size / 1e6).toFixed(2)} MB ${a.digest}\n`,
+        );
       return r;
     }
 
@@ -224,13 +228,97 @@ describeOnRealNode(
       sampling = false;
       await sampler;
       await expectConverged(ns, step, t0, 120_000);
+      await bothClaimctlsAgree(step);
       timeline.push(
         `${step} (to ${to}): ${((Date.now() - t0) / 1000).toFixed(1)} s; claims created ${t.created}, bound ${t.bound}, migrations asked ${t.migrationsAsked}, migrated ${t.migrated}, max bind ${(t.maxBindMs / 1000).toFixed(1)} s, lost ${t.lost.length}; controller versions Ready together: ${[...together].join(', ') || 'never'}`,
       );
       process.stderr.write(`[release] ${timeline.at(-1)}\n`);
       expect(t.lost, `${step}: claims Lost`).toEqual([]);
       expect(t.waiting, `${step}: claims never Bound`).toEqual([]);
+      await releaseClaims(step, t.names);
       return t;
+    }
+
+    /**
+     * A step's claims deleted, as an application releases its pods: they go (the controller removes
+     * its finalizer) and their pods are recycled (releasePolicy Recycle: Idle, no claimed-by label).
+     */
+    async function releaseClaims(step: string, names: string[]): Promise<void> {
+      const c = kube();
+      const claims = (await c.list('PodClaim', { namespace: ns })).items as PodClaim[];
+      const pods = claims
+        .filter((cl) => names.includes(cl.metadata.name))
+        .map((cl) => cl.status?.podName ?? '');
+      for (const name of names) await getOrUndefined(c.delete('PodClaim', { namespace: ns, name }));
+      let held: string[] = [];
+      await until(
+        `${step}: its ${names.length} claims gone and their pods recycled to Idle`,
+        async () => {
+          const left = (await c.list('PodClaim', { namespace: ns })).items.filter((cl) =>
+            names.includes(cl.metadata.name),
+          );
+          const now = (await c.list('Pod', { namespace: ns })).items as Pod[];
+          held = now
+            .filter((p) => pods.includes(p.metadata.name) && !p.metadata.deletionTimestamp)
+            .filter(
+              (p) =>
+                p.metadata.labels?.['claimkit.dev/state'] !== 'Idle' ||
+                p.metadata.labels?.['claimkit.dev/claimed-by'] !== undefined,
+            )
+            .map((p) => `${p.metadata.name} ${JSON.stringify(p.metadata.labels)}`);
+          return left.length === 0 && held.length === 0;
+        },
+        120_000,
+      ).catch(async (e: Error) => {
+        throw new Error(`${e.message}; pods still held: ${held.join(' | ')}\n${await controllerLogs()}`);
+      });
+    }
+
+    /** The last lines of every controller pod's log (for a failure's message). */
+    async function controllerLogs(): Promise<string> {
+      const out: string[] = [];
+      for (const p of await controllerPods()) {
+        const log = await e2eClients()
+          .core.readNamespacedPodLog({ namespace: SYSTEM, name: p.metadata.name, tailLines: 40 })
+          .catch((e: Error) => e.message);
+        out.push(`--- ${p.metadata.name} (${p.spec?.containers[0]?.image}):\n${log}`);
+      }
+      return out.join('\n');
+    }
+
+    /**
+     * The CLI across versions: claimctl of this release and of the previous one (its tree's sources)
+     * each print their own version, find nothing with doctor and read every claim Bound to a pod,
+     * whichever version the cluster runs.
+     */
+    async function bothClaimctlsAgree(step: string): Promise<void> {
+      const clis: [string, string][] = [[CLAIMKIT_VERSION, join(repoRoot, 'packages/cli/src/main.ts')]];
+      if ('dir' in previous)
+        clis.push([previous.release.version, join(previous.dir, 'packages/cli/src/main.ts')]);
+      const kubeconfig = e2eCluster().kubeconfigPath;
+      for (const [version, main] of clis) {
+        const claimctl = (...args: string[]) =>
+          runTool(process.execPath, [
+            '--conditions=@claimkit/source',
+            main,
+            ...args,
+            '--kubeconfig',
+            kubeconfig,
+          ]);
+        const v = await claimctl('--version');
+        expect(v.stdout, `claimctl ${version} --version`).toContain(version);
+        const doctor = await claimctl('doctor', '-n', ns, '-o', 'json');
+        expect(doctor.code, `${step}: claimctl ${version} doctor: ${doctor.stdout}${doctor.stderr}`).toBe(0);
+        const got = await claimctl('get', 'podclaims', '-n', ns, '-o', 'json');
+        expect(got.code, `${step}: claimctl ${version} get: ${got.stderr}`).toBe(0);
+        const items = (JSON.parse(got.stdout) as { items: PodClaim[] }).items;
+        expect(items.length, `${step}: claimctl ${version} get podclaims`).toBeGreaterThan(0);
+        const notBound = items.filter((cl) => cl.status?.phase !== 'Bound' || !cl.status?.podName);
+        expect(
+          notBound.map((cl) => cl.metadata.name),
+          `${step}: claimctl ${version} reads every claim Bound to a pod`,
+        ).toEqual([]);
+      }
     }
 
     beforeAll(async () => {
