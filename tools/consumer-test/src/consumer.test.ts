@@ -1,8 +1,8 @@
 // The consumer test: what a user gets from a release. Every published package is packed (prepack
 // builds it) and published by the release's `npm publish` to a real npm registry (verdaccio); the
 // packages are installed from it by version with plain npm into a scratch project in the OS temp
-// directory (and with pnpm, and by Deno's npm: specifiers), and the project uses them: a TypeScript operator on @claimkit/core type-checks under
-// nodenext and bundler (and with a `source` custom condition of the user's own) and binds a claim
+// directory (and with pnpm, and by Deno's npm: specifiers), and the project uses them: a TypeScript
+// operator on @claimkit/core type-checks under nodenext and bundler (and with a `source` custom condition of the user's own) and binds a claim
 // on core's in-memory model; each bin answers --help and a bad flag; `claimctl simulate` runs; the
 // webhook serves one AdmissionReview over HTTPS under Node and under Deno, from node_modules.
 import { createHash } from 'node:crypto';
