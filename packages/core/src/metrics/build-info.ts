@@ -4,7 +4,7 @@
 // `count by (component, version) (claimkit_build_info)`.
 import { Gauge, type Registry } from './prometheus.ts';
 
-export const BUILD_INFO_METRIC = 'claimkit_build_info';
+const BUILD_INFO_METRIC = 'claimkit_build_info';
 
 export interface BuildInfo {
   component: 'controller' | 'webhook' | 'capture-agent';
