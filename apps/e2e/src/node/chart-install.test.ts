@@ -9,7 +9,7 @@
 // The live controller's and webhook's /metrics pass `promtool check metrics` and declare every metric
 // the shipped dashboard and alerts query.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -88,7 +88,11 @@ describeOnRealNode('the packaged chart on the real node', ['controller', 'webhoo
       dir = join(src, 'deploy/helm/claimkit');
     }
     await run(['package', dir, '-d', out]);
-    return join(out, `claimkit-${CLAIMKIT_VERSION}.tgz`);
+    // The chart of an earlier commit carries that commit's version, not this one's.
+    const packaged = readdirSync(out).filter((f) => /^claimkit-.*\.tgz$/.test(f));
+    if (packaged.length !== 1)
+      throw new Error(`helm package ${dir} wrote ${JSON.stringify(packaged)} in ${out}`);
+    return join(out, packaged[0]!);
   }
 
   async function controllerPods(): Promise<Pod[]> {
@@ -142,9 +146,14 @@ describeOnRealNode('the packaged chart on the real node', ['controller', 'webhoo
 
   beforeAll(async () => {
     valuesFile = join(scratch, 'values.yaml');
-    // JSON is YAML. The images are the ones the chart names (ghcr.io/claimkit/<c>:<version>),
-    // already on the node: IfNotPresent finds them, as after a pull.
-    writeFileSync(valuesFile, JSON.stringify(await prepareReleaseNamespace(scratch)));
+    // JSON is YAML. The images are this version's (ghcr.io/claimkit/<c>:<version>, already on the
+    // node: IfNotPresent finds them, as after a pull), pinned by tag: the earlier commit's chart
+    // names its own version's images. This file tests the chart's templates across an upgrade;
+    // release-publish.test.ts upgrades between two versions' images.
+    const values = (await prepareReleaseNamespace(scratch)) as Record<string, Record<string, unknown>>;
+    for (const component of ['controller', 'webhook'])
+      values[component] = { ...values[component], image: { tag: CLAIMKIT_VERSION } };
+    writeFileSync(valuesFile, JSON.stringify(values));
     ns = await createTestNamespace('install');
   }, 60_000);
 

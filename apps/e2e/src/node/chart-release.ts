@@ -126,6 +126,8 @@ export async function removeRelease(helm: string, helmEnv: NodeJS.ProcessEnv, ns
 /** What a churn saw while a release rolled: the upgrade timeline's row. */
 export interface ChurnTimeline {
   created: number;
+  /** Creates the API server refused (the webhook, failurePolicy Fail, unreachable while it rolls). */
+  refused: number;
   bound: number;
   /** Claims asked to migrate, and those whose migration finished (status.migrations > 0). */
   migrationsAsked: number;
@@ -154,6 +156,7 @@ export function churnClaims(o: { ns: string; poolName: string; prefix: string; e
   let stopping = false;
   let settleBy = Number.POSITIVE_INFINITY;
   let n = 0;
+  let refused = 0;
   const watch = (async () => {
     while (!stopping || boundAfter.size < createdAt.size) {
       for (const cl of (await c.list('PodClaim', { namespace: o.ns })).items as PodClaim[]) {
@@ -182,6 +185,7 @@ export function churnClaims(o: { ns: string; poolName: string; prefix: string; e
         .catch((e: Error) => {
           // Refused while the webhook rolls (failurePolicy Fail): not a claim.
           createdAt.delete(name);
+          refused++;
           process.stderr.write(`[churn] create ${name}: ${e.message.split('\n')[0]}\n`);
         });
       if (n % 3 === 0 && n >= 3) {
@@ -212,6 +216,7 @@ export function churnClaims(o: { ns: string; poolName: string; prefix: string; e
       ).length;
       return {
         created: createdAt.size,
+        refused,
         bound: boundAfter.size,
         migrationsAsked: migrationsAsked.size,
         migrated,

@@ -230,7 +230,7 @@ describeOnRealNode(
       await expectConverged(ns, step, t0, 120_000);
       await bothClaimctlsAgree(step);
       timeline.push(
-        `${step} (to ${to}): ${((Date.now() - t0) / 1000).toFixed(1)} s; claims created ${t.created}, bound ${t.bound}, migrations asked ${t.migrationsAsked}, migrated ${t.migrated}, max bind ${(t.maxBindMs / 1000).toFixed(1)} s, lost ${t.lost.length}; controller versions Ready together: ${[...together].join(', ') || 'never'}`,
+        `${step} (to ${to}): ${((Date.now() - t0) / 1000).toFixed(1)} s; claims created ${t.created} (${t.refused} creates refused), bound ${t.bound}, migrations asked ${t.migrationsAsked}, migrated ${t.migrated}, max bind ${(t.maxBindMs / 1000).toFixed(1)} s, lost ${t.lost.length}; controller versions Ready together: ${[...together].join(', ') || 'never'}`,
       );
       process.stderr.write(`[release] ${timeline.at(-1)}\n`);
       expect(t.lost, `${step}: claims Lost`).toEqual([]);
